@@ -1,0 +1,313 @@
+//! The command line (clap derive), turned into plain options at once:
+//! nothing past this file sees clap.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::check::{Config, SchemaPin};
+use crate::cmd::Input;
+use crate::emit::{Format, Style};
+use crate::exit::Exit;
+use crate::rules::{Levels, Rule};
+
+const RULES_HELP: &str = "Rules (id, default severity E/W/I, spec §):";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "aoitap",
+    version,
+    about = "Check, relay and inspect AOI-CLI event streams (newline-delimited JSON).",
+    long_about = "aoitap checks AOI-CLI event streams: aoi:meta first, domain events, a terminal \
+                  aoi:summary, every line carrying aoi.seq and aoi.run. It notices what nothing \
+                  else does: a stream cut at the end (no summary) or in the middle (seq gaps).",
+    after_help = "Exit status: 0 pass, 1 producer failed, 75 failed but retryable, 65 stream not \
+                  conforming, 64 usage, 66 input missing, 74 I/O error, 141 downstream closed."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Pass/fail gate: is this a complete, conforming, successful stream?
+    #[command(
+        after_long_help = verify_after_help(),
+        after_help = "Example: tool --output jsonl > out.jsonl; aoitap verify -q out.jsonl || retry"
+    )]
+    Verify(StreamArgs),
+}
+
+/// Options shared by every stream command (DESIGN §1).
+#[derive(Args, Debug)]
+struct StreamArgs {
+    /// Input files, each an independent stream; none or "-" reads stdin.
+    #[arg(value_name = "FILE")]
+    files: Vec<PathBuf>,
+
+    /// Report format: human, or jsonl (aoitap's own AOI event stream).
+    #[arg(long, visible_alias = "format", value_enum, default_value_t = OutputArg::Human, value_name = "FORMAT")]
+    output: OutputArg,
+
+    /// The input is a log of many runs, concatenated or interleaved; each is judged on its own.
+    #[arg(long)]
+    multi_run: bool,
+
+    /// The stream is documented unbounded (spec §4.2): EOF without aoi:summary is not truncation.
+    #[arg(long)]
+    unbounded: bool,
+
+    /// ok:false with partial:true counts as success (spec §4.1).
+    #[arg(long)]
+    accept_partial: bool,
+
+    /// Item-level aoi:error events do not fail the verdict (spec §13).
+    #[arg(long)]
+    continue_on_error: bool,
+
+    /// Require this schema_name, and major schema_version if given (spec §5), e.g. com.example.events@1.
+    #[arg(long, value_name = "NAME[@MAJOR]", value_parser = parse_pin)]
+    expect_schema: Option<SchemaPin>,
+
+    /// Ignore this rule (repeatable); see the rule list in --help.
+    #[arg(long, value_name = "RULE", value_parser = parse_rule)]
+    allow: Vec<Rule>,
+
+    /// Make this rule an error (repeatable).
+    #[arg(long, value_name = "RULE", value_parser = parse_rule)]
+    deny: Vec<Rule>,
+
+    /// Make every warning an error.
+    #[arg(long)]
+    strict: bool,
+
+    /// Report at most N findings; the rest are counted (summary truncated:true).
+    #[arg(long, value_name = "N")]
+    limit: Option<u64>,
+
+    /// Longest line accepted, in bytes (suffixes K, M, G, KiB, MiB, GiB); longer lines are a finding.
+    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = parse_size)]
+    max_line_bytes: usize,
+
+    /// Print nothing; the exit status is the answer.
+    #[arg(short, long)]
+    quiet: bool,
+
+    /// Colour human output: auto (a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
+    color: ColorArg,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum OutputArg {
+    Human,
+    Jsonl,
+    Json,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum ColorArg {
+    Auto,
+    Always,
+    Never,
+}
+
+/// What to run, in plain terms.
+pub enum Invocation {
+    Verify(StreamOptions),
+}
+
+/// The plain form of `StreamArgs`.
+pub struct StreamOptions {
+    pub inputs: Vec<Input>,
+    pub style: Style,
+    pub check: Config,
+    pub max_line_bytes: usize,
+}
+
+/// Parse the command line; help and usage errors are printed here and
+/// come back as the exit status to end with.
+pub fn parse() -> Result<Invocation, Exit> {
+    let cli = Cli::try_parse().map_err(|e| {
+        let _ = e.print();
+        if e.use_stderr() {
+            Exit::Usage
+        } else {
+            Exit::Pass
+        }
+    })?;
+    match cli.command {
+        Command::Verify(a) => {
+            if a.output == OutputArg::Json {
+                eprintln!(
+                    "error: verify writes --output human or jsonl, not json\n\nFor more information, try 'aoitap verify --help'."
+                );
+                return Err(Exit::Usage);
+            }
+            Ok(Invocation::Verify(a.into_options()))
+        }
+    }
+}
+
+impl StreamArgs {
+    fn into_options(self) -> StreamOptions {
+        let format = match self.output {
+            OutputArg::Jsonl => Format::Jsonl,
+            _ => Format::Human,
+        };
+        let color = match self.color {
+            ColorArg::Always => true,
+            ColorArg::Never => false,
+            ColorArg::Auto => {
+                std::io::stdout().is_terminal()
+                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        };
+        let inputs = if self.files.is_empty() {
+            vec![Input::Stdin]
+        } else {
+            self.files
+                .into_iter()
+                .map(|p| {
+                    if p.as_os_str() == "-" {
+                        Input::Stdin
+                    } else {
+                        Input::Path(p)
+                    }
+                })
+                .collect()
+        };
+        StreamOptions {
+            inputs,
+            style: Style {
+                format,
+                quiet: self.quiet,
+                color: color && format == Format::Human,
+                limit: self.limit,
+            },
+            check: Config {
+                multi_run: self.multi_run,
+                unbounded: self.unbounded,
+                accept_partial: self.accept_partial,
+                continue_on_error: self.continue_on_error,
+                expect_schema: self.expect_schema,
+                levels: Levels::new(&self.allow, &self.deny, self.strict),
+            },
+            max_line_bytes: self.max_line_bytes,
+        }
+    }
+}
+
+fn parse_rule(s: &str) -> Result<Rule, String> {
+    Rule::from_id(s)
+        .ok_or_else(|| format!("unknown rule {s:?}; `aoitap verify --help` lists the rule ids"))
+}
+
+fn parse_pin(s: &str) -> Result<SchemaPin, String> {
+    let (name, major) = match s.rsplit_once('@') {
+        Some((n, m)) => {
+            let m = m
+                .parse()
+                .map_err(|_| format!("major version {m:?} is not a whole number"))?;
+            (n, Some(m))
+        }
+        None => (s, None),
+    };
+    if name.is_empty() {
+        return Err("the schema name is empty".into());
+    }
+    Ok(SchemaPin {
+        name: name.to_string(),
+        major,
+    })
+}
+
+/// `65536`, `64K`, `64MiB`, `1G`: binary multiples.
+fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let n: u64 = t[..digits]
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size in bytes"))?;
+    let mult: u64 = match t[digits..].to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        other => return Err(format!("unknown size suffix {other:?} (use K, M or G)")),
+    };
+    let bytes = n
+        .checked_mul(mult)
+        .ok_or_else(|| format!("{s:?} is too large"))?;
+    if bytes == 0 {
+        return Err("must be at least 1 byte".into());
+    }
+    usize::try_from(bytes).map_err(|_| format!("{s:?} is too large"))
+}
+
+fn verify_after_help() -> String {
+    let mut s = String::from(RULES_HELP);
+    s.push('\n');
+    for r in Rule::ALL {
+        let sev = match r.default_severity() {
+            crate::rules::Severity::Error => 'E',
+            crate::rules::Severity::Warning => 'W',
+            crate::rules::Severity::Info => 'I',
+        };
+        s.push_str(&format!(
+            "  {:<30} {sev}  §{:<10} {}\n",
+            r.id(),
+            r.anchor(),
+            r.what()
+        ));
+    }
+    s.push_str(
+        "\nExit status: 0 pass · 1 producer reported failure · 75 failed, retryable · \
+         65 not conforming · 64 usage · 66 input missing · 74 I/O error · 141 downstream closed\n\
+         \nExamples:\n  set -o pipefail; tool --output jsonl | tee out.jsonl | aoitap verify -q\n  \
+         aoitap verify --output jsonl out.jsonl | jq 'select(.type==\"finding\")'\n",
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("65536"), Ok(65536));
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("2k"), Ok(2048));
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("12X").is_err());
+        assert!(parse_size("99999999999G").is_err());
+    }
+
+    #[test]
+    fn pins() {
+        assert_eq!(
+            parse_pin("a.b@2"),
+            Ok(SchemaPin {
+                name: "a.b".into(),
+                major: Some(2)
+            })
+        );
+        assert_eq!(
+            parse_pin("a.b"),
+            Ok(SchemaPin {
+                name: "a.b".into(),
+                major: None
+            })
+        );
+        assert!(parse_pin("a@x").is_err());
+    }
+}

@@ -1,0 +1,561 @@
+//! The report writer: human findings and verdicts, or aoitap's own AOI
+//! stream (DESIGN §5), and the tally the exit status is made from.
+//!
+//! In jsonl mode aoitap is an AOI producer and keeps its own rules: one
+//! `aoi:meta` first, `seq` contiguous from 0 on one `run`, a terminal
+//! `aoi:summary` with `event_count`, the identity triple at both ends
+//! (§5), `upstream` for what it read and `caused_by` when failing because
+//! of it (§13.1). Upstream `aoi:error`/`aoi:warning` are counted, never
+//! forwarded.
+
+use std::io::{self, Write};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::check::{Cause, Finding, Identity, RunReport, Sink, Verdict};
+use crate::exit::Exit;
+use crate::rules::Severity;
+
+pub const TOOL: &str = "aoitap";
+pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
+pub const AOI_VERSION: &str = "1.0-alpha";
+pub const SCHEMA_NAME: &str = "dev.aoitap.events";
+pub const SCHEMA_VERSION: &str = "1.0.0";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Human,
+    Jsonl,
+}
+
+/// How the report is written.
+#[derive(Clone, Copy, Debug)]
+pub struct Style {
+    pub format: Format,
+    pub quiet: bool,
+    pub color: bool,
+    /// At most this many findings are written (§15); the rest are counted.
+    pub limit: Option<u64>,
+}
+
+/// Counts over everything judged, for the exit status and the summary.
+#[derive(Default, Debug)]
+pub struct Tally {
+    pub findings: [u64; 3],
+    pub shown: u64,
+    pub runs: [u64; 4],
+    pub upstream_warnings: u64,
+    pub upstream_errors: u64,
+    pub input_domain: u64,
+    /// The cause to report when failing: the retryable one with the
+    /// longest wait, else the first non-retryable one.
+    pub cause: Option<Cause>,
+    pub identity: Option<Identity>,
+    pub identities: u8,
+}
+
+impl Tally {
+    pub fn exit(&self) -> Exit {
+        Exit::verdict(
+            self.findings[Severity::Error as usize],
+            self.runs[Verdict::Failed as usize],
+            self.runs[Verdict::Retryable as usize],
+        )
+    }
+
+    fn add_run(&mut self, r: &RunReport) {
+        self.runs[r.verdict as usize] += 1;
+        self.upstream_warnings += r.warnings;
+        self.upstream_errors += r.errors;
+        self.input_domain += r.domain_events;
+        if let Some(id) = &r.identity {
+            let same = |a: &Identity| {
+                (&a.tool, &a.tool_version, &a.schema_name, &a.schema_version)
+                    == (
+                        &id.tool,
+                        &id.tool_version,
+                        &id.schema_name,
+                        &id.schema_version,
+                    )
+            };
+            match &self.identity {
+                None if self.identities == 0 => {
+                    self.identity = Some(id.clone());
+                    self.identities = 1;
+                }
+                Some(known) if !same(known) => {
+                    // `upstream` names one direct upstream (§13.1); with
+                    // several, it is unknown and so omitted.
+                    self.identity = None;
+                    self.identities = 2;
+                }
+                _ => {}
+            }
+        }
+        if let Some(c) = &r.cause {
+            match r.verdict {
+                Verdict::Failed if self.cause.as_ref().is_none_or(|k| k.retryable) => {
+                    self.cause = Some(c.clone());
+                }
+                Verdict::Retryable => {
+                    let longer = match &self.cause {
+                        None => true,
+                        Some(k) => k.retryable && c.retry_after_ms > k.retry_after_ms,
+                    };
+                    if longer {
+                        self.cause = Some(c.clone());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+pub struct Emitter<W: Write> {
+    out: W,
+    style: Style,
+    command: &'static str,
+    /// The input being read, as findings name it.
+    pub file: String,
+    run_id: String,
+    seq: u64,
+    domain_emitted: u64,
+    local_errors: u64,
+    pub tally: Tally,
+}
+
+impl<W: Write> Emitter<W> {
+    pub fn new(out: W, style: Style, command: &'static str) -> Emitter<W> {
+        Emitter {
+            out,
+            style,
+            command,
+            file: String::new(),
+            run_id: ulid(),
+            seq: 0,
+            domain_emitted: 0,
+            local_errors: 0,
+            tally: Tally::default(),
+        }
+    }
+
+    fn jsonl(&self) -> bool {
+        self.style.format == Format::Jsonl && !self.style.quiet
+    }
+
+    fn human(&self) -> bool {
+        self.style.format == Format::Human && !self.style.quiet
+    }
+
+    /// A new event of aoitap's own stream, envelope filled in.
+    fn event(&mut self, ty: &str) -> Obj {
+        let mut o = Obj::new();
+        o.str("type", ty);
+        o.raw_key("aoi");
+        o.buf.extend_from_slice(
+            format!("{{\"seq\":{},\"run\":\"{}\"}}", self.seq, self.run_id).as_bytes(),
+        );
+        self.seq += 1;
+        o
+    }
+
+    fn write(&mut self, o: Obj) -> io::Result<()> {
+        let mut buf = o.finish();
+        buf.push(b'\n');
+        self.out.write_all(&buf)
+    }
+
+    /// Start the report: `aoi:meta` in jsonl mode.
+    pub fn begin(&mut self) -> io::Result<()> {
+        if !self.jsonl() {
+            return Ok(());
+        }
+        let mut o = self.event("aoi:meta");
+        identity_fields(&mut o);
+        o.str("command", self.command);
+        self.write(o)
+    }
+
+    /// A failure of aoitap itself (unreadable input, I/O): an `aoi:error`
+    /// in jsonl mode, a message on stderr otherwise.
+    pub fn local_error(&mut self, category: &str, code: &str, message: &str) -> io::Result<()> {
+        self.local_errors += 1;
+        if self.jsonl() {
+            let mut o = self.event("aoi:error");
+            o.str("category", category);
+            o.str("code", code);
+            o.str("message", message);
+            o.bool("retryable", false);
+            o.str("scope", "process");
+            self.write(o)
+        } else {
+            eprintln!("aoitap: {message}");
+            Ok(())
+        }
+    }
+
+    /// End the report: the closing line (human) or the terminal
+    /// `aoi:summary` (jsonl), whose `ok` is the exit status being 0.
+    pub fn end(&mut self, exit: Exit) -> io::Result<()> {
+        let t = &self.tally;
+        let dropped = t.findings.iter().sum::<u64>() - t.shown;
+        if self.human() {
+            let mut line = String::new();
+            if dropped > 0 {
+                line.push_str(&format!("{dropped} more findings not shown (--limit)\n"));
+            }
+            let runs: u64 = t.runs.iter().sum();
+            let word = if exit == Exit::Pass { "PASS" } else { "FAIL" };
+            let word = self.paint(word, if exit == Exit::Pass { GREEN } else { RED });
+            let mut parts = vec![plural(runs, "run")];
+            for v in [
+                Verdict::Pass,
+                Verdict::Failed,
+                Verdict::Retryable,
+                Verdict::Nonconforming,
+            ] {
+                let n = t.runs[v as usize];
+                if n > 0 && n != runs {
+                    parts.push(format!("{n} {}", v.name()));
+                }
+            }
+            for s in [Severity::Error, Severity::Warning] {
+                let n = t.findings[s as usize];
+                if n > 0 {
+                    parts.push(plural(n, s.name()));
+                }
+            }
+            line.push_str(&format!(
+                "Result: {word} ({}; exit {})\n",
+                parts.join(", "),
+                exit.code()
+            ));
+            self.out.write_all(line.as_bytes())?;
+        }
+        if self.jsonl() {
+            let ok = exit == Exit::Pass;
+            if !ok && exit == Exit::Nonconforming && self.local_errors == 0 {
+                let n = self.tally.findings[Severity::Error as usize];
+                let msg = format!(
+                    "the input does not conform to AOI-CLI: {}",
+                    plural(n, "error finding")
+                );
+                self.local_error("validation", "STREAM_NONCONFORMING", &msg)?;
+            }
+            let mut o = self.event("aoi:summary");
+            let t = &self.tally;
+            o.bool("ok", ok);
+            if !ok {
+                o.str("reason", "failed");
+            }
+            o.num("event_count", self.seq);
+            o.num("count", self.domain_emitted);
+            o.num("input_count", t.input_domain);
+            o.num("warning_count", t.upstream_warnings);
+            o.num("error_count", t.upstream_errors + self.local_errors);
+            o.bool("partial", false);
+            o.bool("truncated", dropped > 0);
+            if !ok
+                && matches!(exit, Exit::Failed | Exit::Retryable)
+                && let Some(c) = &t.cause
+            {
+                let mut cb = Obj::new();
+                let origin = c
+                    .origin
+                    .clone()
+                    .or_else(|| t.identity.as_ref().and_then(|i| i.tool.clone()));
+                cb.opt_str("origin", origin.as_deref());
+                cb.opt_str("category", c.category.as_deref());
+                cb.opt_str("code", c.code.as_deref());
+                cb.bool("retryable", c.retryable);
+                if let Some(ms) = c.retry_after_ms {
+                    cb.num("retry_after_ms", ms);
+                }
+                o.obj("caused_by", cb);
+            }
+            if let Some(id) = &t.identity {
+                let mut up = Obj::new();
+                up.opt_str("tool", id.tool.as_deref());
+                up.opt_str("tool_version", id.tool_version.as_deref());
+                up.opt_str("schema_name", id.schema_name.as_deref());
+                up.opt_str("schema_version", id.schema_version.as_deref());
+                o.obj("upstream", up);
+            }
+            let mut props = Obj::new();
+            for s in [Severity::Error, Severity::Warning, Severity::Info] {
+                props.num(&format!("{}_findings", s.name()), t.findings[s as usize]);
+            }
+            props.num("findings_not_shown", dropped);
+            o.obj("properties", props);
+            identity_fields(&mut o);
+            self.write(o)?;
+        }
+        self.out.flush()
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    fn paint(&self, text: &str, color: &str) -> String {
+        if self.style.color {
+            format!("\x1b[{color}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+}
+
+const RED: &str = "1;31";
+const GREEN: &str = "1;32";
+const YELLOW: &str = "1;33";
+const CYAN: &str = "1;36";
+
+impl<W: Write> Sink for Emitter<W> {
+    fn finding(&mut self, f: &Finding) -> io::Result<()> {
+        self.tally.findings[f.severity as usize] += 1;
+        if self.style.limit.is_some_and(|n| self.tally.shown >= n) {
+            return Ok(());
+        }
+        self.tally.shown += 1;
+        if self.human() {
+            let (word, color) = match f.severity {
+                Severity::Error => ("error", RED),
+                Severity::Warning => ("warning", YELLOW),
+                Severity::Info => ("note", CYAN),
+            };
+            let place = if f.line > 0 {
+                format!("{}:{}", self.file, f.line)
+            } else {
+                self.file.clone()
+            };
+            let run = f
+                .run
+                .as_ref()
+                .map(|r| format!(" (run {r})"))
+                .unwrap_or_default();
+            let head = self.paint(&format!("{word}[{}]", f.rule), color);
+            let text = format!("{place}: {head}: {}{run}\n", clean(&f.message));
+            self.out.write_all(text.as_bytes())?;
+        }
+        if self.jsonl() {
+            let mut o = self.event("finding");
+            o.str("rule", f.rule.id());
+            o.str("severity", f.severity.name());
+            o.str("file", &self.file);
+            if f.line > 0 {
+                o.num("line_number", f.line);
+            }
+            o.opt_str("run", f.run.as_deref());
+            if let Some(s) = f.seq {
+                o.num("seq", s);
+            }
+            if let Some(c) = f.column {
+                o.num("column", c as u64);
+            }
+            if let Some((from, to, count)) = f.missing {
+                o.num("missing_from", from);
+                o.num("missing_to", to);
+                o.num("missing_count", count);
+            }
+            o.str("message", &f.message);
+            self.domain_emitted += 1;
+            self.write(o)?;
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, r: &RunReport) -> io::Result<()> {
+        self.tally.add_run(r);
+        if self.human() {
+            let (word, color) = match r.verdict {
+                Verdict::Pass => ("PASS", GREEN),
+                Verdict::Failed => ("FAIL", RED),
+                Verdict::Retryable => ("RETRYABLE", YELLOW),
+                Verdict::Nonconforming => ("NOT CONFORMING", RED),
+            };
+            let who = match &r.run {
+                Some(id) => format!("run {id}"),
+                None => format!("run from line {}", r.first_line),
+            };
+            let what = r
+                .identity
+                .as_ref()
+                .map(|i| {
+                    let parts: Vec<&str> = [i.tool.as_deref(), i.command.as_deref()]
+                        .into_iter()
+                        .flatten()
+                        .collect();
+                    if parts.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", parts.join(" "))
+                    }
+                })
+                .unwrap_or_default();
+            let text = format!(
+                "{}: {}: {who}{what}: {}\n",
+                self.file,
+                self.paint(word, color),
+                clean(&r.message)
+            );
+            self.out.write_all(text.as_bytes())?;
+        }
+        if self.jsonl() {
+            let mut o = self.event("run");
+            o.str("file", &self.file);
+            o.opt_str("run", r.run.as_deref());
+            o.num("first_line", r.first_line);
+            o.num("lines", r.lines);
+            o.str("verdict", r.verdict.name());
+            if let Some(ms) = r
+                .cause
+                .as_ref()
+                .filter(|c| c.retryable)
+                .and_then(|c| c.retry_after_ms)
+            {
+                o.num("retry_after_ms", ms);
+            }
+            o.str("message", &r.message);
+            self.domain_emitted += 1;
+            self.write(o)?;
+        }
+        Ok(())
+    }
+}
+
+fn identity_fields(o: &mut Obj) {
+    o.str("tool", TOOL);
+    o.str("tool_version", TOOL_VERSION);
+    o.str("aoi_version", AOI_VERSION);
+    o.str("schema_name", SCHEMA_NAME);
+    o.str("schema_version", SCHEMA_VERSION);
+}
+
+fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// Text from the input, made safe for a terminal: control characters
+/// (an ESC from a hostile stream) are shown escaped, never interpreted.
+fn clean(s: &str) -> String {
+    if !s.chars().any(char::is_control) {
+        return s.to_string();
+    }
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// A JSON object written key by key, in order (serde_json's own map would
+/// sort the keys, putting `aoi` before `type`).
+struct Obj {
+    buf: Vec<u8>,
+}
+
+impl Obj {
+    fn new() -> Obj {
+        Obj { buf: vec![b'{'] }
+    }
+
+    fn raw_key(&mut self, k: &str) {
+        if self.buf.len() > 1 {
+            self.buf.push(b',');
+        }
+        // Keys are aoitap's own literals, never input.
+        self.buf.push(b'"');
+        self.buf.extend_from_slice(k.as_bytes());
+        self.buf.extend_from_slice(b"\":");
+    }
+
+    fn str(&mut self, k: &str, v: &str) {
+        self.raw_key(k);
+        serde_json::to_writer(&mut self.buf, v).expect("writing to a Vec cannot fail");
+    }
+
+    fn opt_str(&mut self, k: &str, v: Option<&str>) {
+        if let Some(v) = v {
+            self.str(k, v);
+        }
+    }
+
+    fn num(&mut self, k: &str, v: u64) {
+        self.raw_key(k);
+        self.buf.extend_from_slice(v.to_string().as_bytes());
+    }
+
+    fn bool(&mut self, k: &str, v: bool) {
+        self.raw_key(k);
+        self.buf
+            .extend_from_slice(if v { b"true" } else { b"false" });
+    }
+
+    fn obj(&mut self, k: &str, v: Obj) {
+        self.raw_key(k);
+        self.buf.extend_from_slice(&v.finish());
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        self.buf.push(b'}');
+        self.buf
+    }
+}
+
+/// A ULID (spec §8.1 recommends one for `aoi.run`): 48 bits of
+/// milliseconds, 80 bits of randomness, Crockford base32.
+pub fn ulid() -> String {
+    const ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let mut random = [0u8; 10];
+    let from_os = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| io::Read::read_exact(&mut f, &mut random));
+    if from_os.is_err() {
+        // No /dev/urandom: mix the clock and the pid, which is unique
+        // enough for a run id that is never a secret.
+        let seed = (ms ^ u64::from(std::process::id()).rotate_left(32))
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        random[..8].copy_from_slice(&seed.to_le_bytes());
+    }
+    let mut value = u128::from(ms & 0xffff_ffff_ffff) << 80;
+    for (i, b) in random.iter().enumerate() {
+        value |= u128::from(*b) << (8 * (9 - i));
+    }
+    (0..26)
+        .rev()
+        .map(|i| ALPHABET[((value >> (5 * i)) & 31) as usize] as char)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ulids_are_26_crockford_chars_and_differ() {
+        let (a, b) = (ulid(), ulid());
+        assert_eq!(a.len(), 26);
+        assert!(
+            a.bytes()
+                .all(|c| b"0123456789ABCDEFGHJKMNPQRSTVWXYZ".contains(&c))
+        );
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn control_characters_are_shown_escaped() {
+        assert_eq!(clean("a\u{1b}[31mb"), "a\\u{1b}[31mb");
+        assert_eq!(clean("plain"), "plain");
+    }
+}

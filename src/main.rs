@@ -1,0 +1,31 @@
+use std::io;
+use std::process::ExitCode;
+
+use aoitap::cli::{self, Invocation};
+use aoitap::cmd;
+use aoitap::exit::Exit;
+
+fn main() -> ExitCode {
+    let invocation = match cli::parse() {
+        Ok(i) => i,
+        Err(exit) => return exit.into(),
+    };
+    let result = match invocation {
+        Invocation::Verify(opts) => cmd::verify::run(&opts),
+    };
+    match result {
+        Ok(exit) => exit.into(),
+        Err(err) if is_broken_pipe(&err) => Exit::BrokenPipe.into(),
+        Err(err) => {
+            eprintln!("aoitap: {err:#}");
+            Exit::Io.into()
+        }
+    }
+}
+
+/// A closed downstream is a normal ending (spec §7): no message.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain()
+        .filter_map(|e| e.downcast_ref::<io::Error>())
+        .any(|e| e.kind() == io::ErrorKind::BrokenPipe)
+}

@@ -1,0 +1,141 @@
+//! Secret-looking values in `aoi:meta.args` (spec §11, rule
+//! `meta.args-unredacted`).
+//!
+//! A value leaks when it stands unredacted behind a sensitive flag or key,
+//! or inside a URL as userinfo or a sensitive query parameter.
+
+const SENSITIVE: &[&str] = &[
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "key",
+    "credential",
+    "cookie",
+    "authorization",
+    "auth",
+    "bearer",
+    "private",
+];
+
+const SENSITIVE_QUERY: &[&str] = &[
+    "sig",
+    "signature",
+    "token",
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "code",
+    "key",
+    "api_key",
+    "apikey",
+    "password",
+    "secret",
+    "client_secret",
+];
+
+/// Is a flag or key name sensitive? (`author` is not, though it holds `auth`.)
+pub fn is_sensitive_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase().replace("author", "");
+    SENSITIVE.iter().any(|s| lower.contains(s))
+}
+
+/// Does the value show that it was redacted (or is it a reference, not a value)?
+pub fn is_redacted(value: &str) -> bool {
+    let v = value.trim();
+    let lower = v.to_ascii_lowercase();
+    v.is_empty()
+        || v.contains("***")
+        || lower.contains("redacted")
+        || v.starts_with('$')
+        || v.chars()
+            .all(|c| c == '*' || c == 'x' || c == 'X' || c == '•')
+}
+
+/// A URL that carries a password or a sensitive query value, unredacted.
+pub fn url_leaks(value: &str) -> bool {
+    let Some(p) = value.find("://") else {
+        return false;
+    };
+    let rest = &value[p + 3..];
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if let Some((userinfo, _)) = authority.rsplit_once('@')
+        && let Some((_, password)) = userinfo.split_once(':')
+        && !is_redacted(password)
+    {
+        return true;
+    }
+    let Some(q) = rest.find('?') else {
+        return false;
+    };
+    let query = rest[q + 1..].split('#').next().unwrap_or("");
+    query.split('&').any(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        SENSITIVE_QUERY.contains(&k.to_ascii_lowercase().as_str()) && !is_redacted(v)
+    })
+}
+
+/// The first leak in an argv-like list, as a short description that does
+/// not repeat the secret.
+pub fn argv_leak<S: AsRef<str>>(args: &[S]) -> Option<String> {
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_ref();
+        if url_leaks(a) {
+            return Some(format!("argument {} is a URL with credentials", i + 1));
+        }
+        if let Some(flag) = a.strip_prefix('-') {
+            let flag = flag.trim_start_matches('-');
+            if let Some((name, value)) = flag.split_once('=') {
+                if is_sensitive_name(name) && !is_redacted(value) {
+                    return Some(format!("the value of --{name} is not redacted"));
+                }
+            } else if is_sensitive_name(flag)
+                && let Some(next) = args.get(i + 1).map(AsRef::as_ref)
+                && !next.starts_with('-')
+                && !is_redacted(next)
+            {
+                return Some(format!("the value after --{flag} is not redacted"));
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        for s in [
+            "--token",
+            "api_key",
+            "X-Auth",
+            "password",
+            "clientSecret",
+            "private-key",
+        ] {
+            assert!(is_sensitive_name(s), "{s}");
+        }
+        for s in ["--author", "limit", "query"] {
+            assert!(!is_sensitive_name(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn argv() {
+        assert!(argv_leak(&["--token", "abc123"]).is_some());
+        assert!(argv_leak(&["--token=abc123"]).is_some());
+        assert!(argv_leak(&["--token", "***"]).is_none());
+        assert!(argv_leak(&["--token", "$TOKEN"]).is_none());
+        assert!(argv_leak(&["--api-key=[REDACTED]"]).is_none());
+        assert!(argv_leak(&["--author", "kim"]).is_none());
+        assert!(argv_leak(&["--limit", "5"]).is_none());
+        assert!(argv_leak(&["https://u:pw@host/x"]).is_some());
+        assert!(argv_leak(&["https://host/x?sig=abc&a=1"]).is_some());
+        assert!(argv_leak(&["https://host/x?sig=<redacted>"]).is_none());
+        assert!(argv_leak(&["https://host/x?page=2"]).is_none());
+    }
+}

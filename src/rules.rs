@@ -1,0 +1,203 @@
+//! The rule catalogue: every check aoitap makes, with its stable id, default
+//! severity and spec anchor (DESIGN §3). Ids are part of aoitap's contract:
+//! add, never rename.
+
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+macro_rules! catalogue {
+    ($($var:ident $id:literal $sev:ident $anchor:literal $what:literal;)*) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Rule { $($var),* }
+
+        impl Rule {
+            pub const ALL: &'static [Rule] = &[$(Rule::$var),*];
+
+            pub fn id(self) -> &'static str {
+                match self { $(Rule::$var => $id),* }
+            }
+
+            pub fn default_severity(self) -> Severity {
+                match self { $(Rule::$var => Severity::$sev),* }
+            }
+
+            /// The spec § (or §18 check) the rule comes from.
+            pub fn anchor(self) -> &'static str {
+                match self { $(Rule::$var => $anchor),* }
+            }
+
+            /// What the rule catches, in one line (help text, man page).
+            pub fn what(self) -> &'static str {
+                match self { $(Rule::$var => $what),* }
+            }
+        }
+    };
+}
+
+catalogue! {
+    LineUnterminated "line.unterminated" Error "2" "last line has no newline (truncated)";
+    LineBlank "line.blank" Error "2" "empty or whitespace-only line";
+    LineTooLong "line.too-long" Error "2" "line over --max-line-bytes";
+    JsonInvalid "json.invalid" Error "2" "not RFC 8259 JSON";
+    JsonInvalidUtf8 "json.invalid-utf8" Error "2" "bytes are not UTF-8";
+    JsonNotObject "json.not-object" Error "2" "valid JSON, not an object";
+    EnvelopeTypeMissing "envelope.type-missing" Error "2, 8.1" "no string type";
+    EnvelopeDuplicateKey "envelope.duplicate-key" Error "8.1" "type, aoi, aoi.seq or aoi.run appears twice";
+    EnvelopeAoiNotObject "envelope.aoi-not-object" Error "8.1" "aoi present but not an object";
+    TextAnsi "text.ansi" Warning "2" "ANSI escape sequence inside a string value";
+    SeqNotInteger "seq.not-integer" Error "8.1" "aoi.seq not a non-negative integer";
+    SeqMissing "seq.missing" Error "8.1, 18#15" "a run uses seq but this line has none";
+    SeqNotFromZero "seq.not-from-zero" Error "8.1" "first seq of a run is not 0 (head cut)";
+    SeqGap "seq.gap" Error "8.1" "seq jumps forward: events missing";
+    SeqRepeat "seq.repeat" Error "8.1" "seq repeats or goes backwards";
+    RunMissing "run.missing" Error "8.1" "seq without run";
+    RunNotString "run.not-string" Error "8.1" "aoi.run not a string";
+    RunChanged "run.changed" Error "8.1" "single-run input whose run id changes";
+    VerifiableNotClaimed "verifiable.not-claimed" Info "8.1" "a run carries no seq: middle cuts are undetectable";
+    MetaMissing "meta.missing" Warning "4" "no aoi:meta";
+    MetaNotFirst "meta.not-first" Error "13.1" "aoi:meta is not the run's first event";
+    MetaDuplicate "meta.duplicate" Error "13.1" "second aoi:meta in a run";
+    MetaIdentityMissing "meta.identity-missing" Info "5" "tool_version, aoi_version, schema_name or schema_version absent from aoi:meta";
+    SummaryIdentityMissing "summary.identity-missing" Info "5" "the same identity absent from aoi:summary";
+    MetaArgsUnredacted "meta.args-unredacted" Error "11" "meta.args echoes a secret-looking value unredacted";
+    VersionAoiUnsupported "version.aoi-unsupported" Error "5" "major aoi_version is not 1";
+    VersionSchemaMismatch "version.schema-mismatch" Error "5" "--expect-schema not met";
+    FrameworkUnknownType "framework.unknown-type" Error "13" "aoi: type this spec does not define";
+    SummaryMissing "summary.missing" Error "4" "EOF with no aoi:summary (warning with --unbounded)";
+    SummaryNotLast "summary.not-last" Error "13.1" "events after the run's aoi:summary";
+    SummaryDuplicate "summary.duplicate" Error "13.1" "second aoi:summary";
+    SummaryOkMissing "summary.ok-missing" Error "4" "ok absent or not boolean";
+    SummaryReasonMissing "summary.reason-missing" Error "8.3" "ok:false without reason";
+    SummaryReasonInvalid "summary.reason-invalid" Error "8.3" "reason outside failed/cancelled/timeout/denied (or not skipped with ok:true)";
+    SummaryEventCountMismatch "summary.event-count-mismatch" Error "8.3" "event_count differs from lines received for the run";
+    SummaryEventCountMissing "summary.event-count-missing" Warning "8.3" "run uses seq but the summary has no event_count";
+    SummaryCountMismatch "summary.count-mismatch" Error "8.3" "complete run whose count differs from domain events seen";
+    SummaryCounterLow "summary.counter-low" Error "8.3" "warning_count or error_count lower than the events seen";
+    SummaryCounterInvalid "summary.counter-invalid" Error "8.3" "a counter present but not an integer >= 0";
+    SummaryPartialInconsistent "summary.partial-inconsistent" Warning "8.3, 9.2" "partial disagrees with the item errors seen";
+    SummaryOkDespiteError "summary.ok-despite-error" Error "4, 9.1" "ok:true after a local process-scope aoi:error";
+    SummaryCausedByMissing "summary.caused-by-missing" Error "13.1" "failing because of forwarded errors, without caused_by";
+    SummaryUpstreamNull "summary.upstream-null" Error "13.1" "upstream present as null or with null members";
+    ErrorFieldMissing "error.field-missing" Error "9.1" "aoi:error lacks category, code, message or retryable";
+    ErrorCategoryRemoved "error.category-removed" Error "5.2" "category partial or temporary (v0.2 names)";
+    ErrorCategoryUnknown "error.category-unknown" Warning "9.4" "category outside the closed enum";
+    ErrorCodeFormat "error.code-format" Error "9.1" "code not [A-Z][A-Z0-9_]*";
+    ErrorMessageMultiline "error.message-multiline" Error "9.1" "message has a line break or ANSI";
+    ErrorRetryAfterForbidden "error.retry-after-forbidden" Error "9.1" "retry_after_ms with retryable:false";
+    ErrorRetryAfterInvalid "error.retry-after-invalid" Error "9.1" "retry_after_ms not an integer >= 0";
+    ErrorScopeInvalid "error.scope-invalid" Error "9.1" "scope not process or item";
+    StreamIdle "stream.idle" Warning "4.2" "--idle-timeout-ms passed with no line (follow mode)";
+}
+
+impl Rule {
+    pub fn from_id(id: &str) -> Option<Rule> {
+        Rule::ALL.iter().copied().find(|r| r.id() == id)
+    }
+
+    /// Rules about the bytes of a line: still reported for a run whose
+    /// version aoitap cannot interpret (§5: framework events of another
+    /// major version are not read, but a broken line is broken).
+    pub fn is_line_level(self) -> bool {
+        matches!(
+            self,
+            Rule::LineUnterminated
+                | Rule::LineBlank
+                | Rule::LineTooLong
+                | Rule::JsonInvalid
+                | Rule::JsonInvalidUtf8
+                | Rule::JsonNotObject
+                | Rule::StreamIdle
+        )
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// Per-rule severity after `--allow`, `--deny` and `--strict`.
+#[derive(Clone, Debug, Default)]
+pub struct Levels {
+    allow: Vec<Rule>,
+    deny: Vec<Rule>,
+    strict: bool,
+}
+
+impl Levels {
+    pub fn new(allow: &[Rule], deny: &[Rule], strict: bool) -> Levels {
+        Levels {
+            allow: allow.to_vec(),
+            deny: deny.to_vec(),
+            strict,
+        }
+    }
+
+    /// The rule's severity, or `None` when it is off.
+    pub fn of(&self, rule: Rule) -> Option<Severity> {
+        self.at(rule, rule.default_severity())
+    }
+
+    /// As `of`, for a rule whose severity depends on the options (e.g.
+    /// `summary.missing` is a warning under `--unbounded`). The narrower
+    /// word wins: `--allow X` silences X even with `--deny X`.
+    pub fn at(&self, rule: Rule, base: Severity) -> Option<Severity> {
+        if self.allow.contains(&rule) {
+            None
+        } else if self.deny.contains(&rule) || (self.strict && base == Severity::Warning) {
+            Some(Severity::Error)
+        } else {
+            Some(base)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_well_formed() {
+        let mut seen = std::collections::HashSet::new();
+        for r in Rule::ALL {
+            assert!(seen.insert(r.id()), "duplicate id {}", r.id());
+            assert!(
+                r.id().contains('.')
+                    && r.id().chars().all(|c| c.is_ascii_lowercase()
+                        || c == '.'
+                        || c == '-'
+                        || c.is_ascii_digit())
+            );
+            assert_eq!(Rule::from_id(r.id()), Some(*r));
+        }
+        assert_eq!(Rule::ALL.len(), 52);
+    }
+
+    #[test]
+    fn levels_follow_allow_deny_strict() {
+        let l = Levels::new(&[Rule::SeqGap], &[Rule::MetaMissing], false);
+        assert_eq!(l.of(Rule::SeqGap), None);
+        assert_eq!(l.of(Rule::MetaMissing), Some(Severity::Error));
+        assert_eq!(l.of(Rule::TextAnsi), Some(Severity::Warning));
+        let strict = Levels::new(&[], &[], true);
+        assert_eq!(strict.of(Rule::TextAnsi), Some(Severity::Error));
+        assert_eq!(strict.of(Rule::VerifiableNotClaimed), Some(Severity::Info));
+    }
+}

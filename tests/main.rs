@@ -1,0 +1,7 @@
+//! The integration tests: one binary, one file per subcommand.
+
+mod util;
+
+mod conformance;
+mod memory;
+mod verify;

@@ -1,0 +1,66 @@
+//! Memory stays bounded by --max-line-bytes whatever the input (DESIGN §7).
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use crate::util::*;
+
+/// Feed `total` bytes of one line (no newline until the end) and return
+/// the findings and the peak RSS in KiB, measured by /usr/bin/time.
+fn feed_one_line(total: usize, args: &[&str]) -> (String, u64) {
+    let mut child = Command::new("/usr/bin/time")
+        .arg("-f")
+        .arg("peak-kib %M")
+        .arg(bin())
+        .args(["verify", "--output", "jsonl"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("/usr/bin/time (Debian package `time`) runs aoitap");
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        stdin.write_all(&lines(&[meta()])).unwrap();
+        stdin
+            .write_all(br#"{"type":"hit","aoi":{"seq":1,"run":"R"},"blob":""#)
+            .unwrap();
+        let block = vec![b'x'; 1 << 20];
+        let mut left = total;
+        while left > 0 {
+            let n = left.min(block.len());
+            stdin.write_all(&block[..n]).unwrap();
+            left -= n;
+        }
+        stdin.write_all(b"\"}\n").unwrap();
+        stdin.write_all(&lines(&[ok_summary(2, 1)])).unwrap();
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let peak = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("peak-kib "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no peak in {stderr}"));
+    (String::from_utf8_lossy(&out.stdout).into_owned(), peak)
+}
+
+#[test]
+fn a_200_mib_line_is_a_finding_not_an_allocation() {
+    let (out, peak_kib) = feed_one_line(200 << 20, &[]);
+    eprintln!("200 MiB line, default cap: peak RSS {peak_kib} KiB");
+    assert!(out.contains(r#""rule":"line.too-long""#), "{out}");
+    // The default cap is 64 MiB: the buffer may reach it, never the line.
+    assert!(
+        peak_kib < 80 * 1024,
+        "peak RSS {peak_kib} KiB for a 200 MiB line"
+    );
+    let (out, peak_kib) = feed_one_line(200 << 20, &["--max-line-bytes", "1MiB"]);
+    eprintln!("200 MiB line, 1 MiB cap: peak RSS {peak_kib} KiB");
+    assert!(out.contains(r#""rule":"line.too-long""#), "{out}");
+    assert!(
+        peak_kib < 16 * 1024,
+        "peak RSS {peak_kib} KiB with a 1 MiB cap"
+    );
+}

@@ -1,0 +1,148 @@
+//! The test harness: run the real binary, feed stdin, parse its JSONL back.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_aoitap"))
+}
+
+pub fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Out {
+    /// The stdout lines as JSON values (every line must parse).
+    pub fn events(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+            .collect()
+    }
+
+    /// The `finding` events.
+    pub fn findings(&self) -> Vec<Value> {
+        self.events()
+            .into_iter()
+            .filter(|e| e["type"] == "finding")
+            .collect()
+    }
+
+    pub fn rules(&self) -> Vec<String> {
+        self.findings()
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    pub fn has_rule(&self, rule: &str) -> bool {
+        self.rules().iter().any(|r| r == rule)
+    }
+
+    pub fn summary(&self) -> Value {
+        let events = self.events();
+        let last = events.last().expect("no output").clone();
+        assert_eq!(
+            last["type"], "aoi:summary",
+            "last event is not the summary: {}",
+            self.stdout
+        );
+        last
+    }
+}
+
+/// Run aoitap with `args`, `stdin` on its standard input.
+pub fn run(args: &[&str], stdin: &[u8]) -> Out {
+    let mut child = Command::new(bin())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn aoitap");
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        // aoitap may stop reading early; a closed pipe is fine here.
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().expect("wait for aoitap");
+    writer.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "aoitap panicked: {stderr}");
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr,
+    }
+}
+
+/// `aoitap verify --output jsonl EXTRA... < stdin`.
+pub fn verify(extra: &[&str], stdin: &[u8]) -> Out {
+    let mut args = vec!["verify", "--output", "jsonl"];
+    args.extend_from_slice(extra);
+    run(&args, stdin)
+}
+
+/// The identity triple (and tool) that a Versioned stream carries at both ends.
+pub const IDENTITY: &str = r#""tool":"t","tool_version":"1.0.0","aoi_version":"1.0-alpha","schema_name":"com.example.t","schema_version":"1.2.0""#;
+
+/// One event of run `R`: `{"type":TY,"aoi":{"seq":SEQ,"run":"R"},REST}`.
+pub fn ev(seq: u64, ty: &str, rest: &str) -> String {
+    let sep = if rest.is_empty() { "" } else { "," };
+    format!(r#"{{"type":"{ty}","aoi":{{"seq":{seq},"run":"R"}}{sep}{rest}}}"#)
+}
+
+pub fn meta() -> String {
+    ev(0, "aoi:meta", &format!(r#"{IDENTITY},"command":"c""#))
+}
+
+pub fn hit(seq: u64) -> String {
+    ev(seq, "hit", &format!(r#""id":{seq}"#))
+}
+
+/// A summary at `seq` with the given fields before the identity.
+pub fn summary(seq: u64, fields: &str) -> String {
+    let sep = if fields.is_empty() { "" } else { "," };
+    ev(seq, "aoi:summary", &format!("{fields}{sep}{IDENTITY}"))
+}
+
+/// The usual successful summary for `domain` domain events at `seq`.
+pub fn ok_summary(seq: u64, domain: u64) -> String {
+    summary(
+        seq,
+        &format!(
+            r#""ok":true,"event_count":{},"count":{domain},"warning_count":0,"error_count":0"#,
+            seq + 1
+        ),
+    )
+}
+
+/// Lines joined, each ended by a newline.
+pub fn lines<S: AsRef<str>>(ls: &[S]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for l in ls {
+        out.extend_from_slice(l.as_ref().as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+/// meta, `n` hits, summary: a conforming, successful stream.
+pub fn good(n: u64) -> Vec<String> {
+    let mut v = vec![meta()];
+    v.extend((1..=n).map(hit));
+    v.push(ok_summary(n + 1, n));
+    v
+}

@@ -1,0 +1,906 @@
+//! `aoitap verify`: each rule of DESIGN §3 fires where it should and stays
+//! quiet on conforming streams; verdicts and exit statuses follow §4.
+
+use crate::util::*;
+
+/// `verify --output jsonl ARGS < input` reports `rule`.
+fn assert_fires(rule: &str, input: &[u8], args: &[&str]) {
+    let out = verify(args, input);
+    assert!(
+        out.has_rule(rule),
+        "{rule} not reported (exit {}); findings: {:?}\ninput:\n{}",
+        out.code,
+        out.rules(),
+        String::from_utf8_lossy(input)
+    );
+}
+
+macro_rules! fires {
+    ($name:ident, $rule:literal, $input:expr) => {
+        fires!($name, $rule, $input, &[]);
+    };
+    ($name:ident, $rule:literal, $input:expr, $args:expr) => {
+        #[test]
+        fn $name() {
+            assert_fires($rule, &$input, $args);
+        }
+    };
+}
+
+/// `good(2)` with line `i` (0-based) replaced.
+fn good_with(i: usize, line: &str) -> Vec<u8> {
+    let mut g = good(2);
+    g[i] = line.to_string();
+    lines(&g)
+}
+
+/// `good(2)` with `line` inserted before index `i`, and the summary's
+/// numbers left as they were (so only the rule under test is the point).
+fn good_plus(i: usize, line: &str) -> Vec<u8> {
+    let mut g = good(2);
+    g.insert(i, line.to_string());
+    lines(&g)
+}
+
+fn with_summary(fields: &str) -> Vec<u8> {
+    lines(&[meta(), hit(1), summary(2, fields)])
+}
+
+fn with_error(fields: &str) -> Vec<u8> {
+    lines(&[
+        meta(),
+        ev(1, "aoi:error", fields),
+        summary(
+            2,
+            r#""ok":false,"reason":"failed","event_count":3,"count":0,"warning_count":0,"error_count":1"#,
+        ),
+    ])
+}
+
+const ERR: &str = r#""category":"validation","code":"BAD_INPUT","message":"bad","retryable":false"#;
+
+fires!(line_unterminated, "line.unterminated", {
+    let mut b = lines(&good(1));
+    b.pop();
+    b
+});
+fires!(line_blank, "line.blank", good_plus(1, "  "));
+fires!(
+    line_too_long,
+    "line.too-long",
+    good_with(1, &ev(1, "hit", &format!(r#""x":"{}""#, "a".repeat(500)))),
+    &["--max-line-bytes", "200"]
+);
+fires!(
+    json_invalid,
+    "json.invalid",
+    good_with(1, r#"{"type":"hit","aoi":{"seq":1,"run":"R"},}"#)
+);
+fires!(json_invalid_utf8, "json.invalid-utf8", {
+    let mut b = lines(&[meta()]);
+    b.extend_from_slice(b"{\"type\":\"hit\",\"aoi\":{\"seq\":1,\"run\":\"R\"},\"x\":\"\xff\"}\n");
+    b.extend_from_slice(&lines(&[ok_summary(2, 1)]));
+    b
+});
+fires!(json_not_object, "json.not-object", good_with(1, "[1,2]"));
+fires!(
+    envelope_type_missing,
+    "envelope.type-missing",
+    good_with(1, r#"{"aoi":{"seq":1,"run":"R"},"id":1}"#)
+);
+fires!(
+    envelope_type_not_string,
+    "envelope.type-missing",
+    good_with(1, r#"{"type":7,"aoi":{"seq":1,"run":"R"}}"#)
+);
+fires!(
+    envelope_duplicate_type,
+    "envelope.duplicate-key",
+    good_with(
+        1,
+        r#"{"type":"hit","aoi":{"seq":1,"run":"R"},"type":"aoi:summary"}"#
+    )
+);
+fires!(
+    envelope_duplicate_seq,
+    "envelope.duplicate-key",
+    good_with(1, r#"{"type":"hit","aoi":{"seq":1,"seq":9,"run":"R"}}"#)
+);
+fires!(
+    envelope_aoi_not_object,
+    "envelope.aoi-not-object",
+    good_with(1, r#"{"type":"hit","aoi":[1]}"#)
+);
+fires!(
+    text_ansi,
+    "text.ansi",
+    good_with(1, &ev(1, "hit", r#""title":"\u001b[31mred\u001b[0m""#))
+);
+fires!(
+    seq_not_integer,
+    "seq.not-integer",
+    good_with(1, r#"{"type":"hit","aoi":{"seq":1.0,"run":"R"}}"#)
+);
+fires!(
+    seq_not_integer_string,
+    "seq.not-integer",
+    good_with(1, r#"{"type":"hit","aoi":{"seq":"1","run":"R"}}"#)
+);
+fires!(
+    seq_missing,
+    "seq.missing",
+    good_with(1, r#"{"type":"hit","aoi":{"run":"R"}}"#)
+);
+fires!(
+    seq_not_from_zero,
+    "seq.not-from-zero",
+    lines(&[ev(5, "hit", ""), ok_summary(6, 1)])
+);
+fires!(seq_gap, "seq.gap", good_with(2, &hit(7)));
+fires!(seq_repeat, "seq.repeat", good_with(2, &hit(1)));
+fires!(
+    run_missing,
+    "run.missing",
+    good_with(1, r#"{"type":"hit","aoi":{"seq":1}}"#)
+);
+fires!(
+    run_not_string,
+    "run.not-string",
+    good_with(1, r#"{"type":"hit","aoi":{"seq":1,"run":7}}"#)
+);
+fires!(
+    run_changed,
+    "run.changed",
+    good_with(1, r#"{"type":"hit","aoi":{"seq":1,"run":"OTHER"}}"#)
+);
+fires!(
+    verifiable_not_claimed,
+    "verifiable.not-claimed",
+    lines(&[
+        format!(r#"{{"type":"aoi:meta",{IDENTITY}}}"#),
+        format!(r#"{{"type":"aoi:summary","ok":true,{IDENTITY}}}"#),
+    ])
+);
+fires!(
+    meta_missing,
+    "meta.missing",
+    lines(&[ev(0, "hit", ""), ok_summary(1, 1)])
+);
+fires!(
+    meta_not_first,
+    "meta.not-first",
+    lines(&[
+        ev(0, "hit", ""),
+        ev(1, "aoi:meta", IDENTITY),
+        ok_summary(2, 1)
+    ])
+);
+fires!(
+    meta_duplicate,
+    "meta.duplicate",
+    good_with(1, &ev(1, "aoi:meta", IDENTITY))
+);
+fires!(
+    meta_identity_missing,
+    "meta.identity-missing",
+    good_with(0, &ev(0, "aoi:meta", r#""tool":"t""#))
+);
+fires!(
+    summary_identity_missing,
+    "summary.identity-missing",
+    lines(&[
+        meta(),
+        hit(1),
+        ev(2, "aoi:summary", r#""ok":true,"event_count":3"#)
+    ])
+);
+fires!(
+    meta_args_unredacted,
+    "meta.args-unredacted",
+    good_with(
+        0,
+        &ev(
+            0,
+            "aoi:meta",
+            &format!(r#"{IDENTITY},"args":["search","--token","hunter2"]"#)
+        )
+    )
+);
+fires!(
+    meta_args_object_unredacted,
+    "meta.args-unredacted",
+    good_with(
+        0,
+        &ev(
+            0,
+            "aoi:meta",
+            &format!(r#"{IDENTITY},"args":{{"api_key":"abc"}}"#)
+        )
+    )
+);
+fires!(
+    meta_args_url,
+    "meta.args-unredacted",
+    good_with(
+        0,
+        &ev(
+            0,
+            "aoi:meta",
+            &format!(r#"{IDENTITY},"args":["https://u:pw@example.com/"]"#)
+        )
+    )
+);
+fires!(
+    version_aoi_unsupported,
+    "version.aoi-unsupported",
+    good_with(0, &ev(0, "aoi:meta", r#""aoi_version":"2.0""#))
+);
+fires!(
+    version_schema_mismatch_major,
+    "version.schema-mismatch",
+    lines(&good(1)),
+    &["--expect-schema", "com.example.t@2"]
+);
+fires!(
+    version_schema_mismatch_name,
+    "version.schema-mismatch",
+    lines(&good(1)),
+    &["--expect-schema", "com.other"]
+);
+fires!(
+    version_schema_mismatch_no_meta,
+    "version.schema-mismatch",
+    lines(&[ev(0, "hit", ""), ok_summary(1, 1)]),
+    &["--expect-schema", "com.example.t"]
+);
+fires!(
+    framework_unknown_type,
+    "framework.unknown-type",
+    good_with(1, &ev(1, "aoi:telemetry", ""))
+);
+fires!(summary_missing, "summary.missing", lines(&[meta(), hit(1)]));
+fires!(
+    summary_missing_empty_input,
+    "summary.missing",
+    Vec::<u8>::new()
+);
+fires!(
+    summary_not_last,
+    "summary.not-last",
+    lines(&[meta(), ok_summary(1, 0), hit(2)])
+);
+fires!(
+    summary_duplicate,
+    "summary.duplicate",
+    lines(&[meta(), ok_summary(1, 0), ok_summary(2, 0)])
+);
+fires!(
+    summary_ok_missing,
+    "summary.ok-missing",
+    with_summary(r#""event_count":3,"count":1"#)
+);
+fires!(
+    summary_ok_not_bool,
+    "summary.ok-missing",
+    with_summary(r#""ok":"true","event_count":3"#)
+);
+fires!(
+    summary_reason_missing,
+    "summary.reason-missing",
+    with_summary(r#""ok":false,"event_count":3"#)
+);
+fires!(
+    summary_reason_invalid,
+    "summary.reason-invalid",
+    with_summary(r#""ok":false,"reason":"oops","event_count":3"#)
+);
+fires!(
+    summary_reason_with_ok,
+    "summary.reason-invalid",
+    with_summary(r#""ok":true,"reason":"failed","event_count":3"#)
+);
+fires!(
+    summary_event_count_mismatch,
+    "summary.event-count-mismatch",
+    with_summary(r#""ok":true,"event_count":4"#)
+);
+fires!(
+    summary_event_count_missing,
+    "summary.event-count-missing",
+    with_summary(r#""ok":true,"count":1"#)
+);
+fires!(
+    summary_count_mismatch,
+    "summary.count-mismatch",
+    with_summary(r#""ok":true,"event_count":3,"count":2"#)
+);
+fires!(
+    summary_counter_low,
+    "summary.counter-low",
+    good_plus(2, &ev(2, "aoi:warning", r#""code":"W","message":"w""#))
+);
+fires!(
+    summary_counter_invalid,
+    "summary.counter-invalid",
+    with_summary(r#""ok":true,"event_count":3,"count":-1"#)
+);
+fires!(
+    summary_counter_invalid_float,
+    "summary.counter-invalid",
+    with_summary(r#""ok":true,"event_count":3.0"#)
+);
+fires!(
+    summary_partial_inconsistent,
+    "summary.partial-inconsistent",
+    lines(&[
+        meta(),
+        hit(1),
+        ev(2, "aoi:error", &format!(r#"{ERR},"scope":"item""#)),
+        summary(
+            3,
+            r#""ok":true,"event_count":4,"count":1,"error_count":1,"partial":false"#
+        ),
+    ])
+);
+fires!(
+    summary_partial_without_item_error,
+    "summary.partial-inconsistent",
+    with_summary(r#""ok":true,"event_count":3,"count":1,"partial":true"#)
+);
+fires!(
+    summary_ok_despite_error,
+    "summary.ok-despite-error",
+    lines(&[
+        meta(),
+        ev(1, "aoi:error", ERR),
+        summary(2, r#""ok":true,"event_count":3,"count":0,"error_count":1"#),
+    ])
+);
+fires!(
+    summary_caused_by_missing,
+    "summary.caused-by-missing",
+    lines(&[
+        meta(),
+        ev(1, "aoi:error", &format!(r#"{ERR},"origin":"up""#)),
+        summary(
+            2,
+            r#""ok":false,"reason":"failed","event_count":3,"count":0,"error_count":1"#
+        ),
+    ])
+);
+fires!(
+    summary_upstream_null,
+    "summary.upstream-null",
+    with_summary(r#""ok":true,"event_count":3,"count":1,"upstream":null"#)
+);
+fires!(
+    summary_upstream_null_member,
+    "summary.upstream-null",
+    with_summary(r#""ok":true,"event_count":3,"count":1,"upstream":{"tool":null}"#)
+);
+fires!(
+    error_field_missing,
+    "error.field-missing",
+    with_error(r#""category":"validation","message":"m","retryable":false"#)
+);
+fires!(
+    error_category_removed,
+    "error.category-removed",
+    with_error(r#""category":"temporary","code":"X","message":"m","retryable":true"#)
+);
+fires!(
+    error_category_unknown,
+    "error.category-unknown",
+    with_error(r#""category":"weird","code":"X","message":"m","retryable":false"#)
+);
+fires!(
+    error_code_format,
+    "error.code-format",
+    with_error(r#""category":"io","code":"bad-code","message":"m","retryable":false"#)
+);
+fires!(
+    error_message_multiline,
+    "error.message-multiline",
+    with_error(r#""category":"io","code":"X","message":"a\nb","retryable":false"#)
+);
+fires!(
+    error_message_ansi,
+    "error.message-multiline",
+    with_error(r#""category":"io","code":"X","message":"\u001b[1mb","retryable":false"#)
+);
+fires!(
+    error_retry_after_forbidden,
+    "error.retry-after-forbidden",
+    with_error(r#""category":"io","code":"X","message":"m","retryable":false,"retry_after_ms":5"#)
+);
+fires!(
+    error_retry_after_invalid,
+    "error.retry-after-invalid",
+    with_error(r#""category":"io","code":"X","message":"m","retryable":true,"retry_after_ms":-5"#)
+);
+fires!(
+    error_scope_invalid,
+    "error.scope-invalid",
+    with_error(&format!(r#"{ERR},"scope":"global""#))
+);
+
+/// Conforming streams that exercise every event kind: no rule may fire.
+fn conforming() -> Vec<(&'static str, Vec<u8>, Vec<&'static str>)> {
+    vec![
+        ("plain", lines(&good(3)), vec![]),
+        (
+            "ok-complete fixture",
+            std::fs::read(fixture("streams/ok-complete.jsonl")).unwrap(),
+            vec![],
+        ),
+        (
+            "partial with an item error, warnings and checks",
+            lines(&[
+                ev(
+                    0,
+                    "aoi:meta",
+                    &format!(
+                        r#"{IDENTITY},"command":"c","args":["--token","***","--author","kim"]"#
+                    ),
+                ),
+                hit(1),
+                ev(2, "aoi:warning", r#""code":"SLOW","message":"slow""#),
+                ev(
+                    3,
+                    "aoi:error",
+                    &format!(r#"{ERR},"scope":"item","item_index":4"#),
+                ),
+                ev(4, "aoi:check", r#""name":"x","ok":true"#),
+                ev(5, "aoi:progress", r#""done":1"#),
+                ev(6, "aoi:heartbeat", ""),
+                ev(7, "aoi:plan", r#""op":"none""#),
+                summary(
+                    8,
+                    r#""ok":false,"reason":"failed","event_count":9,"count":1,"input_count":2,"warning_count":1,"error_count":1,"partial":true,"truncated":false,"elapsed_ms":3"#,
+                ),
+            ]),
+            vec!["--accept-partial"],
+        ),
+        (
+            "failure forwarded with caused_by and upstream",
+            lines(&[
+                meta(),
+                ev(
+                    1,
+                    "aoi:error",
+                    r#""origin":"up","category":"rate_limited","code":"RL","message":"slow down","retryable":true,"retry_after_ms":10"#,
+                ),
+                summary(
+                    2,
+                    r#""ok":false,"reason":"failed","event_count":3,"count":0,"error_count":1,"caused_by":{"origin":"up","category":"rate_limited","code":"RL","retryable":true,"retry_after_ms":10},"upstream":{"tool":"up","tool_version":"2.0.0"}"#,
+                ),
+            ]),
+            vec![],
+        ),
+    ]
+}
+
+#[test]
+fn no_rule_fires_on_conforming_streams() {
+    for (name, input, args) in conforming() {
+        let out = verify(&args, &input);
+        assert!(
+            out.findings().is_empty(),
+            "{name}: findings on a conforming stream: {:?}",
+            out.rules()
+        );
+    }
+}
+
+#[test]
+fn every_rule_has_a_firing_case_here() {
+    // Guards the table above: a rule added to the catalogue without a
+    // firing test fails here (stream.idle belongs to follow mode).
+    let src = include_str!("verify.rs");
+    let tested: Vec<&str> = src
+        .split("fires!(")
+        .skip(1)
+        .filter_map(|call| call.split('"').nth(1))
+        .collect();
+    for rule in aoitap::rules::Rule::ALL {
+        if rule.id() != "stream.idle" {
+            assert!(
+                tested.contains(&rule.id()),
+                "no firing test for {}",
+                rule.id()
+            );
+        }
+    }
+}
+
+#[test]
+fn exit_pass_is_zero_with_ok_summary() {
+    let out = verify(&[], &lines(&good(2)));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(out.summary()["ok"], true);
+}
+
+#[test]
+fn exit_failed_is_one() {
+    let out = verify(
+        &[],
+        &with_summary(r#""ok":false,"reason":"failed","event_count":3,"count":1"#),
+    );
+    assert_eq!(out.code, 1);
+    let run = out
+        .events()
+        .into_iter()
+        .find(|e| e["type"] == "run")
+        .unwrap();
+    assert_eq!(run["verdict"], "failed");
+}
+
+#[test]
+fn exit_retryable_is_75_with_retry_after() {
+    let out = verify(
+        &[],
+        &std::fs::read(fixture("streams/retryable-failure.jsonl")).unwrap(),
+    );
+    assert_eq!(out.code, 75);
+    let run_ev = out
+        .events()
+        .into_iter()
+        .find(|e| e["type"] == "run")
+        .unwrap();
+    assert_eq!(run_ev["retry_after_ms"], 4500);
+    let s = out.summary();
+    assert_eq!(s["caused_by"]["retryable"], true);
+    assert_eq!(s["caused_by"]["retry_after_ms"], 4500);
+    assert_eq!(s["caused_by"]["origin"], "outline");
+    let human = run(
+        &["verify"],
+        &std::fs::read(fixture("streams/retryable-failure.jsonl")).unwrap(),
+    );
+    assert!(human.stdout.contains("4500 ms"), "{}", human.stdout);
+}
+
+#[test]
+fn retryable_only_when_every_failed_run_is() {
+    let retry = std::fs::read_to_string(fixture("streams/retryable-failure.jsonl")).unwrap();
+    let plain = String::from_utf8(with_summary(
+        r#""ok":false,"reason":"failed","event_count":3,"count":1"#,
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    std::fs::write(&a, retry).unwrap();
+    std::fs::write(&b, plain).unwrap();
+    let out = run(
+        &["verify", "-q", a.to_str().unwrap(), b.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(out.code, 1);
+    let out = run(
+        &["verify", "-q", a.to_str().unwrap(), a.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(out.code, 75);
+}
+
+#[test]
+fn nonconforming_wins_over_failure() {
+    let mut g = with_summary(r#""ok":false,"reason":"failed","event_count":3,"count":1"#);
+    g.extend_from_slice(b"\n");
+    assert_eq!(verify(&[], &g).code, 65);
+}
+
+#[test]
+fn empty_input_is_65_or_a_pass_when_unbounded() {
+    assert_eq!(verify(&[], b"").code, 65);
+    assert_eq!(verify(&["--unbounded"], b"").code, 0);
+}
+
+#[test]
+fn unbounded_without_summary_fails_on_a_process_error() {
+    let input = lines(&[
+        meta(),
+        ev(
+            1,
+            "aoi:error",
+            r#""category":"unavailable","code":"DOWN","message":"down","retryable":true"#,
+        ),
+    ]);
+    assert_eq!(verify(&["--unbounded"], &input).code, 75);
+    let input = lines(&[
+        meta(),
+        ev(1, "aoi:error", &format!(r#"{ERR},"scope":"item""#)),
+    ]);
+    assert_eq!(verify(&["--unbounded"], &input).code, 1);
+    assert_eq!(
+        verify(&["--unbounded", "--continue-on-error"], &input).code,
+        0
+    );
+}
+
+#[test]
+fn item_errors_fail_unless_continue_on_error() {
+    let input = lines(&[
+        meta(),
+        hit(1),
+        ev(2, "aoi:error", &format!(r#"{ERR},"scope":"item""#)),
+        summary(
+            3,
+            r#""ok":true,"event_count":4,"count":1,"error_count":1,"partial":true"#,
+        ),
+    ]);
+    assert_eq!(verify(&[], &input).code, 1);
+    assert_eq!(verify(&["--continue-on-error"], &input).code, 0);
+}
+
+#[test]
+fn accept_partial() {
+    let input = lines(&[
+        meta(),
+        hit(1),
+        ev(2, "aoi:error", &format!(r#"{ERR},"scope":"item""#)),
+        summary(
+            3,
+            r#""ok":false,"reason":"failed","event_count":4,"count":1,"error_count":1,"partial":true"#,
+        ),
+    ]);
+    assert_eq!(verify(&[], &input).code, 1);
+    assert_eq!(verify(&["--accept-partial"], &input).code, 0);
+}
+
+#[test]
+fn allow_deny_strict() {
+    let input = with_summary(r#""ok":true,"count":1"#); // event-count-missing: a warning
+    assert_eq!(verify(&[], &input).code, 0);
+    assert_eq!(verify(&["--strict"], &input).code, 65);
+    assert_eq!(
+        verify(&["--deny", "summary.event-count-missing"], &input).code,
+        65
+    );
+    let out = verify(&["--allow", "summary.event-count-missing"], &input);
+    assert!(!out.has_rule("summary.event-count-missing"));
+    let gap = lines(&good(2)).into_iter().collect::<Vec<u8>>();
+    let _ = gap;
+    let cut = lines(&[meta(), hit(1)]);
+    assert_eq!(verify(&["--allow", "summary.missing"], &cut).code, 0);
+    assert_eq!(run(&["verify", "--allow", "no.such-rule"], b"").code, 64);
+}
+
+#[test]
+fn limit_truncates_the_findings() {
+    let mut ls = vec![meta()];
+    ls.extend((0..20).map(|_| "{".to_string()));
+    let out = verify(&["--limit", "3"], &lines(&ls));
+    assert_eq!(out.findings().len(), 3);
+    let s = out.summary();
+    assert_eq!(s["truncated"], true);
+    assert_eq!(s["properties"]["error_findings"], 21);
+    assert_eq!(out.code, 65);
+}
+
+#[test]
+fn one_finding_per_cause() {
+    // An unreadable line stands for one step of seq: no gap after it.
+    let out = verify(&[], &good_with(1, "{oops"));
+    assert_eq!(out.rules(), vec!["json.invalid"]);
+    // A line after the summary: one not-last, not a cascade.
+    let out = verify(
+        &[],
+        &lines(&[meta(), ok_summary(1, 0), hit(2), hit(3), hit(4)]),
+    );
+    assert_eq!(
+        out.rules()
+            .iter()
+            .filter(|r| *r == "summary.not-last")
+            .count(),
+        1
+    );
+    // A v0.2 stream: one clear finding, not a wall of envelope errors.
+    let out = verify(
+        &[],
+        &std::fs::read(fixture("streams/v0.2-stream.jsonl")).unwrap(),
+    );
+    assert_eq!(out.rules(), vec!["version.aoi-unsupported"]);
+}
+
+#[test]
+fn gap_reports_the_missing_range() {
+    let out = verify(&[], &good_with(2, &hit(7)));
+    let gap = out
+        .findings()
+        .into_iter()
+        .find(|f| f["rule"] == "seq.gap")
+        .unwrap();
+    assert_eq!(
+        (
+            gap["missing_from"].as_u64(),
+            gap["missing_to"].as_u64(),
+            gap["missing_count"].as_u64()
+        ),
+        (Some(2), Some(6), Some(5))
+    );
+    assert_eq!(gap["line_number"], 3);
+    assert_eq!(gap["run"], "R");
+    assert_eq!(gap["seq"], 7);
+}
+
+#[test]
+fn json_invalid_names_the_byte_column() {
+    let out = verify(&[], &good_with(1, r#"{"type":"hit",,}"#));
+    let f = out
+        .findings()
+        .into_iter()
+        .find(|f| f["rule"] == "json.invalid")
+        .unwrap();
+    assert_eq!(f["line_number"], 2);
+    assert_eq!(f["column"], 15);
+    let human = run(&["verify"], &good_with(1, r#"{"type":"hit",,}"#));
+    assert!(
+        human
+            .stdout
+            .contains("<stdin>:2: error[json.invalid]: invalid JSON at byte column 15"),
+        "{}",
+        human.stdout
+    );
+}
+
+#[test]
+fn huge_seq_and_numbers_are_valid() {
+    let out = verify(
+        &[],
+        &good_with(
+            1,
+            &ev(
+                1,
+                "hit",
+                r#""big":1E400,"int":1180591620717411303424,"s":"\ud800""#,
+            ),
+        ),
+    );
+    assert_eq!(out.code, 0, "{:?}", out.rules());
+}
+
+#[test]
+fn multi_run_concatenated_and_interleaved() {
+    let a = good(2);
+    let b: Vec<String> = good(1)
+        .iter()
+        .map(|l| l.replace(r#""run":"R""#, r#""run":"S""#))
+        .collect();
+    let mut cat = a.clone();
+    cat.extend(b.clone());
+    let out = verify(&["--multi-run"], &lines(&cat));
+    assert_eq!(out.code, 0, "{:?}", out.rules());
+    assert_eq!(
+        out.events().iter().filter(|e| e["type"] == "run").count(),
+        2
+    );
+    let mut mixed = vec![];
+    for i in 0..a.len().max(b.len()) {
+        mixed.extend(a.get(i).cloned());
+        mixed.extend(b.get(i).cloned());
+    }
+    let out = verify(&["--multi-run"], &lines(&mixed));
+    assert_eq!(out.code, 0, "{:?}", out.rules());
+    // One run of the two cut short: that run fails, the other passes.
+    mixed.retain(|l| !(l.contains(r#""run":"S""#) && l.contains("aoi:summary")));
+    let out = verify(&["--multi-run"], &lines(&mixed));
+    assert_eq!(out.code, 65);
+    let verdicts: Vec<_> = out
+        .events()
+        .into_iter()
+        .filter(|e| e["type"] == "run")
+        .map(|e| (e["run"].clone(), e["verdict"].clone()))
+        .collect();
+    assert!(
+        verdicts.contains(&("R".into(), "pass".into())),
+        "{verdicts:?}"
+    );
+    assert!(
+        verdicts.contains(&("S".into(), "nonconforming".into())),
+        "{verdicts:?}"
+    );
+}
+
+#[test]
+fn multi_run_lines_without_run_follow_the_latest_meta() {
+    // Two seq-less runs, concatenated: each meta opens a run.
+    let one = [
+        format!(r#"{{"type":"aoi:meta",{IDENTITY}}}"#),
+        r#"{"type":"hit"}"#.to_string(),
+        format!(r#"{{"type":"aoi:summary","ok":true,"count":1,{IDENTITY}}}"#),
+    ];
+    let mut two = one.to_vec();
+    two.extend(one.iter().cloned());
+    let out = verify(
+        &["--multi-run", "--allow", "verifiable.not-claimed"],
+        &lines(&two),
+    );
+    assert_eq!(out.code, 0, "{:?}", out.rules());
+    assert_eq!(
+        out.events().iter().filter(|e| e["type"] == "run").count(),
+        2
+    );
+}
+
+#[test]
+fn several_files_are_several_streams() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.jsonl");
+    std::fs::write(&a, lines(&good(1))).unwrap();
+    let out = run(&["verify", a.to_str().unwrap(), a.to_str().unwrap()], b"");
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(out.stdout.matches("PASS").count(), 3, "{}", out.stdout);
+}
+
+#[test]
+fn missing_file_is_66_and_named() {
+    let out = run(&["verify", "/no/such/file.jsonl"], b"");
+    assert_eq!(out.code, 66);
+    assert!(out.stderr.contains("/no/such/file.jsonl"), "{}", out.stderr);
+    let out = verify(&["/no/such/file.jsonl"], b"");
+    assert_eq!(out.code, 66);
+    let err = out
+        .events()
+        .into_iter()
+        .find(|e| e["type"] == "aoi:error")
+        .unwrap();
+    assert_eq!(err["code"], "INPUT_NOT_FOUND");
+    assert_eq!(out.summary()["ok"], false);
+}
+
+#[test]
+fn usage_errors_are_64() {
+    assert_eq!(run(&["verify", "--no-such-flag"], b"").code, 64);
+    assert_eq!(run(&["verify", "--output", "json"], b"").code, 64);
+    assert_eq!(run(&["verify", "--max-line-bytes", "lots"], b"").code, 64);
+    assert_eq!(run(&["verify", "--help"], b"").code, 0);
+}
+
+#[test]
+fn quiet_prints_nothing() {
+    let out = run(&["verify", "-q"], &lines(&[meta()]));
+    assert_eq!(out.code, 65);
+    assert!(out.stdout.is_empty() && out.stderr.is_empty());
+    let out = run(&["verify", "-q", "--output", "jsonl"], &lines(&[meta()]));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn human_report_reads_without_the_spec() {
+    let out = run(
+        &["verify", "--color", "never"],
+        &std::fs::read(fixture("streams/truncated-last-line.jsonl")).unwrap(),
+    );
+    let want =
+        "<stdin>: NOT CONFORMING: run 01JZQ7X4TQ9 (outline search): the last line has no newline";
+    assert!(out.stdout.contains(want), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("without its aoi:summary: it was cut off or the producer crashed")
+    );
+    assert!(
+        out.stdout
+            .trim_end()
+            .ends_with("Result: FAIL (1 run, 2 errors; exit 65)"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains('\x1b'));
+    let out = run(
+        &["verify", "--color", "always"],
+        &std::fs::read(fixture("streams/truncated-last-line.jsonl")).unwrap(),
+    );
+    assert!(
+        out.stdout
+            .contains("\x1b[1;31merror[line.unterminated]\x1b[0m")
+    );
+}
+
+#[test]
+fn hostile_text_is_escaped_on_a_terminal() {
+    let out = run(
+        &["verify", "--color", "never"],
+        &lines(&[meta(), ev(1, r"aoi:telemetry\u001b[2J", "")]),
+    );
+    assert!(!out.stdout.contains('\x1b'), "{:?}", out.stdout);
+}
