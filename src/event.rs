@@ -39,22 +39,73 @@ struct Member {
     /// The key's bytes between its quotes.
     key: Span,
     key_escaped: bool,
+    /// Which reserved name the key is, found once while walking.
+    tag: Tag,
     value: Span,
+}
+
+/// The envelope's reserved names (spec §8.1): `type` and `aoi` at the top,
+/// `seq` and `run` inside `aoi`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Tag {
+    #[default]
+    Other,
+    Type,
+    Aoi,
+    Seq,
+    Run,
+}
+
+/// Where the walk records what it finds.
+#[derive(Default)]
+struct Layout {
+    members: Vec<Member>,
+    aoi: Vec<Member>,
+    /// Index of the first member with each tag (in `members` or `aoi`).
+    first: [Option<usize>; 5],
+    /// The first reserved name seen twice.
+    duplicate: Option<Tag>,
+    ansi: bool,
+}
+
+impl Layout {
+    fn clear(&mut self) {
+        self.members.clear();
+        self.aoi.clear();
+        self.first = [None; 5];
+        self.duplicate = None;
+        self.ansi = false;
+    }
+
+    fn push(&mut self, m: Member, in_aoi: bool) {
+        let list = if in_aoi {
+            &mut self.aoi
+        } else {
+            &mut self.members
+        };
+        list.push(m);
+        if m.tag != Tag::Other {
+            let slot = &mut self.first[m.tag as usize];
+            if slot.is_some() {
+                self.duplicate.get_or_insert(m.tag);
+            } else {
+                *slot = Some(list.len() - 1);
+            }
+        }
+    }
 }
 
 /// Reusable parse state; one per input stream.
 #[derive(Default)]
 pub struct Parser {
     stack: BitStack,
-    members: Vec<Member>,
-    aoi_members: Vec<Member>,
+    layout: Layout,
 }
 
 /// A line that parsed: the line plus the positions of its top-level parts.
 pub struct Event<'a> {
     line: &'a [u8],
-    members: &'a [Member],
-    aoi_members: &'a [Member],
+    layout: &'a Layout,
     is_object: bool,
     /// A string anywhere in the line holds ESC or CSI (U+001B, U+009B).
     pub has_ansi: bool,
@@ -97,26 +148,18 @@ impl Parser {
                 column: e.valid_up_to() + 1,
             });
         }
-        self.members.clear();
-        self.aoi_members.clear();
+        self.layout.clear();
         self.stack.clear();
+        let is_object = line.get(ws(line, 0)) == Some(&b'{');
+        walk(line, &mut self.stack, &mut self.layout)?;
         // U+009B (CSI) may also stand raw, as the bytes C2 9B; outside a
         // string any byte over 0x7F fails the walk anyway.
-        let mut has_ansi = memchr::memchr_iter(0xc2, line).any(|i| line.get(i + 1) == Some(&0x9b));
-        let is_object = line.get(ws(line, 0)) == Some(&b'{');
-        walk(
-            line,
-            &mut self.stack,
-            &mut self.members,
-            &mut self.aoi_members,
-            &mut has_ansi,
-        )?;
+        let raw_csi = || memchr::memchr_iter(0xc2, line).any(|i| line.get(i + 1) == Some(&0x9b));
         Ok(Event {
             line,
-            members: &self.members,
-            aoi_members: &self.aoi_members,
+            layout: &self.layout,
             is_object,
-            has_ansi,
+            has_ansi: self.layout.ansi || raw_csi(),
         })
     }
 }
@@ -124,13 +167,7 @@ impl Parser {
 /// One pass over `b`: validate, and record depth-1 members (and the members
 /// of a depth-1 `aoi` object). Iterative; `stack` holds one bit per open
 /// container (1 = object).
-fn walk(
-    b: &[u8],
-    stack: &mut BitStack,
-    members: &mut Vec<Member>,
-    aoi: &mut Vec<Member>,
-    ansi: &mut bool,
-) -> Result<(), JsonError> {
+fn walk(b: &[u8], stack: &mut BitStack, out: &mut Layout) -> Result<(), JsonError> {
     let err = |i: usize, expected| JsonError::Syntax {
         column: i + 1,
         expected,
@@ -146,10 +183,7 @@ fn walk(
         if depth == 1 {
             if let Some(m) = open.as_mut() {
                 m.value.start = i;
-                in_aoi = b.get(i) == Some(&b'{') && key_is(b, m, b"aoi");
-                if in_aoi {
-                    aoi.clear();
-                }
+                in_aoi = b.get(i) == Some(&b'{') && m.tag == Tag::Aoi;
             }
         } else if depth == 2
             && in_aoi
@@ -164,7 +198,15 @@ fn walk(
                     i += 1;
                 } else {
                     stack.push(true);
-                    i = key(b, i, stack.len(), &mut open, &mut open_aoi, in_aoi, ansi)?;
+                    i = key(
+                        b,
+                        i,
+                        stack.len(),
+                        &mut open,
+                        &mut open_aoi,
+                        in_aoi,
+                        &mut out.ansi,
+                    )?;
                     continue 'value;
                 }
             }
@@ -180,7 +222,7 @@ fn walk(
                     continue 'value;
                 }
             }
-            Some(b'"') => i = string(b, i, ansi)?.0,
+            Some(b'"') => i = string(b, i, &mut out.ansi)?.0,
             Some(b'-' | b'0'..=b'9') => i = number(b, i)?,
             Some(b't') => i = literal(b, i, b"true")?,
             Some(b'f') => i = literal(b, i, b"false")?,
@@ -193,14 +235,14 @@ fn walk(
                 1 => {
                     if let Some(mut m) = open.take() {
                         m.value.end = i;
-                        members.push(m);
+                        out.push(m, false);
                         in_aoi = false;
                     }
                 }
                 2 if in_aoi => {
                     if let Some(mut m) = open_aoi.take() {
                         m.value.end = i;
-                        aoi.push(m);
+                        out.push(m, true);
                     }
                 }
                 _ => {}
@@ -222,7 +264,7 @@ fn walk(
                         &mut open,
                         &mut open_aoi,
                         in_aoi,
-                        ansi,
+                        &mut out.ansi,
                     )?;
                     continue 'value;
                 }
@@ -261,14 +303,31 @@ fn key(
         });
     }
     let (end, escaped) = string(b, i, ansi)?;
-    let m = Member {
+    let mut m = Member {
         key: Span {
             start: i + 1,
             end: end - 1,
         },
         key_escaped: escaped,
+        tag: Tag::Other,
         value: Span::default(),
     };
+    if depth == 1 || (depth == 2 && in_aoi) {
+        let decoded;
+        let name = if escaped {
+            decoded = unescape(&b[m.key.start..m.key.end]);
+            decoded.as_bytes()
+        } else {
+            &b[m.key.start..m.key.end]
+        };
+        m.tag = match (depth, name) {
+            (1, b"type") => Tag::Type,
+            (1, b"aoi") => Tag::Aoi,
+            (2, b"seq") => Tag::Seq,
+            (2, b"run") => Tag::Run,
+            _ => Tag::Other,
+        };
+    }
     if depth == 1 {
         *open = Some(m);
     } else if depth == 2 && in_aoi {
@@ -504,47 +563,46 @@ impl<'a> Event<'a> {
 
     /// The first top-level member named `key`.
     pub fn get(&self, key: &str) -> Option<Value<'a>> {
-        find(self.line, self.members, key)
+        let tag = match key {
+            "type" => Tag::Type,
+            "aoi" => Tag::Aoi,
+            _ => return find(self.line, &self.layout.members, key),
+        };
+        self.tagged(tag)
+    }
+
+    fn tagged(&self, tag: Tag) -> Option<Value<'a>> {
+        let list = match tag {
+            Tag::Seq | Tag::Run => &self.layout.aoi,
+            _ => &self.layout.members,
+        };
+        let m = list[self.layout.first[tag as usize]?];
+        Some(Value {
+            raw: &self.line[m.value.start..m.value.end],
+        })
     }
 
     /// Top-level `type`, `aoi` (and inside it `seq`, `run`) that appear more
     /// than once: parsers disagree about which one wins (RFC 8259 §4).
     pub fn duplicate_reserved_key(&self) -> Option<&'static str> {
-        let count = |ms: &[Member], name: &str| {
-            ms.iter()
-                .filter(|m| key_is(self.line, m, name.as_bytes()))
-                .count()
-        };
-        if count(self.members, "type") > 1 {
-            Some("type")
-        } else if count(self.members, "aoi") > 1 {
-            Some("aoi")
-        } else if count(self.aoi_members, "seq") > 1 {
-            Some("aoi.seq")
-        } else if count(self.aoi_members, "run") > 1 {
-            Some("aoi.run")
-        } else {
-            None
-        }
+        self.layout.duplicate.map(|t| match t {
+            Tag::Type => "type",
+            Tag::Aoi => "aoi",
+            Tag::Seq => "aoi.seq",
+            Tag::Run => "aoi.run",
+            Tag::Other => "",
+        })
     }
 
     pub fn aoi(&self) -> Aoi<'a> {
-        match self.get("aoi") {
+        match self.tagged(Tag::Aoi) {
             None => Aoi::Absent,
             Some(v) if v.kind() != Kind::Object => Aoi::NotObject,
             Some(_) => Aoi::Object {
-                seq: find(self.line, self.aoi_members, "seq"),
-                run: find(self.line, self.aoi_members, "run"),
+                seq: self.tagged(Tag::Seq),
+                run: self.tagged(Tag::Run),
             },
         }
-    }
-
-    /// Every top-level key, decoded (for checks that look at all of them).
-    pub fn keys(&self) -> impl Iterator<Item = Cow<'a, str>> + '_ {
-        let line = self.line;
-        self.members
-            .iter()
-            .map(move |m| unescape(&line[m.key.start..m.key.end]))
     }
 }
 
@@ -614,14 +672,13 @@ impl<'a> Value<'a> {
     /// keys). Allocates: for the rare framework fields that nest.
     pub fn children(&self) -> Vec<(Cow<'a, str>, Value<'a>)> {
         let mut stack = BitStack::default();
-        let mut members = vec![];
-        let mut aoi = vec![];
-        let mut ansi = false;
-        if walk(self.raw, &mut stack, &mut members, &mut aoi, &mut ansi).is_err() {
+        let mut layout = Layout::default();
+        if walk(self.raw, &mut stack, &mut layout).is_err() {
             return vec![];
         }
         let raw = self.raw;
-        members
+        layout
+            .members
             .iter()
             .map(|m| {
                 let key = if m.key.end > m.key.start || self.kind() == Kind::Object {
