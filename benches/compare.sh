@@ -49,6 +49,8 @@ echo "stream: $stream ($bytes bytes), median of $REPEAT"
 run cat cat "$stream"
 run catcat sh -c "cat '$stream' | cat"
 run verify "$aoitap" verify -q "$stream"
+run relay sh -c "'$aoitap' verify --relay -q < '$stream' > /dev/null"
+run relaycat sh -c "cat '$stream' | '$aoitap' verify --relay -q | cat > /dev/null"
 if [ -z "${SKIP_JQ:-}" ]; then
   REPEAT=1 run jq jq -n -c -f "$SHARED/bench/verify.jq" "$stream"
 fi
@@ -59,4 +61,6 @@ if [ -n "${wall[jq]:-}" ]; then
   echo "verify is $(ratio "${wall[jq]}" "${wall[verify]}")x faster than jq (target >= 40x)"
 fi
 echo "verify takes $(ratio "${wall[verify]}" "${wall[cat]}")x the time of cat"
+echo "verify --relay > /dev/null takes $(ratio "${wall[relay]}" "${wall[catcat]}")x the time of cat | cat (target <= 1.5x)"
+echo "cat | verify --relay | cat takes $(ratio "${wall[relaycat]}" "${wall[catcat]}")x the time of cat | cat"
 echo "verify peak RSS: ${rss[verify]} KiB (target < 32768)"

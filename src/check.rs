@@ -405,6 +405,24 @@ impl<'c> Checker<'c> {
         }
     }
 
+    /// `--idle-timeout-ms` passed without a line (spec §4.2): a finding
+    /// about the stream, charged to no run.
+    pub fn idle(&mut self, sink: &mut dyn Sink, ms: u64) -> io::Result<()> {
+        let Some(severity) = self.st.cfg.levels.of(Rule::StreamIdle) else {
+            return Ok(());
+        };
+        sink.finding(&Finding {
+            rule: Rule::StreamIdle,
+            severity,
+            line: self.st.line,
+            run: None,
+            seq: None,
+            message: format!("no line for {ms} ms: the producer is quiet, stuck or gone"),
+            column: None,
+            missing: None,
+        })
+    }
+
     /// End of input: judge every run still open.
     pub fn finish(mut self, sink: &mut dyn Sink) -> io::Result<()> {
         let mut open: Vec<usize> = (0..self.st.slots.len())

@@ -37,7 +37,17 @@ enum Command {
         after_long_help = verify_after_help(),
         after_help = "Example: tool --output jsonl > out.jsonl; aoitap verify -q out.jsonl || retry"
     )]
-    Verify(StreamArgs),
+    Verify(VerifyArgs),
+}
+
+#[derive(Args, Debug)]
+struct VerifyArgs {
+    #[command(flatten)]
+    stream: StreamArgs,
+
+    /// Copy the input to stdout byte for byte while judging it; the report goes to stderr (or --report).
+    #[arg(long)]
+    relay: bool,
 }
 
 /// Options shared by every stream command (DESIGN §1).
@@ -91,6 +101,18 @@ struct StreamArgs {
     #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = parse_size)]
     max_line_bytes: usize,
 
+    /// Write the report to FILE instead of stdout (stderr with --relay).
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+
+    /// Flush the report after every line it writes (for a reader watching it live).
+    #[arg(long)]
+    line_buffered: bool,
+
+    /// Report stream.idle when no input arrives for this many milliseconds (follow mode), then go on.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    idle_timeout_ms: Option<u64>,
+
     /// Print nothing; the exit status is the answer.
     #[arg(short, long)]
     quiet: bool,
@@ -125,6 +147,12 @@ pub struct StreamOptions {
     pub style: Style,
     pub check: Config,
     pub max_line_bytes: usize,
+    /// Where the report goes instead of the command's default.
+    pub report: Option<PathBuf>,
+    pub line_buffered: bool,
+    pub idle_timeout_ms: Option<u64>,
+    /// verify --relay: the input is copied to stdout.
+    pub relay: bool,
 }
 
 /// Parse the command line; help and usage errors are printed here and
@@ -140,19 +168,20 @@ pub fn parse() -> Result<Invocation, Exit> {
     })?;
     match cli.command {
         Command::Verify(a) => {
-            if a.output == OutputArg::Json {
+            if a.stream.output == OutputArg::Json {
                 eprintln!(
                     "error: verify writes --output human or jsonl, not json\n\nFor more information, try 'aoitap verify --help'."
                 );
                 return Err(Exit::Usage);
             }
-            Ok(Invocation::Verify(a.into_options()))
+            Ok(Invocation::Verify(a.stream.into_options(a.relay)))
         }
     }
 }
 
 impl StreamArgs {
-    fn into_options(self) -> StreamOptions {
+    /// `relay`: stdout carries the input, so the report goes to stderr.
+    fn into_options(self, relay: bool) -> StreamOptions {
         let format = match self.output {
             OutputArg::Jsonl => Format::Jsonl,
             _ => Format::Human,
@@ -161,8 +190,12 @@ impl StreamArgs {
             ColorArg::Always => true,
             ColorArg::Never => false,
             ColorArg::Auto => {
-                std::io::stdout().is_terminal()
-                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                let tty = match (&self.report, relay) {
+                    (Some(_), _) => false,
+                    (None, true) => std::io::stderr().is_terminal(),
+                    (None, false) => std::io::stdout().is_terminal(),
+                };
+                tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
             }
         };
         let inputs = if self.files.is_empty() {
@@ -196,6 +229,10 @@ impl StreamArgs {
                 levels: Levels::new(&self.allow, &self.deny, self.strict),
             },
             max_line_bytes: self.max_line_bytes,
+            report: self.report,
+            line_buffered: self.line_buffered,
+            idle_timeout_ms: self.idle_timeout_ms,
+            relay,
         }
     }
 }

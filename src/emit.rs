@@ -173,7 +173,9 @@ impl<W: Write> Emitter<W> {
         let mut o = self.event("aoi:meta");
         identity_fields(&mut o);
         o.str("command", self.command);
-        self.write(o)
+        self.write(o)?;
+        // Out at once: a reader can tell "started" from "wedged" (§13.1).
+        self.out.flush()
     }
 
     /// A failure of aoitap itself (unreadable input, I/O): an `aoi:error`
@@ -205,8 +207,12 @@ impl<W: Write> Emitter<W> {
                 line.push_str(&format!("{dropped} more findings not shown (--limit)\n"));
             }
             let runs: u64 = t.runs.iter().sum();
-            let word = if exit == Exit::Pass { "PASS" } else { "FAIL" };
-            let word = self.paint(word, if exit == Exit::Pass { GREEN } else { RED });
+            let (word, color) = match exit {
+                Exit::Pass => ("PASS", GREEN),
+                Exit::Interrupted | Exit::Terminated => ("CANCELLED", YELLOW),
+                _ => ("FAIL", RED),
+            };
+            let word = self.paint(word, color);
             let mut parts = vec![plural(runs, "run")];
             for v in [
                 Verdict::Pass,
@@ -246,7 +252,8 @@ impl<W: Write> Emitter<W> {
             let t = &self.tally;
             o.bool("ok", ok);
             if !ok {
-                o.str("reason", "failed");
+                let cancelled = matches!(exit, Exit::Interrupted | Exit::Terminated);
+                o.str("reason", if cancelled { "cancelled" } else { "failed" });
             }
             o.num("event_count", self.seq);
             o.num("count", self.domain_emitted);

@@ -373,48 +373,58 @@ fn first_stop(w: u64) -> Option<usize> {
 
 /// Read a string starting at the quote at `i`; returns the index after the
 /// closing quote and whether it held an escape. The line is already known
-/// to be UTF-8, so only `"`, `\` and control bytes need a look.
+/// to be UTF-8, so only `"`, `\` and control bytes need a look. Most
+/// strings hold none of the last two: that path is kept small and inline.
+#[inline(always)]
 fn string(b: &[u8], i: usize, ansi: &mut bool) -> Result<(usize, bool), JsonError> {
-    let mut i = i + 1;
-    let mut escaped = false;
+    let i = skip_plain(b, i + 1);
+    if b.get(i) == Some(&b'"') {
+        return Ok((i + 1, false));
+    }
+    string_rest(b, i, ansi)
+}
+
+/// The first index from `i` that holds `"`, `\` or a control byte.
+#[inline(always)]
+fn skip_plain(b: &[u8], mut i: usize) -> usize {
+    while i + 8 <= b.len() {
+        let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        match first_stop(w) {
+            Some(k) => return i + k,
+            None => i += 8,
+        }
+    }
+    while i < b.len() && !stops_string(b[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// The rest of a string from its first escape (or fault) at `i`.
+#[inline(never)]
+fn string_rest(b: &[u8], mut i: usize, ansi: &mut bool) -> Result<(usize, bool), JsonError> {
     loop {
-        while i + 8 <= b.len() {
-            let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
-            match first_stop(w) {
-                Some(k) => {
-                    i += k;
-                    break;
-                }
-                None => i += 8,
-            }
-        }
-        while i < b.len() && !stops_string(b[i]) {
-            i += 1;
-        }
         match b.get(i) {
-            Some(b'"') => return Ok((i + 1, escaped)),
-            Some(b'\\') => {
-                escaped = true;
-                match b.get(i + 1) {
-                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
-                    Some(b'u') => {
-                        let code = hex4(b, i + 2).ok_or(JsonError::Syntax {
-                            column: i + 3,
-                            expected: "four hex digits after \\u",
-                        })?;
-                        if code == 0x1b || code == 0x9b {
-                            *ansi = true;
-                        }
-                        i += 6;
+            Some(b'"') => return Ok((i + 1, true)),
+            Some(b'\\') => match b.get(i + 1) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                Some(b'u') => {
+                    let code = hex4(b, i + 2).ok_or(JsonError::Syntax {
+                        column: i + 3,
+                        expected: "four hex digits after \\u",
+                    })?;
+                    if code == 0x1b || code == 0x9b {
+                        *ansi = true;
                     }
-                    _ => {
-                        return Err(JsonError::Syntax {
-                            column: i + 2,
-                            expected: "an escape: one of \" \\ / b f n r t u",
-                        });
-                    }
+                    i += 6;
                 }
-            }
+                _ => {
+                    return Err(JsonError::Syntax {
+                        column: i + 2,
+                        expected: "an escape: one of \" \\ / b f n r t u",
+                    });
+                }
+            },
             Some(_) => {
                 return Err(JsonError::Syntax {
                     column: i + 1,
@@ -428,6 +438,7 @@ fn string(b: &[u8], i: usize, ansi: &mut bool) -> Result<(usize, bool), JsonErro
                 });
             }
         }
+        i = skip_plain(b, i);
     }
 }
 

@@ -12,3 +12,5 @@ pub mod exit;
 pub mod redact;
 pub mod rules;
 pub mod scan;
+pub mod signal;
+pub mod source;

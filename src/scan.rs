@@ -62,6 +62,11 @@ impl<R: Read> Scanner<R> {
         }
     }
 
+    /// The reader, e.g. to tell it the caller is ready to wait.
+    pub fn get_mut(&mut self) -> &mut R {
+        &mut self.rdr
+    }
+
     /// The next line, or `None` at end of input. A read error leaves the
     /// scanner as it was, so the caller may call again (e.g. after a
     /// timeout of its own).

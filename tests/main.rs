@@ -4,4 +4,5 @@ mod util;
 
 mod conformance;
 mod memory;
+mod pipe;
 mod verify;

@@ -1,0 +1,55 @@
+//! SIGINT and SIGTERM (spec §7): the first stops reading, so the run so far
+//! is reported and a `reason:"cancelled"` summary is written; a second one
+//! exits at once with the conventional status.
+
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::net::UnixStream;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::{flag, low_level::pipe};
+
+use crate::exit::Exit;
+
+pub struct Signals {
+    int: Arc<AtomicBool>,
+    term: Arc<AtomicBool>,
+    /// Readable once a signal came: lets a blocked poll wake up.
+    wake: UnixStream,
+}
+
+impl Signals {
+    pub fn install() -> io::Result<Signals> {
+        let (wake, notify) = UnixStream::pair()?;
+        notify.set_nonblocking(true)?;
+        let any = Arc::new(AtomicBool::new(false));
+        let int = Arc::new(AtomicBool::new(false));
+        let term = Arc::new(AtomicBool::new(false));
+        for (sig, status, seen) in [(SIGINT, 130, &int), (SIGTERM, 143, &term)] {
+            // Registered first, so it sees `any` as it was before this
+            // signal: only a second signal exits here.
+            flag::register_conditional_shutdown(sig, status, Arc::clone(&any))?;
+            flag::register(sig, Arc::clone(&any))?;
+            flag::register(sig, Arc::clone(seen))?;
+            pipe::register(sig, notify.try_clone()?)?;
+        }
+        Ok(Signals { int, term, wake })
+    }
+
+    /// The exit status for a signal received, if any.
+    pub fn caught(&self) -> Option<Exit> {
+        if self.int.load(Ordering::Relaxed) {
+            Some(Exit::Interrupted)
+        } else if self.term.load(Ordering::Relaxed) {
+            Some(Exit::Terminated)
+        } else {
+            None
+        }
+    }
+
+    pub fn wake_fd(&self) -> BorrowedFd<'_> {
+        self.wake.as_fd()
+    }
+}

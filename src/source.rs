@@ -1,0 +1,182 @@
+//! The input side of a live pipe: what the scanner reads from.
+//!
+//! A `Source` copies every byte it reads to the relay output at once (so a
+//! relay never holds back a line, and bulk input leaves in reads-sized
+//! writes), and on a pipe it says when the next read would block, so the
+//! caller can flush its report first (DESIGN §5, §7). It also notices a
+//! silence longer than `--idle-timeout-ms` (spec §4.2) and a signal.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::fs::FileTypeExt;
+use std::time::Duration;
+
+use rustix::event::{PollFd, PollFlags, Timespec, poll};
+
+/// Pipe buffers are enlarged to this where the system allows: the default
+/// 64 KiB caps `cat | cat` at about a third of what 1 MiB gives.
+const PIPE_BYTES: usize = 1 << 20;
+
+/// Errors that are not I/O failures but moments in the stream's life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pause {
+    /// No byte is ready: flush what is buffered, then `arm` and read again.
+    WouldBlock,
+    /// `--idle-timeout-ms` passed with no byte.
+    Idle,
+    /// A signal arrived.
+    Signal,
+}
+
+impl Pause {
+    pub fn of(e: &io::Error) -> Option<Pause> {
+        match e.kind() {
+            io::ErrorKind::WouldBlock => Some(Pause::WouldBlock),
+            io::ErrorKind::TimedOut => Some(Pause::Idle),
+            _ => e
+                .get_ref()
+                .and_then(|inner| inner.downcast_ref::<SignalCame>())
+                .map(|_| Pause::Signal),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct SignalCame;
+
+impl std::fmt::Display for SignalCame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted by a signal")
+    }
+}
+
+impl std::error::Error for SignalCame {}
+
+/// A failure to write the relay output (not a read failure).
+#[derive(Debug)]
+pub struct RelayFailed(pub io::Error);
+
+impl std::fmt::Display for RelayFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "writing the relayed stream: {}", self.0)
+    }
+}
+
+impl std::error::Error for RelayFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+pub struct Source<'s> {
+    file: File,
+    relay: Option<&'s mut File>,
+    wake: Option<BorrowedFd<'s>>,
+    idle: Option<Duration>,
+    /// A pipe, socket or terminal: reads may block, so poll first.
+    live: bool,
+    /// The caller has flushed; the next read may block.
+    armed: bool,
+    /// The current silence was already reported.
+    silent: bool,
+}
+
+impl<'s> Source<'s> {
+    pub fn new(
+        file: File,
+        relay: Option<&'s mut File>,
+        wake: Option<BorrowedFd<'s>>,
+        idle: Option<Duration>,
+    ) -> Source<'s> {
+        let live = file.metadata().is_ok_and(|m| {
+            let t = m.file_type();
+            t.is_fifo() || t.is_socket() || t.is_char_device()
+        });
+        if live {
+            // A refusal (not a pipe, or over the system's limit) is fine.
+            let _ = rustix::pipe::fcntl_setpipe_size(&file, PIPE_BYTES);
+        }
+        Source {
+            file,
+            relay,
+            wake,
+            idle,
+            live,
+            armed: false,
+            silent: false,
+        }
+    }
+
+    /// The caller flushed its output: the next read may wait for data.
+    pub fn arm(&mut self) {
+        self.armed = true;
+    }
+
+    /// Wait until the input is readable or `timeout` passes; false on timeout.
+    fn wait(&self, timeout: Option<Duration>) -> io::Result<bool> {
+        let ts = timeout.map(|d| Timespec {
+            tv_sec: d.as_secs() as i64,
+            tv_nsec: i64::from(d.subsec_nanos()),
+        });
+        let input = self.file.as_fd();
+        loop {
+            let mut fds = vec![PollFd::new(&input, PollFlags::IN)];
+            if let Some(w) = &self.wake {
+                fds.push(PollFd::new(w, PollFlags::IN));
+            }
+            match poll(&mut fds, ts.as_ref()) {
+                Ok(0) => return Ok(false),
+                Ok(_) => {
+                    if fds.get(1).is_some_and(|w| !w.revents().is_empty()) {
+                        return Err(io::Error::other(SignalCame));
+                    }
+                    return Ok(true);
+                }
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+}
+
+impl Read for Source<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.live {
+            if !self.armed {
+                if !self.wait(Some(Duration::ZERO))? {
+                    return Err(io::ErrorKind::WouldBlock.into());
+                }
+            } else {
+                let timeout = if self.silent { None } else { self.idle };
+                if !self.wait(timeout)? {
+                    self.silent = true;
+                    return Err(io::ErrorKind::TimedOut.into());
+                }
+            }
+        }
+        self.armed = false;
+        let n = loop {
+            match self.file.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                r => break r?,
+            }
+        };
+        if n > 0 {
+            self.silent = false;
+        }
+        if let Some(out) = self.relay.as_mut() {
+            out.write_all(&buf[..n])
+                .map_err(|e| io::Error::new(e.kind(), RelayFailed(e)))?;
+        }
+        Ok(n)
+    }
+}
+
+/// Standard output as a plain file: no line buffering of its own, so relayed
+/// bytes leave in the sizes they came, and its pipe may be enlarged.
+pub fn stdout_file() -> io::Result<File> {
+    let f = File::from(io::stdout().as_fd().try_clone_to_owned()?);
+    let _ = rustix::pipe::fcntl_setpipe_size(&f, PIPE_BYTES);
+    Ok(f)
+}

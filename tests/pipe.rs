@@ -1,0 +1,353 @@
+//! aoitap inside a live pipe: relay, latency, findings as they happen,
+//! signals and a closed downstream (DESIGN §4, §5; issue 3).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::util::*;
+
+fn spawn(args: &[&str]) -> Child {
+    Command::new(bin())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn aoitap")
+}
+
+/// Lines of the child's stdout, as they come, on a channel.
+fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    let out = BufReader::new(child.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        for line in out.lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// `bash -o pipefail -c SCRIPT` with `$A` the binary: (status, stderr).
+fn sh(script: &str) -> (i32, String) {
+    let out = Command::new("bash")
+        .args(["-o", "pipefail", "-c", script])
+        .env("A", bin())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// About `bytes` of a conforming stream.
+fn big_stream(bytes: usize) -> Vec<u8> {
+    let mut v = vec![meta()];
+    let mut seq = 1;
+    let mut size = 0;
+    while size < bytes {
+        let l = ev(
+            seq,
+            "hit",
+            &format!(
+                r#""rank":{seq},"title":"Streaming JSON Lines","snippet":"agent operable stream schema summary retry index""#
+            ),
+        );
+        size += l.len() + 1;
+        v.push(l);
+        seq += 1;
+    }
+    v.push(ok_summary(seq, seq - 1));
+    lines(&v)
+}
+
+#[test]
+fn relay_is_byte_identical_and_the_status_is_the_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = std::fs::read_to_string(fixture("streams/expected.tsv")).unwrap();
+    let mut cases: Vec<(std::path::PathBuf, i32)> = vec![];
+    for row in rows.lines().filter(|l| !l.starts_with('#')) {
+        let cols: Vec<&str> = row.split('\t').collect();
+        if cols[1].is_empty() {
+            cases.push((
+                fixture(&format!("streams/{}", cols[0])),
+                cols[2].parse().unwrap(),
+            ));
+        }
+    }
+    let big = dir.path().join("big.jsonl");
+    std::fs::write(&big, big_stream(100 << 20)).unwrap();
+    cases.push((big, 0));
+    for (input, exit) in cases {
+        let copy = dir.path().join("copy");
+        let script = format!(
+            "\"$A\" verify --relay -q < '{}' | cat > '{}'",
+            input.display(),
+            copy.display()
+        );
+        let (code, stderr) = sh(&script);
+        assert_eq!(code, exit, "{}: {stderr}", input.display());
+        let (a, b) = (
+            std::fs::read(&input).unwrap(),
+            std::fs::read(&copy).unwrap(),
+        );
+        assert!(
+            a == b,
+            "{}: relay changed the bytes ({} in, {} out)",
+            input.display(),
+            a.len(),
+            b.len()
+        );
+    }
+}
+
+#[test]
+fn relay_report_goes_to_stderr_or_a_file() {
+    let input = std::fs::read(fixture("streams/no-summary.jsonl")).unwrap();
+    let out = run(&["verify", "--relay"], &input);
+    assert_eq!(out.stdout.as_bytes(), &input[..]);
+    assert!(
+        out.stderr.contains("error[summary.missing]"),
+        "{}",
+        out.stderr
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("r.jsonl");
+    let out = run(
+        &[
+            "verify",
+            "--relay",
+            "--output",
+            "jsonl",
+            "--report",
+            report.to_str().unwrap(),
+        ],
+        &input,
+    );
+    assert_eq!(out.stdout.as_bytes(), &input[..]);
+    assert!(out.stderr.is_empty());
+    assert!(
+        std::fs::read_to_string(&report)
+            .unwrap()
+            .contains(r#""rule":"summary.missing""#)
+    );
+    let out = run(&["verify", "--relay", "--report", "/no/such/dir/r"], &input);
+    assert_eq!(out.code, 73);
+}
+
+#[test]
+fn a_slow_producers_line_arrives_at_once() {
+    let mut child = spawn(&["verify", "--relay", "-q"]);
+    let rx = lines_of(&mut child);
+    let mut stdin = child.stdin.take().unwrap();
+    let mut worst = Duration::ZERO;
+    for i in 0..5 {
+        let start = Instant::now();
+        stdin.write_all(format!("{}\n", hit(i)).as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        let line = rx
+            .recv_timeout(Duration::from_millis(100))
+            .expect("relayed line within 100 ms");
+        worst = worst.max(start.elapsed());
+        assert_eq!(line, hit(i));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    eprintln!("relay latency, worst of 5: {worst:?}");
+    drop(stdin);
+    child.wait().unwrap();
+}
+
+#[test]
+fn a_gap_is_reported_while_the_stream_is_still_open() {
+    let mut child = spawn(&["verify"]);
+    let rx = lines_of(&mut child);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&lines(&[meta(), hit(1), hit(9)])).unwrap();
+    stdin.flush().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let line = rx
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("the gap, before EOF");
+        if line.contains("error[seq.gap]") {
+            assert!(line.starts_with("<stdin>:3:"), "{line}");
+            break;
+        }
+    }
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(65));
+}
+
+#[test]
+fn each_run_is_judged_when_its_summary_arrives() {
+    let mut child = spawn(&["verify", "--multi-run", "--unbounded", "--output", "jsonl"]);
+    let rx = lines_of(&mut child);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&lines(&good(1))).unwrap();
+    stdin.flush().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let line = rx
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("the run's verdict, before EOF");
+        if line.contains(r#""type":"run""#) {
+            assert!(line.contains(r#""verdict":"pass""#), "{line}");
+            break;
+        }
+    }
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
+/// `n` short runs, one after another, each with its own id.
+fn many_runs(n: usize) -> Vec<u8> {
+    let mut v = vec![];
+    for r in 0..n {
+        for l in good(2) {
+            v.push(l.replace(r#""run":"R""#, &format!(r#""run":"run-{r:06}""#)));
+        }
+    }
+    lines(&v)
+}
+
+fn peak_kib(args: &[&str], input: &[u8]) -> (u64, String) {
+    let mut child = Command::new("/usr/bin/time")
+        .args(["-f", "peak-kib %M"])
+        .arg(bin())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let data = input.to_vec();
+    let w = std::thread::spawn(move || stdin.write_all(&data).unwrap());
+    let out = child.wait_with_output().unwrap();
+    w.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let peak = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("peak-kib "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    (peak, String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn ten_thousand_runs_in_flat_memory() {
+    let args = ["verify", "--multi-run", "--output", "jsonl"];
+    let (small, _) = peak_kib(&args, &many_runs(1_000));
+    let (large, out) = peak_kib(&args, &many_runs(10_000));
+    let verdicts = out
+        .lines()
+        .filter(|l| l.contains(r#""type":"run""#) && l.contains(r#""verdict":"pass""#))
+        .count();
+    assert_eq!(verdicts, 10_000);
+    eprintln!("peak RSS: 1,000 runs {small} KiB, 10,000 runs {large} KiB");
+    // Finished runs are released; what is left is a bounded memory of
+    // recent run ids (for late lines), well under a MiB.
+    assert!(
+        large < small + 1024,
+        "peak grew from {small} to {large} KiB"
+    );
+}
+
+fn signal_case(signal: &str, status: i32) {
+    let mut child = spawn(&["verify", "--output", "jsonl"]);
+    let rx = lines_of(&mut child);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&lines(&[meta(), hit(1)])).unwrap();
+    stdin.flush().unwrap();
+    // The meta line is out once aoitap reads: then it is waiting on input.
+    let mut out = vec![
+        rx.recv_timeout(Duration::from_secs(5))
+            .expect("aoitap's aoi:meta"),
+    ];
+    std::thread::sleep(Duration::from_millis(100));
+    let kill = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    assert_eq!(child.wait().unwrap().code(), Some(status));
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(stderr.is_empty(), "{stderr}");
+    while let Ok(l) = rx.recv_timeout(Duration::from_secs(1)) {
+        out.push(l);
+    }
+    let last: serde_json::Value = serde_json::from_str(out.last().unwrap()).unwrap();
+    assert_eq!(last["type"], "aoi:summary");
+    assert_eq!(
+        (&last["ok"], &last["reason"]),
+        (&false.into(), &"cancelled".into())
+    );
+    // The cancelled stream is itself conforming: a failure, not a violation.
+    let again = verify(&[], &lines(&out));
+    assert!(again.findings().is_empty(), "{:?}", again.rules());
+    assert_eq!(again.code, 1);
+}
+
+#[test]
+fn sigint_cancels_with_130_and_a_cancelled_summary() {
+    signal_case("-INT", 130);
+}
+
+#[test]
+fn sigterm_cancels_with_143() {
+    signal_case("-TERM", 143);
+}
+
+#[test]
+fn closed_downstream_is_141_and_silent() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.jsonl");
+    std::fs::write(&big, big_stream(20 << 20)).unwrap();
+    let (code, stderr) = sh(&format!(
+        "\"$A\" verify --relay < '{}' | head -1 > /dev/null",
+        big.display()
+    ));
+    assert_eq!((code, stderr.as_str()), (141, ""));
+    // Many findings, so the report is still being written when head has gone.
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\n".repeat(200_000)).unwrap();
+    for mode in ["--output jsonl", "--output human"] {
+        let (code, stderr) = sh(&format!(
+            "\"$A\" verify {mode} < '{}' | head -1 > /dev/null",
+            bad.display()
+        ));
+        assert_eq!((code, stderr.as_str()), (141, ""), "{mode}");
+    }
+}
+
+#[test]
+fn one_idle_finding_per_silence() {
+    let mut child = spawn(&["verify", "--idle-timeout-ms", "200", "--output", "jsonl"]);
+    let rx = lines_of(&mut child);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&lines(&[meta(), hit(1)])).unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    stdin.write_all(&lines(&[ok_summary(2, 1)])).unwrap();
+    drop(stdin);
+    child.wait().unwrap();
+    let mut idle = 0;
+    while let Ok(l) = rx.recv_timeout(Duration::from_secs(1)) {
+        idle += usize::from(l.contains(r#""rule":"stream.idle""#));
+    }
+    assert_eq!(idle, 1);
+}
