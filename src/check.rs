@@ -125,6 +125,8 @@ pub struct Identity {
 #[derive(Clone, Debug)]
 pub struct RunReport {
     pub run: Option<String>,
+    /// The run id's raw bytes (the JSON string's inside), if it has one.
+    pub id: Option<Box<[u8]>>,
     pub first_line: u64,
     pub lines: u64,
     pub verdict: Verdict,
@@ -261,6 +263,78 @@ impl RunState {
     }
 }
 
+/// What the checker learned of a line, for commands that pass lines on.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Seen {
+    /// A JSON object with a string `type` and no reserved key twice: an
+    /// event that can be passed on.
+    pub event: bool,
+    /// Its type is `aoi:*`.
+    pub framework: bool,
+    /// Where the type string's inside stands in the line.
+    pub ty: (usize, usize),
+    /// The bytes to cut to remove the top-level `aoi` member and one comma.
+    pub cut: Option<(usize, usize)>,
+}
+
+impl Seen {
+    fn of(ev: &Event<'_>) -> Seen {
+        let ty = ev.get("type").and_then(|v| v.raw_str().map(|_| v.span()));
+        let Some((start, end)) = ty else {
+            return Seen::default();
+        };
+        let raw = ev.line_bytes();
+        Seen {
+            event: ev.duplicate_reserved_key().is_none(),
+            framework: raw[start + 1..].starts_with(b"aoi:"),
+            ty: (start + 1, end - 1),
+            cut: ev.aoi_cut(),
+        }
+    }
+
+    /// Is the type `t` (decoded, as a JSON reader would compare it)?
+    pub fn type_is(&self, line: &[u8], t: &str) -> bool {
+        let raw = &line[self.ty.0..self.ty.1];
+        if raw.contains(&b'\\') {
+            crate::event::unescape(raw) == t
+        } else {
+            raw == t.as_bytes()
+        }
+    }
+}
+
+/// The run a line went to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunOf<'a> {
+    /// A run with an `aoi.run` id (raw bytes of the JSON string's inside).
+    Named(&'a [u8]),
+    /// A run without an id, opened by an `aoi:meta` at this line.
+    Anonymous { first_line: u64 },
+    /// Lines that no run id or meta claims.
+    Nowhere,
+}
+
+impl RunOf<'_> {
+    fn of(id: Option<&[u8]>, first_line: u64, meta: bool) -> RunOf<'_> {
+        match id {
+            Some(id) => RunOf::Named(id),
+            None if meta => RunOf::Anonymous { first_line },
+            None => RunOf::Nowhere,
+        }
+    }
+}
+
+/// Where the last line went, kept past the run's end.
+enum LastRun {
+    Nowhere,
+    Slot(usize),
+    Gone {
+        id: Option<Box<[u8]>>,
+        first_line: u64,
+        meta: bool,
+    },
+}
+
 /// A finding before the checker fills in line, run and severity.
 struct Found {
     rule: Rule,
@@ -322,6 +396,7 @@ struct State<'c> {
     current: Option<usize>,
     finished: HashMap<Box<[u8]>, bool>,
     finished_order: VecDeque<Box<[u8]>>,
+    last_run: LastRun,
 }
 
 impl<'c> Checker<'c> {
@@ -336,6 +411,7 @@ impl<'c> Checker<'c> {
             current: None,
             finished: HashMap::new(),
             finished_order: VecDeque::new(),
+            last_run: LastRun::Nowhere,
         };
         if !cfg.multi_run {
             st.current = Some(st.open(None, None));
@@ -346,62 +422,70 @@ impl<'c> Checker<'c> {
         }
     }
 
-    /// Judge one item from the scanner.
-    pub fn line(&mut self, item: Line<'_>, sink: &mut dyn Sink) -> io::Result<()> {
+    /// Judge one item from the scanner, and say what it was (for commands
+    /// that pass lines on).
+    pub fn line(&mut self, item: Line<'_>, sink: &mut dyn Sink) -> io::Result<Seen> {
         let st = &mut self.st;
-        match item {
+        st.line += 1;
+        let (rule, message, column) = match item {
             Line::Unterminated { len } => {
-                st.line += 1;
                 let slot = st.current_slot();
-                st.report(
-                    sink,
-                    slot,
-                    Rule::LineUnterminated,
-                    None,
-                    format!("the last line has no newline ({len} bytes): the stream was cut, and the fragment is not an event"),
-                )
+                st.last_run = LastRun::Slot(slot);
+                let msg = format!(
+                    "the last line has no newline ({len} bytes): the stream was cut, and the fragment is not an event"
+                );
+                st.report(sink, slot, Rule::LineUnterminated, None, msg)?;
+                return Ok(Seen::default());
             }
-            Line::TooLong { len } => {
-                st.line += 1;
-                st.unreadable(
-                    sink,
-                    Rule::LineTooLong,
-                    format!("line is {len} bytes, over --max-line-bytes; skipped"),
-                    None,
-                )
-            }
-            Line::Complete(bytes) => {
-                st.line += 1;
-                if bytes.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
-                    return st.unreadable(
-                        sink,
-                        Rule::LineBlank,
-                        "blank line: every line must be a JSON object".into(),
-                        None,
-                    );
+            Line::TooLong { len } => (
+                Rule::LineTooLong,
+                format!("line is {len} bytes, over --max-line-bytes; skipped"),
+                None,
+            ),
+            Line::Complete(bytes) if bytes.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) => (
+                Rule::LineBlank,
+                "blank line: every line must be a JSON object".to_string(),
+                None,
+            ),
+            Line::Complete(bytes) => match self.parser.parse(bytes) {
+                Ok(ev) if ev.is_object() => {
+                    st.event(sink, &ev)?;
+                    return Ok(Seen::of(&ev));
                 }
-                match self.parser.parse(bytes) {
-                    Err(JsonError::Utf8 { column }) => st.unreadable(
-                        sink,
-                        Rule::JsonInvalidUtf8,
-                        format!("invalid UTF-8 at byte column {column}"),
-                        Some(column),
-                    ),
-                    Err(JsonError::Syntax { column, expected }) => st.unreadable(
-                        sink,
-                        Rule::JsonInvalid,
-                        format!("invalid JSON at byte column {column}: expected {expected}"),
-                        Some(column),
-                    ),
-                    Ok(ev) if !ev.is_object() => st.unreadable(
-                        sink,
-                        Rule::JsonNotObject,
-                        "valid JSON but not an object: an event must be a JSON object".into(),
-                        None,
-                    ),
-                    Ok(ev) => st.event(sink, &ev),
-                }
-            }
+                Ok(_) => (
+                    Rule::JsonNotObject,
+                    "valid JSON but not an object: an event must be a JSON object".to_string(),
+                    None,
+                ),
+                Err(JsonError::Utf8 { column }) => (
+                    Rule::JsonInvalidUtf8,
+                    format!("invalid UTF-8 at byte column {column}"),
+                    Some(column),
+                ),
+                Err(JsonError::Syntax { column, expected }) => (
+                    Rule::JsonInvalid,
+                    format!("invalid JSON at byte column {column}: expected {expected}"),
+                    Some(column),
+                ),
+            },
+        };
+        st.unreadable(sink, rule, message, column)?;
+        Ok(Seen::default())
+    }
+
+    /// The run the last line went to.
+    pub fn run_of_last_line(&self) -> RunOf<'_> {
+        match &self.st.last_run {
+            LastRun::Nowhere => RunOf::Nowhere,
+            LastRun::Slot(s) => match &self.st.slots[*s] {
+                Some(r) => RunOf::of(r.id.as_deref(), r.first_line, r.meta.is_some()),
+                None => RunOf::Nowhere,
+            },
+            LastRun::Gone {
+                id,
+                first_line,
+                meta,
+            } => RunOf::of(id.as_deref(), *first_line, *meta),
         }
     }
 
@@ -438,7 +522,8 @@ impl<'c> Checker<'c> {
 
 impl State<'_> {
     fn open(&mut self, id: Option<Box<[u8]>>, name: Option<String>) -> usize {
-        let run = RunState::new(id.clone(), name, self.line);
+        // Lines count from 1; a run opened before any line starts at line 1.
+        let run = RunState::new(id.clone(), name, self.line.max(1));
         let slot = match self.free.pop() {
             Some(i) => {
                 self.slots[i] = Some(run);
@@ -549,6 +634,7 @@ impl State<'_> {
         column: Option<usize>,
     ) -> io::Result<()> {
         let slot = self.current_slot();
+        self.last_run = LastRun::Slot(slot);
         let run = self.run(slot);
         run.lines += 1;
         run.unreadable = true;
@@ -570,8 +656,17 @@ impl State<'_> {
         let is_meta = ty == Some("aoi:meta");
         let slot = match self.target(run_v, is_meta) {
             Target::Slot(s) => s,
-            Target::Finished(id) => return self.late(sink, &id, ty),
+            Target::Finished(id) => {
+                self.late(sink, &id, ty)?;
+                self.last_run = LastRun::Gone {
+                    id: Some(id),
+                    first_line: 0,
+                    meta: true,
+                };
+                return Ok(());
+            }
         };
+        self.last_run = LastRun::Slot(slot);
         let multi = self.cfg.multi_run;
         let run = self.run(slot);
         run.lines += 1;
@@ -1156,6 +1251,13 @@ impl State<'_> {
         }
         let run = self.slots[slot].take().expect("open run");
         self.free.push(slot);
+        if matches!(self.last_run, LastRun::Slot(s) if s == slot) {
+            self.last_run = LastRun::Gone {
+                id: run.id.clone(),
+                first_line: run.first_line,
+                meta: run.meta.is_some(),
+            };
+        }
         if self.current == Some(slot) {
             self.current = None;
         }
@@ -1231,7 +1333,8 @@ fn judge(cfg: &Config, run: RunState) -> RunReport {
     };
     RunReport {
         run: run.name,
-        first_line: run.first_line + 1,
+        id: run.id,
+        first_line: run.first_line,
         lines: run.lines,
         verdict,
         message,

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::check::{Config, SchemaPin};
-use crate::cmd::Input;
+use crate::cmd::split::SplitOptions;
+use crate::cmd::strip::StripOptions;
+use crate::cmd::{Input, ReportTo};
 use crate::emit::{Format, Style};
 use crate::exit::Exit;
 use crate::rules::{Levels, Rule};
@@ -38,6 +40,58 @@ enum Command {
         after_help = "Example: tool --output jsonl > out.jsonl; aoitap verify -q out.jsonl || retry"
     )]
     Verify(VerifyArgs),
+
+    /// Plain domain JSONL: drop framework events and each event's `aoi` envelope, bytes otherwise untouched.
+    #[command(
+        name = "strip-envelope",
+        after_help = "Example: set -o pipefail; tool --output jsonl | aoitap strip-envelope --type hit | legacy-tool\n\n\
+                      Exit status is the verdict of the stream read (as verify): the stripped output has lost its summary."
+    )]
+    StripEnvelope(StripArgs),
+
+    /// De-interleave: each run's lines to a file of its own in DIR.
+    #[command(
+        name = "split-by-run",
+        after_help = "Example: aoitap split-by-run --dir runs/ merged.jsonl\n\n\
+                      Files are named run-ID.jsonl with unsafe bytes of the id written %XX; see the man page."
+    )]
+    SplitByRun(SplitArgs),
+}
+
+#[derive(Args, Debug)]
+struct StripArgs {
+    #[command(flatten)]
+    stream: StreamArgs,
+
+    /// Keep aoi:* framework events too (their envelope is still removed).
+    #[arg(long)]
+    keep_framework: bool,
+
+    /// Keep only domain events of this type (repeatable).
+    #[arg(long = "type", value_name = "TYPE")]
+    types: Vec<String>,
+
+    /// Keep only the events of this run id.
+    #[arg(long, value_name = "RUN")]
+    run: Option<String>,
+}
+
+#[derive(Args, Debug)]
+struct SplitArgs {
+    #[command(flatten)]
+    stream: StreamArgs,
+
+    /// The directory to write the run files in (created if missing).
+    #[arg(long, value_name = "DIR")]
+    dir: PathBuf,
+
+    /// Replace run files that already exist in DIR (never follows links).
+    #[arg(long)]
+    force: bool,
+
+    /// Keep at most N run files open at once.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=65536))]
+    max_open: u64,
 }
 
 #[derive(Args, Debug)]
@@ -139,6 +193,8 @@ enum ColorArg {
 /// What to run, in plain terms.
 pub enum Invocation {
     Verify(StreamOptions),
+    StripEnvelope(StripOptions),
+    SplitByRun(SplitOptions),
 }
 
 /// The plain form of `StreamArgs`.
@@ -174,14 +230,52 @@ pub fn parse() -> Result<Invocation, Exit> {
                 );
                 return Err(Exit::Usage);
             }
-            Ok(Invocation::Verify(a.stream.into_options(a.relay)))
+            let to = if a.relay {
+                ReportTo::Stderr
+            } else {
+                ReportTo::Stdout
+            };
+            let mut opts = a.stream.into_options(to);
+            opts.relay = a.relay;
+            Ok(Invocation::Verify(opts))
+        }
+        Command::StripEnvelope(a) => {
+            if a.stream.output == OutputArg::Json {
+                eprintln!(
+                    "error: strip-envelope reports in --output human or jsonl, not json\n\nFor more information, try 'aoitap strip-envelope --help'."
+                );
+                return Err(Exit::Usage);
+            }
+            Ok(Invocation::StripEnvelope(StripOptions {
+                stream: a.stream.into_options(ReportTo::Stderr),
+                keep_framework: a.keep_framework,
+                types: a.types,
+                run: a.run,
+            }))
+        }
+        Command::SplitByRun(a) => {
+            if a.stream.output == OutputArg::Json {
+                eprintln!(
+                    "error: split-by-run reports in --output human or jsonl, not json\n\nFor more information, try 'aoitap split-by-run --help'."
+                );
+                return Err(Exit::Usage);
+            }
+            let mut stream = a.stream.into_options(ReportTo::Stdout);
+            // Splitting is about many runs: each is judged on its own.
+            stream.check.multi_run = true;
+            Ok(Invocation::SplitByRun(SplitOptions {
+                stream,
+                dir: a.dir,
+                force: a.force,
+                max_open: a.max_open as usize,
+            }))
         }
     }
 }
 
 impl StreamArgs {
-    /// `relay`: stdout carries the input, so the report goes to stderr.
-    fn into_options(self, relay: bool) -> StreamOptions {
+    /// `to`: where the report goes without --report (for colour).
+    fn into_options(self, to: ReportTo) -> StreamOptions {
         let format = match self.output {
             OutputArg::Jsonl => Format::Jsonl,
             _ => Format::Human,
@@ -190,10 +284,10 @@ impl StreamArgs {
             ColorArg::Always => true,
             ColorArg::Never => false,
             ColorArg::Auto => {
-                let tty = match (&self.report, relay) {
+                let tty = match (&self.report, to) {
                     (Some(_), _) => false,
-                    (None, true) => std::io::stderr().is_terminal(),
-                    (None, false) => std::io::stdout().is_terminal(),
+                    (None, ReportTo::Stderr) => std::io::stderr().is_terminal(),
+                    (None, ReportTo::Stdout) => std::io::stdout().is_terminal(),
                 };
                 tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
             }
@@ -232,7 +326,7 @@ impl StreamArgs {
             report: self.report,
             line_buffered: self.line_buffered,
             idle_timeout_ms: self.idle_timeout_ms,
-            relay,
+            relay: false,
         }
     }
 }

@@ -373,6 +373,13 @@ impl<W: Write> Sink for Emitter<W> {
     }
 
     fn run(&mut self, r: &RunReport) -> io::Result<()> {
+        self.run_at(r, None)
+    }
+}
+
+impl<W: Write> Emitter<W> {
+    /// A run's verdict, and the file that holds its lines (split-by-run).
+    pub fn run_at(&mut self, r: &RunReport, path: Option<&str>) -> io::Result<()> {
         self.tally.add_run(r);
         if self.human() {
             let (word, color) = match r.verdict {
@@ -400,8 +407,11 @@ impl<W: Write> Sink for Emitter<W> {
                     }
                 })
                 .unwrap_or_default();
+            let to = path
+                .map(|p| format!(" -> {}", clean(p)))
+                .unwrap_or_default();
             let text = format!(
-                "{}: {}: {who}{what}: {}\n",
+                "{}: {}: {who}{what}{to}: {}\n",
                 self.file,
                 self.paint(word, color),
                 clean(&r.message)
@@ -412,6 +422,7 @@ impl<W: Write> Sink for Emitter<W> {
             let mut o = self.event("run");
             o.str("file", &self.file);
             o.opt_str("run", r.run.as_deref());
+            o.opt_str("path", path);
             o.num("first_line", r.first_line);
             o.num("lines", r.lines);
             o.str("verdict", r.verdict.name());

@@ -115,6 +115,8 @@ pub struct Event<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct Value<'a> {
     raw: &'a [u8],
+    /// Where `raw` starts in the line it came from.
+    start: usize,
 }
 
 /// What a field of an event holds, as far as the envelope rules care.
@@ -517,7 +519,7 @@ fn key_is(line: &[u8], m: &Member, name: &[u8]) -> bool {
 
 /// Decode the inside of a validated JSON string. Lone surrogates become
 /// U+FFFD: they are valid JSON (RFC 8259 §8.2) but not Unicode scalars.
-fn unescape(raw: &[u8]) -> Cow<'_, str> {
+pub fn unescape(raw: &[u8]) -> Cow<'_, str> {
     // The line was checked as UTF-8 before anything reads it.
     let text = std::str::from_utf8(raw).unwrap_or_default();
     if !raw.contains(&b'\\') {
@@ -572,6 +574,32 @@ impl<'a> Event<'a> {
         self.is_object
     }
 
+    pub fn line_bytes(&self) -> &'a [u8] {
+        self.line
+    }
+
+    /// The bytes to cut so that the top-level `aoi` member goes, with the
+    /// comma after it (or, when it is the last member, the one before it):
+    /// what is left is the same object, byte for byte, without it.
+    pub fn aoi_cut(&self) -> Option<(usize, usize)> {
+        let k = self.layout.first[Tag::Aoi as usize]?;
+        let ms = &self.layout.members;
+        let m = ms[k];
+        let quote = m.key.start - 1;
+        if let Some(next) = ms.get(k + 1) {
+            // Between the value and the next key: whitespace and one comma.
+            let gap = &self.line[m.value.end..next.key.start - 1];
+            let comma = memchr::memchr(b',', gap)? + m.value.end;
+            Some((quote, comma + 1))
+        } else if let Some(prev) = k.checked_sub(1).map(|p| ms[p]) {
+            let gap = &self.line[prev.value.end..quote];
+            let comma = memchr::memrchr(b',', gap)? + prev.value.end;
+            Some((comma, m.value.end))
+        } else {
+            Some((quote, m.value.end))
+        }
+    }
+
     /// The first top-level member named `key`.
     pub fn get(&self, key: &str) -> Option<Value<'a>> {
         let tag = match key {
@@ -590,6 +618,7 @@ impl<'a> Event<'a> {
         let m = list[self.layout.first[tag as usize]?];
         Some(Value {
             raw: &self.line[m.value.start..m.value.end],
+            start: m.value.start,
         })
     }
 
@@ -622,6 +651,7 @@ fn find<'a>(line: &'a [u8], ms: &[Member], key: &str) -> Option<Value<'a>> {
         .find(|m| key_is(line, m, key.as_bytes()))
         .map(|m| Value {
             raw: &line[m.value.start..m.value.end],
+            start: m.value.start,
         })
 }
 
@@ -635,6 +665,11 @@ impl<'a> Value<'a> {
             Some(b'n') => Kind::Null,
             _ => Kind::Number,
         }
+    }
+
+    /// Where the value stands in its line (for values read off an `Event`).
+    pub fn span(&self) -> (usize, usize) {
+        (self.start, self.start + self.raw.len())
     }
 
     /// The value's bytes as they stand in the line.
@@ -701,6 +736,7 @@ impl<'a> Value<'a> {
                     key,
                     Value {
                         raw: &raw[m.value.start..m.value.end],
+                        start: self.start + m.value.start,
                     },
                 )
             })
@@ -870,7 +906,7 @@ mod tests {
 
     #[test]
     fn uints() {
-        let v = |s: &'static [u8]| Value { raw: s }.as_uint();
+        let v = |s: &'static [u8]| Value { raw: s, start: 0 }.as_uint();
         assert_eq!(v(b"0"), Uint::Int(0));
         assert_eq!(v(b"99999999999999999999999"), Uint::Int(u64::MAX));
         for not in [&b"1.0"[..], b"1e0", b"-1", b"\"1\"", b"null"] {
@@ -888,6 +924,7 @@ mod tests {
     fn children_of_objects_and_arrays() {
         let v = Value {
             raw: br#"{"a":1,"b":[2,3]}"#,
+            start: 0,
         };
         let kids = v.children();
         assert_eq!(kids.len(), 2);

@@ -64,3 +64,34 @@ impl From<Exit> for ExitCode {
         ExitCode::from(e.code())
     }
 }
+
+/// An error that ends the command with a chosen status (e.g. 73 when an
+/// output file may not be overwritten). Its message names the path.
+#[derive(Debug)]
+pub struct ExitError {
+    pub exit: Exit,
+    pub message: String,
+}
+
+impl std::fmt::Display for ExitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ExitError {}
+
+impl ExitError {
+    pub fn io(exit: Exit, message: String) -> std::io::Error {
+        std::io::Error::other(ExitError { exit, message })
+    }
+
+    /// The status an I/O error asks for: its own, if it carries one.
+    pub fn status_of(e: &std::io::Error) -> Exit {
+        match e.get_ref().and_then(|i| i.downcast_ref::<ExitError>()) {
+            Some(x) => x.exit,
+            None if e.kind() == std::io::ErrorKind::BrokenPipe => Exit::BrokenPipe,
+            None => Exit::Io,
+        }
+    }
+}

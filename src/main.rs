@@ -12,6 +12,8 @@ fn main() -> ExitCode {
     };
     let result = match invocation {
         Invocation::Verify(opts) => cmd::verify::run(&opts),
+        Invocation::StripEnvelope(opts) => cmd::strip::run(&opts),
+        Invocation::SplitByRun(opts) => cmd::split::run(&opts),
     };
     match result {
         Ok(exit) => exit.into(),

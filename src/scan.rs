@@ -12,7 +12,7 @@ use std::io::{self, Read};
 const CHUNK: usize = 256 * 1024;
 
 /// One item of input.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Line<'a> {
     /// A complete line, without its `\n` (a `\r` before it is kept).
     Complete(&'a [u8]),

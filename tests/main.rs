@@ -5,4 +5,6 @@ mod util;
 mod conformance;
 mod memory;
 mod pipe;
+mod split;
+mod strip;
 mod verify;

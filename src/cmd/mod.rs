@@ -1,10 +1,26 @@
-//! One module per subcommand: `run(options) -> Result<Exit>`.
+//! One module per subcommand, and the loop every stream command shares:
+//! open each input, read it through the scanner as a live pipe (flush
+//! before waiting, notice silences and signals), judge every line, and end
+//! with the verdict's exit status (DESIGN §4).
 
 use std::fs::File;
-use std::io;
+use std::io::{self, BufWriter, Write};
 use std::os::fd::AsFd;
 use std::path::PathBuf;
+use std::time::Duration;
 
+use anyhow::Result;
+
+use crate::check::{Checker, Seen};
+use crate::cli::StreamOptions;
+use crate::emit::Emitter;
+use crate::exit::{Exit, ExitError};
+use crate::scan::{Line, Scanner};
+use crate::signal::Signals;
+use crate::source::{self, Pause, RelayFailed, Source};
+
+pub mod split;
+pub mod strip;
 pub mod verify;
 
 /// One input stream.
@@ -32,3 +48,173 @@ impl Input {
         }
     }
 }
+
+/// The report writer every stream command uses.
+pub type Report = Emitter<BufWriter<Box<dyn Write>>>;
+
+/// What a command does with the lines beyond judging them.
+pub trait Pass {
+    /// Judge one line (through `check`, with `report` or a sink of the
+    /// command's own) and act on it.
+    fn line(
+        &mut self,
+        check: &mut Checker,
+        line: Line<'_>,
+        report: &mut Report,
+    ) -> io::Result<Seen> {
+        check.line(line, report)
+    }
+
+    /// End of one input: judge its open runs.
+    fn end_input(&mut self, check: Checker, report: &mut Report) -> io::Result<()> {
+        check.finish(report)
+    }
+
+    /// The input would make us wait: push out what is buffered.
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Where a command's report goes when `--report` does not say.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum ReportTo {
+    Stdout,
+    Stderr,
+}
+
+/// Run a stream command over every input; returns the exit status.
+pub fn run_stream(
+    opts: &StreamOptions,
+    command: &'static str,
+    to: ReportTo,
+    pass: &mut dyn Pass,
+) -> Result<Exit> {
+    let signals = Signals::install()?;
+    let out: Box<dyn Write> = match &opts.report {
+        Some(path) => match File::create(path) {
+            Ok(f) => Box::new(f),
+            Err(e) => {
+                eprintln!("aoitap: cannot create the report {}: {e}", path.display());
+                return Ok(Exit::CantCreate);
+            }
+        },
+        None if to == ReportTo::Stderr => Box::new(io::stderr()),
+        None => Box::new(io::stdout()),
+    };
+    let relay = if opts.relay {
+        Some(source::stdout_file()?)
+    } else {
+        None
+    };
+    let mut report = Emitter::new(
+        BufWriter::with_capacity(64 * 1024, out),
+        opts.style,
+        command,
+    );
+    report.begin()?;
+    let mut trouble: Option<Exit> = None;
+    for input in &opts.inputs {
+        report.file = input.label();
+        let file = match input.open() {
+            Ok(f) => f,
+            Err(e) => {
+                let (category, code) = match e.kind() {
+                    io::ErrorKind::NotFound => ("not_found", "INPUT_NOT_FOUND"),
+                    _ => ("io", "INPUT_UNREADABLE"),
+                };
+                report.local_error(category, code, &format!("{}: {e}", report.file))?;
+                trouble = trouble.max(Some(Exit::NoInput));
+                continue;
+            }
+        };
+        let mut relay = relay.as_ref().map(File::try_clone).transpose()?;
+        let idle = opts.idle_timeout_ms.map(Duration::from_millis);
+        let mut scan = Scanner::new(
+            Source::new(file, relay.as_mut(), Some(signals.wake_fd()), idle),
+            opts.max_line_bytes,
+        );
+        let mut check = Checker::new(&opts.check);
+        loop {
+            if signals.caught().is_some() {
+                break;
+            }
+            match scan.next_line() {
+                Ok(Some(line)) => {
+                    if let Err(e) = pass.line(&mut check, line, &mut report) {
+                        return fail(report, e);
+                    }
+                    if opts.line_buffered {
+                        report.flush()?;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => match Pause::of(&e) {
+                    Some(Pause::WouldBlock) => {
+                        pass.flush()?;
+                        report.flush()?;
+                        scan.get_mut().arm();
+                    }
+                    Some(Pause::Idle) => {
+                        check.idle(&mut report, opts.idle_timeout_ms.unwrap_or(0))?;
+                        pass.flush()?;
+                        report.flush()?;
+                    }
+                    Some(Pause::Signal) => break,
+                    None if e.get_ref().is_some_and(|i| i.is::<RelayFailed>()) => {
+                        return Err(e.into());
+                    }
+                    None => {
+                        report.local_error(
+                            "io",
+                            "READ_FAILED",
+                            &format!("{}: read failed: {e}", report.file),
+                        )?;
+                        trouble = trouble.max(Some(Exit::Io));
+                        break;
+                    }
+                },
+            }
+        }
+        if signals.caught().is_some() {
+            // What was judged is reported; the runs are not: they were
+            // stopped by us, not cut by the producer.
+            break;
+        }
+        if let Err(e) = pass.end_input(check, &mut report) {
+            return fail(report, e);
+        }
+    }
+    if let Err(e) = pass.flush() {
+        return fail(report, e);
+    }
+    let exit = signals
+        .caught()
+        .or(trouble)
+        .unwrap_or_else(|| report.tally.exit());
+    report.end(exit)?;
+    Ok(exit)
+}
+
+/// A command's own output failed: say so (an `aoi:error` in jsonl mode),
+/// end the report, and exit with the status the error asks for. A closed
+/// downstream ends quietly instead (spec §7).
+fn fail(mut report: Report, e: io::Error) -> Result<Exit> {
+    let exit = ExitError::status_of(&e);
+    if exit == Exit::BrokenPipe {
+        return Err(e.into());
+    }
+    let category = if exit == Exit::CantCreate {
+        "conflict"
+    } else {
+        "io"
+    };
+    report.local_error(category, "OUTPUT_FAILED", &e.to_string())?;
+    report.end(exit)?;
+    Ok(exit)
+}
+
+/// A pass that only judges (verify).
+pub struct JudgeOnly;
+
+impl Pass for JudgeOnly {}

@@ -1,0 +1,297 @@
+//! `aoitap split-by-run --dir DIR`: de-interleave merged streams, one file
+//! per run, each holding that run's lines byte for byte and in order,
+//! written as they arrive (DESIGN §6).
+//!
+//! File names never leave DIR and never collide. A run id becomes
+//! `run-ID.jsonl`, where ID is the id (decoded from JSON) with every byte
+//! outside `A-Z a-z 0-9 . _ -` written `%XX`, a leading `.` written `%2E`,
+//! and cut to 120 bytes. When two ids would give names equal but for case
+//! (case-insensitive file systems), or equal after the cut, the later one
+//! gets `~2`, `~3`, ... before `.jsonl`. A run without an id, opened by an
+//! `aoi:meta` at line N, goes to `run-from-line-N.jsonl`; lines that no run
+//! claims go to `unattributed.jsonl`. None of these can be `.`, `..`, or
+//! hold `/` or NUL.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use crate::check::{Checker, Finding, RunOf, RunReport, Seen, Sink};
+use crate::cli::StreamOptions;
+use crate::cmd::{Pass, Report, ReportTo, run_stream};
+use crate::event::unescape;
+use crate::exit::{Exit, ExitError};
+use crate::scan::Line;
+
+/// The longest encoded id kept in a file name.
+const NAME_BYTES: usize = 120;
+
+pub struct SplitOptions {
+    pub stream: StreamOptions,
+    pub dir: PathBuf,
+    pub force: bool,
+    pub max_open: usize,
+}
+
+pub fn run(opts: &SplitOptions) -> Result<Exit> {
+    if let Err(e) = fs::create_dir_all(&opts.dir) {
+        eprintln!(
+            "aoitap: cannot create the directory {}: {e}",
+            opts.dir.display()
+        );
+        return Ok(Exit::CantCreate);
+    }
+    let mut pass = Split {
+        files: Files::new(opts),
+    };
+    run_stream(&opts.stream, "split-by-run", ReportTo::Stdout, &mut pass)
+}
+
+struct Split {
+    files: Files,
+}
+
+/// What a run's lines are filed under.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Key {
+    Id(Box<[u8]>),
+    FromLine(u64),
+    Nowhere,
+}
+
+impl Key {
+    fn of(run: RunOf<'_>) -> Key {
+        match run {
+            RunOf::Named(id) => Key::Id(id.into()),
+            RunOf::Anonymous { first_line } => Key::FromLine(first_line),
+            RunOf::Nowhere => Key::Nowhere,
+        }
+    }
+
+    fn base_name(&self) -> String {
+        match self {
+            Key::Id(raw) => format!("run-{}", encode(unescape(raw).as_bytes())),
+            Key::FromLine(n) => format!("run-from-line-{n}"),
+            Key::Nowhere => "unattributed".to_string(),
+        }
+    }
+}
+
+/// `A-Za-z0-9._-` kept, the rest `%XX`, a leading `.` too; cut to
+/// `NAME_BYTES` without splitting an escape.
+fn encode(id: &[u8]) -> String {
+    let mut out = String::new();
+    for (i, &b) in id.iter().enumerate() {
+        let piece = if b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || (b == b'.' && i > 0) {
+            (b as char).to_string()
+        } else {
+            format!("%{b:02X}")
+        };
+        if out.len() + piece.len() > NAME_BYTES {
+            break;
+        }
+        out.push_str(&piece);
+    }
+    out
+}
+
+/// The run files: names given once, at most `max_open` open at a time.
+struct Files {
+    dir: PathBuf,
+    force: bool,
+    max_open: usize,
+    names: HashMap<Key, String>,
+    /// Names given, lower-cased: no two may differ only in case.
+    taken: HashSet<String>,
+    /// Files this run created: reopened for appending after eviction.
+    created: HashSet<String>,
+    open: HashMap<String, BufWriter<File>>,
+    /// Open files, least recently used first.
+    order: VecDeque<String>,
+}
+
+impl Files {
+    fn new(opts: &SplitOptions) -> Files {
+        Files {
+            dir: opts.dir.clone(),
+            force: opts.force,
+            max_open: opts.max_open.max(1),
+            names: HashMap::new(),
+            taken: HashSet::new(),
+            created: HashSet::new(),
+            open: HashMap::new(),
+            order: VecDeque::new(),
+        }
+    }
+
+    fn name(&mut self, key: &Key) -> &str {
+        if !self.names.contains_key(key) {
+            let base = key.base_name();
+            let mut name = format!("{base}.jsonl");
+            let mut n = 1;
+            while !self.taken.insert(name.to_lowercase()) {
+                n += 1;
+                name = format!("{base}~{n}.jsonl");
+            }
+            self.names.insert(key.clone(), name);
+        }
+        &self.names[key]
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// Append one line to the file of `key`, opening (or creating) it.
+    fn write(&mut self, key: &Key, line: &[u8]) -> io::Result<()> {
+        let name = self.name(key).to_string();
+        if !self.open.contains_key(&name) {
+            let file = self.open_file(&name)?;
+            if self.open.len() >= self.max_open
+                && let Some(old) = self.order.pop_front()
+                && let Some(mut w) = self.open.remove(&old)
+            {
+                w.flush().map_err(|e| self.failed(&old, e))?;
+            }
+            self.open
+                .insert(name.clone(), BufWriter::with_capacity(32 * 1024, file));
+            self.order.push_back(name.clone());
+        } else if self.order.back() != Some(&name) {
+            self.order.retain(|n| n != &name);
+            self.order.push_back(name.clone());
+        }
+        let w = self.open.get_mut(&name).expect("open file");
+        let done = w.write_all(line).and_then(|()| w.write_all(b"\n"));
+        done.map_err(|e| self.failed(&name, e))
+    }
+
+    /// The first open creates the file (refusing to overwrite one that is
+    /// there, unless --force); later opens append. Links are never followed.
+    fn open_file(&mut self, name: &str) -> io::Result<File> {
+        let path = self.path(name);
+        let mut oo = OpenOptions::new();
+        oo.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
+        if self.created.contains(name) {
+            return oo
+                .append(true)
+                .open(&path)
+                .map_err(|e| self.failed(name, e));
+        }
+        if self.force && fs::symlink_metadata(&path).is_ok_and(|m| !m.is_dir()) {
+            // Removes a link itself, never what it points to.
+            fs::remove_file(&path).map_err(|e| self.failed(name, e))?;
+        }
+        match oo.write(true).create_new(true).open(&path) {
+            Ok(f) => {
+                self.created.insert(name.to_string());
+                Ok(f)
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(ExitError::io(
+                Exit::CantCreate,
+                format!(
+                    "{} exists; refusing to overwrite it (use --force)",
+                    path.display()
+                ),
+            )),
+            Err(e) => Err(ExitError::io(
+                Exit::CantCreate,
+                format!("cannot create {}: {e}", path.display()),
+            )),
+        }
+    }
+
+    fn failed(&self, name: &str, e: io::Error) -> io::Error {
+        ExitError::io(
+            Exit::Io,
+            format!("writing {}: {e}", self.path(name).display()),
+        )
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        for (name, w) in &mut self.open {
+            w.flush().map_err(|e| {
+                ExitError::io(
+                    Exit::Io,
+                    format!("writing {}: {e}", self.dir.join(name).display()),
+                )
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// The report, with each verdict naming the file that holds the run.
+struct WithPaths<'a> {
+    report: &'a mut Report,
+    files: &'a mut Files,
+}
+
+impl Sink for WithPaths<'_> {
+    fn finding(&mut self, f: &Finding) -> io::Result<()> {
+        self.report.finding(f)
+    }
+
+    fn run(&mut self, r: &RunReport) -> io::Result<()> {
+        let key = match &r.id {
+            Some(id) => Key::Id(id.clone()),
+            None if r.identity.is_some() => Key::FromLine(r.first_line),
+            None => Key::Nowhere,
+        };
+        let name = self.files.name(&key).to_string();
+        let path = self.files.path(&name);
+        self.report.run_at(r, Some(&path.display().to_string()))
+    }
+}
+
+impl Pass for Split {
+    fn line(
+        &mut self,
+        check: &mut Checker,
+        line: Line<'_>,
+        report: &mut Report,
+    ) -> io::Result<Seen> {
+        let seen = check.line(
+            line,
+            &mut WithPaths {
+                report,
+                files: &mut self.files,
+            },
+        )?;
+        if let Line::Complete(bytes) = line {
+            let key = Key::of(check.run_of_last_line());
+            self.files.write(&key, bytes)?;
+        }
+        Ok(seen)
+    }
+
+    fn end_input(&mut self, check: Checker, report: &mut Report) -> io::Result<()> {
+        check.finish(&mut WithPaths {
+            report,
+            files: &mut self.files,
+        })
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.files.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoding_keeps_names_inside_the_directory() {
+        assert_eq!(encode(b"01JZQ7X4TQ9"), "01JZQ7X4TQ9");
+        assert_eq!(encode(b"../../etc/passwd"), "%2E.%2F..%2Fetc%2Fpasswd");
+        assert_eq!(encode(b"/abs"), "%2Fabs");
+        assert_eq!(encode(b"a\0b\n"), "a%00b%0A");
+        assert_eq!(encode(b"."), "%2E");
+        assert!(encode(&[b'x'; 10_000]).len() <= NAME_BYTES);
+        assert!(encode(&[b'/'; 10_000]).len() <= NAME_BYTES);
+    }
+}

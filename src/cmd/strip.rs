@@ -1,0 +1,86 @@
+//! `aoitap strip-envelope`: plain domain JSONL for tools that do not speak
+//! AOI (DESIGN §6). Each passed event loses its top-level `aoi` member and
+//! nothing else; the verdict of what was read stays in the exit status.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+
+use anyhow::Result;
+
+use crate::check::{Checker, RunOf, Seen};
+use crate::cli::StreamOptions;
+use crate::cmd::{Pass, Report, ReportTo, run_stream};
+use crate::event::unescape;
+use crate::exit::Exit;
+use crate::scan::Line;
+use crate::source;
+
+pub struct StripOptions {
+    pub stream: StreamOptions,
+    /// Pass `aoi:*` events too (their envelope still goes).
+    pub keep_framework: bool,
+    /// Only these domain types (none: all).
+    pub types: Vec<String>,
+    /// Only this run.
+    pub run: Option<String>,
+}
+
+pub fn run(opts: &StripOptions) -> Result<Exit> {
+    let out = BufWriter::with_capacity(256 * 1024, source::stdout_file()?);
+    let mut pass = Strip { opts, out };
+    // stdout carries the stripped events; diagnostics go to stderr.
+    run_stream(&opts.stream, "strip-envelope", ReportTo::Stderr, &mut pass)
+}
+
+struct Strip<'o> {
+    opts: &'o StripOptions,
+    out: BufWriter<File>,
+}
+
+impl Strip<'_> {
+    fn wanted(&self, check: &Checker, seen: &Seen, line: &[u8]) -> bool {
+        let o = self.opts;
+        // Lines that are not events are findings, never output.
+        if !seen.event || (seen.framework && !o.keep_framework) {
+            return false;
+        }
+        if !seen.framework && !o.types.is_empty() && !o.types.iter().any(|t| seen.type_is(line, t))
+        {
+            return false;
+        }
+        match &o.run {
+            None => true,
+            Some(want) => {
+                matches!(check.run_of_last_line(), RunOf::Named(id) if unescape(id) == want.as_str())
+            }
+        }
+    }
+}
+
+impl Pass for Strip<'_> {
+    fn line(
+        &mut self,
+        check: &mut Checker,
+        line: Line<'_>,
+        report: &mut Report,
+    ) -> io::Result<Seen> {
+        let seen = check.line(line, report)?;
+        if let Line::Complete(bytes) = line
+            && self.wanted(check, &seen, bytes)
+        {
+            match seen.cut {
+                Some((from, to)) => {
+                    self.out.write_all(&bytes[..from])?;
+                    self.out.write_all(&bytes[to..])?;
+                }
+                None => self.out.write_all(bytes)?,
+            }
+            self.out.write_all(b"\n")?;
+        }
+        Ok(seen)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}

@@ -1,0 +1,259 @@
+//! `aoitap split-by-run`: each run to its own file, byte for byte, and
+//! never a byte outside the directory.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+
+use crate::util::*;
+
+/// A short conforming run with the given id (already JSON-escaped).
+fn run_lines(id_json: &str, n: u64) -> Vec<String> {
+    good(n)
+        .iter()
+        .map(|l| l.replace(r#""run":"R""#, &format!(r#""run":"{id_json}""#)))
+        .collect()
+}
+
+/// Lines of several runs, interleaved round-robin.
+fn interleave(runs: &[Vec<String>]) -> Vec<String> {
+    let longest = runs.iter().map(Vec::len).max().unwrap_or(0);
+    (0..longest)
+        .flat_map(|i| runs.iter().filter_map(move |r| r.get(i).cloned()))
+        .collect()
+}
+
+/// Every entry under `dir`, as (relative path, is a plain file).
+fn walk(dir: &Path) -> Vec<(String, bool)> {
+    let mut out = vec![];
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let t = e.file_type().unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if t.is_dir() {
+            for (sub, f) in walk(&e.path()) {
+                out.push((format!("{name}/{sub}"), f));
+            }
+        } else {
+            out.push((name, t.is_file()));
+        }
+    }
+    out
+}
+
+fn split(dir: &Path, extra: &[&str], input: &[u8]) -> Out {
+    let mut args = vec![
+        "split-by-run",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--output",
+        "jsonl",
+    ];
+    args.extend_from_slice(extra);
+    run(&args, input)
+}
+
+/// File contents by path, from the `run` events that name them.
+fn files_by_run(out: &Out) -> HashMap<String, String> {
+    out.events()
+        .into_iter()
+        .filter(|e| e["type"] == "run")
+        .map(|e| {
+            let path = e["path"].as_str().unwrap().to_string();
+            (
+                e["run"].as_str().unwrap_or("").to_string(),
+                std::fs::read_to_string(path).unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn interleaved_runs_come_back_byte_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs: Vec<Vec<String>> = (0..5)
+        .map(|k| run_lines(&format!("run-{k}"), k + 1))
+        .collect();
+    let out = split(&dir.path().join("out"), &[], &lines(&interleave(&runs)));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let files = files_by_run(&out);
+    assert_eq!(files.len(), 5);
+    for (k, r) in runs.iter().enumerate() {
+        assert_eq!(files[&format!("run-{k}")].as_bytes(), &lines(r)[..]);
+    }
+}
+
+#[test]
+fn hostile_ids_stay_inside_the_directory() {
+    let ids = [
+        r"../../etc/passwd",
+        r"/abs",
+        r"a/b",
+        r"a_b",
+        r".",
+        r"..",
+        r"",
+        r"a\u0000b",
+        r"line\nbreak\u001b[2J",
+        r"abc",
+        r"ABC",
+        r"Abc",
+    ];
+    let long = "x".repeat(10 * 1024);
+    let long2 = format!("{long}y");
+    let mut all: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+    all.push(long);
+    all.push(long2);
+    let runs: Vec<Vec<String>> = all.iter().map(|id| run_lines(id, 1)).collect();
+    let base = tempfile::tempdir().unwrap();
+    let dir = base.path().join("out");
+    let out = split(&dir, &[], &lines(&interleave(&runs)));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    // Nothing but DIR next to it, and only plain files, one per run, in DIR.
+    let around: Vec<_> = std::fs::read_dir(base.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(around, vec![std::ffi::OsString::from("out")]);
+    let entries = walk(&dir);
+    assert_eq!(entries.len(), all.len(), "{entries:?}");
+    for (name, plain) in &entries {
+        assert!(*plain && !name.contains('/'), "{name}");
+        assert!(name.len() < 200, "{name}");
+    }
+    // Names differ even ignoring case.
+    let mut lower: Vec<String> = entries.iter().map(|(n, _)| n.to_lowercase()).collect();
+    lower.sort();
+    lower.dedup();
+    assert_eq!(lower.len(), all.len());
+    // And each holds its run's lines.
+    let paths: Vec<String> = out
+        .events()
+        .into_iter()
+        .filter(|e| e["type"] == "run")
+        .map(|e| e["path"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(paths.len(), all.len());
+    for (path, r) in paths.iter().zip(&runs) {
+        assert!(Path::new(path).starts_with(&dir), "{path}");
+        assert_eq!(std::fs::read(path).unwrap(), lines(r), "{path}");
+    }
+}
+
+#[test]
+fn ten_thousand_runs_with_sixteen_open_files() {
+    let runs: Vec<Vec<String>> = (0..10_000)
+        .map(|k| run_lines(&format!("r{k:05}"), 1))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let out = split(
+        &dir.path().join("out"),
+        &["--max-open", "16"],
+        &lines(&interleave(&runs)),
+    );
+    assert_eq!(out.code, 0);
+    let files = files_by_run(&out);
+    assert_eq!(files.len(), 10_000);
+    for (k, r) in runs.iter().enumerate().step_by(997) {
+        assert_eq!(files[&format!("r{k:05}")].as_bytes(), &lines(r)[..]);
+    }
+}
+
+#[test]
+fn lines_without_a_run_id_follow_the_latest_meta() {
+    let anon = [
+        "{\"type\":\"aoi:meta\",\"tool\":\"t\"}".to_string(),
+        "{\"type\":\"hit\"}".to_string(),
+        "{\"type\":\"aoi:summary\",\"ok\":true}".to_string(),
+    ];
+    let mut input = vec!["{\"type\":\"stray\"}".to_string()];
+    input.extend(anon.iter().cloned());
+    let dir = tempfile::tempdir().unwrap();
+    let out = split(&dir.path().join("out"), &[], &lines(&input));
+    let names: Vec<String> = walk(&dir.path().join("out"))
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert!(
+        names.contains(&"unattributed.jsonl".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"run-from-line-2.jsonl".to_string()),
+        "{names:?}"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("out/run-from-line-2.jsonl")).unwrap(),
+        lines(&anon)
+    );
+    assert_eq!(out.code, 65, "the stray line's run has no summary");
+}
+
+#[test]
+fn existing_files_are_refused_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let input = lines(&good(1));
+    assert_eq!(split(&out_dir, &[], &input).code, 0);
+    let again = split(&out_dir, &[], &input);
+    assert_eq!(again.code, 73);
+    let err = again
+        .events()
+        .into_iter()
+        .find(|e| e["type"] == "aoi:error")
+        .unwrap();
+    assert!(
+        err["message"].as_str().unwrap().contains("run-R.jsonl"),
+        "{err}"
+    );
+    assert_eq!(again.summary()["ok"], false);
+    // --force replaces the file, and a link is replaced, never followed.
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "keep").unwrap();
+    std::fs::remove_file(out_dir.join("run-R.jsonl")).unwrap();
+    std::os::unix::fs::symlink(&victim, out_dir.join("run-R.jsonl")).unwrap();
+    assert_eq!(split(&out_dir, &["--force"], &input).code, 0);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    assert_eq!(std::fs::read(out_dir.join("run-R.jsonl")).unwrap(), input);
+}
+
+#[test]
+fn an_uncreatable_directory_is_73_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    let bad = file.join("sub");
+    let out = run(
+        &["split-by-run", "--dir", bad.to_str().unwrap()],
+        &lines(&good(1)),
+    );
+    assert_eq!(out.code, 73);
+    assert!(out.stderr.contains(bad.to_str().unwrap()), "{}", out.stderr);
+}
+
+#[test]
+fn a_full_disk_is_74_and_named() {
+    // A 64 KiB tmpfs: needs root, which CI and the dev machines have.
+    let dir = tempfile::tempdir().unwrap();
+    let mount = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(dir.path())
+        .status()
+        .expect("mount");
+    assert!(
+        mount.success(),
+        "mounting a small tmpfs failed (this test needs root)"
+    );
+    let big: Vec<String> = (0..2000).map(|_| hit(1)).collect();
+    let out = run(
+        &["split-by-run", "--dir", dir.path().to_str().unwrap()],
+        &lines(&big),
+    );
+    let _ = Command::new("umount").arg(dir.path()).status();
+    assert_eq!(out.code, 74, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("run-R.jsonl") && out.stderr.contains("No space left"),
+        "{}",
+        out.stderr
+    );
+}
