@@ -51,14 +51,19 @@ run catcat sh -c "cat '$stream' | cat"
 run verify "$aoitap" verify -q "$stream"
 run relay sh -c "'$aoitap' verify --relay -q < '$stream' > /dev/null"
 run relaycat sh -c "cat '$stream' | '$aoitap' verify --relay -q | cat > /dev/null"
+run strip sh -c "'$aoitap' strip-envelope -q '$stream' > /dev/null"
 if [ -z "${SKIP_JQ:-}" ]; then
   REPEAT=1 run jq jq -n -c -f "$SHARED/bench/verify.jq" "$stream"
+  REPEAT=1 run jqstrip sh -c "jq -c 'select(.type|startswith(\"aoi:\")|not) | del(.aoi)' '$stream' > /dev/null"
 fi
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
 echo
 if [ -n "${wall[jq]:-}" ]; then
   echo "verify is $(ratio "${wall[jq]}" "${wall[verify]}")x faster than jq (target >= 40x)"
+fi
+if [ -n "${wall[jqstrip]:-}" ]; then
+  echo "strip-envelope is $(ratio "${wall[jqstrip]}" "${wall[strip]}")x faster than jq (target >= 20x)"
 fi
 echo "verify takes $(ratio "${wall[verify]}" "${wall[cat]}")x the time of cat"
 echo "verify --relay > /dev/null takes $(ratio "${wall[relay]}" "${wall[catcat]}")x the time of cat | cat (target <= 1.5x)"

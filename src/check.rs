@@ -137,6 +137,12 @@ pub struct RunReport {
     pub domain_events: u64,
     pub warnings: u64,
     pub errors: u64,
+    /// Events missing by seq (gaps and a cut head), repeated seqs, and
+    /// whether the run numbers its events at all.
+    pub missing: u64,
+    pub repeats: u64,
+    pub uses_seq: bool,
+    pub error_findings: u64,
 }
 
 /// Where findings and verdicts go.
@@ -200,6 +206,8 @@ struct RunState {
     error_findings: u64,
     first_error: Option<String>,
     unsupported: bool,
+    missing: u64,
+    repeats: u64,
 }
 
 impl RunState {
@@ -227,6 +235,8 @@ impl RunState {
             error_findings: 0,
             first_error: None,
             unsupported: false,
+            missing: 0,
+            repeats: 0,
         }
     }
 
@@ -320,6 +330,33 @@ impl RunOf<'_> {
             Some(id) => RunOf::Named(id),
             None if meta => RunOf::Anonymous { first_line },
             None => RunOf::Nowhere,
+        }
+    }
+}
+
+/// A run as commands file it: by id, by the line of the meta that opened
+/// it, or nowhere.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum RunKey {
+    Id(Box<[u8]>),
+    FromLine(u64),
+    Nowhere,
+}
+
+impl RunKey {
+    pub fn of(run: RunOf<'_>) -> RunKey {
+        match run {
+            RunOf::Named(id) => RunKey::Id(id.into()),
+            RunOf::Anonymous { first_line } => RunKey::FromLine(first_line),
+            RunOf::Nowhere => RunKey::Nowhere,
+        }
+    }
+
+    pub fn of_report(r: &RunReport) -> RunKey {
+        match &r.id {
+            Some(id) => RunKey::Id(id.clone()),
+            None if r.identity.is_some() => RunKey::FromLine(r.first_line),
+            None => RunKey::Nowhere,
         }
     }
 }
@@ -471,6 +508,16 @@ impl<'c> Checker<'c> {
         };
         st.unreadable(sink, rule, message, column)?;
         Ok(Seen::default())
+    }
+
+    /// Lines read so far (the number of the last one).
+    pub fn line_number(&self) -> u64 {
+        self.st.line
+    }
+
+    /// The last line as an event, if it was one (`line` must be its bytes).
+    pub fn last_event<'a>(&'a self, line: &'a [u8]) -> Option<Event<'a>> {
+        self.parser.last(line).filter(Event::is_object)
     }
 
     /// The run the last line went to.
@@ -840,8 +887,10 @@ impl State<'_> {
             self.report(sink, slot, Rule::RunMissing, Some(n), msg)?;
         }
         if n > expected {
-            self.run(slot).seq_trouble = true;
             let count = n - expected;
+            let run = self.run(slot);
+            run.seq_trouble = true;
+            run.missing = run.missing.saturating_add(count);
             let (rule, msg) = if !started && expected == 0 {
                 let msg = format!(
                     "the run starts at seq {n}, not 0: the head was cut ({count} events missing)"
@@ -860,7 +909,9 @@ impl State<'_> {
                 .missing((expected, n - 1, count));
             self.emit(sink, slot, f)?;
         } else if n < expected {
-            self.run(slot).seq_trouble = true;
+            let run = self.run(slot);
+            run.seq_trouble = true;
+            run.repeats += 1;
             let msg = format!("seq {n} again or backwards: expected {expected}");
             self.report(sink, slot, Rule::SeqRepeat, Some(n), msg)?;
         }
@@ -1343,6 +1394,10 @@ fn judge(cfg: &Config, run: RunState) -> RunReport {
         domain_events: run.domain,
         warnings: run.warnings,
         errors: run.errors,
+        missing: run.missing,
+        repeats: run.repeats,
+        uses_seq: run.tracks.iter().any(|t| t.started),
+        error_findings: run.error_findings,
     }
 }
 

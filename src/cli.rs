@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::check::{Config, SchemaPin};
 use crate::cmd::split::SplitOptions;
 use crate::cmd::strip::StripOptions;
+use crate::cmd::summarize::SummarizeOptions;
 use crate::cmd::{Input, ReportTo};
 use crate::emit::{Format, Style};
 use crate::exit::Exit;
@@ -56,6 +57,22 @@ enum Command {
                       Files are named run-ID.jsonl with unsafe bytes of the id written %XX; see the man page."
     )]
     SplitByRun(SplitArgs),
+
+    /// Per run at a glance: identity, counts by type, warnings and errors, outcome, seq coverage, verdict.
+    #[command(
+        after_help = "Example: aoitap summarize out.jsonl\n         aoitap summarize --type-field kind --output json afdata.jsonl"
+    )]
+    Summarize(SummarizeArgs),
+}
+
+#[derive(Args, Debug)]
+struct SummarizeArgs {
+    #[command(flatten)]
+    stream: StreamArgs,
+
+    /// The field that names each line's kind, for counts (e.g. kind for AFDATA streams).
+    #[arg(long, value_name = "NAME", default_value = "type")]
+    type_field: String,
 }
 
 #[derive(Args, Debug)]
@@ -195,6 +212,7 @@ pub enum Invocation {
     Verify(StreamOptions),
     StripEnvelope(StripOptions),
     SplitByRun(SplitOptions),
+    Summarize(SummarizeOptions),
 }
 
 /// The plain form of `StreamArgs`.
@@ -268,6 +286,18 @@ pub fn parse() -> Result<Invocation, Exit> {
                 dir: a.dir,
                 force: a.force,
                 max_open: a.max_open as usize,
+            }))
+        }
+        Command::Summarize(a) => {
+            let json = a.stream.output == OutputArg::Json;
+            let mut stream = a.stream.into_options(ReportTo::Stdout);
+            if json {
+                stream.style.format = Format::Json;
+            }
+            stream.check.multi_run = true;
+            Ok(Invocation::Summarize(SummarizeOptions {
+                stream,
+                type_field: a.type_field,
             }))
         }
     }

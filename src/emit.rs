@@ -25,6 +25,8 @@ pub const SCHEMA_VERSION: &str = "1.0.0";
 pub enum Format {
     Human,
     Jsonl,
+    /// One JSON object, written by the command at the end (summarize).
+    Json,
 }
 
 /// How the report is written.
@@ -42,6 +44,8 @@ pub struct Style {
 pub struct Tally {
     pub findings: [u64; 3],
     pub shown: u64,
+    /// Findings not written because of --limit.
+    pub dropped: u64,
     pub runs: [u64; 4],
     pub upstream_warnings: u64,
     pub upstream_errors: u64,
@@ -148,7 +152,7 @@ impl<W: Write> Emitter<W> {
     }
 
     /// A new event of aoitap's own stream, envelope filled in.
-    fn event(&mut self, ty: &str) -> Obj {
+    pub fn event(&mut self, ty: &str) -> Obj {
         let mut o = Obj::new();
         o.str("type", ty);
         o.raw_key("aoi");
@@ -157,6 +161,56 @@ impl<W: Write> Emitter<W> {
         );
         self.seq += 1;
         o
+    }
+
+    /// Write a domain event of a command's own (jsonl mode only).
+    pub fn domain(&mut self, ty: &str, fill: impl FnOnce(&mut Obj)) -> io::Result<()> {
+        if !self.jsonl() {
+            return Ok(());
+        }
+        let mut o = self.event(ty);
+        o.str("file", &self.file);
+        fill(&mut o);
+        self.domain_emitted += 1;
+        self.write(o)
+    }
+
+    /// Count a finding without writing it (commands that show totals).
+    pub fn count_finding(&mut self, f: &Finding) {
+        self.tally.findings[f.severity as usize] += 1;
+    }
+
+    /// Count a verdict without writing it.
+    pub fn count_run(&mut self, r: &RunReport) {
+        self.tally.add_run(r);
+    }
+
+    /// Bytes as they are (the one object of `--output json`).
+    pub fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if !self.style.quiet {
+            self.out.write_all(bytes)?;
+        }
+        Ok(())
+    }
+
+    pub fn format(&self) -> Format {
+        self.style.format
+    }
+
+    /// Write human text (human mode only).
+    pub fn text(&mut self, text: &str) -> io::Result<()> {
+        if self.human() {
+            self.out.write_all(text.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    pub fn is_jsonl(&self) -> bool {
+        self.jsonl()
+    }
+
+    pub fn color(&self) -> bool {
+        self.style.color
     }
 
     fn write(&mut self, o: Obj) -> io::Result<()> {
@@ -200,7 +254,7 @@ impl<W: Write> Emitter<W> {
     /// `aoi:summary` (jsonl), whose `ok` is the exit status being 0.
     pub fn end(&mut self, exit: Exit) -> io::Result<()> {
         let t = &self.tally;
-        let dropped = t.findings.iter().sum::<u64>() - t.shown;
+        let dropped = t.dropped;
         if self.human() {
             let mut line = String::new();
             if dropped > 0 {
@@ -322,6 +376,7 @@ impl<W: Write> Sink for Emitter<W> {
     fn finding(&mut self, f: &Finding) -> io::Result<()> {
         self.tally.findings[f.severity as usize] += 1;
         if self.style.limit.is_some_and(|n| self.tally.shown >= n) {
+            self.tally.dropped += 1;
             return Ok(());
         }
         self.tally.shown += 1;
@@ -450,7 +505,7 @@ fn identity_fields(o: &mut Obj) {
     o.str("schema_version", SCHEMA_VERSION);
 }
 
-fn plural(n: u64, word: &str) -> String {
+pub fn plural(n: u64, word: &str) -> String {
     if n == 1 {
         format!("1 {word}")
     } else {
@@ -460,7 +515,7 @@ fn plural(n: u64, word: &str) -> String {
 
 /// Text from the input, made safe for a terminal: control characters
 /// (an ESC from a hostile stream) are shown escaped, never interpreted.
-fn clean(s: &str) -> String {
+pub fn clean(s: &str) -> String {
     if !s.chars().any(char::is_control) {
         return s.to_string();
     }
@@ -477,16 +532,22 @@ fn clean(s: &str) -> String {
 
 /// A JSON object written key by key, in order (serde_json's own map would
 /// sort the keys, putting `aoi` before `type`).
-struct Obj {
+pub struct Obj {
     buf: Vec<u8>,
 }
 
+impl Default for Obj {
+    fn default() -> Obj {
+        Obj::new()
+    }
+}
+
 impl Obj {
-    fn new() -> Obj {
+    pub fn new() -> Obj {
         Obj { buf: vec![b'{'] }
     }
 
-    fn raw_key(&mut self, k: &str) {
+    pub fn raw_key(&mut self, k: &str) {
         if self.buf.len() > 1 {
             self.buf.push(b',');
         }
@@ -496,34 +557,50 @@ impl Obj {
         self.buf.extend_from_slice(b"\":");
     }
 
-    fn str(&mut self, k: &str, v: &str) {
+    pub fn str(&mut self, k: &str, v: &str) {
         self.raw_key(k);
         serde_json::to_writer(&mut self.buf, v).expect("writing to a Vec cannot fail");
     }
 
-    fn opt_str(&mut self, k: &str, v: Option<&str>) {
+    pub fn opt_str(&mut self, k: &str, v: Option<&str>) {
         if let Some(v) = v {
             self.str(k, v);
         }
     }
 
-    fn num(&mut self, k: &str, v: u64) {
+    pub fn num(&mut self, k: &str, v: u64) {
         self.raw_key(k);
         self.buf.extend_from_slice(v.to_string().as_bytes());
     }
 
-    fn bool(&mut self, k: &str, v: bool) {
+    pub fn bool(&mut self, k: &str, v: bool) {
         self.raw_key(k);
         self.buf
             .extend_from_slice(if v { b"true" } else { b"false" });
     }
 
-    fn obj(&mut self, k: &str, v: Obj) {
+    pub fn obj(&mut self, k: &str, v: Obj) {
         self.raw_key(k);
         self.buf.extend_from_slice(&v.finish());
     }
 
-    fn finish(mut self) -> Vec<u8> {
+    /// A number under a key that comes from the input (so it is escaped).
+    pub fn num_key(&mut self, k: &str, v: u64) {
+        if self.buf.len() > 1 {
+            self.buf.push(b',');
+        }
+        serde_json::to_writer(&mut self.buf, k).expect("writing to a Vec cannot fail");
+        self.buf.push(b':');
+        self.buf.extend_from_slice(v.to_string().as_bytes());
+    }
+
+    /// Any JSON value already written as text (e.g. an array).
+    pub fn raw(&mut self, k: &str, json: &str) {
+        self.raw_key(k);
+        self.buf.extend_from_slice(json.as_bytes());
+    }
+
+    pub fn finish(mut self) -> Vec<u8> {
         self.buf.push(b'}');
         self.buf
     }

@@ -66,6 +66,9 @@ struct Layout {
     /// The first reserved name seen twice.
     duplicate: Option<Tag>,
     ansi: bool,
+    is_object: bool,
+    /// The walk finished without a fault.
+    valid: bool,
 }
 
 impl Layout {
@@ -152,17 +155,31 @@ impl Parser {
         }
         self.layout.clear();
         self.stack.clear();
-        let is_object = line.get(ws(line, 0)) == Some(&b'{');
+        self.layout.valid = false;
         walk(line, &mut self.stack, &mut self.layout)?;
+        self.layout.valid = true;
+        self.layout.is_object = line.get(ws(line, 0)) == Some(&b'{');
         // U+009B (CSI) may also stand raw, as the bytes C2 9B; outside a
         // string any byte over 0x7F fails the walk anyway.
-        let raw_csi = || memchr::memchr_iter(0xc2, line).any(|i| line.get(i + 1) == Some(&0x9b));
-        Ok(Event {
+        if !self.layout.ansi {
+            self.layout.ansi =
+                memchr::memchr_iter(0xc2, line).any(|i| line.get(i + 1) == Some(&0x9b));
+        }
+        Ok(self.view(line))
+    }
+
+    /// The event last parsed, seen again (`line` must be the same bytes).
+    pub fn last<'a>(&'a self, line: &'a [u8]) -> Option<Event<'a>> {
+        self.layout.valid.then(|| self.view(line))
+    }
+
+    fn view<'a>(&'a self, line: &'a [u8]) -> Event<'a> {
+        Event {
             line,
             layout: &self.layout,
-            is_object,
-            has_ansi: self.layout.ansi || raw_csi(),
-        })
+            is_object: self.layout.is_object,
+            has_ansi: self.layout.ansi,
+        }
     }
 }
 

@@ -14,6 +14,7 @@ fn main() -> ExitCode {
         Invocation::Verify(opts) => cmd::verify::run(&opts),
         Invocation::StripEnvelope(opts) => cmd::strip::run(&opts),
         Invocation::SplitByRun(opts) => cmd::split::run(&opts),
+        Invocation::Summarize(opts) => cmd::summarize::run(&opts),
     };
     match result {
         Ok(exit) => exit.into(),

@@ -7,4 +7,5 @@ mod memory;
 mod pipe;
 mod split;
 mod strip;
+mod summarize;
 mod verify;

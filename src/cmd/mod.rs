@@ -21,6 +21,7 @@ use crate::source::{self, Pause, RelayFailed, Source};
 
 pub mod split;
 pub mod strip;
+pub mod summarize;
 pub mod verify;
 
 /// One input stream.
@@ -36,6 +37,17 @@ impl Input {
         match self {
             Input::Stdin => "<stdin>".to_string(),
             Input::Path(p) => p.display().to_string(),
+        }
+    }
+
+    /// The size of a regular file, if it is one.
+    pub fn file_size(&self) -> Option<u64> {
+        match self {
+            Input::Stdin => None,
+            Input::Path(p) => std::fs::metadata(p)
+                .ok()
+                .filter(|m| m.is_file())
+                .map(|m| m.len()),
         }
     }
 
@@ -73,6 +85,11 @@ pub trait Pass {
     /// The input would make us wait: push out what is buffered.
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+
+    /// The exit status, given the verdict of what was read.
+    fn exit(&self, verdict: Exit) -> Exit {
+        verdict
     }
 }
 

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::check::{Checker, Finding, RunOf, RunReport, Seen, Sink};
+use crate::check::{Checker, Finding, RunKey, RunReport, Seen, Sink};
 use crate::cli::StreamOptions;
 use crate::cmd::{Pass, Report, ReportTo, run_stream};
 use crate::event::unescape;
@@ -55,29 +55,12 @@ struct Split {
     files: Files,
 }
 
-/// What a run's lines are filed under.
-#[derive(Clone, PartialEq, Eq, Hash)]
-enum Key {
-    Id(Box<[u8]>),
-    FromLine(u64),
-    Nowhere,
-}
-
-impl Key {
-    fn of(run: RunOf<'_>) -> Key {
-        match run {
-            RunOf::Named(id) => Key::Id(id.into()),
-            RunOf::Anonymous { first_line } => Key::FromLine(first_line),
-            RunOf::Nowhere => Key::Nowhere,
-        }
-    }
-
-    fn base_name(&self) -> String {
-        match self {
-            Key::Id(raw) => format!("run-{}", encode(unescape(raw).as_bytes())),
-            Key::FromLine(n) => format!("run-from-line-{n}"),
-            Key::Nowhere => "unattributed".to_string(),
-        }
+/// The file name (without `.jsonl`) a run's lines go to.
+fn base_name(key: &RunKey) -> String {
+    match key {
+        RunKey::Id(raw) => format!("run-{}", encode(unescape(raw).as_bytes())),
+        RunKey::FromLine(n) => format!("run-from-line-{n}"),
+        RunKey::Nowhere => "unattributed".to_string(),
     }
 }
 
@@ -104,7 +87,7 @@ struct Files {
     dir: PathBuf,
     force: bool,
     max_open: usize,
-    names: HashMap<Key, String>,
+    names: HashMap<RunKey, String>,
     /// Names given, lower-cased: no two may differ only in case.
     taken: HashSet<String>,
     /// Files this run created: reopened for appending after eviction.
@@ -128,9 +111,9 @@ impl Files {
         }
     }
 
-    fn name(&mut self, key: &Key) -> &str {
+    fn name(&mut self, key: &RunKey) -> &str {
         if !self.names.contains_key(key) {
-            let base = key.base_name();
+            let base = base_name(key);
             let mut name = format!("{base}.jsonl");
             let mut n = 1;
             while !self.taken.insert(name.to_lowercase()) {
@@ -147,7 +130,7 @@ impl Files {
     }
 
     /// Append one line to the file of `key`, opening (or creating) it.
-    fn write(&mut self, key: &Key, line: &[u8]) -> io::Result<()> {
+    fn write(&mut self, key: &RunKey, line: &[u8]) -> io::Result<()> {
         let name = self.name(key).to_string();
         if !self.open.contains_key(&name) {
             let file = self.open_file(&name)?;
@@ -236,11 +219,7 @@ impl Sink for WithPaths<'_> {
     }
 
     fn run(&mut self, r: &RunReport) -> io::Result<()> {
-        let key = match &r.id {
-            Some(id) => Key::Id(id.clone()),
-            None if r.identity.is_some() => Key::FromLine(r.first_line),
-            None => Key::Nowhere,
-        };
+        let key = RunKey::of_report(r);
         let name = self.files.name(&key).to_string();
         let path = self.files.path(&name);
         self.report.run_at(r, Some(&path.display().to_string()))
@@ -262,7 +241,7 @@ impl Pass for Split {
             },
         )?;
         if let Line::Complete(bytes) = line {
-            let key = Key::of(check.run_of_last_line());
+            let key = RunKey::of(check.run_of_last_line());
             self.files.write(&key, bytes)?;
         }
         Ok(seen)

@@ -1,0 +1,528 @@
+//! `aoitap summarize`: per run, at a glance — identity, lines and bytes,
+//! counts by type, warnings and errors by category and code, outcome, seq
+//! coverage and the verdict (DESIGN §6).
+//!
+//! Runs are told apart as with `--multi-run` (DESIGN §2). Counts work on
+//! any JSONL with a discriminator (`--type-field kind`); identity and
+//! outcome come from the AOI framework events when there are any. Per run,
+//! at most `MAX_KINDS` types and `MAX_KINDS` category/code pairs are kept
+//! by name; the rest are counted under `(other)`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{self, IsTerminal};
+use std::time::Instant;
+
+use anyhow::Result;
+
+use crate::check::{Checker, Finding, Identity, RunKey, RunReport, Seen, Sink, Verdict};
+use crate::cli::StreamOptions;
+use crate::cmd::{Pass, Report, ReportTo, run_stream};
+use crate::emit::{Format, Obj, clean, plural};
+use crate::event::{Event, Kind};
+use crate::exit::Exit;
+use crate::scan::Line;
+
+const MAX_KINDS: usize = 256;
+
+/// Progress is shown for inputs larger than this, on a terminal only.
+const PROGRESS_FROM: u64 = 64 << 20;
+
+pub struct SummarizeOptions {
+    pub stream: StreamOptions,
+    pub type_field: String,
+}
+
+pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
+    let progress = opts.stream.style.format == Format::Human
+        && !opts.stream.style.quiet
+        && io::stderr().is_terminal()
+        && opts
+            .stream
+            .inputs
+            .iter()
+            .any(|i| i.file_size().is_some_and(|n| n > PROGRESS_FROM));
+    let mut pass = Summarize {
+        type_field: &opts.type_field,
+        stats: HashMap::new(),
+        runs: vec![],
+        progress: progress.then(Progress::new),
+    };
+    let exit = run_stream(&opts.stream, "summarize", ReportTo::Stdout, &mut pass)?;
+    Ok(exit)
+}
+
+/// What is counted of one run.
+#[derive(Default)]
+struct Stats {
+    lines: u64,
+    bytes: u64,
+    domain: BTreeMap<String, u64>,
+    framework: BTreeMap<String, u64>,
+    warnings: Vec<Problem>,
+    errors: Vec<Problem>,
+    summary_identity: bool,
+    outcome: Option<Outcome>,
+}
+
+struct Problem {
+    category: String,
+    code: String,
+    count: u64,
+    first_message: String,
+    first_line: u64,
+}
+
+#[derive(Default)]
+struct Outcome {
+    ok: Option<bool>,
+    reason: Option<String>,
+    partial: Option<bool>,
+    truncated: Option<bool>,
+    next_cursor: bool,
+    elapsed_ms: Option<u64>,
+}
+
+struct Summarize<'o> {
+    type_field: &'o str,
+    stats: HashMap<RunKey, Stats>,
+    /// Objects of `--output json`, in order.
+    runs: Vec<Vec<u8>>,
+    progress: Option<Progress>,
+}
+
+/// Verdicts come while a line is judged; they are written once the line
+/// is counted too (a summary line belongs to the run it closes).
+struct Collect<'a> {
+    report: &'a mut Report,
+    done: Vec<RunReport>,
+}
+
+impl Sink for Collect<'_> {
+    fn finding(&mut self, f: &Finding) -> io::Result<()> {
+        self.report.count_finding(f);
+        Ok(())
+    }
+
+    fn run(&mut self, r: &RunReport) -> io::Result<()> {
+        self.done.push(r.clone());
+        Ok(())
+    }
+}
+
+fn bump(map: &mut BTreeMap<String, u64>, name: &str) {
+    if let Some(n) = map.get_mut(name) {
+        *n += 1;
+    } else if map.len() < MAX_KINDS {
+        map.insert(name.to_string(), 1);
+    } else {
+        *map.entry("(other)".to_string()).or_default() += 1;
+    }
+}
+
+impl Stats {
+    fn event(&mut self, ev: &Event<'_>, type_field: &str, line: u64) {
+        let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
+        let ty = ev.get(type_field).and_then(|v| v.as_str());
+        let name = ty.as_deref().unwrap_or("(none)");
+        let aoi_type = text("type");
+        if name.starts_with("aoi:") {
+            bump(&mut self.framework, name);
+        } else {
+            bump(&mut self.domain, name);
+        }
+        match aoi_type.as_deref() {
+            Some(t @ ("aoi:error" | "aoi:warning")) => {
+                let list = if t == "aoi:error" {
+                    &mut self.errors
+                } else {
+                    &mut self.warnings
+                };
+                let category = text("category").unwrap_or_else(|| "-".into());
+                let code = text("code").unwrap_or_else(|| "-".into());
+                if let Some(p) = list
+                    .iter_mut()
+                    .find(|p| p.category == category && p.code == code)
+                {
+                    p.count += 1;
+                } else if list.len() < MAX_KINDS {
+                    list.push(Problem {
+                        category,
+                        code,
+                        count: 1,
+                        first_message: text("message").unwrap_or_default(),
+                        first_line: line,
+                    });
+                }
+            }
+            Some("aoi:summary") => {
+                let flag = |k: &str| ev.get(k).and_then(|v| v.as_bool());
+                self.summary_identity = ev.get("tool_version").is_some();
+                self.outcome = Some(Outcome {
+                    ok: flag("ok"),
+                    reason: text("reason"),
+                    partial: flag("partial"),
+                    truncated: flag("truncated"),
+                    next_cursor: ev
+                        .get("next_cursor")
+                        .is_some_and(|v| v.kind() != Kind::Null),
+                    elapsed_ms: ev.get("elapsed_ms").and_then(|v| v.uint()),
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Pass for Summarize<'_> {
+    fn line(
+        &mut self,
+        check: &mut Checker,
+        line: Line<'_>,
+        report: &mut Report,
+    ) -> io::Result<Seen> {
+        let mut sink = Collect {
+            report,
+            done: vec![],
+        };
+        let seen = check.line(line, &mut sink)?;
+        let Collect { report, done } = sink;
+        let number = check.line_number();
+        let st = self
+            .stats
+            .entry(RunKey::of(check.run_of_last_line()))
+            .or_default();
+        match line {
+            Line::Complete(bytes) => {
+                st.lines += 1;
+                st.bytes += bytes.len() as u64 + 1;
+                if let Some(ev) = check.last_event(bytes) {
+                    st.event(&ev, self.type_field, number);
+                }
+            }
+            Line::TooLong { len } => {
+                st.lines += 1;
+                st.bytes += len + 1;
+            }
+            Line::Unterminated { len } => st.bytes += len,
+        }
+        if let Some(p) = &mut self.progress {
+            p.tick(line)?;
+        }
+        for r in done {
+            self.emit(&r, report)?;
+        }
+        Ok(seen)
+    }
+
+    fn end_input(&mut self, check: Checker, report: &mut Report) -> io::Result<()> {
+        let mut sink = Collect {
+            report,
+            done: vec![],
+        };
+        check.finish(&mut sink)?;
+        let Collect { report, done } = sink;
+        for r in done {
+            self.emit(&r, report)?;
+        }
+        if let Some(p) = &mut self.progress {
+            p.clear()?;
+        }
+        if report.format() == Format::Json {
+            self.write_json(report)?;
+        }
+        Ok(())
+    }
+}
+
+impl Summarize<'_> {
+    fn emit(&mut self, r: &RunReport, report: &mut Report) -> io::Result<()> {
+        report.count_run(r);
+        let st = self.stats.remove(&RunKey::of_report(r)).unwrap_or_default();
+        match report.format() {
+            Format::Human => {
+                let block = human_block(r, &st, &report.file, report.color());
+                report.text(&block)
+            }
+            Format::Jsonl => report.domain("run_summary", |o| fill(o, r, &st)),
+            Format::Json => {
+                let mut o = Obj::new();
+                o.str("file", &report.file);
+                fill(&mut o, r, &st);
+                self.runs.push(o.finish());
+                Ok(())
+            }
+        }
+    }
+
+    /// `--output json`: one object for everything read so far.
+    fn write_json(&mut self, report: &mut Report) -> io::Result<()> {
+        let mut o = Obj::new();
+        o.str("tool", crate::emit::TOOL);
+        o.str("tool_version", crate::emit::TOOL_VERSION);
+        o.str("schema_name", crate::emit::SCHEMA_NAME);
+        o.str("schema_version", crate::emit::SCHEMA_VERSION);
+        let runs: Vec<String> = self
+            .runs
+            .drain(..)
+            .map(|r| String::from_utf8_lossy(&r).into_owned())
+            .collect();
+        o.raw("runs", &format!("[{}]", runs.join(",")));
+        let mut bytes = o.finish();
+        bytes.push(b'\n');
+        report.raw(&bytes)
+    }
+}
+
+/// The fields of a `run_summary` (also each run of `--output json`).
+fn fill(o: &mut Obj, r: &RunReport, st: &Stats) {
+    o.opt_str("run", r.run.as_deref());
+    o.num("first_line", r.first_line);
+    if let Some(id) = &r.identity {
+        for (k, v) in [
+            ("tool", &id.tool),
+            ("tool_version", &id.tool_version),
+            ("command", &id.command),
+            ("schema_name", &id.schema_name),
+            ("schema_version", &id.schema_version),
+            ("aoi_version", &id.aoi_version),
+        ] {
+            o.opt_str(k, v.as_deref());
+        }
+    }
+    o.num("lines", st.lines);
+    o.num("bytes", st.bytes);
+    let counts = |m: &BTreeMap<String, u64>| {
+        let mut c = Obj::new();
+        for (k, v) in m {
+            c.num_key(k, *v);
+        }
+        c
+    };
+    o.obj("domain_types", counts(&st.domain));
+    o.obj("framework_types", counts(&st.framework));
+    let problems = |list: &[Problem]| {
+        let items: Vec<String> = list
+            .iter()
+            .map(|p| {
+                let mut q = Obj::new();
+                q.str("category", &p.category);
+                q.str("code", &p.code);
+                q.num("count", p.count);
+                q.str("first_message", &p.first_message);
+                q.num("first_line", p.first_line);
+                String::from_utf8_lossy(&q.finish()).into_owned()
+            })
+            .collect();
+        format!("[{}]", items.join(","))
+    };
+    o.raw("warnings", &problems(&st.warnings));
+    o.raw("errors", &problems(&st.errors));
+    if let Some(out) = &st.outcome {
+        let mut q = Obj::new();
+        if let Some(ok) = out.ok {
+            q.bool("ok", ok);
+        }
+        q.opt_str("reason", out.reason.as_deref());
+        if let Some(p) = out.partial {
+            q.bool("partial", p);
+        }
+        if let Some(t) = out.truncated {
+            q.bool("truncated", t);
+        }
+        q.bool("next_cursor", out.next_cursor);
+        if let Some(ms) = out.elapsed_ms {
+            q.num("elapsed_ms", ms);
+        }
+        o.obj("outcome", q);
+    }
+    let mut seq = Obj::new();
+    seq.bool("numbered", r.uses_seq);
+    seq.bool("complete", r.uses_seq && r.missing == 0 && r.repeats == 0);
+    seq.num("missing", r.missing);
+    seq.num("repeats", r.repeats);
+    o.obj("seq", seq);
+    o.str("verdict", r.verdict.name());
+    o.str("message", &r.message);
+}
+
+/// A block per run, within 80 columns.
+fn human_block(r: &RunReport, st: &Stats, file: &str, color: bool) -> String {
+    let paint = |text: &str, code: &str| {
+        if color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    };
+    let (word, code) = match r.verdict {
+        Verdict::Pass => ("PASS", "1;32"),
+        Verdict::Failed => ("FAIL", "1;31"),
+        Verdict::Retryable => ("RETRYABLE", "1;33"),
+        Verdict::Nonconforming => ("NOT CONFORMING", "1;31"),
+    };
+    let who = match &r.run {
+        Some(id) => format!("run {}", clean(id)),
+        None => format!("run from line {}", r.first_line),
+    };
+    let place = format!("{who} ({}:{})", clean(file), r.first_line);
+    let mut out = format!("{}  {}\n", fit(&place, 62), paint(word, code));
+    let mut row = |label: &str, value: String| {
+        if !value.is_empty() {
+            out.push_str(&format!("  {label:<10} {}\n", fit(&value, 66)));
+        }
+    };
+    let id = r.identity.clone().unwrap_or_default();
+    let joined = |parts: &[&Option<String>]| {
+        parts
+            .iter()
+            .filter_map(|p| p.as_deref())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    row("tool", joined(&[&id.tool, &id.tool_version, &id.command]));
+    let Identity {
+        schema_name,
+        schema_version,
+        aoi_version,
+        ..
+    } = &id;
+    let aoi = aoi_version.as_ref().map(|v| format!("(aoi {v})"));
+    row("schema", joined(&[schema_name, schema_version, &aoi]));
+    let seq = if !r.uses_seq {
+        "no seq: cuts in the middle cannot be seen".to_string()
+    } else if r.missing == 0 && r.repeats == 0 {
+        "seq complete".to_string()
+    } else {
+        let mut s = format!("{} missing", plural(r.missing, "event"));
+        if r.repeats > 0 {
+            s.push_str(&format!(", {} repeated", r.repeats));
+        }
+        s
+    };
+    row(
+        "lines",
+        format!("{} ({}), {seq}", st.lines, bytes_text(st.bytes)),
+    );
+    let list = |m: &BTreeMap<String, u64>| {
+        m.iter()
+            .map(|(k, v)| format!("{} {v}", clean(k)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    row("domain", list(&st.domain));
+    row("framework", list(&st.framework));
+    let problems = |ps: &[Problem]| {
+        ps.iter()
+            .map(|p| {
+                format!(
+                    "{}/{} x{} \"{}\" (line {})",
+                    p.category,
+                    p.code,
+                    p.count,
+                    clean(&p.first_message),
+                    p.first_line
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    for (label, items) in [
+        ("warnings", problems(&st.warnings)),
+        ("errors", problems(&st.errors)),
+    ] {
+        for (i, item) in items.iter().enumerate() {
+            row(if i == 0 { label } else { "" }, clean(item));
+        }
+    }
+    if let Some(o) = &st.outcome {
+        let mut parts = vec![];
+        match o.ok {
+            Some(true) => parts.push("ok".to_string()),
+            Some(false) => parts.push(format!(
+                "not ok ({})",
+                o.reason.as_deref().unwrap_or("no reason")
+            )),
+            None => parts.push("ok missing".to_string()),
+        }
+        if o.partial == Some(true) {
+            parts.push("partial".into());
+        }
+        if o.truncated == Some(true) {
+            parts.push(
+                if o.next_cursor {
+                    "truncated, more with cursor"
+                } else {
+                    "truncated"
+                }
+                .into(),
+            );
+        }
+        if let Some(ms) = o.elapsed_ms {
+            parts.push(format!("{ms} ms"));
+        }
+        row("outcome", parts.join(", "));
+    } else {
+        row("outcome", "no aoi:summary".to_string());
+    }
+    if r.verdict != Verdict::Pass {
+        row("verdict", clean(&r.message));
+    }
+    out.push('\n');
+    out
+}
+
+fn bytes_text(n: u64) -> String {
+    match n {
+        0..1024 => plural(n, "byte"),
+        1024..1_048_576 => format!("{:.1} KiB", n as f64 / 1024.0),
+        _ => format!("{:.1} MiB", n as f64 / 1_048_576.0),
+    }
+}
+
+/// Cut to `width` characters, with an ellipsis.
+fn fit(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(width - 1).collect();
+    t.push('…');
+    t
+}
+
+/// Bytes read and rate, on stderr, for big inputs on a terminal.
+struct Progress {
+    start: Instant,
+    last: Instant,
+    bytes: u64,
+    lines: u64,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        Progress {
+            start: Instant::now(),
+            last: Instant::now(),
+            bytes: 0,
+            lines: 0,
+        }
+    }
+
+    fn tick(&mut self, line: Line<'_>) -> io::Result<()> {
+        self.bytes += match line {
+            Line::Complete(b) => b.len() as u64 + 1,
+            Line::TooLong { len } | Line::Unterminated { len } => len,
+        };
+        self.lines += 1;
+        if self.lines.is_multiple_of(65536) && self.last.elapsed().as_millis() >= 250 {
+            self.last = Instant::now();
+            let secs = self.start.elapsed().as_secs_f64().max(1e-9);
+            let mib = self.bytes as f64 / 1_048_576.0;
+            eprint!("\r{mib:.0} MiB read, {:.0} MiB/s ", mib / secs);
+        }
+        Ok(())
+    }
+
+    fn clear(&mut self) -> io::Result<()> {
+        eprint!("\r\x1b[K");
+        Ok(())
+    }
+}

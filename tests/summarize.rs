@@ -1,0 +1,220 @@
+//! `aoitap summarize`: counts checked against counts made here, in every
+//! output mode, and the human rendering pinned by a snapshot.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::util::*;
+
+/// Per run id ("" for a run without one): lines, bytes, type counts.
+#[derive(Default, Debug, PartialEq)]
+struct Count {
+    lines: u64,
+    bytes: u64,
+    domain: BTreeMap<String, u64>,
+    framework: BTreeMap<String, u64>,
+}
+
+/// Counted independently: lines by `aoi.run`, lines without one to the
+/// run of the latest `aoi:meta` (DESIGN §2).
+fn count(input: &[u8]) -> BTreeMap<String, Count> {
+    let mut out: BTreeMap<String, Count> = BTreeMap::new();
+    let mut current = String::new();
+    let text = String::from_utf8_lossy(input);
+    for piece in text.split_inclusive('\n') {
+        let complete = piece.ends_with('\n');
+        let v: Option<Value> = serde_json::from_str(piece.trim_end()).ok();
+        let run = v
+            .as_ref()
+            .and_then(|v| v["aoi"]["run"].as_str())
+            .map(String::from);
+        let is_meta = v.as_ref().is_some_and(|v| v["type"] == "aoi:meta");
+        if is_meta {
+            current = run.clone().unwrap_or_default();
+        }
+        let c = out
+            .entry(run.unwrap_or_else(|| current.clone()))
+            .or_default();
+        c.bytes += piece.len() as u64;
+        if !complete {
+            continue;
+        }
+        c.lines += 1;
+        if let Some(t) = v.as_ref().and_then(|v| v["type"].as_str()) {
+            let map = if t.starts_with("aoi:") {
+                &mut c.framework
+            } else {
+                &mut c.domain
+            };
+            *map.entry(t.to_string()).or_default() += 1;
+        }
+    }
+    out
+}
+
+fn counts_of(run: &Value) -> Count {
+    let map = |v: &Value| {
+        v.as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, n)| (k.clone(), n.as_u64().unwrap()))
+            .collect()
+    };
+    Count {
+        lines: run["lines"].as_u64().unwrap(),
+        bytes: run["bytes"].as_u64().unwrap(),
+        domain: map(&run["domain_types"]),
+        framework: map(&run["framework_types"]),
+    }
+}
+
+fn fixtures() -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<_> = std::fs::read_dir(fixture("streams"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn counts_match_in_json_and_jsonl() {
+    for (name, input) in fixtures() {
+        let want = count(&input);
+        let json = run(&["summarize", "--output", "json"], &input);
+        let doc: Value = serde_json::from_str(&json.stdout)
+            .unwrap_or_else(|e| panic!("{name}: {e}: {}", json.stdout));
+        let runs = doc["runs"].as_array().unwrap();
+        let got: BTreeMap<String, Count> = runs
+            .iter()
+            .map(|r| (r["run"].as_str().unwrap_or("").to_string(), counts_of(r)))
+            .collect();
+        assert_eq!(got, want, "{name} (json)");
+        let jsonl = run(&["summarize", "--output", "jsonl"], &input);
+        let got: BTreeMap<String, Count> = jsonl
+            .events()
+            .iter()
+            .filter(|e| e["type"] == "run_summary")
+            .map(|r| (r["run"].as_str().unwrap_or("").to_string(), counts_of(r)))
+            .collect();
+        assert_eq!(got, want, "{name} (jsonl)");
+        assert_eq!(jsonl.code, json.code, "{name}: one verdict in every mode");
+    }
+}
+
+#[test]
+fn counts_match_in_human_output() {
+    for (name, input) in fixtures() {
+        let out = run(&["summarize", "--color", "never"], &input);
+        for (run_id, c) in count(&input) {
+            if !run_id.is_empty() {
+                assert!(
+                    out.stdout.contains(&format!("run {run_id} (")),
+                    "{name}: {run_id}\n{}",
+                    out.stdout
+                );
+            }
+            let lines = format!("  lines      {} (", c.lines);
+            assert!(
+                out.stdout.contains(&lines),
+                "{name}: {lines}\n{}",
+                out.stdout
+            );
+            for (t, n) in c.domain.iter().chain(&c.framework) {
+                assert!(
+                    out.stdout.contains(&format!("{t} {n}")),
+                    "{name}: {t} {n}\n{}",
+                    out.stdout
+                );
+            }
+        }
+        for line in out.stdout.lines() {
+            assert!(
+                line.chars().count() <= 80,
+                "{name}: wider than 80 columns: {line}"
+            );
+        }
+    }
+}
+
+#[test]
+fn outcome_errors_and_seq_coverage() {
+    let out = run(
+        &["summarize", "--output", "json"],
+        &std::fs::read(fixture("streams/retryable-failure.jsonl")).unwrap(),
+    );
+    let r = &serde_json::from_str::<Value>(&out.stdout).unwrap()["runs"][0];
+    assert_eq!(r["tool"], "outline");
+    assert_eq!(r["schema_version"], "1.0.0");
+    assert_eq!(r["outcome"]["ok"], false);
+    assert_eq!(r["outcome"]["reason"], "failed");
+    assert_eq!(r["errors"][0]["code"], "UPSTREAM_RATE_LIMIT");
+    assert_eq!(r["errors"][0]["first_line"], 3);
+    assert_eq!(r["verdict"], "retryable");
+    assert_eq!(out.code, 75);
+    let out = run(
+        &["summarize", "--output", "json"],
+        &std::fs::read(fixture("streams/elided-with-marker.jsonl")).unwrap(),
+    );
+    let r = &serde_json::from_str::<Value>(&out.stdout).unwrap()["runs"][0];
+    assert_eq!(r["seq"]["complete"], false);
+    assert_eq!(
+        r["seq"]["missing"], 28,
+        "the marker line stands for seq 6 (DESIGN §3)"
+    );
+}
+
+#[test]
+fn type_field_counts_any_discriminated_jsonl() {
+    let afdata = lines(&[
+        r#"{"kind":"log","log":{"message":"startup","level":"info"},"trace":{}}"#,
+        r#"{"kind":"progress","progress":{"current":3,"total":10},"trace":{}}"#,
+        r#"{"kind":"result","result":{"hash":"abc123"},"trace":{"duration_ms":1280}}"#,
+        r#"{"kind":"log","log":{"message":"done","level":"info"},"trace":{}}"#,
+    ]);
+    let out = run(
+        &["summarize", "--type-field", "kind", "--output", "json"],
+        &afdata,
+    );
+    let r = &serde_json::from_str::<Value>(&out.stdout).unwrap()["runs"][0];
+    assert_eq!(
+        r["domain_types"],
+        serde_json::json!({"log": 2, "progress": 1, "result": 1})
+    );
+    assert_eq!(r["lines"], 4);
+    assert_eq!(r["bytes"], afdata.len() as u64);
+    let aiocs = lines(&[
+        r#"{"type":"daemon.started","intervalMinutes":60}"#,
+        r#"{"type":"daemon.stopped"}"#,
+    ]);
+    let out = run(&["summarize", "--output", "json"], &aiocs);
+    let r = &serde_json::from_str::<Value>(&out.stdout).unwrap()["runs"][0];
+    assert_eq!(
+        r["domain_types"],
+        serde_json::json!({"daemon.started": 1, "daemon.stopped": 1})
+    );
+}
+
+#[test]
+fn no_progress_on_a_pipe() {
+    let big: Vec<u8> = lines(&good(2000)).repeat(1);
+    let out = run(&["summarize"], &big);
+    assert!(!out.stderr.contains("MiB"), "{}", out.stderr);
+}
+
+/// The human rendering, pinned: a change to it must change the snapshot.
+#[test]
+fn human_rendering_snapshot() {
+    let input = std::fs::read(fixture("streams/ok-complete.jsonl")).unwrap();
+    let out = run(&["summarize", "--color", "never", "-"], &input);
+    let want = std::fs::read_to_string(fixture("snapshots/summarize-ok-complete.txt")).unwrap();
+    assert_eq!(out.stdout, want);
+}
