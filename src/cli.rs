@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::check::{Config, SchemaPin};
+use crate::cmd::reconcile::ReconcileOptions;
 use crate::cmd::split::SplitOptions;
 use crate::cmd::strip::StripOptions;
 use crate::cmd::summarize::SummarizeOptions;
@@ -63,6 +64,29 @@ enum Command {
         after_help = "Example: aoitap summarize out.jsonl\n         aoitap summarize --type-field kind --output json afdata.jsonl"
     )]
     Summarize(SummarizeArgs),
+
+    /// Account for every event: seq coverage, gaps, repeats, counters, elision markers.
+    #[command(
+        after_help = "Example: aoitap reconcile transcript.jsonl\n         aoitap reconcile --against producer-tee.jsonl received.jsonl\n\n\
+                      Markers recognised: [… N lines omitted …], ... N lines omitted ..., [N lines truncated],\n\
+                      <N lines elided> (also skipped, hidden, removed, \"more lines\"); add others with --marker.\n\n\
+                      Exit status: 0 when every run is complete and reconciles, 65 otherwise."
+    )]
+    Reconcile(ReconcileArgs),
+}
+
+#[derive(Args, Debug)]
+struct ReconcileArgs {
+    #[command(flatten)]
+    stream: StreamArgs,
+
+    /// Another elision marker: a regular expression with one capture group for N (repeatable).
+    #[arg(long, value_name = "REGEX", value_parser = parse_marker)]
+    marker: Vec<String>,
+
+    /// A reference capture of the same stream (e.g. the producer-side tee) to compare with, event by event.
+    #[arg(long, value_name = "REF")]
+    against: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -213,6 +237,7 @@ pub enum Invocation {
     StripEnvelope(StripOptions),
     SplitByRun(SplitOptions),
     Summarize(SummarizeOptions),
+    Reconcile(ReconcileOptions),
 }
 
 /// The plain form of `StreamArgs`.
@@ -286,6 +311,21 @@ pub fn parse() -> Result<Invocation, Exit> {
                 dir: a.dir,
                 force: a.force,
                 max_open: a.max_open as usize,
+            }))
+        }
+        Command::Reconcile(a) => {
+            if a.stream.output == OutputArg::Json {
+                eprintln!(
+                    "error: reconcile writes --output human or jsonl, not json\n\nFor more information, try 'aoitap reconcile --help'."
+                );
+                return Err(Exit::Usage);
+            }
+            let mut stream = a.stream.into_options(ReportTo::Stdout);
+            stream.check.multi_run = true;
+            Ok(Invocation::Reconcile(ReconcileOptions {
+                stream,
+                markers: a.marker,
+                against: a.against,
             }))
         }
         Command::Summarize(a) => {
@@ -364,6 +404,14 @@ impl StreamArgs {
 fn parse_rule(s: &str) -> Result<Rule, String> {
     Rule::from_id(s)
         .ok_or_else(|| format!("unknown rule {s:?}; `aoitap verify --help` lists the rule ids"))
+}
+
+fn parse_marker(s: &str) -> Result<String, String> {
+    let re = regex::Regex::new(s).map_err(|e| format!("not a regular expression: {e}"))?;
+    if re.captures_len() != 2 {
+        return Err("the pattern needs exactly one capture group, for N".into());
+    }
+    Ok(s.to_string())
 }
 
 fn parse_pin(s: &str) -> Result<SchemaPin, String> {

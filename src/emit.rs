@@ -180,6 +180,11 @@ impl<W: Write> Emitter<W> {
         self.tally.findings[f.severity as usize] += 1;
     }
 
+    /// Count a verdict of a command's own (reconcile).
+    pub fn count_verdict(&mut self, v: Verdict) {
+        self.tally.runs[v as usize] += 1;
+    }
+
     /// Count a verdict without writing it.
     pub fn count_run(&mut self, r: &RunReport) {
         self.tally.add_run(r);
@@ -296,10 +301,14 @@ impl<W: Write> Emitter<W> {
             let ok = exit == Exit::Pass;
             if !ok && exit == Exit::Nonconforming && self.local_errors == 0 {
                 let n = self.tally.findings[Severity::Error as usize];
-                let msg = format!(
-                    "the input does not conform to AOI-CLI: {}",
-                    plural(n, "error finding")
-                );
+                let msg = if n > 0 {
+                    format!(
+                        "the input does not conform to AOI-CLI: {}",
+                        plural(n, "error finding")
+                    )
+                } else {
+                    "the input is incomplete or does not reconcile".to_string()
+                };
                 self.local_error("validation", "STREAM_NONCONFORMING", &msg)?;
             }
             let mut o = self.event("aoi:summary");

@@ -15,6 +15,7 @@ fn main() -> ExitCode {
         Invocation::StripEnvelope(opts) => cmd::strip::run(&opts),
         Invocation::SplitByRun(opts) => cmd::split::run(&opts),
         Invocation::Summarize(opts) => cmd::summarize::run(&opts),
+        Invocation::Reconcile(opts) => cmd::reconcile::run(&opts),
     };
     match result {
         Ok(exit) => exit.into(),

@@ -5,6 +5,7 @@ mod util;
 mod conformance;
 mod memory;
 mod pipe;
+mod reconcile;
 mod split;
 mod strip;
 mod summarize;

@@ -64,3 +64,27 @@ fn a_200_mib_line_is_a_finding_not_an_allocation() {
         "peak RSS {peak_kib} KiB with a 1 MiB cap"
     );
 }
+
+#[test]
+fn summarize_and_reconcile_release_finished_runs() {
+    for cmd in ["summarize", "reconcile"] {
+        let args = [cmd, "--output", "jsonl"];
+        let (small, _) = peak_kib(&args, &many_runs(1_000));
+        let (large, out) = peak_kib(&args, &many_runs(10_000));
+        let per_run = if cmd == "summarize" {
+            "run_summary"
+        } else {
+            "run"
+        };
+        let reported = out
+            .lines()
+            .filter(|l| l.contains(&format!(r#""type":"{per_run}""#)))
+            .count();
+        assert_eq!(reported, 10_000, "{cmd}");
+        eprintln!("{cmd} peak RSS: 1,000 runs {small} KiB, 10,000 runs {large} KiB");
+        assert!(
+            large < small + 1024,
+            "{cmd}: peak grew from {small} to {large} KiB"
+        );
+    }
+}

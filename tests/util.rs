@@ -146,3 +146,40 @@ pub fn good(n: u64) -> Vec<String> {
     v.push(ok_summary(n + 1, n));
     v
 }
+
+/// `n` short runs, one after another, each with its own id.
+pub fn many_runs(n: usize) -> Vec<u8> {
+    let mut v = vec![];
+    for r in 0..n {
+        for l in good(2) {
+            v.push(l.replace(r#""run":"R""#, &format!(r#""run":"run-{r:06}""#)));
+        }
+    }
+    lines(&v)
+}
+
+pub fn peak_kib(args: &[&str], input: &[u8]) -> (u64, String) {
+    let mut child = Command::new("/usr/bin/time")
+        .args(["-f", "peak-kib %M"])
+        .arg(bin())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let data = input.to_vec();
+    let w = std::thread::spawn(move || stdin.write_all(&data).unwrap());
+    let out = child.wait_with_output().unwrap();
+    w.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let peak = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("peak-kib "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    (peak, String::from_utf8_lossy(&out.stdout).into_owned())
+}

@@ -19,6 +19,7 @@ use crate::scan::{Line, Scanner};
 use crate::signal::Signals;
 use crate::source::{self, Pause, RelayFailed, Source};
 
+pub mod reconcile;
 pub mod split;
 pub mod strip;
 pub mod summarize;
@@ -208,7 +209,7 @@ pub fn run_stream(
     let exit = signals
         .caught()
         .or(trouble)
-        .unwrap_or_else(|| report.tally.exit());
+        .unwrap_or_else(|| pass.exit(report.tally.exit()));
     report.end(exit)?;
     Ok(exit)
 }

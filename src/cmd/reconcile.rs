@@ -1,0 +1,773 @@
+//! `aoitap reconcile`: account for every event (DESIGN §6). Per run: the
+//! seq space present and missing, repeats and reorderings, lines received
+//! against `event_count`, the summary's counters against what was seen,
+//! harness elision markers against the gaps they stand for, and with
+//! `--against` a reference capture event by event.
+//!
+//! Lines that are not JSON are counted, never fatal: a harness transcript
+//! is exactly what this reads. Memory is bounded: at most `MAX_GAPS`
+//! missing ranges are listed per run (the rest are counted, and the report
+//! says so); `--against` keeps one 8-byte digest per reference event.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash, Hasher};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use regex::Regex;
+
+use crate::check::{Checker, Finding, RunKey, RunReport, Seen, Sink, Verdict};
+use crate::cli::StreamOptions;
+use crate::cmd::{Input, Pass, Report, ReportTo, run_stream};
+use crate::emit::{Format, clean, plural};
+use crate::event::{Aoi, Event, Parser, Uint, unescape};
+use crate::exit::Exit;
+use crate::scan::{Line, Scanner};
+
+/// Missing ranges listed per run; more are counted.
+const MAX_GAPS: usize = 1000;
+
+/// Differences from the reference listed; more are counted.
+const MAX_DIFFS: usize = 1000;
+
+/// The elision markers recognised without `--marker` (one group: N).
+/// `[… 29 lines omitted …]`, `... 29 lines omitted ...`,
+/// `[29 lines truncated]`, `<29 lines elided>`, and the same with
+/// `skipped`, `hidden` or `removed`, and `more lines`.
+pub const MARKER: &str = r"^\s*[\[<(]?\s*(?:…|\.\.\.)?\s*(\d+)\s+(?:more\s+)?lines?\s+(?:omitted|truncated|elided|skipped|hidden|removed)\s*(?:…|\.\.\.)?\s*[\]>)]?\s*$";
+
+pub struct ReconcileOptions {
+    pub stream: StreamOptions,
+    /// Extra marker patterns, each with one capture group for N.
+    pub markers: Vec<String>,
+    pub against: Option<PathBuf>,
+}
+
+pub fn run(opts: &ReconcileOptions) -> Result<Exit> {
+    let mut markers = vec![Regex::new(MARKER).expect("built-in marker pattern")];
+    for m in &opts.markers {
+        markers.push(Regex::new(m)?);
+    }
+    let against = match &opts.against {
+        None => None,
+        Some(path) => match Reference::read(path, opts.stream.max_line_bytes) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("aoitap: cannot read the reference {}: {e}", path.display());
+                return Ok(if e.kind() == io::ErrorKind::NotFound {
+                    Exit::NoInput
+                } else {
+                    Exit::Io
+                });
+            }
+        },
+    };
+    let mut pass = Reconcile {
+        markers,
+        runs: HashMap::new(),
+        prev: RunKey::Nowhere,
+        wrong: false,
+        against,
+    };
+    run_stream(&opts.stream, "reconcile", ReportTo::Stdout, &mut pass)
+}
+
+/// One missing range.
+#[derive(Clone, Debug)]
+struct Gap {
+    from: u64,
+    to: u64,
+    after_line: u64,
+    marker: Option<(u64, u64)>,
+}
+
+impl Gap {
+    fn count(&self) -> u64 {
+        self.to - self.from + 1
+    }
+}
+
+#[derive(Default)]
+struct Recon {
+    first_line: u64,
+    /// JSON lines of the run (markers and other text are not events).
+    lines: u64,
+    /// The line number of the run's last event.
+    last_line: u64,
+    other_lines: u64,
+    domain: u64,
+    warnings: u64,
+    errors: u64,
+    numbered: bool,
+    next: u64,
+    gaps: Vec<Gap>,
+    gaps_unlisted: u64,
+    missing: u64,
+    repeats: u64,
+    reorders: u64,
+    /// A marker not yet matched with a gap: (claims, line).
+    marker: Option<(u64, u64)>,
+    /// Markers whose claim did not match what was missing.
+    marker_notes: Vec<String>,
+    summary: Option<Counters>,
+}
+
+#[derive(Default)]
+struct Counters {
+    event_count: Option<u64>,
+    count: Option<u64>,
+    warning_count: Option<u64>,
+    error_count: Option<u64>,
+}
+
+impl Recon {
+    /// A seq at `line`; `before` is the run's previous event line.
+    fn seq(&mut self, n: u64, before: u64) {
+        self.numbered = true;
+        if n > self.next {
+            let gap = Gap {
+                from: self.next,
+                to: n - 1,
+                after_line: before,
+                marker: self.marker.take(),
+            };
+            if let Some((claims, at)) = gap.marker
+                && claims != gap.count()
+            {
+                self.marker_notes.push(format!(
+                    "the marker at line {at} claims {claims} lines, but seq {}..{} is {} missing",
+                    gap.from,
+                    gap.to,
+                    gap.count()
+                ));
+            }
+            self.missing += gap.count();
+            if self.gaps.len() < MAX_GAPS {
+                self.gaps.push(gap);
+            } else {
+                self.gaps_unlisted += 1;
+            }
+            self.next = n + 1;
+        } else if n == self.next {
+            self.unmatched_marker();
+            self.next = n + 1;
+        } else {
+            self.unmatched_marker();
+            self.late(n);
+        }
+    }
+
+    /// A seq below the next expected: a late event filling a gap
+    /// (reordered), or one seen already (repeated).
+    fn late(&mut self, n: u64) {
+        let i = self.gaps.partition_point(|g| g.to < n);
+        match self.gaps.get(i) {
+            Some(g) if g.from <= n => {
+                self.reorders += 1;
+                self.missing -= 1;
+                let g = self.gaps.remove(i);
+                let (left, right) = (
+                    (g.from < n).then(|| Gap {
+                        to: n - 1,
+                        ..g.clone()
+                    }),
+                    (n < g.to).then(|| Gap { from: n + 1, ..g }),
+                );
+                for part in [right, left].into_iter().flatten() {
+                    self.gaps.insert(i, part);
+                }
+            }
+            _ => self.repeats += 1,
+        }
+    }
+
+    fn unmatched_marker(&mut self) {
+        if let Some((claims, at)) = self.marker.take() {
+            self.marker_notes.push(format!(
+                "the marker at line {at} claims {claims} lines, but nothing is missing there"
+            ));
+        }
+    }
+
+    /// Does every count agree?
+    fn reconciles(&self) -> bool {
+        let Some(s) = &self.summary else { return false };
+        self.numbered
+            && self.missing == 0
+            && self.repeats == 0
+            && self.marker_notes.is_empty()
+            && self.marker.is_none()
+            && s.event_count == Some(self.lines)
+            && s.count.is_none_or(|c| c == self.domain)
+            && s.warning_count.is_none_or(|c| c >= self.warnings)
+            && s.error_count.is_none_or(|c| c >= self.errors)
+    }
+
+    /// The seq space: up to `event_count`, or past the last seq seen.
+    fn space(&self) -> u64 {
+        self.summary
+            .as_ref()
+            .and_then(|s| s.event_count)
+            .unwrap_or(0)
+            .max(self.next)
+    }
+
+    /// Present ranges: the complement of the listed gaps.
+    fn present(&self) -> Vec<(u64, u64)> {
+        let mut out = vec![];
+        let mut at = 0;
+        for g in &self.gaps {
+            if g.from > at {
+                out.push((at, g.from - 1));
+            }
+            at = g.to + 1;
+        }
+        if at < self.next {
+            out.push((at, self.next - 1));
+        }
+        out
+    }
+
+    /// How many seqs in `lo..=hi` are missing: in listed gaps, or past the
+    /// last seq seen (a cut tail the summary's event_count reveals).
+    fn missing_in(&self, lo: u64, hi: u64) -> u64 {
+        let overlap = |a: u64, b: u64| {
+            let (s, e) = (a.max(lo), b.min(hi));
+            if s <= e { e - s + 1 } else { 0 }
+        };
+        self.gaps.iter().map(|g| overlap(g.from, g.to)).sum::<u64>() + overlap(self.next, u64::MAX)
+    }
+
+    /// One line: each cell is present (█), missing (░) or partly (▒).
+    fn bar(&self, width: u64) -> String {
+        let n = self.space();
+        let cells = width.min(n);
+        (0..cells)
+            .map(|c| {
+                let (lo, hi) = (c * n / cells, (c + 1) * n / cells - 1);
+                match self.missing_in(lo, hi) {
+                    0 => '█',
+                    m if m > hi - lo => '░',
+                    _ => '▒',
+                }
+            })
+            .collect()
+    }
+}
+
+/// The reference capture of `--against`: a digest per (run, seq).
+struct Reference {
+    events: HashMap<(RunKey, u64), (u64, bool)>,
+    unkeyed: u64,
+}
+
+fn digest(bytes: &[u8]) -> u64 {
+    let mut h = DefaultHasher::new();
+    bytes.hash(&mut h);
+    h.finish()
+}
+
+/// The run id and seq of an event, if it carries both.
+fn run_seq(ev: &Event<'_>) -> Option<(RunKey, u64)> {
+    let Aoi::Object {
+        seq: Some(seq),
+        run: Some(run),
+    } = ev.aoi()
+    else {
+        return None;
+    };
+    let Uint::Int(n) = seq.as_uint() else {
+        return None;
+    };
+    Some((RunKey::Id(run.raw_str()?.into()), n))
+}
+
+impl Reference {
+    fn read(path: &Path, max_line: usize) -> io::Result<Reference> {
+        let mut scan = Scanner::new(Input::Path(path.to_path_buf()).open()?, max_line);
+        let mut parser = Parser::new();
+        let mut r = Reference {
+            events: HashMap::new(),
+            unkeyed: 0,
+        };
+        while let Some(line) = scan.next_line()? {
+            let Line::Complete(bytes) = line else {
+                continue;
+            };
+            match parser.parse(bytes).ok().as_ref().and_then(run_seq) {
+                Some(key) => {
+                    r.events.insert(key, (digest(bytes), false));
+                }
+                None => r.unkeyed += 1,
+            }
+        }
+        Ok(r)
+    }
+}
+
+struct Reconcile {
+    markers: Vec<Regex>,
+    runs: HashMap<RunKey, Recon>,
+    /// The run of the last JSON line: a marker speaks of its gap.
+    prev: RunKey,
+    wrong: bool,
+    against: Option<Reference>,
+}
+
+/// The checker's verdicts are not this command's: it only attributes.
+struct Attribute {
+    closed: Vec<RunReport>,
+}
+
+impl Sink for Attribute {
+    fn finding(&mut self, _: &Finding) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn run(&mut self, r: &RunReport) -> io::Result<()> {
+        self.closed.push(r.clone());
+        Ok(())
+    }
+}
+
+impl Pass for Reconcile {
+    fn line(
+        &mut self,
+        check: &mut Checker,
+        line: Line<'_>,
+        report: &mut Report,
+    ) -> io::Result<Seen> {
+        let mut sink = Attribute { closed: vec![] };
+        let seen = check.line(line, &mut sink)?;
+        let closed = sink.closed;
+        let number = check.line_number();
+        if let Line::Complete(bytes) = line {
+            match check.last_event(bytes) {
+                Some(ev) => {
+                    let key = RunKey::of(check.run_of_last_line());
+                    self.event(&key, &ev, bytes, number, report)?;
+                    self.prev = key;
+                }
+                None => self.text(bytes, number),
+            }
+        }
+        for r in closed {
+            self.close(&RunKey::of_report(&r), r.run.as_deref(), report)?;
+        }
+        Ok(seen)
+    }
+
+    fn end_input(&mut self, check: Checker, report: &mut Report) -> io::Result<()> {
+        let mut sink = Attribute { closed: vec![] };
+        check.finish(&mut sink)?;
+        let closed = sink.closed;
+        for r in closed {
+            self.close(&RunKey::of_report(&r), r.run.as_deref(), report)?;
+        }
+        // Runs the checker never opened (only text lines).
+        let rest: Vec<RunKey> = self.runs.keys().cloned().collect();
+        for key in rest {
+            self.close(&key, None, report)?;
+        }
+        self.differences(report)
+    }
+
+    fn exit(&self, _verdict: Exit) -> Exit {
+        if self.wrong {
+            Exit::Nonconforming
+        } else {
+            Exit::Pass
+        }
+    }
+}
+
+impl Reconcile {
+    fn recon(&mut self, key: &RunKey, line: u64) -> &mut Recon {
+        self.runs.entry(key.clone()).or_insert_with(|| Recon {
+            first_line: line,
+            ..Recon::default()
+        })
+    }
+
+    fn text(&mut self, bytes: &[u8], number: u64) {
+        let text = String::from_utf8_lossy(bytes);
+        let claims = self.markers.iter().find_map(|m| {
+            m.captures(&text)
+                .and_then(|c| c.get(1))
+                .and_then(|n| n.as_str().parse::<u64>().ok())
+        });
+        let prev = self.prev.clone();
+        let r = self.recon(&prev, number);
+        match claims {
+            Some(n) => {
+                r.unmatched_marker();
+                r.marker = Some((n, number));
+            }
+            None => r.other_lines += 1,
+        }
+    }
+
+    fn event(
+        &mut self,
+        key: &RunKey,
+        ev: &Event<'_>,
+        bytes: &[u8],
+        number: u64,
+        report: &mut Report,
+    ) -> io::Result<()> {
+        let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
+        let ty = text("type");
+        let seq = match ev.aoi() {
+            Aoi::Object { seq: Some(v), .. } => v.uint(),
+            _ => None,
+        };
+        let r = self.recon(key, number);
+        r.lines += 1;
+        if let Some(n) = seq {
+            r.seq(n, r.last_line);
+        }
+        r.last_line = number;
+        match ty.as_deref() {
+            Some("aoi:warning") => r.warnings += 1,
+            Some("aoi:error") => r.errors += 1,
+            Some("aoi:summary") => {
+                let num = |k: &str| ev.get(k).and_then(|v| v.uint());
+                r.summary = Some(Counters {
+                    event_count: num("event_count"),
+                    count: num("count"),
+                    warning_count: num("warning_count"),
+                    error_count: num("error_count"),
+                });
+            }
+            Some(t) if !t.starts_with("aoi:") => r.domain += 1,
+            _ => {}
+        }
+        let Some(reference) = &mut self.against else {
+            return Ok(());
+        };
+        let Some(k) = run_seq(ev) else { return Ok(()) };
+        let (kind, seq) = match reference.events.get_mut(&k) {
+            None => ("extra", k.1),
+            Some((_, true)) => ("extra", k.1),
+            Some((d, seen)) => {
+                *seen = true;
+                if *d == digest(bytes) {
+                    return Ok(());
+                }
+                ("altered", k.1)
+            }
+        };
+        self.wrong = true;
+        let run = run_name(&k.0);
+        report.text(&format!(
+            "{}:{number}: {kind} event: run {} seq {seq}\n",
+            report.file,
+            clean(&run)
+        ))?;
+        report.domain("difference", |o| {
+            o.str("kind", kind);
+            o.str("run", &run);
+            o.num("from_seq", seq);
+            o.num("to_seq", seq);
+            o.num("count", 1);
+            o.num("line_number", number);
+        })
+    }
+
+    /// Report a run and let it go.
+    fn close(&mut self, key: &RunKey, name: Option<&str>, report: &mut Report) -> io::Result<()> {
+        let Some(r) = self.runs.remove(key) else {
+            return Ok(());
+        };
+        let ok = r.reconciles();
+        self.wrong |= !ok;
+        report.count_verdict(if ok {
+            Verdict::Pass
+        } else {
+            Verdict::Nonconforming
+        });
+        let name = name.map(String::from).or_else(|| match key {
+            RunKey::Id(raw) => Some(unescape(raw).into_owned()),
+            _ => None,
+        });
+        let who = match &name {
+            Some(n) => format!("run {}", clean(n)),
+            None => format!("run from line {}", r.first_line),
+        };
+        let s = r.summary.as_ref();
+        if report.format() == Format::Human {
+            let word = if ok { "RECONCILED" } else { "INCOMPLETE" };
+            let mut t = format!("{who} ({}:{})  {word}\n", clean(&report.file), r.first_line);
+            if r.numbered {
+                let n = r.space();
+                let present = n - r.missing_in(0, n.saturating_sub(1)).min(n);
+                t.push_str(&format!(
+                    "  seq 0..{:<6} {}  {present} of {n} present\n",
+                    n.saturating_sub(1),
+                    r.bar(40),
+                ));
+                let present: Vec<String> = r
+                    .present()
+                    .iter()
+                    .map(|(a, b)| range_text(*a, *b))
+                    .collect();
+                t.push_str(&format!("  present    {}\n", fit_list(&present)));
+                for g in &r.gaps {
+                    let mut line = format!(
+                        "  missing    {} ({}) after line {}",
+                        range_text(g.from, g.to),
+                        g.count(),
+                        g.after_line
+                    );
+                    if let Some((claims, at)) = g.marker {
+                        let verdict = if claims == g.count() {
+                            "agrees"
+                        } else {
+                            "disagrees"
+                        };
+                        line.push_str(&format!("; marker at line {at} claims {claims}: {verdict}"));
+                    }
+                    t.push_str(&line);
+                    t.push('\n');
+                }
+                if r.gaps_unlisted > 0 {
+                    t.push_str(&format!(
+                        "  missing    {} more ranges not listed\n",
+                        r.gaps_unlisted
+                    ));
+                }
+                if r.repeats + r.reorders > 0 {
+                    t.push_str(&format!(
+                        "  order      {} repeated, {} reordered\n",
+                        r.repeats, r.reorders
+                    ));
+                }
+            } else {
+                t.push_str("  seq        none: what is missing cannot be known\n");
+            }
+            let claimed = |v: Option<u64>| v.map_or("none".to_string(), |n| n.to_string());
+            t.push_str(&format!(
+                "  lines      {} received, event_count {}\n",
+                r.lines,
+                claimed(s.and_then(|s| s.event_count))
+            ));
+            if let Some(s) = s {
+                t.push_str(&format!(
+                    "  counts     count {} vs {} seen; warnings {} vs {}; errors {} vs {}\n",
+                    claimed(s.count),
+                    r.domain,
+                    claimed(s.warning_count),
+                    r.warnings,
+                    claimed(s.error_count),
+                    r.errors
+                ));
+            } else {
+                t.push_str("  counts     no aoi:summary to reconcile with\n");
+            }
+            if r.other_lines > 0 {
+                t.push_str(&format!(
+                    "  text       {} not JSON (counted, not judged)\n",
+                    plural(r.other_lines, "line")
+                ));
+            }
+            for note in &r.marker_notes {
+                t.push_str(&format!("  marker     {note}\n"));
+            }
+            if let Some((claims, at)) = r.marker {
+                t.push_str(&format!("  marker     the marker at line {at} claims {claims} lines, but no event followed it\n"));
+            }
+            t.push('\n');
+            report.text(&t)?;
+        }
+        for g in &r.gaps {
+            report.domain("gap", |o| {
+                o.opt_str("run", name.as_deref());
+                o.num("from_seq", g.from);
+                o.num("to_seq", g.to);
+                o.num("missing_count", g.count());
+                o.num("after_line_number", g.after_line);
+                if let Some((claims, _)) = g.marker {
+                    o.num("marker_claims", claims);
+                }
+            })?;
+        }
+        report.domain("run", |o| {
+            o.opt_str("run", name.as_deref());
+            o.num("first_line", r.first_line);
+            o.num("lines", r.lines);
+            o.str("verdict", if ok { "pass" } else { "nonconforming" });
+            let present: Vec<String> = r
+                .present()
+                .iter()
+                .map(|(a, b)| format!("[{a},{b}]"))
+                .collect();
+            o.raw("present", &format!("[{}]", present.join(",")));
+            o.num("missing_count", r.missing);
+            o.num("gaps_not_listed", r.gaps_unlisted);
+            o.num("repeats", r.repeats);
+            o.num("reorders", r.reorders);
+            o.num("text_lines", r.other_lines);
+            o.num("seen_domain", r.domain);
+            o.num("seen_warnings", r.warnings);
+            o.num("seen_errors", r.errors);
+            if let Some(s) = s {
+                for (k, v) in [
+                    ("event_count", s.event_count),
+                    ("count", s.count),
+                    ("warning_count", s.warning_count),
+                    ("error_count", s.error_count),
+                ] {
+                    if let Some(v) = v {
+                        o.num(k, v);
+                    }
+                }
+            }
+            let notes: Vec<String> = r
+                .marker_notes
+                .iter()
+                .map(|n| serde_json::to_string(n).unwrap_or_default())
+                .collect();
+            o.raw("marker_notes", &format!("[{}]", notes.join(",")));
+        })
+    }
+
+    /// `--against`: reference events never seen, by run, as ranges.
+    fn differences(&mut self, report: &mut Report) -> io::Result<()> {
+        let Some(reference) = &mut self.against else {
+            return Ok(());
+        };
+        let mut missing: BTreeMap<Vec<u8>, Vec<u64>> = BTreeMap::new();
+        for ((key, seq), (_, seen)) in reference.events.drain() {
+            if !seen && let RunKey::Id(id) = key {
+                missing.entry(id.into()).or_default().push(seq);
+            }
+        }
+        let mut listed = 0;
+        for (id, mut seqs) in missing {
+            self.wrong = true;
+            seqs.sort_unstable();
+            let run = unescape(&id).into_owned();
+            let mut i = 0;
+            while i < seqs.len() {
+                let mut j = i;
+                while j + 1 < seqs.len() && seqs[j + 1] == seqs[j] + 1 {
+                    j += 1;
+                }
+                listed += 1;
+                if listed <= MAX_DIFFS {
+                    let (from, to) = (seqs[i], seqs[j]);
+                    let text = format!(
+                        "{}: missing against the reference: run {} seq {} ({})\n",
+                        report.file,
+                        clean(&run),
+                        range_text(from, to),
+                        to - from + 1
+                    );
+                    report.text(&text)?;
+                    report.domain("difference", |o| {
+                        o.str("kind", "missing");
+                        o.str("run", &run);
+                        o.num("from_seq", from);
+                        o.num("to_seq", to);
+                        o.num("count", to - from + 1);
+                    })?;
+                }
+                i = j + 1;
+            }
+        }
+        if listed > MAX_DIFFS {
+            report.text(&format!(
+                "{} more missing ranges not listed\n",
+                listed - MAX_DIFFS
+            ))?;
+        }
+        Ok(())
+    }
+}
+
+fn run_name(key: &RunKey) -> String {
+    match key {
+        RunKey::Id(raw) => unescape(raw).into_owned(),
+        RunKey::FromLine(n) => format!("(from line {n})"),
+        RunKey::Nowhere => "(none)".to_string(),
+    }
+}
+
+fn range_text(a: u64, b: u64) -> String {
+    if a == b {
+        a.to_string()
+    } else {
+        format!("{a}..{b}")
+    }
+}
+
+/// A list cut to fit one 80-column row.
+fn fit_list(items: &[String]) -> String {
+    let mut out = String::new();
+    for (i, it) in items.iter().enumerate() {
+        let more = format!(" (+{} more)", items.len() - i);
+        if out.len() + it.len() + 2 + more.len() > 66 && i + 1 < items.len() {
+            out.push_str(&more);
+            return out;
+        }
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(it);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marker_forms() {
+        let m = Regex::new(MARKER).unwrap();
+        for (text, n) in [
+            ("[… 29 lines omitted …]", 29),
+            ("... 29 lines omitted ...", 29),
+            ("[29 lines truncated]", 29),
+            ("<29 lines elided>", 29),
+            ("  (3 more lines hidden)", 3),
+            ("[1 line omitted]", 1),
+        ] {
+            let got = m.captures(text).and_then(|c| c[1].parse::<u64>().ok());
+            assert_eq!(got, Some(n), "{text}");
+        }
+        for text in ["{\"lines\":29}", "29 lines", "omitted 29 lines"] {
+            assert!(m.captures(text).is_none(), "{text}");
+        }
+    }
+
+    #[test]
+    fn reordered_events_close_their_gap() {
+        let mut r = Recon::default();
+        for n in [0, 1, 4, 2, 3, 3] {
+            r.seq(n, 1);
+        }
+        assert_eq!((r.missing, r.reorders, r.repeats), (0, 2, 1));
+        assert!(r.gaps.is_empty());
+        let mut r = Recon::default();
+        for n in [0, 5, 2] {
+            r.seq(n, 1);
+        }
+        let ranges: Vec<(u64, u64)> = r.gaps.iter().map(|g| (g.from, g.to)).collect();
+        assert_eq!(ranges, vec![(1, 1), (3, 4)]);
+        assert_eq!(r.present(), vec![(0, 0), (2, 2), (5, 5)]);
+    }
+
+    #[test]
+    fn gap_lists_are_bounded() {
+        let mut r = Recon::default();
+        for k in 0..(MAX_GAPS as u64 + 10) {
+            r.seq(k * 2, 1);
+        }
+        assert_eq!(r.gaps.len(), MAX_GAPS);
+        assert_eq!(r.gaps_unlisted, 9);
+        assert_eq!(r.missing, MAX_GAPS as u64 + 9);
+    }
+}
