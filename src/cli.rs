@@ -30,8 +30,16 @@ const RULES_HELP: &str = "Rules (id, default severity E/W/I, spec §):";
                   conforming, 64 usage, 66 input missing, 74 I/O error, 141 downstream closed."
 )]
 struct Cli {
+    /// Print the JSON Schema of aoitap's events (the same as `aoitap schema --output json`).
+    #[arg(long, exclusive = true)]
+    schema: bool,
+
+    /// Print the capability manifest (the same as `aoitap capabilities --output json`).
+    #[arg(long, exclusive = true)]
+    capabilities: bool,
+
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -73,6 +81,52 @@ enum Command {
                       Exit status: 0 when every run is complete and reconciles, 65 otherwise."
     )]
     Reconcile(ReconcileArgs),
+
+    /// JSON Schema 2020-12 of aoitap's own events: no input, no network, no config.
+    #[command(after_help = "Example: aoitap schema --output json > aoitap.schema.json")]
+    Schema(SchemaArgs),
+
+    /// The capability manifest (AOI-CLI §17): commands, event types, input modes, schema versions.
+    #[command(after_help = "Example: aoitap capabilities --output json | jq '.commands[].name'")]
+    Capabilities(CapabilitiesArgs),
+
+    /// Shell completions for bash, zsh, fish, elvish or powershell, on stdout.
+    #[command(after_help = "Example: aoitap completions bash > /etc/bash_completion.d/aoitap")]
+    Completions(CompletionsArgs),
+}
+
+#[derive(Args, Debug)]
+struct SchemaArgs {
+    /// The format: json (the only one).
+    #[arg(long, visible_alias = "format", value_enum, default_value_t = DocFormat::Json, value_name = "FORMAT")]
+    output: DocFormat,
+
+    /// The schema to print, by schema_name (aoitap has one: dev.aoitap.events).
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
+
+    /// The major schema_version wanted (aoitap serves 1).
+    #[arg(long, value_name = "MAJOR")]
+    schema_version: Option<u64>,
+}
+
+#[derive(Args, Debug)]
+struct CapabilitiesArgs {
+    /// The format: json (the only one).
+    #[arg(long, visible_alias = "format", value_enum, default_value_t = DocFormat::Json, value_name = "FORMAT")]
+    output: DocFormat,
+}
+
+#[derive(Args, Debug)]
+struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum, value_name = "SHELL")]
+    shell: clap_complete::Shell,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum DocFormat {
+    Json,
 }
 
 #[derive(Args, Debug)]
@@ -238,6 +292,18 @@ pub enum Invocation {
     SplitByRun(SplitOptions),
     Summarize(SummarizeOptions),
     Reconcile(ReconcileOptions),
+    Schema {
+        name: Option<String>,
+        major: Option<u64>,
+    },
+    Capabilities,
+    Completions(clap_complete::Shell),
+}
+
+/// The clap definition (for the man page and completions).
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    Cli::command()
 }
 
 /// The plain form of `StreamArgs`.
@@ -259,13 +325,49 @@ pub struct StreamOptions {
 pub fn parse() -> Result<Invocation, Exit> {
     let cli = Cli::try_parse().map_err(|e| {
         let _ = e.print();
-        if e.use_stderr() {
-            Exit::Usage
-        } else {
-            Exit::Pass
+        if !e.use_stderr() {
+            return Exit::Pass;
         }
+        // In machine mode the error is also an event (spec §2, §9: usage).
+        let args: Vec<String> = std::env::args().collect();
+        if wants_jsonl(&args) {
+            let first = e
+                .to_string()
+                .lines()
+                .next()
+                .unwrap_or("usage error")
+                .trim_start_matches("error: ")
+                .to_string();
+            let _ = usage_event(command_name(&args), &first);
+        }
+        Exit::Usage
     })?;
-    match cli.command {
+    if cli.schema {
+        return Ok(Invocation::Schema {
+            name: None,
+            major: None,
+        });
+    }
+    if cli.capabilities {
+        return Ok(Invocation::Capabilities);
+    }
+    let Some(command) = cli.command else {
+        eprint!("{}", command().render_help());
+        return Err(Exit::Usage);
+    };
+    match command {
+        Command::Schema(a) => {
+            let _ = a.output;
+            Ok(Invocation::Schema {
+                name: a.name,
+                major: a.schema_version,
+            })
+        }
+        Command::Capabilities(a) => {
+            let _ = a.output;
+            Ok(Invocation::Capabilities)
+        }
+        Command::Completions(a) => Ok(Invocation::Completions(a.shell)),
         Command::Verify(a) => {
             if a.stream.output == OutputArg::Json {
                 eprintln!(
@@ -404,6 +506,45 @@ impl StreamArgs {
 fn parse_rule(s: &str) -> Result<Rule, String> {
     Rule::from_id(s)
         .ok_or_else(|| format!("unknown rule {s:?}; `aoitap verify --help` lists the rule ids"))
+}
+
+/// `--output jsonl` (or `--format`) anywhere on the command line.
+fn wants_jsonl(args: &[String]) -> bool {
+    args.windows(2)
+        .any(|w| matches!(w[0].as_str(), "--output" | "--format") && w[1] == "jsonl")
+        || args
+            .iter()
+            .any(|a| a == "--output=jsonl" || a == "--format=jsonl")
+}
+
+fn command_name(args: &[String]) -> &'static str {
+    const NAMES: &[&str] = &[
+        "verify",
+        "strip-envelope",
+        "split-by-run",
+        "summarize",
+        "reconcile",
+        "schema",
+        "capabilities",
+    ];
+    args.iter()
+        .skip(1)
+        .find_map(|a| NAMES.iter().find(|n| **n == a.as_str()).copied())
+        .unwrap_or("aoitap")
+}
+
+/// A usage error as a whole AOI stream: meta, the error, the summary.
+fn usage_event(command: &'static str, message: &str) -> std::io::Result<()> {
+    let style = Style {
+        format: Format::Jsonl,
+        quiet: false,
+        color: false,
+        limit: None,
+    };
+    let mut em = crate::emit::Emitter::new(std::io::stdout(), style, command);
+    em.begin()?;
+    em.local_error("usage", "USAGE", message)?;
+    em.end(Exit::Usage)
 }
 
 fn parse_marker(s: &str) -> Result<String, String> {

@@ -6,9 +6,11 @@
 pub mod check;
 pub mod cli;
 pub mod cmd;
+pub mod discover;
 pub mod emit;
 pub mod event;
 pub mod exit;
+pub mod man;
 pub mod redact;
 pub mod rules;
 pub mod scan;

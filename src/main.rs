@@ -16,6 +16,9 @@ fn main() -> ExitCode {
         Invocation::SplitByRun(opts) => cmd::split::run(&opts),
         Invocation::Summarize(opts) => cmd::summarize::run(&opts),
         Invocation::Reconcile(opts) => cmd::reconcile::run(&opts),
+        Invocation::Schema { name, major } => cmd::schema::run(name.as_deref(), major),
+        Invocation::Capabilities => cmd::capabilities::run(),
+        Invocation::Completions(shell) => cmd::completions::run(shell),
     };
     match result {
         Ok(exit) => exit.into(),

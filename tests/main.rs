@@ -2,7 +2,9 @@
 
 mod util;
 
+mod conform;
 mod conformance;
+mod man;
 mod memory;
 mod pipe;
 mod reconcile;

@@ -33,19 +33,6 @@ fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
     rx
 }
 
-/// `bash -o pipefail -c SCRIPT` with `$A` the binary: (status, stderr).
-fn sh(script: &str) -> (i32, String) {
-    let out = Command::new("bash")
-        .args(["-o", "pipefail", "-c", script])
-        .env("A", bin())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 /// About `bytes` of a conforming stream.
 fn big_stream(bytes: usize) -> Vec<u8> {
     let mut v = vec![meta()];

@@ -183,3 +183,16 @@ pub fn peak_kib(args: &[&str], input: &[u8]) -> (u64, String) {
         .unwrap();
     (peak, String::from_utf8_lossy(&out.stdout).into_owned())
 }
+
+/// `bash -o pipefail -c SCRIPT` with `$A` the binary: (status, stderr).
+pub fn sh(script: &str) -> (i32, String) {
+    let out = Command::new("bash")
+        .args(["-o", "pipefail", "-c", script])
+        .env("A", bin())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

@@ -19,7 +19,10 @@ use crate::scan::{Line, Scanner};
 use crate::signal::Signals;
 use crate::source::{self, Pause, RelayFailed, Source};
 
+pub mod capabilities;
+pub mod completions;
 pub mod reconcile;
+pub mod schema;
 pub mod split;
 pub mod strip;
 pub mod summarize;

@@ -1,0 +1,11 @@
+//! `aoitap capabilities`: the capability manifest (spec §17).
+
+use anyhow::Result;
+
+use crate::cmd::schema::print_json;
+use crate::discover;
+use crate::exit::Exit;
+
+pub fn run() -> Result<Exit> {
+    print_json(&discover::capabilities())
+}

@@ -1,0 +1,38 @@
+//! `aoitap schema`: the JSON Schema of aoitap's events (spec §3, §10).
+
+use std::io::{self, Write};
+
+use anyhow::Result;
+
+use crate::discover;
+use crate::emit::SCHEMA_NAME;
+use crate::exit::Exit;
+
+pub fn run(name: Option<&str>, major: Option<u64>) -> Result<Exit> {
+    if let Some(n) = name
+        && n != SCHEMA_NAME
+    {
+        eprintln!("aoitap: no schema named {n:?}; aoitap has one: {SCHEMA_NAME}");
+        return Ok(Exit::Usage);
+    }
+    if let Some(m) = major
+        && Some(m) != crate::check::major(crate::emit::SCHEMA_VERSION)
+    {
+        eprintln!(
+            "aoitap: schema version {m} is not served; aoitap serves {}",
+            crate::emit::SCHEMA_VERSION
+        );
+        return Ok(Exit::Usage);
+    }
+    print_json(&discover::schema())
+}
+
+/// One JSON document on stdout, indented for people, one object for tools.
+pub fn print_json(v: &serde_json::Value) -> Result<Exit> {
+    let mut text = serde_json::to_vec_pretty(v)?;
+    text.push(b'\n');
+    let mut out = io::stdout().lock();
+    out.write_all(&text)?;
+    out.flush()?;
+    Ok(Exit::Pass)
+}

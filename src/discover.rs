@@ -1,0 +1,351 @@
+//! Discovery (spec §3, §10, §17): the JSON Schema of aoitap's own events
+//! and its capability manifest. Both are built here from the same lists the
+//! code emits from (rule ids, verdicts, categories), need no input, no
+//! network and no config, and are the contract the golden tests hold real
+//! output to. The schema is closed where DESIGN §5 fixes a shape: an event
+//! with a field it does not declare fails validation.
+
+use serde_json::{Value, json};
+
+use crate::emit::{AOI_VERSION, SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
+use crate::rules::Rule;
+
+/// Never a file URI (§10.2); advisory only, never the identity (§5).
+pub fn schema_id() -> String {
+    format!("https://aoitap.dev/schemas/{SCHEMA_NAME}/{SCHEMA_VERSION}/schema.json")
+}
+
+const CATEGORIES: &[&str] = &[
+    "usage",
+    "validation",
+    "config",
+    "authn",
+    "authz",
+    "not_found",
+    "conflict",
+    "precondition_failed",
+    "unsupported",
+    "rate_limited",
+    "unavailable",
+    "timeout",
+    "cancelled",
+    "io",
+    "internal",
+];
+
+/// Event types aoitap emits, by command.
+const VERIFY_EVENTS: &[&str] = &["aoi:meta", "finding", "run", "aoi:error", "aoi:summary"];
+const SUMMARIZE_EVENTS: &[&str] = &["aoi:meta", "run_summary", "aoi:error", "aoi:summary"];
+const RECONCILE_EVENTS: &[&str] = &[
+    "aoi:meta",
+    "gap",
+    "difference",
+    "run",
+    "aoi:error",
+    "aoi:summary",
+];
+
+fn count() -> Value {
+    json!({"type": "integer", "minimum": 0})
+}
+
+fn text() -> Value {
+    json!({"type": "string"})
+}
+
+/// A closed object: these properties, these required, nothing else.
+fn closed(props: Value, required: &[&str]) -> Value {
+    json!({
+        "type": "object",
+        "properties": props,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+/// A closed event: `type` fixed, the envelope, and `props`.
+fn event(ty: &str, props: Value, required: &[&str]) -> Value {
+    let mut p = props;
+    p["type"] = json!({"const": ty});
+    p["aoi"] = json!({"$ref": "#/$defs/envelope"});
+    let mut req = vec!["type", "aoi"];
+    req.extend_from_slice(required);
+    closed(p, &req)
+}
+
+fn identity_props() -> Value {
+    json!({
+        "tool": {"const": TOOL},
+        "tool_version": text(),
+        "aoi_version": {"const": AOI_VERSION},
+        "schema_name": {"const": SCHEMA_NAME},
+        "schema_version": {"const": SCHEMA_VERSION},
+    })
+}
+
+fn merge(mut a: Value, b: Value) -> Value {
+    if let (Some(a), Value::Object(b)) = (a.as_object_mut(), b) {
+        a.extend(b);
+    }
+    a
+}
+
+fn problem() -> Value {
+    closed(
+        json!({
+            "category": text(),
+            "code": text(),
+            "count": count(),
+            "first_message": text(),
+            "first_line": count(),
+        }),
+        &["category", "code", "count", "first_message", "first_line"],
+    )
+}
+
+/// The fields of one summarized run (a `run_summary` without envelope).
+fn run_summary_props() -> Value {
+    json!({
+        "file": text(),
+        "run": text(),
+        "first_line": count(),
+        "tool": text(),
+        "tool_version": text(),
+        "command": text(),
+        "schema_name": text(),
+        "schema_version": text(),
+        "aoi_version": text(),
+        "lines": count(),
+        "bytes": count(),
+        "domain_types": {"type": "object", "additionalProperties": count()},
+        "framework_types": {"type": "object", "additionalProperties": count()},
+        "warnings": {"type": "array", "items": problem()},
+        "errors": {"type": "array", "items": problem()},
+        "outcome": closed(json!({
+            "ok": {"type": "boolean"},
+            "reason": text(),
+            "partial": {"type": "boolean"},
+            "truncated": {"type": "boolean"},
+            "next_cursor": {"type": "boolean"},
+            "elapsed_ms": count(),
+        }), &["next_cursor"]),
+        "seq": closed(json!({
+            "numbered": {"type": "boolean"},
+            "complete": {"type": "boolean"},
+            "missing": count(),
+            "repeats": count(),
+        }), &["numbered", "complete", "missing", "repeats"]),
+        "verdict": {"$ref": "#/$defs/verdict"},
+        "message": text(),
+    })
+}
+
+const RUN_SUMMARY_REQUIRED: &[&str] = &[
+    "file",
+    "first_line",
+    "lines",
+    "bytes",
+    "domain_types",
+    "framework_types",
+    "warnings",
+    "errors",
+    "seq",
+    "verdict",
+    "message",
+];
+
+/// The JSON Schema 2020-12 of aoitap's event schema, `type` as the
+/// discriminator (§10.4: `if`/`then` per type, so a failure names the type).
+pub fn schema() -> Value {
+    let rule_ids: Vec<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
+    let defs = json!({
+        "envelope": closed(json!({"seq": count(), "run": text()}), &["seq", "run"]),
+        "verdict": {"enum": ["pass", "failed", "retryable", "nonconforming"]},
+        "aoi:meta": event("aoi:meta", merge(identity_props(), json!({
+            "command": text(),
+            "properties": {"type": "object"},
+        })), &["tool", "tool_version", "aoi_version", "schema_name", "schema_version", "command"]),
+        "aoi:summary": merge(event("aoi:summary", merge(identity_props(), json!({
+            "ok": {"type": "boolean"},
+            "reason": {"enum": ["failed", "cancelled", "timeout", "denied", "skipped"]},
+            "event_count": count(),
+            "count": count(),
+            "input_count": count(),
+            "warning_count": count(),
+            "error_count": count(),
+            "partial": {"type": "boolean"},
+            "truncated": {"type": "boolean"},
+            "caused_by": closed(json!({
+                "origin": text(),
+                "category": text(),
+                "code": text(),
+                "retryable": {"type": "boolean"},
+                "retry_after_ms": count(),
+            }), &["retryable"]),
+            "upstream": closed(json!({
+                "tool": text(),
+                "tool_version": text(),
+                "schema_name": text(),
+                "schema_version": text(),
+            }), &[]),
+            "properties": closed(json!({
+                "error_findings": count(),
+                "warning_findings": count(),
+                "info_findings": count(),
+                "findings_not_shown": count(),
+            }), &[]),
+        })), &["ok", "event_count", "count", "warning_count", "error_count",
+               "tool", "tool_version", "aoi_version", "schema_name", "schema_version"]),
+        json!({"if": {"properties": {"ok": {"const": false}}}, "then": {"required": ["reason"]}})),
+        "aoi:error": merge(event("aoi:error", json!({
+            "category": {"enum": CATEGORIES},
+            "code": {"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$"},
+            "message": {"type": "string", "pattern": "^[^\\n\\r\\u001b]*$"},
+            "retryable": {"type": "boolean"},
+            "retry_after_ms": count(),
+            "scope": {"enum": ["process", "item"]},
+            "origin": text(),
+        }), &["category", "code", "message", "retryable"]),
+        json!({"if": {"properties": {"retryable": {"const": false}}}, "then": {"not": {"required": ["retry_after_ms"]}}})),
+        "aoi:warning": event("aoi:warning", json!({
+            "category": {"enum": CATEGORIES},
+            "code": {"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$"},
+            "message": text(),
+            "origin": text(),
+        }), &["code", "message"]),
+        "finding": event("finding", json!({
+            "rule": {"enum": rule_ids},
+            "severity": {"enum": ["error", "warning", "info"]},
+            "file": text(),
+            "line_number": {"type": "integer", "minimum": 1},
+            "run": text(),
+            "seq": count(),
+            "column": {"type": "integer", "minimum": 1},
+            "missing_from": count(),
+            "missing_to": count(),
+            "missing_count": count(),
+            "message": text(),
+        }), &["rule", "severity", "file", "message"]),
+        "run": event("run", json!({
+            "file": text(),
+            "run": text(),
+            "path": text(),
+            "first_line": count(),
+            "lines": count(),
+            "verdict": {"$ref": "#/$defs/verdict"},
+            "retry_after_ms": count(),
+            "message": text(),
+            "present": {"type": "array", "items": {
+                "type": "array", "prefixItems": [count(), count()], "minItems": 2, "maxItems": 2}},
+            "missing_count": count(),
+            "gaps_not_listed": count(),
+            "repeats": count(),
+            "reorders": count(),
+            "text_lines": count(),
+            "seen_domain": count(),
+            "seen_warnings": count(),
+            "seen_errors": count(),
+            "event_count": count(),
+            "count": count(),
+            "warning_count": count(),
+            "error_count": count(),
+            "marker_notes": {"type": "array", "items": text()},
+        }), &["file", "first_line", "lines", "verdict"]),
+        "gap": event("gap", json!({
+            "file": text(),
+            "run": text(),
+            "from_seq": count(),
+            "to_seq": count(),
+            "missing_count": {"type": "integer", "minimum": 1},
+            "after_line_number": count(),
+            "marker_claims": count(),
+        }), &["file", "from_seq", "to_seq", "missing_count", "after_line_number"]),
+        "difference": event("difference", json!({
+            "file": text(),
+            "kind": {"enum": ["missing", "extra", "altered"]},
+            "run": text(),
+            "from_seq": count(),
+            "to_seq": count(),
+            "count": {"type": "integer", "minimum": 1},
+            "line_number": {"type": "integer", "minimum": 1},
+        }), &["file", "kind", "run", "from_seq", "to_seq", "count"]),
+        "run_summary": event("run_summary", run_summary_props(), RUN_SUMMARY_REQUIRED),
+        "summarize_document": closed(json!({
+            "tool": {"const": TOOL},
+            "tool_version": text(),
+            "schema_name": {"const": SCHEMA_NAME},
+            "schema_version": {"const": SCHEMA_VERSION},
+            "runs": {"type": "array", "items": closed(run_summary_props(), RUN_SUMMARY_REQUIRED)},
+        }), &["tool", "tool_version", "schema_name", "schema_version", "runs"]),
+    });
+    let types = [
+        "aoi:meta",
+        "aoi:summary",
+        "aoi:error",
+        "aoi:warning",
+        "finding",
+        "run",
+        "gap",
+        "difference",
+        "run_summary",
+    ];
+    let branches: Vec<Value> = types
+        .iter()
+        .map(|t| {
+            json!({
+                "if": {"properties": {"type": {"const": t}}, "required": ["type"]},
+                "then": {"$ref": format!("#/$defs/{t}")},
+            })
+        })
+        .collect();
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": schema_id(),
+        "title": format!("{SCHEMA_NAME} {SCHEMA_VERSION}: the events of aoitap --output jsonl"),
+        "description": "One event per line. `type` is the discriminator; aoi:* events carry only spec-defined fields, tool additions go in `properties` (AOI-CLI §8.1).",
+        "type": "object",
+        "required": ["type", "aoi"],
+        "properties": {"type": {"enum": types}},
+        "allOf": branches,
+        "$defs": defs,
+    })
+}
+
+/// The capability manifest (§17).
+pub fn capabilities() -> Value {
+    let stream = |name: &str, events: &[&str], read_only: bool, outputs: &[&str]| {
+        json!({
+            "name": name,
+            "read_only": read_only,
+            "destructive": false,
+            "bounded": true,
+            "supports_limit": true,
+            "supports_cursor": false,
+            "supports_dry_run": false,
+            "input_modes": ["stdin", "files"],
+            "input_format": "jsonl",
+            "malformed_input": "per-line tolerant: each malformed line is a finding and reading goes on",
+            "outputs": outputs,
+            "event_types": events,
+        })
+    };
+    json!({
+        "tool": TOOL,
+        "tool_version": TOOL_VERSION,
+        "aoi_versions": [AOI_VERSION],
+        "outputs": ["human", "jsonl", "json"],
+        "schemas": [{"name": SCHEMA_NAME, "versions": [SCHEMA_VERSION], "default": SCHEMA_VERSION}],
+        "auth": "none",
+        "network": false,
+        "commands": [
+            stream("verify", VERIFY_EVENTS, true, &["human", "jsonl"]),
+            stream("strip-envelope", VERIFY_EVENTS, true, &["human", "jsonl"]),
+            stream("split-by-run", VERIFY_EVENTS, false, &["human", "jsonl"]),
+            stream("summarize", SUMMARIZE_EVENTS, true, &["human", "jsonl", "json"]),
+            stream("reconcile", RECONCILE_EVENTS, true, &["human", "jsonl"]),
+            {"name": "schema", "read_only": true, "bounded": true, "outputs": ["json"]},
+            {"name": "capabilities", "read_only": true, "bounded": true, "outputs": ["json"]},
+            {"name": "completions", "read_only": true, "bounded": true, "outputs": ["text"]},
+        ],
+    })
+}

@@ -1,0 +1,222 @@
+//! The man page, made from the clap definition and the rule catalogue, so
+//! that it cannot fall behind them: `man/aoitap.1` is this output, and a
+//! test fails when the two differ (regenerate with
+//! `AOITAP_UPDATE_MAN=1 cargo test --release man_page`).
+
+use std::collections::BTreeSet;
+
+use clap::Command;
+
+use crate::cli;
+use crate::rules::{Rule, Severity};
+
+/// The stream commands, which share the options of DESIGN §1.
+const STREAM_COMMANDS: &[&str] = &[
+    "verify",
+    "strip-envelope",
+    "split-by-run",
+    "summarize",
+    "reconcile",
+];
+
+/// roff text: backslashes and hyphens escaped, no line taken for a request.
+fn esc(s: &str) -> String {
+    let t = s.replace('\\', "\\e").replace('-', "\\-");
+    t.lines()
+        .map(|l| {
+            if l.starts_with('.') || l.starts_with('\'') {
+                format!("\\&{l}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `.TP` entries for options, skipping the names in `skip`.
+fn options(cmd: &Command, skip: &BTreeSet<String>) -> String {
+    let mut out = String::new();
+    for a in cmd.get_arguments() {
+        let Some(long) = a.get_long() else { continue };
+        if skip.contains(long) || long == "help" || long == "version" {
+            continue;
+        }
+        let mut head = String::new();
+        if let Some(s) = a.get_short() {
+            head.push_str(&format!("\\fB\\-{s}\\fR, "));
+        }
+        head.push_str(&format!("\\fB\\-\\-{}\\fR", esc(long)));
+        if a.get_action().takes_values()
+            && let Some(names) = a.get_value_names()
+        {
+            let names: Vec<String> = names
+                .iter()
+                .map(|n| format!("\\fI{}\\fR", esc(n)))
+                .collect();
+            head.push(' ');
+            head.push_str(&names.join(" "));
+        }
+        let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+        let defaults: Vec<String> = a
+            .get_default_values()
+            .iter()
+            .map(|v| v.to_string_lossy().into_owned())
+            .collect();
+        let mut text = esc(&help);
+        if !text.ends_with('.') {
+            text.push('.');
+        }
+        if !defaults.is_empty() && a.get_action().takes_values() {
+            text.push_str(&format!(" Default: {}.", esc(&defaults.join(", "))));
+        }
+        out.push_str(&format!(".TP\n{head}\n{text}\n"));
+    }
+    out
+}
+
+fn long_names(cmd: &Command) -> BTreeSet<String> {
+    cmd.get_arguments()
+        .filter_map(|a| a.get_long())
+        .map(String::from)
+        .collect()
+}
+
+/// The whole page.
+pub fn render() -> String {
+    let root = cli::command();
+    let version = root.get_version().unwrap_or("").to_string();
+    let mut out = String::new();
+    out.push_str(&format!(
+        ".TH AOITAP 1 \"\" \"aoitap {version}\" \"User Commands\"\n"
+    ));
+    out.push_str(".SH NAME\naoitap \\- check, relay and inspect AOI\\-CLI event streams\n");
+    out.push_str(".SH SYNOPSIS\n");
+    for sub in root.get_subcommands() {
+        let positional: Vec<String> = sub
+            .get_arguments()
+            .filter(|a| a.is_positional())
+            .map(|a| {
+                let n = a
+                    .get_value_names()
+                    .and_then(|v| v.first())
+                    .map(|s| s.to_string())
+                    .unwrap_or_default();
+                if a.is_required_set() {
+                    format!("\\fI{n}\\fR")
+                } else {
+                    format!("[\\fI{n}\\fR ...]")
+                }
+            })
+            .collect();
+        out.push_str(&format!(
+            "\\fBaoitap {}\\fR [\\fIOPTIONS\\fR] {}\n.br\n",
+            esc(sub.get_name()),
+            positional.join(" ")
+        ));
+    }
+    out.push_str("\\fBaoitap\\fR \\fB\\-\\-schema\\fR | \\fB\\-\\-capabilities\\fR\n");
+    out.push_str(".SH DESCRIPTION\n");
+    out.push_str(&esc(&root
+        .get_long_about()
+        .map(|s| s.to_string())
+        .unwrap_or_default()));
+    out.push_str(
+        "\n.PP\nEach FILE is an independent stream; without one, or with \\fB\\-\\fR, standard input is read. \
+         A line ends at a newline; a final line without one is never an event. Every stream command judges \
+         what it reads and exits with the verdict (see EXIT STATUS), so the truth survives a pipeline even \
+         when the output has lost its summary.\n",
+    );
+    out.push_str(".SH OPTIONS\n");
+    out.push_str(&options(&root, &BTreeSet::new()));
+    // Options every stream command shares (DESIGN §1).
+    let streams: Vec<&Command> = root
+        .get_subcommands()
+        .filter(|c| STREAM_COMMANDS.contains(&c.get_name()))
+        .collect();
+    let mut common = long_names(streams[0]);
+    for c in &streams[1..] {
+        common = common.intersection(&long_names(c)).cloned().collect();
+    }
+    out.push_str(".SH COMMON OPTIONS\nThese options are shared by \\fBverify\\fR, \\fBstrip\\-envelope\\fR, \\fBsplit\\-by\\-run\\fR, \\fBsummarize\\fR and \\fBreconcile\\fR.\n");
+    out.push_str(
+        &options(streams[0], &BTreeSet::new())
+            .split(".TP\n")
+            .filter(|e| {
+                common
+                    .iter()
+                    .any(|n| e.contains(&format!("\\fB\\-\\-{}\\fR", esc(n))))
+            })
+            .map(|e| format!(".TP\n{e}"))
+            .collect::<String>(),
+    );
+    for sub in root.get_subcommands() {
+        if sub.get_name() == "help" {
+            continue;
+        }
+        out.push_str(&format!(".SH {}\n", esc(&sub.get_name().to_uppercase())));
+        out.push_str(&format!("\\fBaoitap {}\\fR: ", esc(sub.get_name())));
+        out.push_str(&esc(&sub
+            .get_about()
+            .map(|s| s.to_string())
+            .unwrap_or_default()));
+        out.push('\n');
+        let skip = if STREAM_COMMANDS.contains(&sub.get_name()) {
+            common.clone()
+        } else {
+            BTreeSet::new()
+        };
+        out.push_str(&options(sub, &skip));
+        if let Some(after) = sub.get_after_help() {
+            out.push_str(&format!(
+                ".PP\n{}\n",
+                esc(&after.to_string()).replace('\n', "\n.br\n")
+            ));
+        }
+    }
+    out.push_str(".SH RULES\nEach check has a stable id (used in reports and in \\fB\\-\\-allow\\fR/\\fB\\-\\-deny\\fR), a default severity, and the section of the AOI\\-CLI spec it comes from. Ids are added, never renamed.\n");
+    for r in Rule::ALL {
+        let sev = match r.default_severity() {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        };
+        out.push_str(&format!(
+            ".TP\n\\fB{}\\fR ({sev}, \\(sc{})\n{}\n",
+            esc(r.id()),
+            esc(r.anchor()),
+            esc(r.what())
+        ));
+    }
+    out.push_str(
+        ".SH EXIT STATUS\n\
+         .TP\n\\fB0\\fR\nEvery run passed: conforming, complete, ok.\n\
+         .TP\n\\fB1\\fR\nWell formed, and the producer reported failure.\n\
+         .TP\n\\fB75\\fR\nAs 1, and every failed run is retryable; the report gives retry_after_ms.\n\
+         .TP\n\\fB65\\fR\nThe stream violates the contract (any error finding); reconcile: something is missing or does not reconcile. Wins over 1 and 75.\n\
+         .TP\n\\fB64\\fR\nUsage error.\n\
+         .TP\n\\fB66\\fR\nAn input file is missing.\n\
+         .TP\n\\fB73\\fR\nAn output file cannot be created, or exists (split\\-by\\-run without \\fB\\-\\-force\\fR).\n\
+         .TP\n\\fB74\\fR\nI/O error.\n\
+         .TP\n\\fB130\\fR, \\fB143\\fR\nSIGINT, SIGTERM: what was judged is reported, and in jsonl mode the summary says reason cancelled.\n\
+         .TP\n\\fB141\\fR\nThe downstream closed the pipe; aoitap ends quietly.\n",
+    );
+    out.push_str(
+        ".SH ENVIRONMENT\n.TP\n\\fBNO_COLOR\\fR\nWhen set and not empty, human output is not coloured unless \\fB\\-\\-color always\\fR. Output that is not a terminal is never coloured.\n",
+    );
+    out.push_str(
+        ".SH EXAMPLES\n\
+         .nf\n\
+         set \\-o pipefail\n\
+         tool \\-\\-output jsonl | aoitap verify \\-\\-relay | next\\-tool\n\
+         tail \\-F agent.log | aoitap verify \\-\\-multi\\-run \\-\\-unbounded\n\
+         tool \\-\\-output jsonl > out.jsonl; aoitap verify \\-q out.jsonl || retry\n\
+         aoitap strip\\-envelope \\-\\-type hit out.jsonl | legacy\\-tool\n\
+         aoitap split\\-by\\-run \\-\\-dir runs/ merged.jsonl\n\
+         aoitap summarize out.jsonl\n\
+         aoitap reconcile transcript.jsonl\n\
+         .fi\n",
+    );
+    out.push_str(".SH SEE ALSO\n\\fBjq\\fR(1); the AOI\\-CLI specification v1.0\\-alpha.\n");
+    out
+}

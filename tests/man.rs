@@ -1,0 +1,89 @@
+//! The man page: current with the CLI, rendering with man(1).
+
+use std::process::Command;
+
+use crate::util::*;
+
+fn page_path() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("man/aoitap.1")
+}
+
+/// `man/aoitap.1` is what the code makes of the clap definition.
+#[test]
+fn man_page_is_current() {
+    let made = aoitap::man::render();
+    if std::env::var_os("AOITAP_UPDATE_MAN").is_some() {
+        std::fs::write(page_path(), &made).unwrap();
+    }
+    let checked_in = std::fs::read_to_string(page_path()).unwrap();
+    assert!(
+        made == checked_in,
+        "man/aoitap.1 is stale: run AOITAP_UPDATE_MAN=1 cargo test --release man_page"
+    );
+}
+
+/// Every subcommand and long flag of the CLI is in the checked-in page.
+#[test]
+fn man_page_has_every_flag_and_subcommand() {
+    let page = std::fs::read_to_string(page_path()).unwrap();
+    let root = aoitap::cli::command();
+    let mut commands = vec![&root];
+    commands.extend(root.get_subcommands());
+    for cmd in commands {
+        if cmd.get_name() != "aoitap" {
+            let section = format!(".SH {}", cmd.get_name().to_uppercase().replace('-', "\\-"));
+            assert!(page.contains(&section), "no section for {}", cmd.get_name());
+        }
+        for a in cmd.get_arguments() {
+            if let Some(long) = a.get_long() {
+                let flag = format!("\\fB\\-\\-{}\\fR", long.replace('-', "\\-"));
+                assert!(
+                    page.contains(&flag),
+                    "--{long} of {} is not in the man page",
+                    cmd.get_name()
+                );
+            }
+        }
+    }
+    for sec in [
+        "NAME",
+        "SYNOPSIS",
+        "DESCRIPTION",
+        "RULES",
+        "EXIT STATUS",
+        "ENVIRONMENT",
+        "EXAMPLES",
+    ] {
+        assert!(page.contains(&format!(".SH {sec}")), "{sec}");
+    }
+    for r in aoitap::rules::Rule::ALL {
+        assert!(
+            page.contains(&r.id().replace('-', "\\-")),
+            "{} not in RULES",
+            r.id()
+        );
+    }
+}
+
+#[test]
+fn man_renders_it() {
+    let out = Command::new("man")
+        .args(["-l", "-P", "cat"])
+        .arg(page_path())
+        .env("MANWIDTH", "80")
+        .output()
+        .expect("man(1)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("EXIT STATUS")
+            && text.contains("seq.gap")
+            && text.contains("--max-line-bytes"),
+        "{text}"
+    );
+    let _ = bin();
+}
