@@ -10,7 +10,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::io;
 
-use crate::event::{Aoi, Event, JsonError, Kind, Parser, Uint, Value};
+use crate::event::{Aoi, Envelope, Event, JsonError, Kind, Parser, Uint, Value};
 use crate::redact;
 use crate::rules::{Levels, Rule, Severity};
 use crate::scan::Line;
@@ -288,17 +288,16 @@ pub struct Seen {
 }
 
 impl Seen {
-    fn of(ev: &Event<'_>) -> Seen {
-        let ty = ev.get("type").and_then(|v| v.raw_str().map(|_| v.span()));
+    fn of(line: &[u8], env: &Envelope) -> Seen {
+        let ty = env.ty(line).and_then(|v| v.raw_str().map(|_| v.span()));
         let Some((start, end)) = ty else {
             return Seen::default();
         };
-        let raw = ev.line_bytes();
         Seen {
-            event: ev.duplicate_reserved_key().is_none(),
-            framework: raw[start + 1..].starts_with(b"aoi:"),
+            event: env.duplicate_reserved_key().is_none(),
+            framework: line[start + 1..].starts_with(b"aoi:"),
             ty: (start + 1, end - 1),
-            cut: ev.aoi_cut(),
+            cut: env.aoi_cut(),
         }
     }
 
@@ -419,8 +418,22 @@ enum Target {
 
 pub struct Checker<'c> {
     parser: Parser,
+    /// The parser holds the current line.
+    parsed: bool,
     st: State<'c>,
 }
+
+/// A line parsed ahead of judging (see `Checker::judge`).
+pub type Parsed = Result<Envelope, JsonError>;
+
+/// Parse on the checker's own parser.
+fn parse(parser: &mut Parser, parsed: &mut bool, line: &[u8]) -> Parsed {
+    *parsed = true;
+    parser.parse(line).map(|ev| ev.envelope())
+}
+
+/// Framework events are judged with the whole event in hand.
+const FULL: &str = "framework events are parsed in full";
 
 struct State<'c> {
     cfg: &'c Config,
@@ -455,6 +468,7 @@ impl<'c> Checker<'c> {
         }
         Checker {
             parser: Parser::new(),
+            parsed: false,
             st,
         }
     }
@@ -462,8 +476,21 @@ impl<'c> Checker<'c> {
     /// Judge one item from the scanner, and say what it was (for commands
     /// that pass lines on).
     pub fn line(&mut self, item: Line<'_>, sink: &mut dyn Sink) -> io::Result<Seen> {
+        self.judge(item, None, sink)
+    }
+
+    /// As `line`, with the line already parsed elsewhere (`pre`, for a
+    /// complete line). Framework events are parsed again here in full: they
+    /// are few, and their rules read many fields.
+    pub fn judge(
+        &mut self,
+        item: Line<'_>,
+        pre: Option<Parsed>,
+        sink: &mut dyn Sink,
+    ) -> io::Result<Seen> {
         let st = &mut self.st;
         st.line += 1;
+        self.parsed = false;
         let (rule, message, column) = match item {
             Line::Unterminated { len } => {
                 let slot = st.current_slot();
@@ -484,27 +511,41 @@ impl<'c> Checker<'c> {
                 "blank line: every line must be a JSON object".to_string(),
                 None,
             ),
-            Line::Complete(bytes) => match self.parser.parse(bytes) {
-                Ok(ev) if ev.is_object() => {
-                    st.event(sink, &ev)?;
-                    return Ok(Seen::of(&ev));
+            Line::Complete(bytes) => {
+                match pre.unwrap_or_else(|| parse(&mut self.parser, &mut self.parsed, bytes)) {
+                    Ok(env) if env.is_object => {
+                        let framework = env
+                            .ty(bytes)
+                            .and_then(|v| v.raw_str())
+                            .is_some_and(|t| t.starts_with(b"aoi:"));
+                        if framework && !self.parsed {
+                            self.parsed = self.parser.parse(bytes).is_ok();
+                        }
+                        let full = if framework {
+                            self.parser.last(bytes)
+                        } else {
+                            None
+                        };
+                        st.event(sink, bytes, &env, full.as_ref())?;
+                        return Ok(Seen::of(bytes, &env));
+                    }
+                    Ok(_) => (
+                        Rule::JsonNotObject,
+                        "valid JSON but not an object: an event must be a JSON object".to_string(),
+                        None,
+                    ),
+                    Err(JsonError::Utf8 { column }) => (
+                        Rule::JsonInvalidUtf8,
+                        format!("invalid UTF-8 at byte column {column}"),
+                        Some(column),
+                    ),
+                    Err(JsonError::Syntax { column, expected }) => (
+                        Rule::JsonInvalid,
+                        format!("invalid JSON at byte column {column}: expected {expected}"),
+                        Some(column),
+                    ),
                 }
-                Ok(_) => (
-                    Rule::JsonNotObject,
-                    "valid JSON but not an object: an event must be a JSON object".to_string(),
-                    None,
-                ),
-                Err(JsonError::Utf8 { column }) => (
-                    Rule::JsonInvalidUtf8,
-                    format!("invalid UTF-8 at byte column {column}"),
-                    Some(column),
-                ),
-                Err(JsonError::Syntax { column, expected }) => (
-                    Rule::JsonInvalid,
-                    format!("invalid JSON at byte column {column}: expected {expected}"),
-                    Some(column),
-                ),
-            },
+            }
         };
         st.unreadable(sink, rule, message, column)?;
         Ok(Seen::default())
@@ -516,7 +557,11 @@ impl<'c> Checker<'c> {
     }
 
     /// The last line as an event, if it was one (`line` must be its bytes).
-    pub fn last_event<'a>(&'a self, line: &'a [u8]) -> Option<Event<'a>> {
+    pub fn last_event<'a>(&'a mut self, line: &'a [u8]) -> Option<Event<'a>> {
+        if !self.parsed {
+            self.parsed = true;
+            let _ = self.parser.parse(line);
+        }
         self.parser.last(line).filter(Event::is_object)
     }
 
@@ -691,11 +736,19 @@ impl State<'_> {
         self.emit(sink, slot, Found::new(rule, message).column(column))
     }
 
-    fn event(&mut self, sink: &mut dyn Sink, ev: &Event<'_>) -> io::Result<()> {
-        let ty_value = ev.get("type");
+    /// A line that is a JSON object. `full` is the whole event, given for
+    /// framework events (`aoi:*`), whose rules read more than the envelope.
+    fn event(
+        &mut self,
+        sink: &mut dyn Sink,
+        line: &[u8],
+        env: &Envelope,
+        full: Option<&Event<'_>>,
+    ) -> io::Result<()> {
+        let ty_value = env.ty(line);
         let ty = ty_value.and_then(|v| v.as_str());
         let ty = ty.as_deref();
-        let (seq_v, run_v, aoi_bad) = match ev.aoi() {
+        let (seq_v, run_v, aoi_bad) = match env.aoi(line) {
             Aoi::Absent => (None, None, false),
             Aoi::NotObject => (None, None, true),
             Aoi::Object { seq, run } => (seq, run, false),
@@ -741,7 +794,7 @@ impl State<'_> {
         }
 
         // The envelope (§2, §8.1).
-        if let Some(key) = ev.duplicate_reserved_key() {
+        if let Some(key) = env.duplicate_reserved_key() {
             let msg = format!("{key} appears twice: parsers disagree about which one wins");
             self.report(sink, slot, Rule::EnvelopeDuplicateKey, None, msg)?;
         }
@@ -761,7 +814,7 @@ impl State<'_> {
                 "aoi is not an object".into(),
             )?;
         }
-        if ev.has_ansi {
+        if env.has_ansi {
             self.report(
                 sink,
                 slot,
@@ -776,19 +829,19 @@ impl State<'_> {
         }
 
         match ty {
-            Some("aoi:meta") => self.meta(sink, slot, ev, seq)?,
+            Some("aoi:meta") => self.meta(sink, slot, full.expect(FULL), seq)?,
             Some("aoi:summary") => {
                 if self.run(slot).summary.is_some() {
                     let msg = "second aoi:summary: a stream carries at most one".to_string();
                     self.report(sink, slot, Rule::SummaryDuplicate, seq, msg)?;
                 } else {
-                    self.summary(sink, slot, t, ev, seq)?;
+                    self.summary(sink, slot, t, full.expect(FULL), seq)?;
                     if self.cfg.multi_run {
                         self.close(sink, slot)?;
                     }
                 }
             }
-            Some("aoi:error") => self.error(sink, slot, ev, seq)?,
+            Some("aoi:error") => self.error(sink, slot, full.expect(FULL), seq)?,
             Some("aoi:warning") => self.run(slot).warnings += 1,
             Some(other) if other.starts_with("aoi:") && !KNOWN_FRAMEWORK.contains(&other) => {
                 let msg = format!(

@@ -642,13 +642,7 @@ impl<'a> Event<'a> {
     /// Top-level `type`, `aoi` (and inside it `seq`, `run`) that appear more
     /// than once: parsers disagree about which one wins (RFC 8259 §4).
     pub fn duplicate_reserved_key(&self) -> Option<&'static str> {
-        self.layout.duplicate.map(|t| match t {
-            Tag::Type => "type",
-            Tag::Aoi => "aoi",
-            Tag::Seq => "aoi.seq",
-            Tag::Run => "aoi.run",
-            Tag::Other => "",
-        })
+        self.layout.duplicate.map(Tag::reserved_name)
     }
 
     pub fn aoi(&self) -> Aoi<'a> {
@@ -659,6 +653,84 @@ impl<'a> Event<'a> {
                 seq: self.tagged(Tag::Seq),
                 run: self.tagged(Tag::Run),
             },
+        }
+    }
+}
+
+/// What the hot path needs of a parsed line, as positions in it: small,
+/// `Copy` and free of borrows, so a line can be parsed on one thread and
+/// judged on another. Everything else is read from a full `Event`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Envelope {
+    pub is_object: bool,
+    pub has_ansi: bool,
+    duplicate: Option<Tag>,
+    ty: Option<(usize, usize)>,
+    aoi: Option<(usize, usize)>,
+    seq: Option<(usize, usize)>,
+    run: Option<(usize, usize)>,
+    cut: Option<(usize, usize)>,
+}
+
+impl Event<'_> {
+    pub fn envelope(&self) -> Envelope {
+        let span = |tag| self.tagged(tag).map(|v| v.span());
+        Envelope {
+            is_object: self.is_object,
+            has_ansi: self.has_ansi,
+            duplicate: self.layout.duplicate,
+            ty: span(Tag::Type),
+            aoi: span(Tag::Aoi),
+            seq: span(Tag::Seq),
+            run: span(Tag::Run),
+            cut: self.aoi_cut(),
+        }
+    }
+}
+
+impl Envelope {
+    fn value(line: &[u8], span: Option<(usize, usize)>) -> Option<Value<'_>> {
+        span.map(|(s, e)| Value {
+            raw: &line[s..e],
+            start: s,
+        })
+    }
+
+    /// The top-level `type` value of `line` (the line this was made from).
+    pub fn ty<'a>(&self, line: &'a [u8]) -> Option<Value<'a>> {
+        Envelope::value(line, self.ty)
+    }
+
+    pub fn aoi<'a>(&self, line: &'a [u8]) -> Aoi<'a> {
+        match Envelope::value(line, self.aoi) {
+            None => Aoi::Absent,
+            Some(v) if v.kind() != Kind::Object => Aoi::NotObject,
+            Some(_) => Aoi::Object {
+                seq: Envelope::value(line, self.seq),
+                run: Envelope::value(line, self.run),
+            },
+        }
+    }
+
+    /// As `Event::duplicate_reserved_key`.
+    pub fn duplicate_reserved_key(&self) -> Option<&'static str> {
+        self.duplicate.map(Tag::reserved_name)
+    }
+
+    /// As `Event::aoi_cut`.
+    pub fn aoi_cut(&self) -> Option<(usize, usize)> {
+        self.cut
+    }
+}
+
+impl Tag {
+    fn reserved_name(self) -> &'static str {
+        match self {
+            Tag::Type => "type",
+            Tag::Aoi => "aoi",
+            Tag::Seq => "aoi.seq",
+            Tag::Run => "aoi.run",
+            Tag::Other => "",
         }
     }
 }

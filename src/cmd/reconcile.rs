@@ -344,9 +344,9 @@ impl Pass for Reconcile {
         let closed = sink.closed;
         let number = check.line_number();
         if let Line::Complete(bytes) = line {
+            let key = RunKey::of(check.run_of_last_line());
             match check.last_event(bytes) {
                 Some(ev) => {
-                    let key = RunKey::of(check.run_of_last_line());
                     self.event(&key, &ev, bytes, number, report)?;
                     self.prev = key;
                 }
