@@ -15,7 +15,7 @@
 use std::borrow::Cow;
 
 /// Why a line is not JSON. Columns are 1-based byte columns.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JsonError {
     Utf8 {
         column: usize,

@@ -11,6 +11,7 @@ pub mod emit;
 pub mod event;
 pub mod exit;
 pub mod man;
+pub mod pipeline;
 pub mod redact;
 pub mod rules;
 pub mod scan;

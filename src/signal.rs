@@ -3,7 +3,7 @@
 //! exits at once with the conventional status.
 
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,7 +49,8 @@ impl Signals {
         }
     }
 
-    pub fn wake_fd(&self) -> BorrowedFd<'_> {
-        self.wake.as_fd()
+    /// A descriptor that becomes readable when a signal comes.
+    pub fn wake_fd(&self) -> io::Result<OwnedFd> {
+        self.wake.as_fd().try_clone_to_owned()
     }
 }

@@ -8,7 +8,7 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileTypeExt;
 use std::time::Duration;
 
@@ -69,10 +69,12 @@ impl std::error::Error for RelayFailed {
     }
 }
 
-pub struct Source<'s> {
+pub struct Source {
     file: File,
-    relay: Option<&'s mut File>,
-    wake: Option<BorrowedFd<'s>>,
+    relay: Option<File>,
+    /// Readable when the reading should stop: a signal came, or the
+    /// consumer has gone.
+    wake: Vec<OwnedFd>,
     idle: Option<Duration>,
     /// A pipe, socket or terminal: reads may block, so poll first.
     live: bool,
@@ -82,13 +84,13 @@ pub struct Source<'s> {
     silent: bool,
 }
 
-impl<'s> Source<'s> {
+impl Source {
     pub fn new(
         file: File,
-        relay: Option<&'s mut File>,
-        wake: Option<BorrowedFd<'s>>,
+        relay: Option<File>,
+        wake: Vec<OwnedFd>,
         idle: Option<Duration>,
-    ) -> Source<'s> {
+    ) -> Source {
         let live = file.metadata().is_ok_and(|m| {
             let t = m.file_type();
             t.is_fifo() || t.is_socket() || t.is_char_device()
@@ -122,13 +124,11 @@ impl<'s> Source<'s> {
         let input = self.file.as_fd();
         loop {
             let mut fds = vec![PollFd::new(&input, PollFlags::IN)];
-            if let Some(w) = &self.wake {
-                fds.push(PollFd::new(w, PollFlags::IN));
-            }
+            fds.extend(self.wake.iter().map(|w| PollFd::new(w, PollFlags::IN)));
             match poll(&mut fds, ts.as_ref()) {
                 Ok(0) => return Ok(false),
                 Ok(_) => {
-                    if fds.get(1).is_some_and(|w| !w.revents().is_empty()) {
+                    if fds[1..].iter().any(|w| !w.revents().is_empty()) {
                         return Err(io::Error::other(SignalCame));
                     }
                     return Ok(true);
@@ -140,7 +140,7 @@ impl<'s> Source<'s> {
     }
 }
 
-impl Read for Source<'_> {
+impl Read for Source {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.live {
             if !self.armed {

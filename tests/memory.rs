@@ -69,8 +69,8 @@ fn a_200_mib_line_is_a_finding_not_an_allocation() {
 fn summarize_and_reconcile_release_finished_runs() {
     for cmd in ["summarize", "reconcile"] {
         let args = [cmd, "--output", "jsonl"];
-        let (small, _) = peak_kib(&args, &many_runs(1_000));
-        let (large, out) = peak_kib(&args, &many_runs(10_000));
+        let (small, _) = peak_kib(&args, &many_runs(1_000, 20));
+        let (large, out) = peak_kib(&args, &many_runs(10_000, 2));
         let per_run = if cmd == "summarize" {
             "run_summary"
         } else {

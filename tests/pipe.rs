@@ -195,8 +195,8 @@ fn each_run_is_judged_when_its_summary_arrives() {
 #[test]
 fn ten_thousand_runs_in_flat_memory() {
     let args = ["verify", "--multi-run", "--output", "jsonl"];
-    let (small, _) = peak_kib(&args, &many_runs(1_000));
-    let (large, out) = peak_kib(&args, &many_runs(10_000));
+    let (small, _) = peak_kib(&args, &many_runs(1_000, 20));
+    let (large, out) = peak_kib(&args, &many_runs(10_000, 2));
     let verdicts = out
         .lines()
         .filter(|l| l.contains(r#""type":"run""#) && l.contains(r#""verdict":"pass""#))

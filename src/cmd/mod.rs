@@ -5,19 +5,21 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::check::{Checker, Seen};
+use crate::check::{Checker, Parsed, Seen};
 use crate::cli::StreamOptions;
 use crate::emit::Emitter;
 use crate::exit::{Exit, ExitError};
-use crate::scan::{Line, Scanner};
+use crate::pipeline::{End, Feed};
+use crate::scan::Line;
 use crate::signal::Signals;
-use crate::source::{self, Pause, RelayFailed, Source};
+use crate::source::{self, RelayFailed, Source};
 
 pub mod capabilities;
 pub mod completions;
@@ -76,9 +78,10 @@ pub trait Pass {
         &mut self,
         check: &mut Checker,
         line: Line<'_>,
+        pre: Option<Parsed>,
         report: &mut Report,
     ) -> io::Result<Seen> {
-        check.line(line, report)
+        check.judge(line, pre, report)
     }
 
     /// End of one input: judge its open runs.
@@ -149,52 +152,52 @@ pub fn run_stream(
                 continue;
             }
         };
-        let mut relay = relay.as_ref().map(File::try_clone).transpose()?;
+        let relay = relay.as_ref().map(File::try_clone).transpose()?;
         let idle = opts.idle_timeout_ms.map(Duration::from_millis);
-        let mut scan = Scanner::new(
-            Source::new(file, relay.as_mut(), Some(signals.wake_fd()), idle),
+        let (stopped, stop) = UnixStream::pair()?;
+        let wake = vec![signals.wake_fd()?, OwnedFd::from(stopped)];
+        let mut feed = Feed::start(
+            Source::new(file, relay, wake, idle),
             opts.max_line_bytes,
+            stop,
         );
         let mut check = Checker::new(&opts.check);
-        loop {
-            if signals.caught().is_some() {
-                break;
-            }
-            match scan.next_line() {
-                Ok(Some(line)) => {
-                    if let Err(e) = pass.line(&mut check, line, &mut report) {
-                        return fail(report, e);
-                    }
-                    if opts.line_buffered {
-                        report.flush()?;
-                    }
+        while let Some(batch) = feed.next_batch() {
+            for (line, parsed) in batch.lines() {
+                if let Err(e) = pass.line(&mut check, line, parsed, &mut report) {
+                    return fail(report, e);
                 }
-                Ok(None) => break,
-                Err(e) => match Pause::of(&e) {
-                    Some(Pause::WouldBlock) => {
-                        pass.flush()?;
-                        report.flush()?;
-                        scan.get_mut().arm();
-                    }
-                    Some(Pause::Idle) => {
-                        check.idle(&mut report, opts.idle_timeout_ms.unwrap_or(0))?;
-                        pass.flush()?;
-                        report.flush()?;
-                    }
-                    Some(Pause::Signal) => break,
-                    None if e.get_ref().is_some_and(|i| i.is::<RelayFailed>()) => {
-                        return Err(e.into());
-                    }
-                    None => {
-                        report.local_error(
-                            "io",
-                            "READ_FAILED",
-                            &format!("{}: read failed: {e}", report.file),
-                        )?;
-                        trouble = trouble.max(Some(Exit::Io));
-                        break;
-                    }
-                },
+                if opts.line_buffered {
+                    report.flush()?;
+                }
+            }
+            let stop = match &batch.end {
+                End::More => false,
+                End::WouldBlock => {
+                    pass.flush()?;
+                    report.flush()?;
+                    false
+                }
+                End::Idle => {
+                    check.idle(&mut report, opts.idle_timeout_ms.unwrap_or(0))?;
+                    pass.flush()?;
+                    report.flush()?;
+                    false
+                }
+                End::Signal | End::Eof => true,
+                End::Failed(e) if e.get_ref().is_some_and(|i| i.is::<RelayFailed>()) => {
+                    return Err(io::Error::new(e.kind(), e.to_string()).into());
+                }
+                End::Failed(e) => {
+                    let msg = format!("{}: read failed: {e}", report.file);
+                    report.local_error("io", "READ_FAILED", &msg)?;
+                    trouble = trouble.max(Some(Exit::Io));
+                    true
+                }
+            };
+            feed.done(batch);
+            if stop || signals.caught().is_some() {
+                break;
             }
         }
         if signals.caught().is_some() {

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use regex::Regex;
 
-use crate::check::{Checker, Finding, RunKey, RunReport, Seen, Sink, Verdict};
+use crate::check::{Checker, Finding, Parsed, RunKey, RunReport, Seen, Sink, Verdict};
 use crate::cli::StreamOptions;
 use crate::cmd::{Input, Pass, Report, ReportTo, run_stream};
 use crate::emit::{Format, clean, plural};
@@ -337,10 +337,11 @@ impl Pass for Reconcile {
         &mut self,
         check: &mut Checker,
         line: Line<'_>,
+        pre: Option<Parsed>,
         report: &mut Report,
     ) -> io::Result<Seen> {
         let mut sink = Attribute { closed: vec![] };
-        let seen = check.line(line, &mut sink)?;
+        let seen = check.judge(line, pre, &mut sink)?;
         let closed = sink.closed;
         let number = check.line_number();
         if let Line::Complete(bytes) = line {

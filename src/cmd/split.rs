@@ -20,7 +20,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::check::{Checker, Finding, RunKey, RunReport, Seen, Sink};
+use crate::check::{Checker, Finding, Parsed, RunKey, RunReport, Seen, Sink};
 use crate::cli::StreamOptions;
 use crate::cmd::{Pass, Report, ReportTo, run_stream};
 use crate::event::unescape;
@@ -231,10 +231,12 @@ impl Pass for Split {
         &mut self,
         check: &mut Checker,
         line: Line<'_>,
+        pre: Option<Parsed>,
         report: &mut Report,
     ) -> io::Result<Seen> {
-        let seen = check.line(
+        let seen = check.judge(
             line,
+            pre,
             &mut WithPaths {
                 report,
                 files: &mut self.files,

@@ -7,7 +7,7 @@ use std::io::{self, BufWriter, Write};
 
 use anyhow::Result;
 
-use crate::check::{Checker, RunOf, Seen};
+use crate::check::{Checker, Parsed, RunOf, Seen};
 use crate::cli::StreamOptions;
 use crate::cmd::{Pass, Report, ReportTo, run_stream};
 use crate::event::unescape;
@@ -62,9 +62,10 @@ impl Pass for Strip<'_> {
         &mut self,
         check: &mut Checker,
         line: Line<'_>,
+        pre: Option<Parsed>,
         report: &mut Report,
     ) -> io::Result<Seen> {
-        let seen = check.line(line, report)?;
+        let seen = check.judge(line, pre, report)?;
         if let Line::Complete(bytes) = line
             && self.wanted(check, &seen, bytes)
         {

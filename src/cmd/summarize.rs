@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::check::{Checker, Finding, Identity, RunKey, RunReport, Seen, Sink, Verdict};
+use crate::check::{Checker, Finding, Identity, Parsed, RunKey, RunReport, Seen, Sink, Verdict};
 use crate::cli::StreamOptions;
 use crate::cmd::{Pass, Report, ReportTo, run_stream};
 use crate::emit::{Format, Obj, clean, plural};
@@ -178,13 +178,14 @@ impl Pass for Summarize<'_> {
         &mut self,
         check: &mut Checker,
         line: Line<'_>,
+        pre: Option<Parsed>,
         report: &mut Report,
     ) -> io::Result<Seen> {
         let mut sink = Collect {
             report,
             done: vec![],
         };
-        let seen = check.line(line, &mut sink)?;
+        let seen = check.judge(line, pre, &mut sink)?;
         let Collect { report, done } = sink;
         let number = check.line_number();
         let st = self
