@@ -12,7 +12,7 @@ use std::io;
 
 use crate::event::{Aoi, Envelope, Event, JsonError, Kind, Parser, Uint, Value};
 use crate::redact;
-use crate::rules::{Levels, Rule, Severity};
+use crate::rules::{CATEGORIES, Levels, Rule, Severity};
 use crate::scan::Line;
 
 /// Finished run ids remembered (so late lines are `summary.not-last`, not a
@@ -28,24 +28,6 @@ const KNOWN_FRAMEWORK: &[&str] = &[
     "aoi:plan",
     "aoi:check",
     "aoi:progress",
-];
-
-const CATEGORIES: &[&str] = &[
-    "usage",
-    "validation",
-    "config",
-    "authn",
-    "authz",
-    "not_found",
-    "conflict",
-    "precondition_failed",
-    "unsupported",
-    "rate_limited",
-    "unavailable",
-    "timeout",
-    "cancelled",
-    "io",
-    "internal",
 ];
 
 /// The checker's plain configuration (made from the command line in cli.rs).

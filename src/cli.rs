@@ -369,12 +369,7 @@ pub fn parse() -> Result<Invocation, Exit> {
         }
         Command::Completions(a) => Ok(Invocation::Completions(a.shell)),
         Command::Verify(a) => {
-            if a.stream.output == OutputArg::Json {
-                eprintln!(
-                    "error: verify writes --output human or jsonl, not json\n\nFor more information, try 'aoitap verify --help'."
-                );
-                return Err(Exit::Usage);
-            }
+            no_json(&a.stream, "verify")?;
             let to = if a.relay {
                 ReportTo::Stderr
             } else {
@@ -385,12 +380,7 @@ pub fn parse() -> Result<Invocation, Exit> {
             Ok(Invocation::Verify(opts))
         }
         Command::StripEnvelope(a) => {
-            if a.stream.output == OutputArg::Json {
-                eprintln!(
-                    "error: strip-envelope reports in --output human or jsonl, not json\n\nFor more information, try 'aoitap strip-envelope --help'."
-                );
-                return Err(Exit::Usage);
-            }
+            no_json(&a.stream, "strip-envelope")?;
             Ok(Invocation::StripEnvelope(StripOptions {
                 stream: a.stream.into_options(ReportTo::Stderr),
                 keep_framework: a.keep_framework,
@@ -399,12 +389,7 @@ pub fn parse() -> Result<Invocation, Exit> {
             }))
         }
         Command::SplitByRun(a) => {
-            if a.stream.output == OutputArg::Json {
-                eprintln!(
-                    "error: split-by-run reports in --output human or jsonl, not json\n\nFor more information, try 'aoitap split-by-run --help'."
-                );
-                return Err(Exit::Usage);
-            }
+            no_json(&a.stream, "split-by-run")?;
             let mut stream = a.stream.into_options(ReportTo::Stdout);
             // Splitting is about many runs: each is judged on its own.
             stream.check.multi_run = true;
@@ -416,12 +401,7 @@ pub fn parse() -> Result<Invocation, Exit> {
             }))
         }
         Command::Reconcile(a) => {
-            if a.stream.output == OutputArg::Json {
-                eprintln!(
-                    "error: reconcile writes --output human or jsonl, not json\n\nFor more information, try 'aoitap reconcile --help'."
-                );
-                return Err(Exit::Usage);
-            }
+            no_json(&a.stream, "reconcile")?;
             let mut stream = a.stream.into_options(ReportTo::Stdout);
             stream.check.multi_run = true;
             Ok(Invocation::Reconcile(ReconcileOptions {
@@ -508,6 +488,18 @@ fn parse_rule(s: &str) -> Result<Rule, String> {
         .ok_or_else(|| format!("unknown rule {s:?}; `aoitap verify --help` lists the rule ids"))
 }
 
+/// `--output json` is for the one-object outputs (summarize, schema,
+/// capabilities); a stream command refuses it as a usage error.
+fn no_json(args: &StreamArgs, command: &str) -> Result<(), Exit> {
+    if args.output != OutputArg::Json {
+        return Ok(());
+    }
+    eprintln!(
+        "error: {command} reports in --output human or jsonl, not json\n\nFor more information, try 'aoitap {command} --help'."
+    );
+    Err(Exit::Usage)
+}
+
 /// `--output jsonl` (or `--format`) anywhere on the command line.
 fn wants_jsonl(args: &[String]) -> bool {
     args.windows(2)
@@ -517,24 +509,18 @@ fn wants_jsonl(args: &[String]) -> bool {
             .any(|a| a == "--output=jsonl" || a == "--format=jsonl")
 }
 
-fn command_name(args: &[String]) -> &'static str {
-    const NAMES: &[&str] = &[
-        "verify",
-        "strip-envelope",
-        "split-by-run",
-        "summarize",
-        "reconcile",
-        "schema",
-        "capabilities",
-    ];
+/// The subcommand named on the command line, for aoitap's own meta.
+fn command_name(args: &[String]) -> String {
+    let root = command();
     args.iter()
         .skip(1)
-        .find_map(|a| NAMES.iter().find(|n| **n == a.as_str()).copied())
-        .unwrap_or("aoitap")
+        .find(|a| root.find_subcommand(a.as_str()).is_some())
+        .cloned()
+        .unwrap_or_else(|| "aoitap".to_string())
 }
 
 /// A usage error as a whole AOI stream: meta, the error, the summary.
-fn usage_event(command: &'static str, message: &str) -> std::io::Result<()> {
+fn usage_event(command: String, message: &str) -> std::io::Result<()> {
     let style = Style {
         format: Format::Jsonl,
         quiet: false,

@@ -8,30 +8,12 @@
 use serde_json::{Value, json};
 
 use crate::emit::{AOI_VERSION, SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
-use crate::rules::Rule;
+use crate::rules::{CATEGORIES, Rule};
 
 /// Never a file URI (§10.2); advisory only, never the identity (§5).
 pub fn schema_id() -> String {
     format!("https://aoitap.dev/schemas/{SCHEMA_NAME}/{SCHEMA_VERSION}/schema.json")
 }
-
-const CATEGORIES: &[&str] = &[
-    "usage",
-    "validation",
-    "config",
-    "authn",
-    "authz",
-    "not_found",
-    "conflict",
-    "precondition_failed",
-    "unsupported",
-    "rate_limited",
-    "unavailable",
-    "timeout",
-    "cancelled",
-    "io",
-    "internal",
-];
 
 /// Event types aoitap emits, by command.
 const VERIFY_EVENTS: &[&str] = &["aoi:meta", "finding", "run", "aoi:error", "aoi:summary"];

@@ -118,7 +118,7 @@ impl Tally {
 pub struct Emitter<W: Write> {
     out: W,
     style: Style,
-    command: &'static str,
+    command: String,
     /// The input being read, as findings name it.
     pub file: String,
     run_id: String,
@@ -129,11 +129,11 @@ pub struct Emitter<W: Write> {
 }
 
 impl<W: Write> Emitter<W> {
-    pub fn new(out: W, style: Style, command: &'static str) -> Emitter<W> {
+    pub fn new(out: W, style: Style, command: impl Into<String>) -> Emitter<W> {
         Emitter {
             out,
             style,
-            command,
+            command: command.into(),
             file: String::new(),
             run_id: ulid(),
             seq: 0,
@@ -231,7 +231,7 @@ impl<W: Write> Emitter<W> {
         }
         let mut o = self.event("aoi:meta");
         identity_fields(&mut o);
-        o.str("command", self.command);
+        o.str("command", &self.command);
         self.write(o)?;
         // Out at once: a reader can tell "started" from "wedged" (§13.1).
         self.out.flush()

@@ -133,6 +133,25 @@ impl fmt::Display for Rule {
     }
 }
 
+/// The closed error-category enum of spec §9.2.
+pub const CATEGORIES: &[&str] = &[
+    "usage",
+    "validation",
+    "config",
+    "authn",
+    "authz",
+    "not_found",
+    "conflict",
+    "precondition_failed",
+    "unsupported",
+    "rate_limited",
+    "unavailable",
+    "timeout",
+    "cancelled",
+    "io",
+    "internal",
+];
+
 /// Per-rule severity after `--allow`, `--deny` and `--strict`.
 #[derive(Clone, Debug, Default)]
 pub struct Levels {
