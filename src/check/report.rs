@@ -1,0 +1,197 @@
+//! What the checker tells the commands: its configuration, findings,
+//! verdicts, and what it learned of each line and run.
+
+use std::io;
+
+use crate::event::Envelope;
+use crate::rules::{Levels, Rule, Severity};
+
+/// The checker's plain configuration (made from the command line in cli.rs).
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    pub multi_run: bool,
+    pub unbounded: bool,
+    pub accept_partial: bool,
+    pub continue_on_error: bool,
+    pub expect_schema: Option<SchemaPin>,
+    pub levels: Levels,
+}
+
+/// `--expect-schema NAME[@MAJOR]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaPin {
+    pub name: String,
+    pub major: Option<u64>,
+}
+
+/// One finding: a rule broken at a line.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub rule: Rule,
+    pub severity: Severity,
+    /// 1-based; 0 when the finding is about the input as a whole.
+    pub line: u64,
+    pub run: Option<String>,
+    pub seq: Option<u64>,
+    pub message: String,
+    pub column: Option<usize>,
+    /// `seq.gap` / `seq.not-from-zero`: first, last and count of the missing.
+    pub missing: Option<(u64, u64, u64)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    Failed,
+    Retryable,
+    Nonconforming,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Failed => "failed",
+            Verdict::Retryable => "retryable",
+            Verdict::Nonconforming => "nonconforming",
+        }
+    }
+}
+
+/// The retry-critical fields of the error that decided a failure (§13.1).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Cause {
+    pub origin: Option<String>,
+    pub category: Option<String>,
+    pub code: Option<String>,
+    pub retryable: bool,
+    pub retry_after_ms: Option<u64>,
+}
+
+/// What a stream says it is (§5).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Identity {
+    pub tool: Option<String>,
+    pub tool_version: Option<String>,
+    pub aoi_version: Option<String>,
+    pub schema_name: Option<String>,
+    pub schema_version: Option<String>,
+    pub command: Option<String>,
+}
+
+/// A judged run.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    pub run: Option<String>,
+    /// The run id's raw bytes (the JSON string's inside), if it has one.
+    pub id: Option<Box<[u8]>>,
+    pub first_line: u64,
+    pub lines: u64,
+    pub verdict: Verdict,
+    /// One sentence a person understands without the spec.
+    pub message: String,
+    pub cause: Option<Cause>,
+    pub identity: Option<Identity>,
+    pub domain_events: u64,
+    pub warnings: u64,
+    pub errors: u64,
+    /// Events missing by seq (gaps and a cut head), repeated seqs, and
+    /// whether the run numbers its events at all.
+    pub missing: u64,
+    pub repeats: u64,
+    pub uses_seq: bool,
+    pub error_findings: u64,
+}
+
+/// Where findings and verdicts go.
+pub trait Sink {
+    fn finding(&mut self, f: &Finding) -> io::Result<()>;
+    fn run(&mut self, r: &RunReport) -> io::Result<()>;
+}
+
+/// What the checker learned of a line, for commands that pass lines on.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Seen {
+    /// A JSON object with a string `type` and no reserved key twice: an
+    /// event that can be passed on.
+    pub event: bool,
+    /// Its type is `aoi:*`.
+    pub framework: bool,
+    /// Where the type string's inside stands in the line.
+    pub ty: (usize, usize),
+    /// The bytes to cut to remove the top-level `aoi` member and one comma.
+    pub cut: Option<(usize, usize)>,
+}
+
+impl Seen {
+    pub(crate) fn of(line: &[u8], env: &Envelope) -> Seen {
+        let ty = env.ty(line).and_then(|v| v.raw_str().map(|_| v.span()));
+        let Some((start, end)) = ty else {
+            return Seen::default();
+        };
+        Seen {
+            event: env.duplicate_reserved_key().is_none(),
+            framework: line[start + 1..].starts_with(b"aoi:"),
+            ty: (start + 1, end - 1),
+            cut: env.aoi_cut(),
+        }
+    }
+
+    /// Is the type `t` (decoded, as a JSON reader would compare it)?
+    pub fn type_is(&self, line: &[u8], t: &str) -> bool {
+        let raw = &line[self.ty.0..self.ty.1];
+        if raw.contains(&b'\\') {
+            crate::event::unescape(raw) == t
+        } else {
+            raw == t.as_bytes()
+        }
+    }
+}
+
+/// The run a line went to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunOf<'a> {
+    /// A run with an `aoi.run` id (raw bytes of the JSON string's inside).
+    Named(&'a [u8]),
+    /// A run without an id, opened by an `aoi:meta` at this line.
+    Anonymous { first_line: u64 },
+    /// Lines that no run id or meta claims.
+    Nowhere,
+}
+
+impl RunOf<'_> {
+    pub(crate) fn of(id: Option<&[u8]>, first_line: u64, meta: bool) -> RunOf<'_> {
+        match id {
+            Some(id) => RunOf::Named(id),
+            None if meta => RunOf::Anonymous { first_line },
+            None => RunOf::Nowhere,
+        }
+    }
+}
+
+/// A run as commands file it: by id, by the line of the meta that opened
+/// it, or nowhere.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum RunKey {
+    Id(Box<[u8]>),
+    FromLine(u64),
+    Nowhere,
+}
+
+impl RunKey {
+    pub fn of(run: RunOf<'_>) -> RunKey {
+        match run {
+            RunOf::Named(id) => RunKey::Id(id.into()),
+            RunOf::Anonymous { first_line } => RunKey::FromLine(first_line),
+            RunOf::Nowhere => RunKey::Nowhere,
+        }
+    }
+
+    pub fn of_report(r: &RunReport) -> RunKey {
+        match &r.id {
+            Some(id) => RunKey::Id(id.clone()),
+            None if r.identity.is_some() => RunKey::FromLine(r.first_line),
+            None => RunKey::Nowhere,
+        }
+    }
+}
