@@ -148,6 +148,8 @@ impl Parser {
 
     /// Validate `line` (without its `\n`) and locate its top-level members.
     pub fn parse<'a>(&'a mut self, line: &'a [u8]) -> Result<Event<'a>, JsonError> {
+        // Whatever happens below, the layout no longer describes a line.
+        self.layout.valid = false;
         if let Err(e) = std::str::from_utf8(line) {
             return Err(JsonError::Utf8 {
                 column: e.valid_up_to() + 1,
@@ -155,7 +157,6 @@ impl Parser {
         }
         self.layout.clear();
         self.stack.clear();
-        self.layout.valid = false;
         walk(line, &mut self.stack, &mut self.layout)?;
         self.layout.valid = true;
         self.layout.is_object = line.get(ws(line, 0)) == Some(&b'{');
@@ -991,6 +992,16 @@ mod tests {
                 .has_ansi
         );
         assert!(!p.parse(br#"{"m":"\\u001b"}"#).unwrap().has_ansi);
+    }
+
+    #[test]
+    fn a_failed_parse_leaves_no_event_behind() {
+        let mut p = Parser::new();
+        assert!(p.parse(br#"{"type":"a","aoi":{"seq":1}}"#).is_ok());
+        for bad in [&b"{\"x\":\"\xff\"}"[..], b"{oops", b""] {
+            assert!(p.parse(bad).is_err());
+            assert!(p.last(bad).is_none(), "{}", String::from_utf8_lossy(bad));
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@ mod util;
 
 mod conform;
 mod conformance;
+mod hostile;
 mod man;
 mod memory;
 mod pipe;

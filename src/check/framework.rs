@@ -361,7 +361,7 @@ impl State<'_> {
     }
 }
 
-pub(super) fn identity(ev: &Event<'_>) -> Identity {
+fn identity(ev: &Event<'_>) -> Identity {
     let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
     Identity {
         tool: text("tool"),
