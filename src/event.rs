@@ -994,6 +994,56 @@ mod tests {
         assert!(!p.parse(br#"{"m":"\\u001b"}"#).unwrap().has_ansi);
     }
 
+    /// Differential: on mutated lines, the walk agrees with serde_json
+    /// wherever serde_json's known departures from RFC 8259 (big numbers,
+    /// lone surrogates, depth) cannot arise, and never panics anywhere.
+    #[test]
+    fn agrees_with_serde_json_on_mutated_lines() {
+        let seeds: [&[u8]; 4] = [
+            br#"{"type":"hit","aoi":{"seq":1,"run":"R"},"a":[1,2.5,-3,true,false,null],"s":"x\"y\\z"}"#,
+            b"{\"type\":\"aoi:summary\",\"ok\":true,\"o\":{\"k\":{\"k\":[{}]}},\"t\":\"caf\xc3\xa9\"}",
+            br#" [ "a" , { "b" : 0 } ] "#,
+            br#"{"a":"\n\t\/","b":[],"c":{}}"#,
+        ];
+        let alphabet = b"{}[]\":,0123456789-.tfnrue \\\x00\x1f\xc3\xa9\xff";
+        let mut p = Parser::new();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rand = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as usize
+        };
+        let mut compared = 0;
+        for round in 0..1_000_000 {
+            let mut line = seeds[round % seeds.len()].to_vec();
+            for _ in 0..1 + rand() % 3 {
+                let at = rand() % (line.len() + 1);
+                let byte = alphabet[rand() % alphabet.len()];
+                match rand() % 3 {
+                    0 if at < line.len() => line[at] = byte,
+                    1 if at < line.len() => {
+                        line.remove(at);
+                    }
+                    _ => line.insert(at, byte),
+                }
+            }
+            let ours = p.parse(&line).is_ok();
+            let exponent = line
+                .windows(2)
+                .any(|w| (w[0].is_ascii_digit() || w[0] == b'.') && matches!(w[1], b'e' | b'E'));
+            let plain = !line.windows(2).any(|w| w == b"\\u") && !exponent;
+            if plain && let Ok(text) = std::str::from_utf8(&line) {
+                let theirs = serde_json::from_str::<serde_json::Value>(text).is_ok();
+                assert_eq!(ours, theirs, "{text:?}");
+                compared += 1;
+            } else if std::str::from_utf8(&line).is_err() {
+                assert!(!ours, "invalid UTF-8 accepted: {line:?}");
+            }
+        }
+        assert!(compared > 750_000, "{compared}");
+    }
+
     #[test]
     fn a_failed_parse_leaves_no_event_behind() {
         let mut p = Parser::new();
