@@ -301,3 +301,52 @@ fn one_idle_finding_per_silence() {
     }
     assert_eq!(idle, 1);
 }
+
+/// A producer that writes in odd-sized pieces, pausing between them, is
+/// judged exactly as the same bytes read from a file: lines cut across
+/// reads and batches are put back together.
+#[test]
+fn a_trickling_producer_is_judged_as_a_file() {
+    let mut lines_in = vec![meta()];
+    for i in 1..400 {
+        lines_in.push(if i % 37 == 0 {
+            "{broken".to_string()
+        } else {
+            hit(i + u64::from(i > 200))
+        });
+    }
+    lines_in.push(ok_summary(401, 398));
+    let data = lines(&lines_in);
+    let from_file = verify(&[], &data);
+    let mut child = spawn(&["verify", "--output", "jsonl"]);
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let mut at = 0;
+        let mut k = 1usize;
+        while at < data.len() {
+            k = (k * 7919 + 13) % 997;
+            let n = (k % 300 + 1).min(data.len() - at);
+            stdin.write_all(&data[at..at + n]).unwrap();
+            stdin.flush().unwrap();
+            at += n;
+            if k % 5 == 0 {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let strip = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter(|l| l.contains(r#""type":"finding""#) || l.contains(r#""type":"run""#))
+            .map(|l| l.split(r#""file""#).nth(1).unwrap_or("").to_string())
+            .collect()
+    };
+    let live = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(strip(&live), strip(&from_file.stdout));
+    assert!(
+        from_file.stdout.contains(r#""rule":"seq.gap""#)
+            && from_file.stdout.contains(r#""rule":"json.invalid""#)
+    );
+    assert_eq!(out.status.code(), Some(from_file.code));
+}
