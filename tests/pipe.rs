@@ -329,7 +329,7 @@ fn a_trickling_producer_is_judged_as_a_file() {
             stdin.write_all(&data[at..at + n]).unwrap();
             stdin.flush().unwrap();
             at += n;
-            if k % 5 == 0 {
+            if k.is_multiple_of(5) {
                 std::thread::sleep(Duration::from_millis(2));
             }
         }
