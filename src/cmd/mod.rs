@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::check::{Checker, Parsed, Seen};
+use crate::check::{Checker, Finding, Parsed, RunReport, Seen, Sink};
 use crate::cli::StreamOptions;
 use crate::emit::Emitter;
 use crate::exit::{Exit, ExitError};
@@ -236,6 +236,28 @@ fn fail(mut report: Report, e: io::Error) -> Result<Exit> {
     report.local_error(category, "OUTPUT_FAILED", &e.to_string())?;
     report.end(exit)?;
     Ok(exit)
+}
+
+/// A sink for commands that report runs their own way: verdicts raised
+/// while a line is judged are held (so the line can be counted first), and
+/// findings only counted into `tally`'s report, when there is one.
+pub struct Held<'a> {
+    pub tally: Option<&'a mut Report>,
+    pub runs: Vec<RunReport>,
+}
+
+impl Sink for Held<'_> {
+    fn finding(&mut self, f: &Finding) -> io::Result<()> {
+        if let Some(r) = self.tally.as_mut() {
+            r.count_finding(f);
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, r: &RunReport) -> io::Result<()> {
+        self.runs.push(r.clone());
+        Ok(())
+    }
 }
 
 /// A pass that only judges (verify).

@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use regex::Regex;
 
-use crate::check::{Checker, Finding, Parsed, RunKey, RunReport, Seen, Sink, Verdict};
+use crate::check::{Checker, Parsed, RunKey, Seen, Verdict};
 use crate::cli::StreamOptions;
-use crate::cmd::{Input, Pass, Report, ReportTo, run_stream};
+use crate::cmd::{Held, Input, Pass, Report, ReportTo, run_stream};
 use crate::emit::{Format, clean, plural};
 use crate::event::{Aoi, Event, Parser, Uint, unescape};
 use crate::exit::Exit;
@@ -316,22 +316,6 @@ struct Reconcile {
     against: Option<Reference>,
 }
 
-/// The checker's verdicts are not this command's: it only attributes.
-struct Attribute {
-    closed: Vec<RunReport>,
-}
-
-impl Sink for Attribute {
-    fn finding(&mut self, _: &Finding) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn run(&mut self, r: &RunReport) -> io::Result<()> {
-        self.closed.push(r.clone());
-        Ok(())
-    }
-}
-
 impl Pass for Reconcile {
     fn line(
         &mut self,
@@ -340,9 +324,14 @@ impl Pass for Reconcile {
         pre: Option<Parsed>,
         report: &mut Report,
     ) -> io::Result<Seen> {
-        let mut sink = Attribute { closed: vec![] };
-        let seen = check.judge(line, pre, &mut sink)?;
-        let closed = sink.closed;
+        // The checker only attributes here; its verdicts are not this
+        // command's, and its findings are not counted.
+        let mut held = Held {
+            tally: None,
+            runs: vec![],
+        };
+        let seen = check.judge(line, pre, &mut held)?;
+        let closed = held.runs;
         let number = check.line_number();
         if let Line::Complete(bytes) = line {
             let key = RunKey::of(check.run_of_last_line());
@@ -361,9 +350,12 @@ impl Pass for Reconcile {
     }
 
     fn end_input(&mut self, check: Checker, report: &mut Report) -> io::Result<()> {
-        let mut sink = Attribute { closed: vec![] };
-        check.finish(&mut sink)?;
-        let closed = sink.closed;
+        let mut held = Held {
+            tally: None,
+            runs: vec![],
+        };
+        check.finish(&mut held)?;
+        let closed = held.runs;
         for r in closed {
             self.close(&RunKey::of_report(&r), r.run.as_deref(), report)?;
         }

@@ -14,9 +14,9 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::check::{Checker, Finding, Identity, Parsed, RunKey, RunReport, Seen, Sink, Verdict};
+use crate::check::{Checker, Identity, Parsed, RunKey, RunReport, Seen, Verdict};
 use crate::cli::StreamOptions;
-use crate::cmd::{Pass, Report, ReportTo, run_stream};
+use crate::cmd::{Held, Pass, Report, ReportTo, run_stream};
 use crate::emit::{Format, Obj, clean, plural};
 use crate::event::{Event, Kind};
 use crate::exit::Exit;
@@ -88,25 +88,6 @@ struct Summarize<'o> {
     /// Objects of `--output json`, in order.
     runs: Vec<Vec<u8>>,
     progress: Option<Progress>,
-}
-
-/// Verdicts come while a line is judged; they are written once the line
-/// is counted too (a summary line belongs to the run it closes).
-struct Collect<'a> {
-    report: &'a mut Report,
-    done: Vec<RunReport>,
-}
-
-impl Sink for Collect<'_> {
-    fn finding(&mut self, f: &Finding) -> io::Result<()> {
-        self.report.count_finding(f);
-        Ok(())
-    }
-
-    fn run(&mut self, r: &RunReport) -> io::Result<()> {
-        self.done.push(r.clone());
-        Ok(())
-    }
 }
 
 fn bump(map: &mut BTreeMap<String, u64>, name: &str) {
@@ -181,12 +162,13 @@ impl Pass for Summarize<'_> {
         pre: Option<Parsed>,
         report: &mut Report,
     ) -> io::Result<Seen> {
-        let mut sink = Collect {
-            report,
-            done: vec![],
+        let mut held = Held {
+            tally: Some(report),
+            runs: vec![],
         };
-        let seen = check.judge(line, pre, &mut sink)?;
-        let Collect { report, done } = sink;
+        let seen = check.judge(line, pre, &mut held)?;
+        let Held { tally, runs: done } = held;
+        let report = tally.expect("given above");
         let number = check.line_number();
         let st = self
             .stats
@@ -216,12 +198,13 @@ impl Pass for Summarize<'_> {
     }
 
     fn end_input(&mut self, check: Checker, report: &mut Report) -> io::Result<()> {
-        let mut sink = Collect {
-            report,
-            done: vec![],
+        let mut held = Held {
+            tally: Some(report),
+            runs: vec![],
         };
-        check.finish(&mut sink)?;
-        let Collect { report, done } = sink;
+        check.finish(&mut held)?;
+        let Held { tally, runs: done } = held;
+        let report = tally.expect("given above");
         for r in done {
             self.emit(&r, report)?;
         }
