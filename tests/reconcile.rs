@@ -200,9 +200,15 @@ fn against_a_reference_names_each_difference_and_nothing_else() {
 fn text_lines_are_counted_not_fatal() {
     let mut ls = good(2);
     ls.insert(1, "harness: starting tool".to_string());
+    ls.insert(2, "harness: still going".to_string());
     let out = jsonl(&[], &lines(&ls));
     assert_eq!(out.code, 0, "{}", out.stdout);
-    assert_eq!(of_type(&out, "run")[0]["text_lines"], 1);
+    assert_eq!(
+        of_type(&out, "run").len(),
+        1,
+        "text lines belong to the run before them"
+    );
+    assert_eq!(of_type(&out, "run")[0]["text_lines"], 2);
 }
 
 /// The human rendering, pinned: a change to it must change the snapshot.
