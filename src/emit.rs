@@ -210,10 +210,6 @@ impl<W: Write> Emitter<W> {
         Ok(())
     }
 
-    pub fn is_jsonl(&self) -> bool {
-        self.jsonl()
-    }
-
     pub fn color(&self) -> bool {
         self.style.color
     }

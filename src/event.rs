@@ -592,10 +592,6 @@ impl<'a> Event<'a> {
         self.is_object
     }
 
-    pub fn line_bytes(&self) -> &'a [u8] {
-        self.line
-    }
-
     /// The bytes to cut so that the top-level `aoi` member goes, with the
     /// comma after it (or, when it is the last member, the one before it):
     /// what is left is the same object, byte for byte, without it.

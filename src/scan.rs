@@ -62,14 +62,8 @@ impl<R: Read> Scanner<R> {
         }
     }
 
-    /// The reader, e.g. to tell it the caller is ready to wait.
-    pub fn get_mut(&mut self) -> &mut R {
-        &mut self.rdr
-    }
-
     /// The next line, or `None` at end of input. A read error leaves the
-    /// scanner as it was, so the caller may call again (e.g. after a
-    /// timeout of its own).
+    /// scanner as it was, so the caller may call again.
     pub fn next_line(&mut self) -> io::Result<Option<Line<'_>>> {
         let (s, e) = loop {
             if let Some(dropped) = self.skipped {
