@@ -1,10 +1,11 @@
-//! The input side of a live pipe: what the scanner reads from.
+//! The input side of a live pipe: what the pipeline's reader thread reads.
 //!
 //! A `Source` copies every byte it reads to the relay output at once (so a
-//! relay never holds back a line, and bulk input leaves in reads-sized
+//! relay never holds back a line, and bulk input leaves in read-sized
 //! writes), and on a pipe it says when the next read would block, so the
-//! caller can flush its report first (DESIGN §5, §7). It also notices a
-//! silence longer than `--idle-timeout-ms` (spec §4.2) and a signal.
+//! judging side can flush its report first (DESIGN §5, §7). It also
+//! notices a silence longer than `--idle-timeout-ms` (spec §4.2), a signal,
+//! and a request to stop.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
