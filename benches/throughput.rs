@@ -1,5 +1,7 @@
-//! Criterion micro-benchmarks: the scanner, the JSON pass, and the whole
-//! checker, on an in-memory stream shaped like the reference one
+//! Criterion micro-benchmarks of the code the binary runs: the cutter, the
+//! one parse per line (beside serde_json and simd-json on the same lines),
+//! and cut + parse + judge on one thread, on an in-memory stream shaped
+//! like the reference one
 //! (`gen_aoi_stream.py --line-bytes 200`). Whole-process figures against
 //! jq and cat come from `benches/compare.sh`.
 
@@ -10,7 +12,8 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use aoitap::check::{Checker, Config, Finding, RunReport, Sink};
 use aoitap::event::Parser;
-use aoitap::scan::{Line, Scanner};
+use aoitap::scan::Cutter;
+use serde::de::IgnoredAny;
 
 const RUN: &str = "01JZQ7X4TQ9BFY1XJ6D24HSPXY";
 
@@ -58,36 +61,70 @@ fn benches(c: &mut Criterion) {
     let data = stream(16 << 20);
     let mut g = c.benchmark_group("stream");
     g.throughput(Throughput::Bytes(data.len() as u64));
-    g.bench_function("scan", |b| {
+    // What the binary's reader thread does: cut into batches.
+    g.bench_function("cut", |b| {
         b.iter(|| {
-            let mut scan = Scanner::new(Cursor::new(&data), 64 << 20);
-            let mut n = 0u64;
-            while let Some(line) = scan.next_line().unwrap() {
-                if let Line::Complete(l) = line {
-                    n += l.len() as u64;
-                }
+            let mut cut = Cutter::new(Cursor::new(&data), 64 << 20);
+            let mut n = 0usize;
+            while let Some(batch) = cut.next_batch().unwrap() {
+                n += batch.bytes().len();
             }
             black_box(n)
         })
     });
+    // What the parser threads do: one walk per line into the batch's index.
+    let mut batches = vec![];
+    let mut cut = Cutter::new(Cursor::new(&data), 64 << 20);
+    while let Some(batch) = cut.next_batch().unwrap() {
+        batches.push(batch);
+    }
     g.bench_function("parse", |b| {
         let mut parser = Parser::new();
         b.iter(|| {
+            for batch in batches.iter_mut() {
+                batch.parse(&mut parser);
+            }
+            black_box(batches.len())
+        })
+    });
+    // The same lines through serde_json and simd-json, validating only:
+    // the measurement behind keeping a walker of our own (src/event.rs).
+    g.bench_function("parse-serde_json", |b| {
+        b.iter(|| {
             let mut n = 0u64;
             for line in data.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-                n += u64::from(parser.parse(line).unwrap().is_object());
+                n += u64::from(serde_json::from_slice::<IgnoredAny>(line).is_ok());
             }
             black_box(n)
         })
     });
+    g.bench_function("parse-simd_json", |b| {
+        let mut copy = Vec::new();
+        let mut buffers = simd_json::Buffers::default();
+        b.iter(|| {
+            let mut n = 0u64;
+            for line in data.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+                // simd-json rewrites its input: it needs a copy of each line.
+                copy.clear();
+                copy.extend_from_slice(line);
+                n += u64::from(simd_json::to_tape_with_buffers(&mut copy, &mut buffers).is_ok());
+            }
+            black_box(n)
+        })
+    });
+    // The whole of verify on one thread: cut, parse, judge.
     g.bench_function("verify", |b| {
         let cfg = Config::default();
+        let mut parser = Parser::new();
         b.iter(|| {
-            let mut scan = Scanner::new(Cursor::new(&data), 64 << 20);
+            let mut cut = Cutter::new(Cursor::new(&data), 64 << 20);
             let mut check = Checker::new(&cfg);
             let mut sink = Count(0);
-            while let Some(line) = scan.next_line().unwrap() {
-                check.line(line, &mut sink).unwrap();
+            while let Some(mut batch) = cut.next_batch().unwrap() {
+                batch.parse(&mut parser);
+                for line in batch.lines() {
+                    check.judge(&line, &mut sink).unwrap();
+                }
             }
             check.finish(&mut sink).unwrap();
             black_box(sink.0)

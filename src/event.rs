@@ -1,16 +1,31 @@
-//! The borrowed event model, and the only JSON reader on the input side.
+//! The only JSON reader on the input side, and the decoded view of a line.
 //!
 //! A line is checked against strict RFC 8259 on UTF-8 bytes, and only that
 //! (spec §2): numbers of any size and escaped lone surrogates are valid, and
 //! nesting depth is limited only by the line, kept on a bit stack rather
 //! than the call stack, so no input can exhaust it. The same single pass
-//! records where the top-level members are (and the members of a top-level
-//! `aoi` object), so rules read fields by borrowing spans of the line:
-//! nothing is copied or allocated per line once the buffers are warm.
+//! validates UTF-8 (inside strings, the only place a byte over 0x7F may
+//! stand), notices ANSI escapes, and records an index of the top-level
+//! members (and of the members of a top-level `aoi` object) into an arena
+//! its batch owns. Every consumer reads that one index through [`Event`]:
+//! nothing re-parses a line, and nothing is allocated per line once the
+//! arenas are warm.
 //!
-//! serde_json is not used here on purpose: its defaults reject valid input
-//! (exponents past f64, lone surrogates, depth over 128), and it skips the
-//! UTF-8 check inside values it ignores.
+//! Decisions are made on decoded values (DESIGN §8): keys are matched after
+//! unescaping, so `"typ\u0065"` is `type`, and [`Value::decoded`] gives a
+//! string's exact decoded bytes (a lone surrogate kept distinct, as WTF-8).
+//! Escapes are rare, so the raw bytes are used whenever they hold none.
+//!
+//! Why a walker of our own, and neither serde_json nor simd-json: serde_json's
+//! defaults reject valid input (exponents past f64, lone surrogates, depth
+//! over 128) and skip the UTF-8 check inside values it ignores, and neither
+//! hands back where each member stands in the line, which strip-envelope
+//! needs to splice bytes without re-serialising. simd-json also rewrites its
+//! input in place (we relay those bytes) and, measured on the reference
+//! stream's ~200-byte lines, was no faster than serde_json: its stage-one
+//! index pays off on long documents, not on many short ones. The figures
+//! that decided it are `cargo bench` (group `parse`, which also times
+//! serde_json on the same lines) and `benches/compare.sh`.
 
 use std::borrow::Cow;
 
@@ -26,22 +41,18 @@ pub enum JsonError {
     },
 }
 
-/// A span of the line: `line[start..end]`.
+/// A member of an object: where its key and value stand in the line.
+/// Positions are `u32`: a line is at most 4 GiB (the `--max-line-bytes`
+/// ceiling).
 #[derive(Debug, Clone, Copy, Default)]
-struct Span {
-    start: usize,
-    end: usize,
-}
-
-/// A member of an object (or, with an empty key, an element of an array).
-#[derive(Debug, Clone, Copy, Default)]
-struct Member {
-    /// The key's bytes between its quotes.
-    key: Span,
+pub struct Member {
+    key_start: u32,
+    key_end: u32,
+    value_start: u32,
+    value_end: u32,
     key_escaped: bool,
     /// Which reserved name the key is, found once while walking.
     tag: Tag,
-    value: Span,
 }
 
 /// The envelope's reserved names (spec §8.1): `type` and `aoi` at the top,
@@ -56,62 +67,51 @@ enum Tag {
     Run,
 }
 
-/// Where the walk records what it finds.
+/// Where a batch's lines keep their member indexes.
 #[derive(Default)]
-struct Layout {
-    members: Vec<Member>,
+pub struct Arena {
+    top: Vec<Member>,
     aoi: Vec<Member>,
-    /// Index of the first member with each tag (in `members` or `aoi`).
-    first: [Option<usize>; 5],
+}
+
+impl Arena {
+    pub fn clear(&mut self) {
+        self.top.clear();
+        self.aoi.clear();
+    }
+}
+
+/// The index of one parsed line: its members' place in the arena, and what
+/// the walk noticed on the way. Small and `Copy`, free of borrows, so a
+/// line can be parsed on one thread and judged on another.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Index {
+    /// `arena.top[top.0..top.1]`, and likewise for `aoi`.
+    top: (u32, u32),
+    aoi: (u32, u32),
+    /// Index (within the line's own list) of the first member with each
+    /// tag; `NONE` when there is none.
+    first: [u32; 5],
     /// The first reserved name seen twice.
     duplicate: Option<Tag>,
+    /// A string anywhere in the line holds ESC or CSI (U+001B, U+009B).
     ansi: bool,
-    is_object: bool,
-    /// The walk finished without a fault.
-    valid: bool,
+    object: bool,
 }
 
-impl Layout {
-    fn clear(&mut self) {
-        self.members.clear();
-        self.aoi.clear();
-        self.first = [None; 5];
-        self.duplicate = None;
-        self.ansi = false;
-    }
-
-    fn push(&mut self, m: Member, in_aoi: bool) {
-        let list = if in_aoi {
-            &mut self.aoi
-        } else {
-            &mut self.members
-        };
-        list.push(m);
-        if m.tag != Tag::Other {
-            let slot = &mut self.first[m.tag as usize];
-            if slot.is_some() {
-                self.duplicate.get_or_insert(m.tag);
-            } else {
-                *slot = Some(list.len() - 1);
-            }
-        }
-    }
-}
-
-/// Reusable parse state; one per input stream.
+/// Reusable parse state; one per thread.
 #[derive(Default)]
 pub struct Parser {
     stack: BitStack,
-    layout: Layout,
 }
 
-/// A line that parsed: the line plus the positions of its top-level parts.
+/// A line that parsed: the line plus its index.
+#[derive(Clone, Copy)]
 pub struct Event<'a> {
     line: &'a [u8],
-    layout: &'a Layout,
-    is_object: bool,
-    /// A string anywhere in the line holds ESC or CSI (U+001B, U+009B).
-    pub has_ansi: bool,
+    index: &'a Index,
+    top: &'a [Member],
+    aoi: &'a [Member],
 }
 
 /// A validated JSON value inside a line.
@@ -122,7 +122,7 @@ pub struct Value<'a> {
     start: usize,
 }
 
-/// What a field of an event holds, as far as the envelope rules care.
+/// What a field of an event holds, as far as the rules care.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Object,
@@ -141,229 +141,248 @@ pub enum Uint {
     NotUint,
 }
 
+fn syntax(i: usize, expected: &'static str) -> JsonError {
+    JsonError::Syntax {
+        column: i + 1,
+        expected,
+    }
+}
+
 impl Parser {
     pub fn new() -> Parser {
         Parser::default()
     }
 
-    /// Validate `line` (without its `\n`) and locate its top-level members.
-    pub fn parse<'a>(&'a mut self, line: &'a [u8]) -> Result<Event<'a>, JsonError> {
-        // Whatever happens below, the layout no longer describes a line.
-        self.layout.valid = false;
-        if let Err(e) = std::str::from_utf8(line) {
-            return Err(JsonError::Utf8 {
-                column: e.valid_up_to() + 1,
+    /// Validate `line` (without its `\n`) and index its top-level members
+    /// into `arena`. On failure the arena holds no trace of the line.
+    pub fn parse(&mut self, line: &[u8], arena: &mut Arena) -> Result<Index, JsonError> {
+        if line.len() > u32::MAX as usize || arena.top.len() > (u32::MAX / 2) as usize {
+            return Err(syntax(0, "a line of at most 4 GiB"));
+        }
+        let mut index = Index {
+            top: (arena.top.len() as u32, arena.top.len() as u32),
+            aoi: (arena.aoi.len() as u32, arena.aoi.len() as u32),
+            first: [NONE; 5],
+            ..Index::default()
+        };
+        self.stack.clear();
+        let walked = Walk {
+            b: line,
+            stack: &mut self.stack,
+            arena,
+            index: &mut index,
+        }
+        .line();
+        if let Err(e) = walked {
+            arena.top.truncate(index.top.0 as usize);
+            arena.aoi.truncate(index.aoi.0 as usize);
+            // The walk stops at the first fault; a byte that is not UTF-8
+            // anywhere in the line is the finding that names the cause.
+            return Err(match std::str::from_utf8(line) {
+                Err(u) => JsonError::Utf8 {
+                    column: u.valid_up_to() + 1,
+                },
+                Ok(_) => e,
             });
         }
-        self.layout.clear();
-        self.stack.clear();
-        walk(line, &mut self.stack, &mut self.layout)?;
-        self.layout.valid = true;
-        self.layout.is_object = line.get(ws(line, 0)) == Some(&b'{');
-        // U+009B (CSI) may also stand raw, as the bytes C2 9B; outside a
-        // string any byte over 0x7F fails the walk anyway.
-        if !self.layout.ansi {
-            self.layout.ansi =
-                memchr::memchr_iter(0xc2, line).any(|i| line.get(i + 1) == Some(&0x9b));
-        }
-        Ok(self.view(line))
-    }
-
-    /// The event last parsed, seen again (`line` must be the same bytes).
-    pub fn last<'a>(&'a self, line: &'a [u8]) -> Option<Event<'a>> {
-        self.layout.valid.then(|| self.view(line))
-    }
-
-    fn view<'a>(&'a self, line: &'a [u8]) -> Event<'a> {
-        Event {
-            line,
-            layout: &self.layout,
-            is_object: self.layout.is_object,
-            has_ansi: self.layout.ansi,
-        }
+        index.top.1 = arena.top.len() as u32;
+        index.aoi.1 = arena.aoi.len() as u32;
+        Ok(index)
     }
 }
 
-/// One pass over `b`: validate, and record depth-1 members (and the members
-/// of a depth-1 `aoi` object). Iterative; `stack` holds one bit per open
-/// container (1 = object).
-fn walk(b: &[u8], stack: &mut BitStack, out: &mut Layout) -> Result<(), JsonError> {
-    let err = |i: usize, expected| JsonError::Syntax {
-        column: i + 1,
-        expected,
-    };
-    let mut i = 0;
-    // The member whose value is being read, at depth 1 and inside `aoi`.
-    let mut open: Option<Member> = None;
-    let mut open_aoi: Option<Member> = None;
-    let mut in_aoi = false;
-    'value: loop {
-        i = ws(b, i);
-        let depth = stack.len();
-        if depth == 1 {
-            if let Some(m) = open.as_mut() {
-                m.value.start = i;
-                in_aoi = b.get(i) == Some(&b'{') && m.tag == Tag::Aoi;
-            }
-        } else if depth == 2
-            && in_aoi
-            && let Some(m) = open_aoi.as_mut()
-        {
-            m.value.start = i;
-        }
-        match b.get(i) {
-            Some(b'{') => {
-                i = ws(b, i + 1);
-                if b.get(i) == Some(&b'}') {
-                    i += 1;
-                } else {
-                    stack.push(true);
-                    i = key(
-                        b,
-                        i,
-                        stack.len(),
-                        &mut open,
-                        &mut open_aoi,
-                        in_aoi,
-                        &mut out.ansi,
-                    )?;
-                    continue 'value;
-                }
-            }
-            Some(b'[') => {
-                i = ws(b, i + 1);
-                if b.get(i) == Some(&b']') {
-                    i += 1;
-                } else {
-                    stack.push(false);
-                    if stack.len() == 1 {
-                        open = Some(Member::default());
-                    }
-                    continue 'value;
-                }
-            }
-            Some(b'"') => i = string(b, i, &mut out.ansi)?.0,
-            Some(b'-' | b'0'..=b'9') => i = number(b, i)?,
-            Some(b't') => i = literal(b, i, b"true")?,
-            Some(b'f') => i = literal(b, i, b"false")?,
-            Some(b'n') => i = literal(b, i, b"null")?,
-            _ => return Err(err(i, "a JSON value")),
-        }
-        // After a value: close containers until one continues.
-        loop {
-            match stack.len() {
-                1 => {
-                    if let Some(mut m) = open.take() {
-                        m.value.end = i;
-                        out.push(m, false);
-                        in_aoi = false;
-                    }
-                }
-                2 if in_aoi => {
-                    if let Some(mut m) = open_aoi.take() {
-                        m.value.end = i;
-                        out.push(m, true);
-                    }
-                }
-                _ => {}
-            }
-            i = ws(b, i);
-            let Some(is_object) = stack.top() else {
-                return if i == b.len() {
-                    Ok(())
-                } else {
-                    Err(err(i, "end of line after the JSON value"))
-                };
-            };
-            match (b.get(i), is_object) {
-                (Some(b','), true) => {
-                    i = key(
-                        b,
-                        ws(b, i + 1),
-                        stack.len(),
-                        &mut open,
-                        &mut open_aoi,
-                        in_aoi,
-                        &mut out.ansi,
-                    )?;
-                    continue 'value;
-                }
-                (Some(b','), false) => {
-                    i += 1;
-                    if stack.len() == 1 {
-                        open = Some(Member::default());
-                    }
-                    continue 'value;
-                }
-                (Some(b'}'), true) | (Some(b']'), false) => {
-                    stack.pop();
-                    i += 1;
-                }
-                (_, true) => return Err(err(i, "',' or '}' after an object member")),
-                (_, false) => return Err(err(i, "',' or ']' after an array element")),
-            }
-        }
-    }
+/// One pass over a line.
+struct Walk<'w> {
+    b: &'w [u8],
+    stack: &'w mut BitStack,
+    arena: &'w mut Arena,
+    index: &'w mut Index,
 }
 
-/// Read `"key" :` at `i`; record it when it belongs to a member we track.
-fn key(
-    b: &[u8],
-    i: usize,
-    depth: usize,
-    open: &mut Option<Member>,
-    open_aoi: &mut Option<Member>,
-    in_aoi: bool,
-    ansi: &mut bool,
-) -> Result<usize, JsonError> {
-    if b.get(i) != Some(&b'"') {
-        return Err(JsonError::Syntax {
-            column: i + 1,
-            expected: "a string key",
-        });
-    }
-    let (end, escaped) = string(b, i, ansi)?;
-    let mut m = Member {
-        key: Span {
-            start: i + 1,
-            end: end - 1,
-        },
-        key_escaped: escaped,
-        tag: Tag::Other,
-        value: Span::default(),
-    };
-    if depth == 1 || (depth == 2 && in_aoi) {
-        let decoded;
-        let name = if escaped {
-            decoded = unescape(&b[m.key.start..m.key.end]);
-            decoded.as_bytes()
+/// Which object's members are being indexed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Top,
+    Aoi,
+}
+
+impl Walk<'_> {
+    fn line(&mut self) -> Result<(), JsonError> {
+        let b = self.b;
+        let i = ws(b, 0);
+        let i = if b.get(i) == Some(&b'{') {
+            self.index.object = true;
+            self.members(i, Level::Top)?
         } else {
-            &b[m.key.start..m.key.end]
+            self.value(i)?
         };
-        m.tag = match (depth, name) {
-            (1, b"type") => Tag::Type,
-            (1, b"aoi") => Tag::Aoi,
-            (2, b"seq") => Tag::Seq,
-            (2, b"run") => Tag::Run,
-            _ => Tag::Other,
+        let i = ws(b, i);
+        if i == b.len() {
+            Ok(())
+        } else {
+            Err(syntax(i, "end of line after the JSON value"))
+        }
+    }
+
+    /// The object at `i` (its `{`), indexing its members; returns the index
+    /// after its `}`.
+    fn members(&mut self, i: usize, level: Level) -> Result<usize, JsonError> {
+        let b = self.b;
+        let mut i = ws(b, i + 1);
+        if b.get(i) == Some(&b'}') {
+            return Ok(i + 1);
+        }
+        loop {
+            if b.get(i) != Some(&b'"') {
+                return Err(syntax(i, "a string key"));
+            }
+            let (end, escaped) = string(b, i, &mut self.index.ansi)?;
+            let (key_start, key_end) = (i + 1, end - 1);
+            let tag = tag_of(level, &b[key_start..key_end], escaped);
+            let mut j = ws(b, end);
+            if b.get(j) != Some(&b':') {
+                return Err(syntax(j, "':' after an object key"));
+            }
+            j = ws(b, j + 1);
+            let value_start = j;
+            j = if tag == Tag::Aoi && b.get(j) == Some(&b'{') {
+                self.members(j, Level::Aoi)?
+            } else {
+                self.value(j)?
+            };
+            let m = Member {
+                key_start: key_start as u32,
+                key_end: key_end as u32,
+                value_start: value_start as u32,
+                value_end: j as u32,
+                key_escaped: escaped,
+                tag,
+            };
+            self.push(m, level);
+            j = ws(b, j);
+            match b.get(j) {
+                Some(b',') => i = ws(b, j + 1),
+                Some(b'}') => return Ok(j + 1),
+                _ => return Err(syntax(j, "',' or '}' after an object member")),
+            }
+        }
+    }
+
+    fn push(&mut self, m: Member, level: Level) {
+        let (list, base) = match level {
+            Level::Top => (&mut self.arena.top, self.index.top.0),
+            Level::Aoi => (&mut self.arena.aoi, self.index.aoi.0),
         };
+        list.push(m);
+        if m.tag != Tag::Other {
+            let slot = &mut self.index.first[m.tag as usize];
+            if *slot != NONE {
+                self.index.duplicate.get_or_insert(m.tag);
+            } else {
+                *slot = (list.len() - 1) as u32 - base;
+            }
+        }
     }
-    if depth == 1 {
-        *open = Some(m);
-    } else if depth == 2 && in_aoi {
-        *open_aoi = Some(m);
+
+    /// Validate the value at `i`; returns the index after it. Containers
+    /// are walked iteratively, one bit of `stack` per open one.
+    fn value(&mut self, i: usize) -> Result<usize, JsonError> {
+        let b = self.b;
+        let ansi = &mut self.index.ansi;
+        let stack = &mut *self.stack;
+        let base = stack.len();
+        let mut i = i;
+        'value: loop {
+            match b.get(i) {
+                Some(b'"') => i = string(b, i, ansi)?.0,
+                Some(b'-' | b'0'..=b'9') => i = number(b, i)?,
+                Some(b'{') => {
+                    i = ws(b, i + 1);
+                    if b.get(i) == Some(&b'}') {
+                        i += 1;
+                    } else {
+                        stack.push(true);
+                        i = key(b, i, ansi)?;
+                        continue 'value;
+                    }
+                }
+                Some(b'[') => {
+                    i = ws(b, i + 1);
+                    if b.get(i) == Some(&b']') {
+                        i += 1;
+                    } else {
+                        stack.push(false);
+                        continue 'value;
+                    }
+                }
+                Some(b't') => i = literal(b, i, b"true")?,
+                Some(b'f') => i = literal(b, i, b"false")?,
+                Some(b'n') => i = literal(b, i, b"null")?,
+                _ => return Err(syntax(i, "a JSON value")),
+            }
+            // After a value: close containers until one continues.
+            loop {
+                if stack.len() == base {
+                    return Ok(i);
+                }
+                i = ws(b, i);
+                let is_object = stack.top() == Some(true);
+                match (b.get(i), is_object) {
+                    (Some(b','), true) => {
+                        i = key(b, ws(b, i + 1), ansi)?;
+                        continue 'value;
+                    }
+                    (Some(b','), false) => {
+                        i = ws(b, i + 1);
+                        continue 'value;
+                    }
+                    (Some(b'}'), true) | (Some(b']'), false) => {
+                        stack.pop();
+                        i += 1;
+                    }
+                    (_, true) => return Err(syntax(i, "',' or '}' after an object member")),
+                    (_, false) => return Err(syntax(i, "',' or ']' after an array element")),
+                }
+            }
+        }
     }
+}
+
+/// The tag of a key at `level`, matched on its decoded name.
+#[inline]
+fn tag_of(level: Level, raw: &[u8], escaped: bool) -> Tag {
+    let decoded;
+    let name = if escaped {
+        decoded = decode(raw);
+        &decoded[..]
+    } else {
+        raw
+    };
+    match (level, name) {
+        (Level::Top, b"type") => Tag::Type,
+        (Level::Top, b"aoi") => Tag::Aoi,
+        (Level::Aoi, b"seq") => Tag::Seq,
+        (Level::Aoi, b"run") => Tag::Run,
+        _ => Tag::Other,
+    }
+}
+
+/// Read `"key" :` at `i` inside a nested object; returns the index of the
+/// value.
+#[inline]
+fn key(b: &[u8], i: usize, ansi: &mut bool) -> Result<usize, JsonError> {
+    if b.get(i) != Some(&b'"') {
+        return Err(syntax(i, "a string key"));
+    }
+    let (end, _) = string(b, i, ansi)?;
     let j = ws(b, end);
     if b.get(j) != Some(&b':') {
-        return Err(JsonError::Syntax {
-            column: j + 1,
-            expected: "':' after an object key",
-        });
+        return Err(syntax(j, "':' after an object key"));
     }
-    Ok(j + 1)
+    Ok(ws(b, j + 1))
 }
 
-#[inline]
+#[inline(always)]
 fn ws(b: &[u8], mut i: usize) -> usize {
     while let Some(b' ' | b'\t' | b'\r' | b'\n') = b.get(i) {
         i += 1;
@@ -371,30 +390,31 @@ fn ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// Bytes that end the fast part of a string: `"`, `\` and controls.
-#[inline]
+/// Bytes that end the fast part of a string: `"`, `\`, controls, and any
+/// byte over 0x7F (UTF-8 is checked there).
+#[inline(always)]
 fn stops_string(x: u8) -> bool {
-    x == b'"' || x == b'\\' || x < 0x20
+    x == b'"' || x == b'\\' || !(0x20..=0x7f).contains(&x)
 }
 
-/// Index of the first byte of `w` (little-endian lanes) that is `"`, `\`
-/// or below 0x20; bytes >= 0x80 never match.
-#[inline]
+/// Index of the first byte of `w` (little-endian lanes) that stops a
+/// string's fast path.
+#[inline(always)]
 fn first_stop(w: u64) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
     let hit = zero(w ^ (ONES * b'"' as u64))
         | zero(w ^ (ONES * b'\\' as u64))
-        | (w.wrapping_sub(ONES * 0x20) & !w & HIGH);
+        | (w.wrapping_sub(ONES * 0x20) & !w & HIGH)
+        | (w & HIGH);
     // Borrows only run upward, so the lowest flagged lane is exact.
     (hit != 0).then(|| (hit.trailing_zeros() / 8) as usize)
 }
 
 /// Read a string starting at the quote at `i`; returns the index after the
-/// closing quote and whether it held an escape. The line is already known
-/// to be UTF-8, so only `"`, `\` and control bytes need a look. Most
-/// strings hold none of the last two: that path is kept small and inline.
+/// closing quote and whether it held an escape. Most strings are plain
+/// ASCII: that path is kept small and inline.
 #[inline(always)]
 fn string(b: &[u8], i: usize, ansi: &mut bool) -> Result<(usize, bool), JsonError> {
     let i = skip_plain(b, i + 1);
@@ -404,11 +424,11 @@ fn string(b: &[u8], i: usize, ansi: &mut bool) -> Result<(usize, bool), JsonErro
     string_rest(b, i, ansi)
 }
 
-/// The first index from `i` that holds `"`, `\` or a control byte.
+/// The first index from `i` that holds a byte `stops_string` names.
 #[inline(always)]
 fn skip_plain(b: &[u8], mut i: usize) -> usize {
-    while i + 8 <= b.len() {
-        let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+    while let Some(chunk) = b.get(i..i + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
         match first_stop(w) {
             Some(k) => return i + k,
             None => i += 8,
@@ -420,46 +440,72 @@ fn skip_plain(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The rest of a string from its first escape (or fault) at `i`.
+/// The rest of a string from its first escape, non-ASCII byte or fault.
 #[inline(never)]
 fn string_rest(b: &[u8], mut i: usize, ansi: &mut bool) -> Result<(usize, bool), JsonError> {
+    let mut escaped = false;
     loop {
         match b.get(i) {
-            Some(b'"') => return Ok((i + 1, true)),
-            Some(b'\\') => match b.get(i + 1) {
-                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
-                Some(b'u') => {
-                    let code = hex4(b, i + 2).ok_or(JsonError::Syntax {
-                        column: i + 3,
-                        expected: "four hex digits after \\u",
-                    })?;
-                    if code == 0x1b || code == 0x9b {
-                        *ansi = true;
+            Some(b'"') => return Ok((i + 1, escaped)),
+            Some(b'\\') => {
+                escaped = true;
+                match b.get(i + 1) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                    Some(b'u') => {
+                        let code = hex4(b, i + 2)
+                            .ok_or_else(|| syntax(i + 2, "four hex digits after \\u"))?;
+                        if code == 0x1b || code == 0x9b {
+                            *ansi = true;
+                        }
+                        i += 6;
                     }
-                    i += 6;
+                    _ => return Err(syntax(i + 1, "an escape: one of \" \\ / b f n r t u")),
                 }
-                _ => {
-                    return Err(JsonError::Syntax {
-                        column: i + 2,
-                        expected: "an escape: one of \" \\ / b f n r t u",
-                    });
+            }
+            Some(&c) if c > 0x7f => {
+                let n = utf8_char(b, i).ok_or_else(|| syntax(i, "UTF-8"))?;
+                // U+009B (CSI) standing raw, as the bytes C2 9B.
+                if c == 0xc2 && b[i + 1] == 0x9b {
+                    *ansi = true;
                 }
-            },
+                i += n;
+            }
             Some(_) => {
-                return Err(JsonError::Syntax {
-                    column: i + 1,
-                    expected: "no raw control character inside a string (escape it)",
-                });
+                return Err(syntax(
+                    i,
+                    "no raw control character inside a string (escape it)",
+                ));
             }
-            None => {
-                return Err(JsonError::Syntax {
-                    column: i + 1,
-                    expected: "a closing '\"'",
-                });
-            }
+            None => return Err(syntax(i, "a closing '\"'")),
         }
         i = skip_plain(b, i);
     }
+}
+
+/// The length of the UTF-8 sequence at `i`, if it is a valid one
+/// (RFC 3629: no overlongs, no surrogates, nothing past U+10FFFF).
+#[inline]
+fn utf8_char(b: &[u8], i: usize) -> Option<usize> {
+    let (len, lo, hi) = match b[i] {
+        0xc2..=0xdf => (2, 0x80, 0xbf),
+        0xe0 => (3, 0xa0, 0xbf),
+        0xe1..=0xec | 0xee..=0xef => (3, 0x80, 0xbf),
+        0xed => (3, 0x80, 0x9f),
+        0xf0 => (4, 0x90, 0xbf),
+        0xf1..=0xf3 => (4, 0x80, 0xbf),
+        0xf4 => (4, 0x80, 0x8f),
+        _ => return None,
+    };
+    let second = *b.get(i + 1)?;
+    if !(lo..=hi).contains(&second) {
+        return None;
+    }
+    for k in 2..len {
+        if *b.get(i + k)? & 0xc0 != 0x80 {
+            return None;
+        }
+    }
+    Some(len)
 }
 
 fn hex4(b: &[u8], i: usize) -> Option<u32> {
@@ -471,33 +517,29 @@ fn hex4(b: &[u8], i: usize) -> Option<u32> {
     Some(v)
 }
 
+#[inline(always)]
+fn digits(b: &[u8], mut i: usize) -> usize {
+    while b.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    i
+}
+
 /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, any size.
+#[inline]
 fn number(b: &[u8], mut i: usize) -> Result<usize, JsonError> {
-    let digits = |mut i: usize| {
-        let s = i;
-        while b.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-        (i, i > s)
-    };
-    let fail = |i: usize, expected| {
-        Err(JsonError::Syntax {
-            column: i + 1,
-            expected,
-        })
-    };
     if b[i] == b'-' {
         i += 1;
     }
     match b.get(i) {
         Some(b'0') => i += 1,
-        Some(b'1'..=b'9') => i = digits(i).0,
-        _ => return fail(i, "a digit"),
+        Some(b'1'..=b'9') => i = digits(b, i + 1),
+        _ => return Err(syntax(i, "a digit")),
     }
     if b.get(i) == Some(&b'.') {
-        let (j, any) = digits(i + 1);
-        if !any {
-            return fail(j, "a digit after '.'");
+        let j = digits(b, i + 1);
+        if j == i + 1 {
+            return Err(syntax(j, "a digit after '.'"));
         }
         i = j;
     }
@@ -506,9 +548,9 @@ fn number(b: &[u8], mut i: usize) -> Result<usize, JsonError> {
         if let Some(b'+' | b'-') = b.get(i) {
             i += 1;
         }
-        let (j, any) = digits(i);
-        if !any {
-            return fail(j, "a digit in the exponent");
+        let j = digits(b, i);
+        if j == i {
+            return Err(syntax(j, "a digit in the exponent"));
         }
         i = j;
     }
@@ -519,61 +561,94 @@ fn literal(b: &[u8], i: usize, word: &'static [u8]) -> Result<usize, JsonError> 
     if b.get(i..i + word.len()) == Some(word) {
         Ok(i + word.len())
     } else {
-        Err(JsonError::Syntax {
-            column: i + 1,
-            expected: "a JSON value",
-        })
+        Err(syntax(i, "a JSON value"))
     }
 }
 
-fn key_is(line: &[u8], m: &Member, name: &[u8]) -> bool {
-    let raw = &line[m.key.start..m.key.end];
-    if m.key_escaped {
-        unescape(raw).as_bytes() == name
-    } else {
-        raw == name
-    }
+/// Decode the inside of a validated JSON string to its exact bytes: UTF-8,
+/// with a lone surrogate kept as its own three bytes (WTF-8), so that two
+/// different strings never decode the same (`"\ud800"` is not `"\ud801"`).
+pub fn decode(raw: &[u8]) -> Cow<'_, [u8]> {
+    decode_as(raw, true)
 }
 
-/// Decode the inside of a validated JSON string. Lone surrogates become
-/// U+FFFD: they are valid JSON (RFC 8259 §8.2) but not Unicode scalars.
-pub fn unescape(raw: &[u8]) -> Cow<'_, str> {
-    // The line was checked as UTF-8 before anything reads it.
-    let text = std::str::from_utf8(raw).unwrap_or_default();
+/// As `decode`; a lone surrogate is kept as WTF-8 (`wtf8`) or becomes
+/// U+FFFD.
+fn decode_as(raw: &[u8], wtf8: bool) -> Cow<'_, [u8]> {
     if !raw.contains(&b'\\') {
-        return Cow::Borrowed(text);
+        return Cow::Borrowed(raw);
     }
-    let mut out = String::with_capacity(raw.len());
-    let mut chars = text.char_indices();
-    while let Some((i, ch)) = chars.next() {
-        if ch != '\\' {
-            out.push(ch);
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        let c = raw[i];
+        if c != b'\\' {
+            out.push(c);
+            i += 1;
             continue;
         }
-        let Some((_, esc)) = chars.next() else { break };
-        match esc {
-            'b' => out.push('\u{8}'),
-            'f' => out.push('\u{c}'),
-            'n' => out.push('\n'),
-            'r' => out.push('\r'),
-            't' => out.push('\t'),
-            'u' => {
-                let hi = hex4(raw, i + 2).unwrap_or(0xfffd);
-                chars.nth(3);
+        let esc = raw.get(i + 1).copied().unwrap_or(b'\\');
+        i += 2;
+        let byte = match esc {
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'u' => {
+                let hi = hex4(raw, i).unwrap_or(0xfffd);
+                i += 4;
                 let mut code = hi;
                 if (0xd800..0xdc00).contains(&hi)
-                    && raw.get(i + 6..i + 8) == Some(b"\\u")
-                    && let Some(lo) = hex4(raw, i + 8).filter(|lo| (0xdc00..0xe000).contains(lo))
+                    && raw.get(i..i + 2) == Some(b"\\u")
+                    && let Some(lo) = hex4(raw, i + 2).filter(|lo| (0xdc00..0xe000).contains(lo))
                 {
                     code = 0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00);
-                    chars.nth(5);
+                    i += 6;
                 }
-                out.push(char::from_u32(code).unwrap_or('\u{fffd}'));
+                if !wtf8 && (0xd800..0xe000).contains(&code) {
+                    code = 0xfffd;
+                }
+                push_code(&mut out, code);
+                continue;
             }
-            other => out.push(other),
-        }
+            other => other,
+        };
+        out.push(byte);
     }
     Cow::Owned(out)
+}
+
+/// Encode a code point (a lone surrogate too) in the UTF-8 pattern.
+fn push_code(out: &mut Vec<u8>, code: u32) {
+    match code {
+        0..=0x7f => out.push(code as u8),
+        0x80..=0x7ff => out.extend([0xc0 | (code >> 6) as u8, 0x80 | (code & 0x3f) as u8]),
+        0x800..=0xffff => out.extend([
+            0xe0 | (code >> 12) as u8,
+            0x80 | ((code >> 6) & 0x3f) as u8,
+            0x80 | (code & 0x3f) as u8,
+        ]),
+        _ => out.extend([
+            0xf0 | (code >> 18) as u8,
+            0x80 | ((code >> 12) & 0x3f) as u8,
+            0x80 | ((code >> 6) & 0x3f) as u8,
+            0x80 | (code & 0x3f) as u8,
+        ]),
+    }
+}
+
+/// Decode the inside of a validated JSON string as text. Lone surrogates
+/// become U+FFFD: they are valid JSON (RFC 8259 §8.2) but not Unicode
+/// scalars.
+pub fn unescape(raw: &[u8]) -> Cow<'_, str> {
+    match decode_as(raw, false) {
+        Cow::Borrowed(b) => String::from_utf8_lossy(b),
+        Cow::Owned(v) => match String::from_utf8(v) {
+            Ok(s) => Cow::Owned(s),
+            Err(e) => Cow::Owned(String::from_utf8_lossy(e.as_bytes()).into_owned()),
+        },
+    }
 }
 
 /// The envelope as far as it can be read: what `aoi` holds.
@@ -587,59 +662,122 @@ pub enum Aoi<'a> {
     },
 }
 
+/// No member has the tag.
+const NONE: u32 = u32::MAX;
+
+impl Index {
+    fn first(&self, tag: Tag) -> Option<usize> {
+        let k = self.first[tag as usize];
+        (k != NONE).then_some(k as usize)
+    }
+
+    /// This line's view, given the line and the arena it was indexed into.
+    pub fn event<'a>(&'a self, line: &'a [u8], arena: &'a Arena) -> Event<'a> {
+        Event {
+            line,
+            index: self,
+            top: &arena.top[self.top.0 as usize..self.top.1 as usize],
+            aoi: &arena.aoi[self.aoi.0 as usize..self.aoi.1 as usize],
+        }
+    }
+}
+
+impl Member {
+    fn value<'a>(&self, line: &'a [u8]) -> Value<'a> {
+        let (s, e) = (self.value_start as usize, self.value_end as usize);
+        Value {
+            raw: &line[s..e],
+            start: s,
+        }
+    }
+
+    fn key<'a>(&self, line: &'a [u8]) -> Cow<'a, [u8]> {
+        let raw = &line[self.key_start as usize..self.key_end as usize];
+        if self.key_escaped {
+            decode(raw)
+        } else {
+            Cow::Borrowed(raw)
+        }
+    }
+}
+
 impl<'a> Event<'a> {
     pub fn is_object(&self) -> bool {
-        self.is_object
+        self.index.object
+    }
+
+    /// A string anywhere in the line holds ESC or CSI.
+    pub fn has_ansi(&self) -> bool {
+        self.index.ansi
+    }
+
+    pub fn line(&self) -> &'a [u8] {
+        self.line
     }
 
     /// The bytes to cut so that the top-level `aoi` member goes, with the
     /// comma after it (or, when it is the last member, the one before it):
     /// what is left is the same object, byte for byte, without it.
     pub fn aoi_cut(&self) -> Option<(usize, usize)> {
-        let k = self.layout.first[Tag::Aoi as usize]?;
-        let ms = &self.layout.members;
+        let k = self.index.first(Tag::Aoi)?;
+        let ms = self.top;
         let m = ms[k];
-        let quote = m.key.start - 1;
+        let quote = m.key_start as usize - 1;
         if let Some(next) = ms.get(k + 1) {
             // Between the value and the next key: whitespace and one comma.
-            let gap = &self.line[m.value.end..next.key.start - 1];
-            let comma = memchr::memchr(b',', gap)? + m.value.end;
+            let from = m.value_end as usize;
+            let gap = &self.line[from..next.key_start as usize - 1];
+            let comma = memchr::memchr(b',', gap)? + from;
             Some((quote, comma + 1))
         } else if let Some(prev) = k.checked_sub(1).map(|p| ms[p]) {
-            let gap = &self.line[prev.value.end..quote];
-            let comma = memchr::memrchr(b',', gap)? + prev.value.end;
-            Some((comma, m.value.end))
+            let from = prev.value_end as usize;
+            let gap = &self.line[from..quote];
+            let comma = memchr::memrchr(b',', gap)? + from;
+            Some((comma, m.value_end as usize))
         } else {
-            Some((quote, m.value.end))
+            Some((quote, m.value_end as usize))
         }
     }
 
-    /// The first top-level member named `key`.
+    /// The first top-level member named `key` (decoded).
     pub fn get(&self, key: &str) -> Option<Value<'a>> {
-        let tag = match key {
-            "type" => Tag::Type,
-            "aoi" => Tag::Aoi,
-            _ => return find(self.line, &self.layout.members, key),
-        };
-        self.tagged(tag)
+        match key {
+            "type" => self.tagged(Tag::Type),
+            "aoi" => self.tagged(Tag::Aoi),
+            _ => self
+                .top
+                .iter()
+                .find(|m| m.key(self.line).as_ref() == key.as_bytes())
+                .map(|m| m.value(self.line)),
+        }
+    }
+
+    /// How many top-level members are named `key` (decoded).
+    pub fn count(&self, key: &str) -> usize {
+        self.top
+            .iter()
+            .filter(|m| m.key(self.line).as_ref() == key.as_bytes())
+            .count()
     }
 
     fn tagged(&self, tag: Tag) -> Option<Value<'a>> {
         let list = match tag {
-            Tag::Seq | Tag::Run => &self.layout.aoi,
-            _ => &self.layout.members,
+            Tag::Seq | Tag::Run => self.aoi,
+            _ => self.top,
         };
-        let m = list[self.layout.first[tag as usize]?];
-        Some(Value {
-            raw: &self.line[m.value.start..m.value.end],
-            start: m.value.start,
-        })
+        let k = self.index.first(tag)?;
+        Some(list[k].value(self.line))
+    }
+
+    /// The decoded `type`, when it is a string.
+    pub fn ty(&self) -> Option<Cow<'a, str>> {
+        self.tagged(Tag::Type).and_then(|v| v.as_str())
     }
 
     /// Top-level `type`, `aoi` (and inside it `seq`, `run`) that appear more
     /// than once: parsers disagree about which one wins (RFC 8259 §4).
     pub fn duplicate_reserved_key(&self) -> Option<&'static str> {
-        self.layout.duplicate.map(Tag::reserved_name)
+        self.index.duplicate.map(Tag::reserved_name)
     }
 
     pub fn aoi(&self) -> Aoi<'a> {
@@ -651,72 +789,6 @@ impl<'a> Event<'a> {
                 run: self.tagged(Tag::Run),
             },
         }
-    }
-}
-
-/// What the hot path needs of a parsed line, as positions in it: small,
-/// `Copy` and free of borrows, so a line can be parsed on one thread and
-/// judged on another. Everything else is read from a full `Event`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Envelope {
-    pub is_object: bool,
-    pub has_ansi: bool,
-    duplicate: Option<Tag>,
-    ty: Option<(usize, usize)>,
-    aoi: Option<(usize, usize)>,
-    seq: Option<(usize, usize)>,
-    run: Option<(usize, usize)>,
-    cut: Option<(usize, usize)>,
-}
-
-impl Event<'_> {
-    pub fn envelope(&self) -> Envelope {
-        let span = |tag| self.tagged(tag).map(|v| v.span());
-        Envelope {
-            is_object: self.is_object,
-            has_ansi: self.has_ansi,
-            duplicate: self.layout.duplicate,
-            ty: span(Tag::Type),
-            aoi: span(Tag::Aoi),
-            seq: span(Tag::Seq),
-            run: span(Tag::Run),
-            cut: self.aoi_cut(),
-        }
-    }
-}
-
-impl Envelope {
-    fn value(line: &[u8], span: Option<(usize, usize)>) -> Option<Value<'_>> {
-        span.map(|(s, e)| Value {
-            raw: &line[s..e],
-            start: s,
-        })
-    }
-
-    /// The top-level `type` value of `line` (the line this was made from).
-    pub fn ty<'a>(&self, line: &'a [u8]) -> Option<Value<'a>> {
-        Envelope::value(line, self.ty)
-    }
-
-    pub fn aoi<'a>(&self, line: &'a [u8]) -> Aoi<'a> {
-        match Envelope::value(line, self.aoi) {
-            None => Aoi::Absent,
-            Some(v) if v.kind() != Kind::Object => Aoi::NotObject,
-            Some(_) => Aoi::Object {
-                seq: Envelope::value(line, self.seq),
-                run: Envelope::value(line, self.run),
-            },
-        }
-    }
-
-    /// As `Event::duplicate_reserved_key`.
-    pub fn duplicate_reserved_key(&self) -> Option<&'static str> {
-        self.duplicate.map(Tag::reserved_name)
-    }
-
-    /// As `Event::aoi_cut`.
-    pub fn aoi_cut(&self) -> Option<(usize, usize)> {
-        self.cut
     }
 }
 
@@ -732,15 +804,6 @@ impl Tag {
     }
 }
 
-fn find<'a>(line: &'a [u8], ms: &[Member], key: &str) -> Option<Value<'a>> {
-    ms.iter()
-        .find(|m| key_is(line, m, key.as_bytes()))
-        .map(|m| Value {
-            raw: &line[m.value.start..m.value.end],
-            start: m.value.start,
-        })
-}
-
 impl<'a> Value<'a> {
     pub fn kind(&self) -> Kind {
         match self.raw.first() {
@@ -753,7 +816,7 @@ impl<'a> Value<'a> {
         }
     }
 
-    /// Where the value stands in its line (for values read off an `Event`).
+    /// Where the value stands in its line.
     pub fn span(&self) -> (usize, usize) {
         (self.start, self.start + self.raw.len())
     }
@@ -763,10 +826,15 @@ impl<'a> Value<'a> {
         self.raw
     }
 
-    /// The string's inside, undecoded (what identifies a run: two spellings
-    /// of one id are two ids, as a byte-comparing consumer would see them).
+    /// The string's inside, undecoded.
     pub fn raw_str(&self) -> Option<&'a [u8]> {
         (self.kind() == Kind::String).then(|| &self.raw[1..self.raw.len() - 1])
+    }
+
+    /// The string's exact decoded bytes (see [`decode`]): what identifies
+    /// a run, so `"R\u0031"` and `"R1"` are one run (DESIGN §8).
+    pub fn decoded(&self) -> Option<Cow<'a, [u8]>> {
+        self.raw_str().map(decode)
     }
 
     pub fn as_str(&self) -> Option<Cow<'a, str>> {
@@ -801,41 +869,108 @@ impl<'a> Value<'a> {
     }
 
     /// Members of an object (decoded keys) or elements of an array (empty
-    /// keys). Allocates: for the rare framework fields that nest.
-    pub fn children(&self) -> Vec<(Cow<'a, str>, Value<'a>)> {
-        let mut stack = BitStack::default();
-        let mut layout = Layout::default();
-        if walk(self.raw, &mut stack, &mut layout).is_err() {
-            return vec![];
+    /// keys), one at a time: the value is already valid, so this only
+    /// finds where each one ends, holding nothing but a depth count.
+    pub fn children(&self) -> Children<'a> {
+        let object = self.kind() == Kind::Object;
+        let open = matches!(self.kind(), Kind::Object | Kind::Array);
+        Children {
+            raw: self.raw,
+            base: self.start,
+            i: if open { 1 } else { self.raw.len() },
+            object,
         }
-        let raw = self.raw;
-        layout
-            .members
-            .iter()
-            .map(|m| {
-                let key = if m.key.end > m.key.start || self.kind() == Kind::Object {
-                    unescape(&raw[m.key.start..m.key.end])
-                } else {
-                    Cow::Borrowed("")
-                };
-                (
-                    key,
-                    Value {
-                        raw: &raw[m.value.start..m.value.end],
-                        start: self.start + m.value.start,
-                    },
-                )
-            })
-            .collect()
     }
 
-    /// The named member of an object value.
+    /// The first member of an object value named `key` (decoded).
     pub fn field(&self, key: &str) -> Option<Value<'a>> {
-        self.children()
-            .into_iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v)
+        self.children().find(|(k, _)| k == key).map(|(_, v)| v)
     }
+
+    /// How many members of an object value are named `key` (decoded).
+    pub fn count(&self, key: &str) -> usize {
+        self.children().filter(|(k, _)| k == key).count()
+    }
+}
+
+/// The members or elements of a validated container (see `Value::children`).
+pub struct Children<'a> {
+    raw: &'a [u8],
+    base: usize,
+    i: usize,
+    object: bool,
+}
+
+impl<'a> Iterator for Children<'a> {
+    type Item = (Cow<'a, str>, Value<'a>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let b = self.raw;
+        let mut i = ws(b, self.i);
+        if i >= b.len() || matches!(b[i], b'}' | b']') {
+            self.i = b.len();
+            return None;
+        }
+        let key = if self.object {
+            let end = skip_string(b, i);
+            let key = unescape(&b[i + 1..end - 1]);
+            i = ws(b, ws(b, end) + 1);
+            key
+        } else {
+            Cow::Borrowed("")
+        };
+        let mut end = skip_value(b, i);
+        while end > i && matches!(b[end - 1], b' ' | b'\t' | b'\r' | b'\n') {
+            end -= 1;
+        }
+        let v = Value {
+            raw: &b[i..end],
+            start: self.base + i,
+        };
+        let j = ws(b, end);
+        self.i = if b.get(j) == Some(&b',') { j + 1 } else { j };
+        Some((key, v))
+    }
+}
+
+/// The end of the validated string whose quote is at `i`.
+fn skip_string(b: &[u8], mut i: usize) -> usize {
+    i += 1;
+    while i < b.len() {
+        match b[i] {
+            b'"' => return i + 1,
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+    b.len()
+}
+
+/// The end of the validated value at `i`.
+fn skip_value(b: &[u8], mut i: usize) -> usize {
+    let mut depth = 0usize;
+    while i < b.len() {
+        match b[i] {
+            b'"' => i = skip_string(b, i),
+            b'{' | b'[' => {
+                depth += 1;
+                i += 1;
+            }
+            b'}' | b']' => {
+                if depth == 0 {
+                    return i;
+                }
+                depth -= 1;
+                i += 1;
+            }
+            b',' if depth == 0 => return i,
+            _ => i += 1,
+        }
+        if depth == 0 && i < b.len() && matches!(b[i], b',' | b'}' | b']') {
+            return i;
+        }
+    }
+    b.len()
 }
 
 /// One bit per open container: memory is 1/8 of the nesting depth.
@@ -854,6 +989,7 @@ impl BitStack {
         self.len
     }
 
+    #[inline]
     fn push(&mut self, bit: bool) {
         let (w, b) = (self.len / 64, self.len % 64);
         if w == self.words.len() {
@@ -867,10 +1003,12 @@ impl BitStack {
         self.len += 1;
     }
 
+    #[inline]
     fn pop(&mut self) {
         self.len -= 1;
     }
 
+    #[inline]
     fn top(&self) -> Option<bool> {
         let i = self.len.checked_sub(1)?;
         Some(self.words[i / 64] >> (i % 64) & 1 == 1)
@@ -882,7 +1020,18 @@ mod tests {
     use super::*;
 
     fn valid(s: &[u8]) -> bool {
-        Parser::new().parse(s).is_ok()
+        Parser::new().parse(s, &mut Arena::default()).is_ok()
+    }
+
+    /// Parse `line` and hand its event to `f`.
+    fn with<R>(line: &[u8], f: impl FnOnce(Event<'_>) -> R) -> R {
+        let mut arena = Arena::default();
+        let index = Parser::new().parse(line, &mut arena).unwrap();
+        f(index.event(line, &arena))
+    }
+
+    fn parse_err(line: &[u8]) -> Option<JsonError> {
+        Parser::new().parse(line, &mut Arena::default()).err()
     }
 
     #[test]
@@ -938,56 +1087,101 @@ mod tests {
 
     #[test]
     fn columns_point_at_the_fault() {
-        let mut p = Parser::new();
         assert_eq!(
-            p.parse(b"{\"a\":01}").err(),
+            parse_err(b"{\"a\":01}"),
             Some(JsonError::Syntax {
                 column: 7,
                 expected: "',' or '}' after an object member"
             })
         );
         assert_eq!(
-            p.parse(b"{\"a\":\"\xc3\"}").err(),
+            parse_err(b"{\"a\":\"\xc3\"}"),
             Some(JsonError::Utf8 { column: 7 })
+        );
+        // A syntax fault before a bad byte: the bad byte names the cause.
+        assert_eq!(
+            parse_err(b"{\"a\" 1, \"\xff\"}"),
+            Some(JsonError::Utf8 { column: 10 })
         );
     }
 
     #[test]
     fn members_and_envelope() {
-        let mut p = Parser::new();
         let line = br#"{"type":"hit","aoi":{"seq":3,"run":"R\u0031","x":[1,{"seq":9}]},"n":{"aoi":{"seq":1}}}"#;
-        let ev = p.parse(line).unwrap();
-        assert!(ev.is_object());
-        assert_eq!(ev.get("type").unwrap().as_str().unwrap(), "hit");
-        let Aoi::Object { seq, run } = ev.aoi() else {
-            panic!()
-        };
-        assert_eq!(seq.unwrap().as_uint(), Uint::Int(3));
-        assert_eq!(run.unwrap().as_str().unwrap(), "R1");
-        assert_eq!(ev.get("n").unwrap().raw(), br#"{"aoi":{"seq":1}}"#);
-        assert!(ev.duplicate_reserved_key().is_none());
-        assert!(!ev.has_ansi);
+        with(line, |ev| {
+            assert!(ev.is_object());
+            assert_eq!(ev.ty().unwrap(), "hit");
+            let Aoi::Object { seq, run } = ev.aoi() else {
+                panic!()
+            };
+            assert_eq!(seq.unwrap().as_uint(), Uint::Int(3));
+            assert_eq!(run.unwrap().as_str().unwrap(), "R1");
+            assert_eq!(&run.unwrap().decoded().unwrap()[..], b"R1");
+            assert_eq!(ev.get("n").unwrap().raw(), br#"{"aoi":{"seq":1}}"#);
+            assert!(ev.duplicate_reserved_key().is_none());
+            assert!(!ev.has_ansi());
+        });
+    }
+
+    #[test]
+    fn escaped_keys_and_types_are_decoded() {
+        with(
+            br#"{"t\u0079pe":"\u0061oi:meta","\u0061oi":{"s\u0065q":0}}"#,
+            |ev| {
+                assert_eq!(ev.ty().unwrap(), "aoi:meta");
+                let Aoi::Object { seq, .. } = ev.aoi() else {
+                    panic!()
+                };
+                assert_eq!(seq.unwrap().uint(), Some(0));
+            },
+        );
     }
 
     #[test]
     fn duplicates_are_seen_through_escapes() {
-        let mut p = Parser::new();
-        let ev = p.parse(br#"{"type":"a","typ\u0065":"b"}"#).unwrap();
-        assert_eq!(ev.duplicate_reserved_key(), Some("type"));
-        let ev = p.parse(br#"{"type":"a","aoi":{"seq":1,"seq":2}}"#).unwrap();
-        assert_eq!(ev.duplicate_reserved_key(), Some("aoi.seq"));
+        with(br#"{"type":"a","typ\u0065":"b"}"#, |ev| {
+            assert_eq!(ev.duplicate_reserved_key(), Some("type"))
+        });
+        with(br#"{"type":"a","aoi":{"seq":1,"seq":2}}"#, |ev| {
+            assert_eq!(ev.duplicate_reserved_key(), Some("aoi.seq"))
+        });
+        with(br#"{"ok":true,"o\u006b":false}"#, |ev| {
+            assert_eq!(ev.count("ok"), 2)
+        });
     }
 
     #[test]
     fn ansi_in_strings() {
-        let mut p = Parser::new();
-        assert!(p.parse(br#"{"m":"\u001b[31mred"}"#).unwrap().has_ansi);
-        assert!(
-            p.parse("{\"m\":\"\u{9b}31m\"}".as_bytes())
-                .unwrap()
-                .has_ansi
-        );
-        assert!(!p.parse(br#"{"m":"\\u001b"}"#).unwrap().has_ansi);
+        assert!(with(br#"{"m":"\u001b[31mred"}"#, |ev| ev.has_ansi()));
+        assert!(with("{\"m\":\"\u{9b}31m\"}".as_bytes(), |ev| ev.has_ansi()));
+        assert!(!with(br#"{"m":"\\u001b"}"#, |ev| ev.has_ansi()));
+        assert!(!with("{\"m\":\"caf\u{e9}\"}".as_bytes(), |ev| ev.has_ansi()));
+    }
+
+    #[test]
+    fn utf8_is_checked_in_one_pass() {
+        for ok in [
+            "\"caf\u{e9}\"",
+            "\"\u{10ffff}\u{800}\u{7ff}\"",
+            "[\"\u{1f600}\"]",
+        ] {
+            assert!(valid(ok.as_bytes()), "{ok}");
+        }
+        for bad in [
+            &b"\"\xc0\x80\""[..],
+            b"\"\xed\xa0\x80\"",
+            b"\"\xf4\x90\x80\x80\"",
+            b"\"\xe2\x82\"",
+            b"\"\x80\"",
+            b"{\"\xff\":1}",
+            b"[1,\xc3\xa9]",
+        ] {
+            assert!(
+                matches!(parse_err(bad), Some(JsonError::Utf8 { .. })) || bad == b"[1,\xc3\xa9]",
+                "{bad:?}"
+            );
+            assert!(!valid(bad), "{bad:?}");
+        }
     }
 
     /// Differential: on mutated lines, the walk agrees with serde_json
@@ -1003,6 +1197,7 @@ mod tests {
         ];
         let alphabet = b"{}[]\":,0123456789-.tfnrue \\\x00\x1f\xc3\xa9\xff";
         let mut p = Parser::new();
+        let mut arena = Arena::default();
         let mut x = 0x2545_f491_4f6c_dd1du64;
         let mut rand = move || {
             x ^= x << 13;
@@ -1024,7 +1219,8 @@ mod tests {
                     _ => line.insert(at, byte),
                 }
             }
-            let ours = p.parse(&line).is_ok();
+            let ours = p.parse(&line, &mut arena).is_ok();
+            arena.clear();
             let exponent = line
                 .windows(2)
                 .any(|w| (w[0].is_ascii_digit() || w[0] == b'.') && matches!(w[1], b'e' | b'E'));
@@ -1041,12 +1237,22 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_parse_leaves_no_event_behind() {
+    fn a_failed_parse_leaves_no_members_behind() {
         let mut p = Parser::new();
-        assert!(p.parse(br#"{"type":"a","aoi":{"seq":1}}"#).is_ok());
-        for bad in [&b"{\"x\":\"\xff\"}"[..], b"{oops", b""] {
-            assert!(p.parse(bad).is_err());
-            assert!(p.last(bad).is_none(), "{}", String::from_utf8_lossy(bad));
+        let mut arena = Arena::default();
+        assert!(
+            p.parse(br#"{"type":"a","aoi":{"seq":1}}"#, &mut arena)
+                .is_ok()
+        );
+        let (top, aoi) = (arena.top.len(), arena.aoi.len());
+        for bad in [
+            &b"{\"x\":\"\xff\"}"[..],
+            b"{\"a\":1,oops",
+            b"",
+            b"{\"aoi\":{\"seq\":1,}",
+        ] {
+            assert!(p.parse(bad, &mut arena).is_err());
+            assert_eq!((arena.top.len(), arena.aoi.len()), (top, aoi));
         }
     }
 
@@ -1072,9 +1278,25 @@ mod tests {
             raw: br#"{"a":1,"b":[2,3]}"#,
             start: 0,
         };
-        let kids = v.children();
+        let kids: Vec<_> = v.children().collect();
         assert_eq!(kids.len(), 2);
-        assert_eq!(kids[1].1.children().len(), 2);
+        assert_eq!(kids[1].1.children().count(), 2);
         assert_eq!(v.field("a").unwrap().uint(), Some(1));
+        let v = Value {
+            raw: br#"{ "a" : "x" , "b\u0063" : [ 1 , { "d" : [ ] } ] , "e" : null }"#,
+            start: 0,
+        };
+        let kids: Vec<_> = v
+            .children()
+            .map(|(k, v)| (k.into_owned(), v.raw()))
+            .collect();
+        assert_eq!(
+            kids,
+            vec![
+                ("a".to_string(), &br#""x""#[..]),
+                ("bc".to_string(), br#"[ 1 , { "d" : [ ] } ]"#),
+                ("e".to_string(), b"null"),
+            ]
+        );
     }
 }

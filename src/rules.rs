@@ -59,6 +59,7 @@ catalogue! {
     JsonNotObject "json.not-object" Error "2" "valid JSON, not an object";
     EnvelopeTypeMissing "envelope.type-missing" Error "2, 8.1" "no string type";
     EnvelopeDuplicateKey "envelope.duplicate-key" Error "8.1" "type, aoi, aoi.seq or aoi.run appears twice";
+    VerdictDuplicateKey "verdict.duplicate-key" Error "4, 9.1" "a member that decides the verdict (ok, reason, retryable, ...) appears twice";
     EnvelopeAoiNotObject "envelope.aoi-not-object" Error "8.1" "aoi present but not an object";
     TextAnsi "text.ansi" Warning "2" "ANSI escape sequence inside a string value";
     SeqNotInteger "seq.not-integer" Error "8.1" "aoi.seq not a non-negative integer";
@@ -206,7 +207,7 @@ mod tests {
             );
             assert_eq!(Rule::from_id(r.id()), Some(*r));
         }
-        assert_eq!(Rule::ALL.len(), 52);
+        assert_eq!(Rule::ALL.len(), 53);
     }
 
     #[test]

@@ -1,160 +1,281 @@
-//! The line scanner: one read buffer, complete lines handed out as borrowed
-//! slices, the partial tail carried to the front on refill (the only copy).
+//! The line cutter: the only code that knows where lines end.
+//!
+//! It reads into one buffer and hands out owned [`Batch`]es of whole lines,
+//! carrying the partial tail to the next batch's buffer (the only copy a
+//! byte ever gets). Each byte is searched for `\n` once, when it is read,
+//! so time is linear in the input, however long a line is.
 //!
 //! A line ends at `\n` (spec §2). Growth is capped: a line longer than the
-//! cap is reported as [`Line::TooLong`] and skipped without being held, so
-//! memory is bounded by the cap whatever the input. Bytes after the last
-//! `\n` are [`Line::Unterminated`], never an event (§2).
+//! cap is reported as [`Line::TooLong`] and dropped as it streams past,
+//! never held, so memory is bounded by the cap whatever the input. Bytes
+//! after the last `\n` are [`Line::Unterminated`], never an event (§2).
+//! The batch also holds the parse of each line ([`Batch::parse`]), so that
+//! every consumer reads the one index of a line the walker made.
 
 use std::io::{self, Read};
 
-/// What a read asks for at least; also the buffer's starting size.
-const CHUNK: usize = 256 * 1024;
+use crate::event::{Arena, Event, Index, JsonError, Parser};
 
-/// One item of input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A batch is handed out once it holds this many bytes of whole lines.
+pub const BATCH_BYTES: usize = 256 * 1024;
+
+/// The least free room a read is given.
+const READ_BYTES: usize = 64 * 1024;
+
+/// One item of input, as every command sees it.
+#[derive(Clone, Copy)]
 pub enum Line<'a> {
-    /// A complete line, without its `\n` (a `\r` before it is kept).
-    Complete(&'a [u8]),
+    /// A complete line, without its `\n` (a `\r` before it is kept), with
+    /// its parse.
+    Complete {
+        bytes: &'a [u8],
+        json: Result<Event<'a>, JsonError>,
+    },
     /// A complete line over the cap; its bytes were discarded as they came.
     TooLong { len: u64 },
     /// Bytes at end of input with no `\n` after them (truncated).
     Unterminated { len: u64 },
 }
 
-pub struct Scanner<R> {
-    rdr: R,
-    buf: Vec<u8>,
-    /// First byte not yet handed out.
-    start: usize,
-    /// End of the bytes read.
-    end: usize,
-    /// Where the search for the next `\n` resumes (no byte is searched twice).
-    search: usize,
-    max_line: usize,
-    /// The least free room a read is given (the buffer's starting size).
-    chunk: usize,
-    eof: bool,
-    /// Inside an over-long line: how many of its bytes were dropped so far.
-    skipped: Option<u64>,
+impl<'a> Line<'a> {
+    /// The line as an event: a JSON object.
+    pub fn event(&self) -> Option<Event<'a>> {
+        match self {
+            Line::Complete { json: Ok(ev), .. } if ev.is_object() => Some(*ev),
+            _ => None,
+        }
+    }
+
+    /// The bytes the line occupied in the input, its `\n` included.
+    pub fn input_bytes(&self) -> u64 {
+        match self {
+            Line::Complete { bytes, .. } => bytes.len() as u64 + 1,
+            Line::TooLong { len } => len + 1,
+            Line::Unterminated { len } => *len,
+        }
+    }
 }
 
-impl<R: Read> Scanner<R> {
-    /// A scanner that accepts lines of up to `max_line` bytes (without `\n`).
-    pub fn new(rdr: R, max_line: usize) -> Scanner<R> {
-        Scanner::with_chunk(rdr, max_line, CHUNK)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Item {
+    /// `bytes[start..end]`, and where its parse is.
+    Complete {
+        start: usize,
+        end: usize,
+    },
+    TooLong(u64),
+    Unterminated(u64),
+}
+
+/// Consecutive items of input, owned, and their parses once made.
+#[derive(Default)]
+pub struct Batch {
+    /// Whole lines, each with its `\n`, in `buf[..len]`; the rest of
+    /// `buf` is room the next read may use (kept, so it is never zeroed
+    /// again).
+    buf: Vec<u8>,
+    len: usize,
+    items: Vec<Item>,
+    parsed: Vec<Result<Index, JsonError>>,
+    arena: Arena,
+}
+
+impl Batch {
+    /// The bytes of its whole lines.
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
     }
 
-    /// As `new`, with a chosen starting buffer size (tests use tiny ones to
-    /// exercise the refill paths).
-    pub fn with_chunk(rdr: R, max_line: usize, chunk: usize) -> Scanner<R> {
-        let chunk = chunk.max(1);
-        Scanner {
-            rdr,
-            buf: vec![0; chunk],
-            start: 0,
-            end: 0,
-            search: 0,
-            max_line,
-            chunk,
-            eof: false,
-            skipped: None,
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Walk every complete line once (DESIGN §8: one parse).
+    pub fn parse(&mut self, parser: &mut Parser) {
+        self.parsed.clear();
+        self.arena.clear();
+        for item in &self.items {
+            if let Item::Complete { start, end } = *item {
+                let r = parser.parse(&self.buf[start..end], &mut self.arena);
+                self.parsed.push(r);
+            }
         }
     }
 
-    /// The next line, or `None` at end of input. A read error leaves the
-    /// scanner as it was, so the caller may call again.
-    pub fn next_line(&mut self) -> io::Result<Option<Line<'_>>> {
-        let (s, e) = loop {
-            if let Some(dropped) = self.skipped {
-                match memchr::memchr(b'\n', &self.buf[self.start..self.end]) {
-                    Some(i) => {
-                        self.start += i + 1;
-                        self.search = self.start;
-                        self.skipped = None;
-                        return Ok(Some(Line::TooLong {
-                            len: dropped + i as u64,
-                        }));
-                    }
-                    None => {
-                        self.skipped = Some(dropped + (self.end - self.start) as u64);
-                        self.start = 0;
-                        self.end = 0;
-                        self.search = 0;
-                        if self.eof {
-                            let len = self.skipped.take().unwrap_or(0);
-                            return Ok(Some(Line::Unterminated { len }));
-                        }
-                        self.fill()?;
-                        continue;
-                    }
-                }
+    /// The items, each complete line with its parse. `parse` must have run.
+    pub fn lines(&self) -> impl Iterator<Item = Line<'_>> {
+        let mut parsed = self.parsed.iter();
+        self.items.iter().map(move |item| match *item {
+            Item::Complete { start, end } => {
+                let bytes = &self.buf[start..end];
+                let json = match parsed.next() {
+                    Some(Ok(index)) => Ok(index.event(bytes, &self.arena)),
+                    Some(Err(e)) => Err(*e),
+                    None => Err(JsonError::Syntax {
+                        column: 1,
+                        expected: "a parsed line",
+                    }),
+                };
+                Line::Complete { bytes, json }
             }
-            if let Some(i) = memchr::memchr(b'\n', &self.buf[self.search..self.end]) {
-                let s = self.start;
-                let e = self.search + i;
-                self.start = e + 1;
-                self.search = self.start;
-                if e - s > self.max_line {
-                    return Ok(Some(Line::TooLong {
-                        len: (e - s) as u64,
-                    }));
-                }
-                break (s, e);
+            Item::TooLong(len) => Line::TooLong { len },
+            Item::Unterminated(len) => Line::Unterminated { len },
+        })
+    }
+
+    fn reset(&mut self) {
+        self.len = 0;
+        self.items.clear();
+        self.parsed.clear();
+        self.arena.clear();
+    }
+}
+
+/// Cuts what `rdr` yields into batches.
+pub struct Cutter<R> {
+    rdr: R,
+    max_line: usize,
+    /// The batch being filled: whole lines in `buf[..line_start]`, then
+    /// the line in progress up to `filled`.
+    batch: Batch,
+    line_start: usize,
+    filled: usize,
+    /// Inside an over-long line: how many of its bytes were dropped so far.
+    skipping: Option<u64>,
+    eof: bool,
+}
+
+impl<R: Read> Cutter<R> {
+    /// A cutter that accepts lines of up to `max_line` bytes (without `\n`).
+    pub fn new(rdr: R, max_line: usize) -> Cutter<R> {
+        Cutter {
+            rdr,
+            max_line,
+            batch: Batch::default(),
+            line_start: 0,
+            filled: 0,
+            skipping: None,
+            eof: false,
+        }
+    }
+
+    /// The reader, e.g. to re-arm a live source.
+    pub fn reader(&mut self) -> &mut R {
+        &mut self.rdr
+    }
+
+    /// Enough whole lines are in hand to hand out a batch.
+    pub fn full(&self) -> bool {
+        self.line_start >= BATCH_BYTES || self.batch.items.len() >= BATCH_BYTES / 64
+    }
+
+    /// Read once and cut what came; `Ok(false)` at end of input (the cut
+    /// fragment, if any, is then an item). A read error leaves the cutter
+    /// as it was, so the caller may read again.
+    pub fn read(&mut self) -> io::Result<bool> {
+        if self.eof {
+            return Ok(false);
+        }
+        let buf = &mut self.batch.buf;
+        if buf.len() - self.filled < READ_BYTES {
+            // Double, so a long line costs linear time in copies, but never
+            // past what the longest accepted line needs (the line in
+            // progress is at most `max_line`, or it is being skipped).
+            let limit = self.line_start + self.max_line + READ_BYTES + 1;
+            let want = (buf.len() * 2)
+                .max(BATCH_BYTES + READ_BYTES)
+                .min(limit)
+                .max(self.filled + READ_BYTES);
+            buf.resize(want, 0);
+        }
+        let n = loop {
+            match self.rdr.read(&mut buf[self.filled..]) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                r => break r?,
             }
-            self.search = self.end;
-            let pending = self.end - self.start;
-            if self.eof {
-                if pending == 0 {
+        };
+        if n == 0 {
+            self.eof = true;
+            let rest = (self.filled - self.line_start) as u64 + self.skipping.take().unwrap_or(0);
+            self.filled = self.line_start;
+            if rest > 0 {
+                self.batch.items.push(Item::Unterminated(rest));
+            }
+            return Ok(false);
+        }
+        let new = self.filled;
+        self.filled += n;
+        self.cut(new);
+        Ok(true)
+    }
+
+    /// Find the line ends in `buf[from..filled]` (bytes not searched yet).
+    fn cut(&mut self, from: usize) {
+        let b = &mut self.batch;
+        for nl in memchr::memchr_iter(b'\n', &b.buf[from..self.filled]) {
+            let end = from + nl;
+            let len = end - self.line_start;
+            let item = match self.skipping.take() {
+                Some(dropped) => Item::TooLong(dropped + len as u64),
+                None if len > self.max_line => Item::TooLong(len as u64),
+                None => Item::Complete {
+                    start: self.line_start,
+                    end,
+                },
+            };
+            // An over-long line that came whole in one read stays in the
+            // buffer until the batch goes, unreferenced: a read is bounded.
+            b.items.push(item);
+            self.line_start = end + 1;
+        }
+        let pending = self.filled - self.line_start;
+        if let Some(dropped) = self.skipping.as_mut() {
+            *dropped += pending as u64;
+            self.filled = self.line_start;
+        } else if pending > self.max_line {
+            self.skipping = Some(pending as u64);
+            self.filled = self.line_start;
+        }
+    }
+
+    /// Hand out the whole lines in hand (perhaps none); the line in
+    /// progress moves to `spare`'s buffer, which the next reads fill.
+    pub fn take(&mut self, mut spare: Batch) -> Batch {
+        spare.reset();
+        if self.batch.items.is_empty() {
+            // Nothing to hand out: keep the line in progress where it is.
+            return spare;
+        }
+        let rest = self.filled - self.line_start;
+        if spare.buf.len() > BATCH_BYTES * 8 && rest < BATCH_BYTES {
+            // A buffer grown for a huge line goes back to the allocator.
+            spare.buf = Vec::new();
+        }
+        if spare.buf.len() < rest + READ_BYTES {
+            spare
+                .buf
+                .resize((rest + READ_BYTES).max(BATCH_BYTES + READ_BYTES), 0);
+        }
+        spare.buf[..rest].copy_from_slice(&self.batch.buf[self.line_start..self.filled]);
+        let mut out = std::mem::replace(&mut self.batch, spare);
+        out.len = self.line_start;
+        self.line_start = 0;
+        self.filled = rest;
+        out
+    }
+
+    /// The next batch, reading until one is full or the input ends; `None`
+    /// once everything was handed out. (For whole files read in one go; a
+    /// live pipe is read through `pipeline`.)
+    pub fn next_batch(&mut self) -> io::Result<Option<Batch>> {
+        loop {
+            let more = self.read()?;
+            if self.full() || !more {
+                let batch = self.take(Batch::default());
+                if batch.is_empty() && !more {
                     return Ok(None);
                 }
-                self.start = self.end;
-                return Ok(Some(Line::Unterminated {
-                    len: pending as u64,
-                }));
-            }
-            if pending > self.max_line {
-                self.skipped = Some(pending as u64);
-                self.start = 0;
-                self.end = 0;
-                self.search = 0;
-            }
-            self.fill()?;
-        };
-        Ok(Some(Line::Complete(&self.buf[s..e])))
-    }
-
-    /// Make room (move the partial tail to the front, or grow up to the
-    /// cap) and read once.
-    fn fill(&mut self) -> io::Result<()> {
-        let chunk = self.chunk;
-        if self.buf.len() - self.end < chunk {
-            if self.start > 0 {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.search -= self.start;
-                self.start = 0;
-            }
-            if self.buf.len() - self.end < chunk {
-                // The line in hand needs more room. The cap plus one read is
-                // the most a line of exactly `max_line` bytes ever needs.
-                let limit = self.max_line.saturating_add(chunk).saturating_add(1);
-                let want = (self.buf.len() * 2).min(limit).max(self.end + chunk);
-                self.buf.resize(want, 0);
-            }
-        }
-        loop {
-            match self.rdr.read(&mut self.buf[self.end..]) {
-                Ok(0) => {
-                    self.eof = true;
-                    return Ok(());
-                }
-                Ok(n) => {
-                    self.end += n;
-                    return Ok(());
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
+                return Ok(Some(batch));
             }
         }
     }
@@ -187,21 +308,28 @@ mod tests {
         Unterminated(u64),
     }
 
-    fn scan_with(data: &[u8], max_line: usize, chunk: usize, step: usize) -> Vec<Owned> {
-        let mut scan = Scanner::with_chunk(Trickle { data, step }, max_line, chunk);
+    fn scan_with(data: &[u8], max_line: usize, step: usize) -> Vec<Owned> {
+        let mut cut = Cutter::new(Trickle { data, step }, max_line);
         let mut out = vec![];
-        while let Some(line) = scan.next_line().unwrap() {
-            out.push(match line {
-                Line::Complete(b) => Owned::Complete(b.to_vec()),
+        let mut parser = Parser::new();
+        while let Some(mut batch) = cut.next_batch().unwrap() {
+            assert!(
+                cut.batch.buf.len() <= max_line + 2 * BATCH_BYTES + READ_BYTES + 1,
+                "buffer grew to {}",
+                cut.batch.buf.len()
+            );
+            batch.parse(&mut parser);
+            out.extend(batch.lines().map(|line| match line {
+                Line::Complete { bytes, .. } => Owned::Complete(bytes.to_vec()),
                 Line::TooLong { len } => Owned::TooLong(len),
                 Line::Unterminated { len } => Owned::Unterminated(len),
-            });
+            }));
         }
         out
     }
 
     fn scan(data: &[u8]) -> Vec<Owned> {
-        scan_with(data, 1 << 20, CHUNK, usize::MAX)
+        scan_with(data, 1 << 20, usize::MAX)
     }
 
     fn c(s: &str) -> Owned {
@@ -238,76 +366,81 @@ mod tests {
         let data = b"{\"a\":1}\n{\"bb\":22}\nxyz\n";
         let want = scan(data);
         for step in 1..data.len() {
-            for chunk in [1, 2, 3, 5, 8, 64] {
-                assert_eq!(
-                    scan_with(data, 100, chunk, step),
-                    want,
-                    "step {step} chunk {chunk}"
-                );
-            }
+            assert_eq!(scan_with(data, 100, step), want, "step {step}");
         }
-    }
-
-    #[test]
-    fn a_line_exactly_the_buffer_size() {
-        let line = vec![b'x'; 64];
-        let mut data = line.clone();
-        data.push(b'\n');
-        data.extend_from_slice(b"next\n");
-        let got = scan_with(&data, 1000, 64, 64);
-        assert_eq!(got, vec![Owned::Complete(line), c("next")]);
     }
 
     #[test]
     fn a_line_exactly_the_cap_is_accepted() {
         let mut data = vec![b'x'; 100];
         data.push(b'\n');
-        let got = scan_with(&data, 100, 16, 7);
-        assert_eq!(got, vec![Owned::Complete(vec![b'x'; 100])]);
+        for step in [7, 100, 101, usize::MAX] {
+            let got = scan_with(&data, 100, step);
+            assert_eq!(got, vec![Owned::Complete(vec![b'x'; 100])], "step {step}");
+        }
     }
 
     #[test]
     fn over_long_line_is_skipped_not_held() {
         let mut data = b"ok\n".to_vec();
-        data.extend(std::iter::repeat_n(b'x', 10_000));
+        data.extend(std::iter::repeat_n(b'x', 300_000));
         data.extend_from_slice(b"\nafter\n");
-        for step in [1, 7, 4096, usize::MAX] {
-            let mut scan = Scanner::with_chunk(Trickle { data: &data, step }, 100, 16);
-            let mut got = vec![];
-            while let Some(line) = scan.next_line().unwrap() {
-                got.push(format!("{line:?}"));
-                assert!(
-                    scan.buf.len() <= 100 + 16 + 1,
-                    "buffer grew to {}",
-                    scan.buf.len()
-                );
-            }
+        for step in [1000, 4096, 65536, usize::MAX] {
             assert_eq!(
-                got,
-                vec![
-                    format!("{:?}", Line::Complete(b"ok")),
-                    format!("{:?}", Line::TooLong { len: 10_000 }),
-                    format!("{:?}", Line::Complete(b"after")),
-                ],
+                scan_with(&data, 100, step),
+                vec![c("ok"), Owned::TooLong(300_000), c("after")],
                 "step {step}"
             );
+        }
+    }
+
+    /// 0.1.0 overwrote its pending over-long record and lost the line
+    /// after two of them.
+    #[test]
+    fn over_long_lines_in_a_row_lose_nothing() {
+        let mut data = vec![];
+        for len in [300_000, 200_000, 5, 150, 400_000] {
+            data.extend(std::iter::repeat_n(b'y', len));
+            data.push(b'\n');
+        }
+        data.extend_from_slice(b"last\n");
+        let want = vec![
+            Owned::TooLong(300_000),
+            Owned::TooLong(200_000),
+            c("yyyyy"),
+            Owned::TooLong(150),
+            Owned::TooLong(400_000),
+            c("last"),
+        ];
+        for step in [1, 999, 65536, 1 << 20, usize::MAX] {
+            assert_eq!(scan_with(&data, 100, step), want, "step {step}");
         }
     }
 
     #[test]
     fn over_long_unterminated_tail() {
         let data = vec![b'x'; 500];
-        assert_eq!(scan_with(&data, 100, 16, 9), vec![Owned::Unterminated(500)]);
+        assert_eq!(scan_with(&data, 100, 9), vec![Owned::Unterminated(500)]);
     }
 
     #[test]
     fn one_over_the_cap_is_too_long() {
         let mut data = vec![b'x'; 101];
         data.push(b'\n');
-        assert_eq!(scan_with(&data, 100, 16, 5), vec![Owned::TooLong(101)]);
-        assert_eq!(
-            scan_with(&data, 100, 4096, usize::MAX),
-            vec![Owned::TooLong(101)]
-        );
+        assert_eq!(scan_with(&data, 100, 5), vec![Owned::TooLong(101)]);
+        assert_eq!(scan_with(&data, 100, usize::MAX), vec![Owned::TooLong(101)]);
+    }
+
+    #[test]
+    fn many_lines_across_batches_come_out_in_order() {
+        let mut data = vec![];
+        let mut want = vec![];
+        for i in 0..100_000u32 {
+            let line = format!("{{\"n\":{i}}}");
+            data.extend_from_slice(line.as_bytes());
+            data.push(b'\n');
+            want.push(c(&line));
+        }
+        assert_eq!(scan_with(&data, 1 << 20, 100_003), want);
     }
 }

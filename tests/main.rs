@@ -12,4 +12,5 @@ mod reconcile;
 mod split;
 mod strip;
 mod summarize;
+mod truth;
 mod verify;

@@ -84,6 +84,11 @@ fires!(json_invalid_utf8, "json.invalid-utf8", {
 });
 fires!(json_not_object, "json.not-object", good_with(1, "[1,2]"));
 fires!(
+    verdict_duplicate_key,
+    "verdict.duplicate-key",
+    with_summary(r#""ok":true,"ok":false,"event_count":3,"count":1"#)
+);
+fires!(
     envelope_type_missing,
     "envelope.type-missing",
     good_with(1, r#"{"aoi":{"seq":1,"run":"R"},"id":1}"#)

@@ -8,6 +8,21 @@ use crate::event::{Event, Kind, Uint, Value};
 use crate::redact;
 use crate::rules::{CATEGORIES, Rule};
 
+/// The members whose value decides a verdict (DESIGN §8): when one appears
+/// twice, aoitap would read the first, jq and Python the last.
+const VERDICT_KEYS: &[&str] = &[
+    "ok",
+    "reason",
+    "partial",
+    "retryable",
+    "retry_after_ms",
+    "scope",
+    "category",
+    "event_count",
+    "count",
+    "aoi_version",
+];
+
 pub(super) const KNOWN_FRAMEWORK: &[&str] = &[
     "aoi:meta",
     "aoi:summary",
@@ -20,6 +35,34 @@ pub(super) const KNOWN_FRAMEWORK: &[&str] = &[
 ];
 
 impl State<'_> {
+    /// `verdict.duplicate-key`: a framework event (or its `caused_by`) that
+    /// names a verdict member twice.
+    pub(super) fn verdict_duplicates(
+        &mut self,
+        sink: &mut dyn Sink,
+        slot: usize,
+        ev: &Event<'_>,
+        seq: Option<u64>,
+    ) -> io::Result<()> {
+        let caused_by = ev.get("caused_by").filter(|v| v.kind() == Kind::Object);
+        let twice = VERDICT_KEYS.iter().find_map(|k| {
+            if ev.count(k) > 1 {
+                Some(k.to_string())
+            } else if caused_by.is_some_and(|c| c.count(k) > 1) {
+                Some(format!("caused_by.{k}"))
+            } else {
+                None
+            }
+        });
+        if let Some(key) = twice {
+            let msg = format!(
+                "{key} appears twice: parsers disagree about which one wins, so the verdict is not the stream's to give"
+            );
+            self.report(sink, slot, Rule::VerdictDuplicateKey, seq, msg)?;
+        }
+        Ok(())
+    }
+
     pub(super) fn meta(
         &mut self,
         sink: &mut dyn Sink,
@@ -256,7 +299,7 @@ impl State<'_> {
         let [event_count, count, _, warning_count, error_count] = counters;
         let run = self.run(slot);
         let received = run.tracks[t].lines;
-        let uses_seq = run.tracks[t].started;
+        let uses_seq = run.tracks[t].seq.started();
         match event_count {
             Some(n) if n != received => {
                 run.count_trouble = true;
@@ -326,8 +369,7 @@ impl State<'_> {
             self.report(sink, slot, Rule::SummaryCausedByMissing, seq, msg)?;
         }
         if let Some(up) = ev.get("upstream")
-            && (up.kind() == Kind::Null
-                || up.children().iter().any(|(_, v)| v.kind() == Kind::Null))
+            && (up.kind() == Kind::Null || up.children().any(|(_, v)| v.kind() == Kind::Null))
         {
             let msg = "upstream is null or has null members: omit what is unknown".to_string();
             self.report(sink, slot, Rule::SummaryUpstreamNull, seq, msg)?;
@@ -413,12 +455,11 @@ fn args_leak(args: Value<'_>) -> Option<String> {
         Kind::Array => {
             let argv: Vec<String> = args
                 .children()
-                .into_iter()
                 .filter_map(|(_, v)| v.as_str().map(|s| s.into_owned()))
                 .collect();
             redact::argv_leak(&argv)
         }
-        Kind::Object => args.children().into_iter().find_map(|(k, v)| {
+        Kind::Object => args.children().find_map(|(k, v)| {
             let value = v.as_str()?;
             if redact::is_sensitive_name(&k) && !redact::is_redacted(&value) {
                 Some(format!("the value of {k:?} is not redacted"))

@@ -10,17 +10,19 @@
 use std::collections::{HashMap, VecDeque};
 use std::io;
 
-use crate::event::{Aoi, Envelope, Event, JsonError, Kind, Parser, Uint, Value};
+use crate::event::{Aoi, Event, JsonError, Kind, Uint, Value};
 use crate::rules::{Rule, Severity};
 use crate::scan::Line;
 
 mod framework;
 mod report;
+mod seq;
 mod verdict;
 
 pub use framework::major;
 use framework::{KNOWN_FRAMEWORK, pin_text};
 pub use report::*;
+pub use seq::{SeqTrack, Step};
 use verdict::judge;
 
 /// Finished run ids remembered (so late lines are `summary.not-last`, not a
@@ -36,14 +38,11 @@ struct Outcome {
     caused_by: Option<Cause>,
 }
 
-/// Seq bookkeeping for one run id.
+/// Seq bookkeeping for one run id (its decoded bytes).
 struct Track {
     id: Option<Box<[u8]>>,
     lines: u64,
-    /// The seq the next line should carry.
-    next: u64,
-    /// Some line of this id carried a seq.
-    started: bool,
+    seq: SeqTrack,
 }
 
 impl Track {
@@ -51,8 +50,7 @@ impl Track {
         Track {
             id,
             lines: 0,
-            next: 0,
-            started: false,
+            seq: SeqTrack::default(),
         }
     }
 }
@@ -119,9 +117,10 @@ impl RunState {
     /// The track for `id` (the current one when the line names none), and
     /// whether it is new to this run.
     fn track(&mut self, v: Option<Value<'_>>) -> (usize, bool) {
-        let Some(id) = v.and_then(|v| v.raw_str()) else {
+        let Some(id) = v.and_then(|v| v.decoded()) else {
             return (self.cur, false);
         };
+        let id = &id[..];
         if self.tracks[self.cur].id.as_deref() == Some(id) {
             return (self.cur, false);
         }
@@ -206,23 +205,8 @@ enum Target {
 }
 
 pub struct Checker<'c> {
-    parser: Parser,
-    /// The parser holds the current line.
-    parsed: bool,
     st: State<'c>,
 }
-
-/// A line parsed ahead of judging (see `Checker::judge`).
-pub type Parsed = Result<Envelope, JsonError>;
-
-/// Parse on the checker's own parser.
-fn parse(parser: &mut Parser, parsed: &mut bool, line: &[u8]) -> Parsed {
-    *parsed = true;
-    parser.parse(line).map(|ev| ev.envelope())
-}
-
-/// Framework events are judged with the whole event in hand.
-const FULL: &str = "framework events are parsed in full";
 
 struct State<'c> {
     cfg: &'c Config,
@@ -255,32 +239,15 @@ impl<'c> Checker<'c> {
         if !cfg.multi_run {
             st.current = Some(st.open(None, None));
         }
-        Checker {
-            parser: Parser::new(),
-            parsed: false,
-            st,
-        }
+        Checker { st }
     }
 
-    /// Judge one item from the scanner, and say what it was (for commands
-    /// that pass lines on).
-    pub fn line(&mut self, item: Line<'_>, sink: &mut dyn Sink) -> io::Result<Seen> {
-        self.judge(item, None, sink)
-    }
-
-    /// As `line`, with the line already parsed elsewhere (`pre`, for a
-    /// complete line). Framework events are parsed again here in full: they
-    /// are few, and their rules read many fields.
-    pub fn judge(
-        &mut self,
-        item: Line<'_>,
-        pre: Option<Parsed>,
-        sink: &mut dyn Sink,
-    ) -> io::Result<Seen> {
+    /// Judge one item of input (its one parse in hand), and say what it
+    /// was (for commands that pass lines on).
+    pub fn judge(&mut self, item: &Line<'_>, sink: &mut dyn Sink) -> io::Result<Seen> {
         let st = &mut self.st;
         st.line += 1;
-        self.parsed = false;
-        let (rule, message, column) = match item {
+        let (rule, message, column) = match *item {
             Line::Unterminated { len } => {
                 let slot = st.current_slot();
                 st.last_run = LastRun::Slot(slot);
@@ -295,46 +262,33 @@ impl<'c> Checker<'c> {
                 format!("line is {len} bytes, over --max-line-bytes; skipped"),
                 None,
             ),
-            Line::Complete(bytes) if bytes.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) => (
-                Rule::LineBlank,
-                "blank line: every line must be a JSON object".to_string(),
-                None,
-            ),
-            Line::Complete(bytes) => {
-                match pre.unwrap_or_else(|| parse(&mut self.parser, &mut self.parsed, bytes)) {
-                    Ok(env) if env.is_object => {
-                        let framework = env
-                            .ty(bytes)
-                            .and_then(|v| v.raw_str())
-                            .is_some_and(|t| t.starts_with(b"aoi:"));
-                        if framework && !self.parsed {
-                            self.parsed = self.parser.parse(bytes).is_ok();
-                        }
-                        let full = if framework {
-                            self.parser.last(bytes)
-                        } else {
-                            None
-                        };
-                        st.event(sink, bytes, &env, full.as_ref())?;
-                        return Ok(Seen::of(bytes, &env));
-                    }
-                    Ok(_) => (
-                        Rule::JsonNotObject,
-                        "valid JSON but not an object: an event must be a JSON object".to_string(),
-                        None,
-                    ),
-                    Err(JsonError::Utf8 { column }) => (
-                        Rule::JsonInvalidUtf8,
-                        format!("invalid UTF-8 at byte column {column}"),
-                        Some(column),
-                    ),
-                    Err(JsonError::Syntax { column, expected }) => (
-                        Rule::JsonInvalid,
-                        format!("invalid JSON at byte column {column}: expected {expected}"),
-                        Some(column),
-                    ),
-                }
+            Line::Complete { bytes, .. }
+                if bytes.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) =>
+            {
+                (
+                    Rule::LineBlank,
+                    "blank line: every line must be a JSON object".to_string(),
+                    None,
+                )
             }
+            Line::Complete { json, .. } => match json {
+                Ok(ev) if ev.is_object() => return st.event(sink, &ev),
+                Ok(_) => (
+                    Rule::JsonNotObject,
+                    "valid JSON but not an object: an event must be a JSON object".to_string(),
+                    None,
+                ),
+                Err(JsonError::Utf8 { column }) => (
+                    Rule::JsonInvalidUtf8,
+                    format!("invalid UTF-8 at byte column {column}"),
+                    Some(column),
+                ),
+                Err(JsonError::Syntax { column, expected }) => (
+                    Rule::JsonInvalid,
+                    format!("invalid JSON at byte column {column}: expected {expected}"),
+                    Some(column),
+                ),
+            },
         };
         st.unreadable(sink, rule, message, column)?;
         Ok(Seen::default())
@@ -343,15 +297,6 @@ impl<'c> Checker<'c> {
     /// Lines read so far (the number of the last one).
     pub fn line_number(&self) -> u64 {
         self.st.line
-    }
-
-    /// The last line as an event, if it was one (`line` must be its bytes).
-    pub fn last_event<'a>(&'a mut self, line: &'a [u8]) -> Option<Event<'a>> {
-        if !self.parsed {
-            self.parsed = true;
-            let _ = self.parser.parse(line);
-        }
-        self.parser.last(line).filter(Event::is_object)
     }
 
     /// The run the last line went to.
@@ -438,11 +383,10 @@ impl State<'_> {
 
     /// Which run a line belongs to (DESIGN §2).
     fn target(&mut self, id: Option<Value<'_>>, is_meta: bool) -> Target {
-        let raw = id.and_then(|v| v.raw_str());
         if !self.cfg.multi_run {
             return Target::Slot(self.current_slot());
         }
-        let Some(raw) = raw else {
+        let Some(raw) = id.and_then(|v| v.decoded()) else {
             if is_meta {
                 let s = self.open(None, None);
                 self.current = Some(s);
@@ -450,6 +394,7 @@ impl State<'_> {
             }
             return Target::Slot(self.current_slot());
         };
+        let raw = &raw[..];
         if let Some(s) = self.last
             && self.slots[s].as_ref().and_then(|r| r.id.as_deref()) == Some(raw)
         {
@@ -521,23 +466,22 @@ impl State<'_> {
         run.unreadable = true;
         let t = &mut run.tracks[run.cur];
         t.lines += 1;
-        t.next = t.next.saturating_add(1);
+        t.seq.skip();
         self.emit(sink, slot, Found::new(rule, message).column(column))
     }
 
-    /// A line that is a JSON object. `full` is the whole event, given for
-    /// framework events (`aoi:*`), whose rules read more than the envelope.
-    fn event(
-        &mut self,
-        sink: &mut dyn Sink,
-        line: &[u8],
-        env: &Envelope,
-        full: Option<&Event<'_>>,
-    ) -> io::Result<()> {
-        let ty_value = env.ty(line);
-        let ty = ty_value.and_then(|v| v.as_str());
+    /// A line that is a JSON object. Every decision is made on decoded
+    /// values (DESIGN §8): `"\u0061oi:meta"` is an `aoi:meta`.
+    fn event(&mut self, sink: &mut dyn Sink, ev: &Event<'_>) -> io::Result<Seen> {
+        let ty_value = ev.get("type");
+        let ty = ev.ty();
         let ty = ty.as_deref();
-        let (seq_v, run_v, aoi_bad) = match env.aoi(line) {
+        let framework = ty.is_some_and(|t| t.starts_with("aoi:"));
+        let seen = Seen {
+            event: ty.is_some() && ev.duplicate_reserved_key().is_none(),
+            framework,
+        };
+        let (seq_v, run_v, aoi_bad) = match ev.aoi() {
             Aoi::Absent => (None, None, false),
             Aoi::NotObject => (None, None, true),
             Aoi::Object { seq, run } => (seq, run, false),
@@ -552,7 +496,7 @@ impl State<'_> {
                     first_line: 0,
                     meta: true,
                 };
-                return Ok(());
+                return Ok(seen);
             }
         };
         self.last_run = LastRun::Slot(slot);
@@ -583,7 +527,7 @@ impl State<'_> {
         }
 
         // The envelope (§2, §8.1).
-        if let Some(key) = env.duplicate_reserved_key() {
+        if let Some(key) = ev.duplicate_reserved_key() {
             let msg = format!("{key} appears twice: parsers disagree about which one wins");
             self.report(sink, slot, Rule::EnvelopeDuplicateKey, None, msg)?;
         }
@@ -603,7 +547,7 @@ impl State<'_> {
                 "aoi is not an object".into(),
             )?;
         }
-        if env.has_ansi {
+        if ev.has_ansi() {
             self.report(
                 sink,
                 slot,
@@ -614,23 +558,26 @@ impl State<'_> {
         }
         let seq = self.seq(sink, slot, t, seq_v, run_v, aoi_bad)?;
         if self.run(slot).unsupported {
-            return Ok(());
+            return Ok(seen);
+        }
+        if framework {
+            self.verdict_duplicates(sink, slot, ev, seq)?;
         }
 
         match ty {
-            Some("aoi:meta") => self.meta(sink, slot, full.expect(FULL), seq)?,
+            Some("aoi:meta") => self.meta(sink, slot, ev, seq)?,
             Some("aoi:summary") => {
                 if self.run(slot).summary.is_some() {
                     let msg = "second aoi:summary: a stream carries at most one".to_string();
                     self.report(sink, slot, Rule::SummaryDuplicate, seq, msg)?;
                 } else {
-                    self.summary(sink, slot, t, full.expect(FULL), seq)?;
+                    self.summary(sink, slot, t, ev, seq)?;
                     if self.cfg.multi_run {
                         self.close(sink, slot)?;
                     }
                 }
             }
-            Some("aoi:error") => self.error(sink, slot, full.expect(FULL), seq)?,
+            Some("aoi:error") => self.error(sink, slot, ev, seq)?,
             Some("aoi:warning") => self.run(slot).warnings += 1,
             Some(other) if other.starts_with("aoi:") && !KNOWN_FRAMEWORK.contains(&other) => {
                 let msg = format!(
@@ -642,7 +589,7 @@ impl State<'_> {
             Some(_) => self.run(slot).domain += 1,
             None => {}
         }
-        Ok(())
+        Ok(seen)
     }
 
     /// A line for a run already judged (multi-run).
@@ -699,10 +646,10 @@ impl State<'_> {
                 "aoi.run is not a string".into(),
             )?;
         }
-        let track = &mut self.run(slot).tracks[t];
+        let track = &mut self.run(slot).tracks[t].seq;
         let Some(v) = seq_v else {
-            let uses = track.started;
-            track.next = track.next.saturating_add(1);
+            let uses = track.started();
+            track.skip();
             if uses && !aoi_bad {
                 self.run(slot).seq_trouble = true;
                 let msg = "no aoi.seq in a run that numbers its events".to_string();
@@ -711,7 +658,7 @@ impl State<'_> {
             return Ok(None);
         };
         let Uint::Int(n) = v.as_uint() else {
-            track.next = track.next.saturating_add(1);
+            track.skip();
             self.run(slot).seq_trouble = true;
             let msg = format!(
                 "aoi.seq is {}, not a non-negative integer",
@@ -720,42 +667,45 @@ impl State<'_> {
             self.report(sink, slot, Rule::SeqNotInteger, None, msg)?;
             return Ok(None);
         };
-        let (expected, started) = (track.next, track.started);
-        track.next = expected.max(n.saturating_add(1));
-        track.started = true;
+        let step = track.step(n);
         if run_v.is_none() {
             let msg =
                 "aoi.seq without aoi.run: the line cannot be attributed on its own".to_string();
             self.report(sink, slot, Rule::RunMissing, Some(n), msg)?;
         }
-        if n > expected {
-            let count = n - expected;
-            let run = self.run(slot);
-            run.seq_trouble = true;
-            run.missing = run.missing.saturating_add(count);
-            let (rule, msg) = if !started && expected == 0 {
-                let msg = format!(
-                    "the run starts at seq {n}, not 0: the head was cut ({count} events missing)"
-                );
-                (Rule::SeqNotFromZero, msg)
-            } else {
-                let s = if count == 1 { "" } else { "s" };
-                let msg = format!(
-                    "expected seq {expected}, got {n}: {count} event{s} missing (seq {expected}..{})",
-                    n - 1
-                );
-                (Rule::SeqGap, msg)
-            };
-            let f = Found::new(rule, msg)
-                .seq(Some(n))
-                .missing((expected, n - 1, count));
-            self.emit(sink, slot, f)?;
-        } else if n < expected {
-            let run = self.run(slot);
-            run.seq_trouble = true;
-            run.repeats += 1;
-            let msg = format!("seq {n} again or backwards: expected {expected}");
-            self.report(sink, slot, Rule::SeqRepeat, Some(n), msg)?;
+        match step {
+            Step::InOrder => {}
+            Step::HeadCut { count } | Step::Gap { count, .. } => {
+                let run = self.run(slot);
+                run.seq_trouble = true;
+                run.missing = run.missing.saturating_add(count);
+                let (rule, msg, from) = match step {
+                    Step::Gap { from, to, .. } => {
+                        let s = if count == 1 { "" } else { "s" };
+                        let msg = format!(
+                            "expected seq {from}, got {n}: {count} event{s} missing (seq {from}..{to})"
+                        );
+                        (Rule::SeqGap, msg, from)
+                    }
+                    _ => {
+                        let msg = format!(
+                            "the run starts at seq {n}, not 0: the head was cut ({count} events missing)"
+                        );
+                        (Rule::SeqNotFromZero, msg, 0)
+                    }
+                };
+                let f = Found::new(rule, msg)
+                    .seq(Some(n))
+                    .missing((from, n - 1, count));
+                self.emit(sink, slot, f)?;
+            }
+            Step::Back { expected } => {
+                let run = self.run(slot);
+                run.seq_trouble = true;
+                run.repeats += 1;
+                let msg = format!("seq {n} again or backwards: expected {expected}");
+                self.report(sink, slot, Rule::SeqRepeat, Some(n), msg)?;
+            }
         }
         Ok(Some(n))
     }
@@ -765,7 +715,7 @@ impl State<'_> {
         let cfg = self.cfg;
         let run = self.run(slot);
         let (has_summary, has_meta) = (run.summary.is_some(), run.meta.is_some());
-        let started = run.tracks.iter().any(|t| t.started);
+        let started = run.tracks.iter().any(|t| t.seq.started());
         if !has_summary {
             let lines = run.lines;
             let msg = if cfg.unbounded {

@@ -3,7 +3,6 @@
 
 use std::io;
 
-use crate::event::Envelope;
 use crate::rules::{Levels, Rule, Severity};
 
 /// The checker's plain configuration (made from the command line in cli.rs).
@@ -115,43 +114,14 @@ pub struct Seen {
     /// A JSON object with a string `type` and no reserved key twice: an
     /// event that can be passed on.
     pub event: bool,
-    /// Its type is `aoi:*`.
+    /// Its decoded type is `aoi:*`.
     pub framework: bool,
-    /// Where the type string's inside stands in the line.
-    pub ty: (usize, usize),
-    /// The bytes to cut to remove the top-level `aoi` member and one comma.
-    pub cut: Option<(usize, usize)>,
-}
-
-impl Seen {
-    pub(crate) fn of(line: &[u8], env: &Envelope) -> Seen {
-        let ty = env.ty(line).and_then(|v| v.raw_str().map(|_| v.span()));
-        let Some((start, end)) = ty else {
-            return Seen::default();
-        };
-        Seen {
-            event: env.duplicate_reserved_key().is_none(),
-            framework: line[start + 1..].starts_with(b"aoi:"),
-            ty: (start + 1, end - 1),
-            cut: env.aoi_cut(),
-        }
-    }
-
-    /// Is the type `t` (decoded, as a JSON reader would compare it)?
-    pub fn type_is(&self, line: &[u8], t: &str) -> bool {
-        let raw = &line[self.ty.0..self.ty.1];
-        if raw.contains(&b'\\') {
-            crate::event::unescape(raw) == t
-        } else {
-            raw == t.as_bytes()
-        }
-    }
 }
 
 /// The run a line went to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunOf<'a> {
-    /// A run with an `aoi.run` id (raw bytes of the JSON string's inside).
+    /// A run with an `aoi.run` id (its decoded bytes).
     Named(&'a [u8]),
     /// A run without an id, opened by an `aoi:meta` at this line.
     Anonymous { first_line: u64 },
@@ -184,6 +154,16 @@ impl RunKey {
             RunOf::Named(id) => RunKey::Id(id.into()),
             RunOf::Anonymous { first_line } => RunKey::FromLine(first_line),
             RunOf::Nowhere => RunKey::Nowhere,
+        }
+    }
+
+    /// Is this the key of `run`? (Without building one.)
+    pub fn is(&self, run: RunOf<'_>) -> bool {
+        match (self, run) {
+            (RunKey::Id(a), RunOf::Named(b)) => &a[..] == b,
+            (RunKey::FromLine(a), RunOf::Anonymous { first_line }) => *a == first_line,
+            (RunKey::Nowhere, RunOf::Nowhere) => true,
+            _ => false,
         }
     }
 

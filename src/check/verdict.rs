@@ -67,7 +67,7 @@ pub(super) fn judge(cfg: &Config, run: RunState) -> RunReport {
         errors: run.errors,
         missing: run.missing,
         repeats: run.repeats,
-        uses_seq: run.tracks.iter().any(|t| t.started),
+        uses_seq: run.tracks.iter().any(|t| t.seq.started()),
         error_findings: run.error_findings,
     }
 }
@@ -101,7 +101,7 @@ fn failed(why: String, cause: Option<Cause>) -> (Verdict, String, Option<Cause>)
 }
 
 fn pass_message(run: &RunState) -> String {
-    let seq = if run.tracks.iter().any(|t| t.started) {
+    let seq = if run.tracks.iter().any(|t| t.seq.started()) {
         format!(", seq 0..{} complete", run.lines.saturating_sub(1))
     } else {
         String::new()

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::check::{Checker, Finding, Parsed, RunReport, Seen, Sink};
+use crate::check::{Checker, Finding, RunReport, Seen, Sink};
 use crate::cli::StreamOptions;
 use crate::emit::Emitter;
 use crate::exit::{Exit, ExitError};
@@ -77,11 +77,10 @@ pub trait Pass {
     fn line(
         &mut self,
         check: &mut Checker,
-        line: Line<'_>,
-        pre: Option<Parsed>,
+        line: &Line<'_>,
         report: &mut Report,
     ) -> io::Result<Seen> {
-        check.judge(line, pre, report)
+        check.judge(line, report)
     }
 
     /// End of one input: judge its open runs.
@@ -162,16 +161,16 @@ pub fn run_stream(
             stop,
         );
         let mut check = Checker::new(&opts.check);
-        while let Some(batch) = feed.next_batch() {
-            for (line, parsed) in batch.lines() {
-                if let Err(e) = pass.line(&mut check, line, parsed, &mut report) {
+        while let Some(piece) = feed.next_piece() {
+            for line in piece.batch.lines() {
+                if let Err(e) = pass.line(&mut check, &line, &mut report) {
                     return fail(report, e);
                 }
                 if opts.line_buffered {
                     report.flush()?;
                 }
             }
-            let stop = match &batch.end {
+            let stop = match &piece.end {
                 End::More => false,
                 End::WouldBlock => {
                     pass.flush()?;
@@ -195,7 +194,7 @@ pub fn run_stream(
                     true
                 }
             };
-            feed.done(batch);
+            feed.done(piece.batch);
             if stop || signals.caught().is_some() {
                 break;
             }

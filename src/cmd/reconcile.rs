@@ -18,13 +18,13 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use regex::Regex;
 
-use crate::check::{Checker, Parsed, RunKey, Seen, Verdict};
+use crate::check::{Checker, RunKey, Seen, SeqTrack, Step, Verdict};
 use crate::cli::StreamOptions;
 use crate::cmd::{Held, Input, Pass, Report, ReportTo, run_stream};
 use crate::emit::{Format, clean, plural};
-use crate::event::{Aoi, Event, Parser, Uint, unescape};
+use crate::event::{Aoi, Event, Parser, Uint};
 use crate::exit::Exit;
-use crate::scan::{Line, Scanner};
+use crate::scan::{Cutter, Line};
 
 /// Missing ranges listed per run; more are counted.
 const MAX_GAPS: usize = 1000;
@@ -100,8 +100,7 @@ struct Recon {
     domain: u64,
     warnings: u64,
     errors: u64,
-    numbered: bool,
-    next: u64,
+    seq: SeqTrack,
     gaps: Vec<Gap>,
     gaps_unlisted: u64,
     missing: u64,
@@ -125,37 +124,36 @@ struct Counters {
 impl Recon {
     /// A seq at `line`; `before` is the run's previous event line.
     fn seq(&mut self, n: u64, before: u64) {
-        self.numbered = true;
-        if n > self.next {
-            let gap = Gap {
-                from: self.next,
-                to: n - 1,
-                after_line: before,
-                marker: self.marker.take(),
-            };
-            if let Some((claims, at)) = gap.marker
-                && claims != gap.count()
-            {
-                self.marker_notes.push(format!(
-                    "the marker at line {at} claims {claims} lines, but seq {}..{} is {} missing",
-                    gap.from,
-                    gap.to,
-                    gap.count()
-                ));
+        match self.seq.step(n) {
+            Step::HeadCut { count } | Step::Gap { count, .. } => {
+                let gap = Gap {
+                    from: n - count,
+                    to: n - 1,
+                    after_line: before,
+                    marker: self.marker.take(),
+                };
+                if let Some((claims, at)) = gap.marker
+                    && claims != gap.count()
+                {
+                    self.marker_notes.push(format!(
+                        "the marker at line {at} claims {claims} lines, but seq {}..{} is {} missing",
+                        gap.from,
+                        gap.to,
+                        gap.count()
+                    ));
+                }
+                self.missing = self.missing.saturating_add(gap.count());
+                if self.gaps.len() < MAX_GAPS {
+                    self.gaps.push(gap);
+                } else {
+                    self.gaps_unlisted += 1;
+                }
             }
-            self.missing += gap.count();
-            if self.gaps.len() < MAX_GAPS {
-                self.gaps.push(gap);
-            } else {
-                self.gaps_unlisted += 1;
+            Step::InOrder => self.unmatched_marker(),
+            Step::Back { .. } => {
+                self.unmatched_marker();
+                self.late(n);
             }
-            self.next = n + 1;
-        } else if n == self.next {
-            self.unmatched_marker();
-            self.next = n + 1;
-        } else {
-            self.unmatched_marker();
-            self.late(n);
         }
     }
 
@@ -194,7 +192,7 @@ impl Recon {
     /// Does every count agree?
     fn reconciles(&self) -> bool {
         let Some(s) = &self.summary else { return false };
-        self.numbered
+        self.seq.started()
             && self.missing == 0
             && self.repeats == 0
             && self.marker_notes.is_empty()
@@ -211,7 +209,7 @@ impl Recon {
             .as_ref()
             .and_then(|s| s.event_count)
             .unwrap_or(0)
-            .max(self.next)
+            .max(self.seq.next())
     }
 
     /// Present ranges: the complement of the listed gaps.
@@ -224,8 +222,8 @@ impl Recon {
             }
             at = g.to + 1;
         }
-        if at < self.next {
-            out.push((at, self.next - 1));
+        if at < self.seq.next() {
+            out.push((at, self.seq.next() - 1));
         }
         out
     }
@@ -237,7 +235,8 @@ impl Recon {
             let (s, e) = (a.max(lo), b.min(hi));
             if s <= e { e - s + 1 } else { 0 }
         };
-        self.gaps.iter().map(|g| overlap(g.from, g.to)).sum::<u64>() + overlap(self.next, u64::MAX)
+        self.gaps.iter().map(|g| overlap(g.from, g.to)).sum::<u64>()
+            + overlap(self.seq.next(), u64::MAX)
     }
 
     /// One line: each cell is present (█), missing (░) or partly (▒).
@@ -255,6 +254,18 @@ impl Recon {
             })
             .collect()
     }
+}
+
+/// The run `key`'s account, opened at `line` if it is new.
+fn recon<'m>(runs: &'m mut HashMap<RunKey, Recon>, key: &RunKey, line: u64) -> &'m mut Recon {
+    if !runs.contains_key(key) {
+        let r = Recon {
+            first_line: line,
+            ..Recon::default()
+        };
+        runs.insert(key.clone(), r);
+    }
+    runs.get_mut(key).expect("inserted above")
 }
 
 /// The reference capture of `--against`: a digest per (run, seq).
@@ -281,26 +292,29 @@ fn run_seq(ev: &Event<'_>) -> Option<(RunKey, u64)> {
     let Uint::Int(n) = seq.as_uint() else {
         return None;
     };
-    Some((RunKey::Id(run.raw_str()?.into()), n))
+    Some((RunKey::Id(run.decoded()?.into()), n))
 }
 
 impl Reference {
     fn read(path: &Path, max_line: usize) -> io::Result<Reference> {
-        let mut scan = Scanner::new(Input::Path(path.to_path_buf()).open()?, max_line);
+        let mut cut = Cutter::new(Input::Path(path.to_path_buf()).open()?, max_line);
         let mut parser = Parser::new();
         let mut r = Reference {
             events: HashMap::new(),
             unkeyed: 0,
         };
-        while let Some(line) = scan.next_line()? {
-            let Line::Complete(bytes) = line else {
-                continue;
-            };
-            match parser.parse(bytes).ok().as_ref().and_then(run_seq) {
-                Some(key) => {
-                    r.events.insert(key, (digest(bytes), false));
+        while let Some(mut batch) = cut.next_batch()? {
+            batch.parse(&mut parser);
+            for line in batch.lines() {
+                let Line::Complete { bytes, json } = line else {
+                    continue;
+                };
+                match json.ok().as_ref().and_then(run_seq) {
+                    Some(key) => {
+                        r.events.insert(key, (digest(bytes), false));
+                    }
+                    None => r.unkeyed += 1,
                 }
-                None => r.unkeyed += 1,
             }
         }
         Ok(r)
@@ -320,8 +334,7 @@ impl Pass for Reconcile {
     fn line(
         &mut self,
         check: &mut Checker,
-        line: Line<'_>,
-        pre: Option<Parsed>,
+        line: &Line<'_>,
         report: &mut Report,
     ) -> io::Result<Seen> {
         // The checker only attributes here; its verdicts are not this
@@ -330,15 +343,17 @@ impl Pass for Reconcile {
             tally: None,
             runs: vec![],
         };
-        let seen = check.judge(line, pre, &mut held)?;
+        let seen = check.judge(line, &mut held)?;
         let closed = held.runs;
         let number = check.line_number();
-        if let Line::Complete(bytes) = line {
-            let key = RunKey::of(check.run_of_last_line());
-            match check.last_event(bytes) {
+        if let Line::Complete { bytes, .. } = *line {
+            match line.event() {
                 Some(ev) => {
-                    self.event(&key, &ev, bytes, number, report)?;
-                    self.prev = key;
+                    let run = check.run_of_last_line();
+                    if !self.prev.is(run) {
+                        self.prev = RunKey::of(run);
+                    }
+                    self.event(&ev, bytes, number, report)?;
                 }
                 None => self.text(bytes, number),
             }
@@ -377,13 +392,6 @@ impl Pass for Reconcile {
 }
 
 impl Reconcile {
-    fn recon(&mut self, key: &RunKey, line: u64) -> &mut Recon {
-        self.runs.entry(key.clone()).or_insert_with(|| Recon {
-            first_line: line,
-            ..Recon::default()
-        })
-    }
-
     fn text(&mut self, bytes: &[u8], number: u64) {
         let text = String::from_utf8_lossy(bytes);
         let claims = self.markers.iter().find_map(|m| {
@@ -391,8 +399,7 @@ impl Reconcile {
                 .and_then(|c| c.get(1))
                 .and_then(|n| n.as_str().parse::<u64>().ok())
         });
-        let prev = self.prev.clone();
-        let r = self.recon(&prev, number);
+        let r = recon(&mut self.runs, &self.prev, number);
         match claims {
             Some(n) => {
                 r.unmatched_marker();
@@ -402,21 +409,20 @@ impl Reconcile {
         }
     }
 
+    /// An event of the run `self.prev`.
     fn event(
         &mut self,
-        key: &RunKey,
         ev: &Event<'_>,
         bytes: &[u8],
         number: u64,
         report: &mut Report,
     ) -> io::Result<()> {
-        let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
-        let ty = text("type");
+        let ty = ev.ty();
         let seq = match ev.aoi() {
             Aoi::Object { seq: Some(v), .. } => v.uint(),
             _ => None,
         };
-        let r = self.recon(key, number);
+        let r = recon(&mut self.runs, &self.prev, number);
         r.lines += 1;
         if let Some(n) = seq {
             r.seq(n, r.last_line);
@@ -482,7 +488,7 @@ impl Reconcile {
             Verdict::Nonconforming
         });
         let name = name.map(String::from).or_else(|| match key {
-            RunKey::Id(raw) => Some(unescape(raw).into_owned()),
+            RunKey::Id(id) => Some(String::from_utf8_lossy(id).into_owned()),
             _ => None,
         });
         let who = match &name {
@@ -493,7 +499,7 @@ impl Reconcile {
         if report.format() == Format::Human {
             let word = if ok { "RECONCILED" } else { "INCOMPLETE" };
             let mut t = format!("{who} ({}:{})  {word}\n", clean(&report.file), r.first_line);
-            if r.numbered {
+            if r.seq.started() {
                 let n = r.space();
                 let present = n - r.missing_in(0, n.saturating_sub(1)).min(n);
                 t.push_str(&format!(
@@ -641,7 +647,7 @@ impl Reconcile {
         for (id, mut seqs) in missing {
             self.wrong = true;
             seqs.sort_unstable();
-            let run = unescape(&id).into_owned();
+            let run = String::from_utf8_lossy(&id).into_owned();
             let mut i = 0;
             while i < seqs.len() {
                 let mut j = i;
@@ -682,7 +688,7 @@ impl Reconcile {
 
 fn run_name(key: &RunKey) -> String {
     match key {
-        RunKey::Id(raw) => unescape(raw).into_owned(),
+        RunKey::Id(id) => String::from_utf8_lossy(id).into_owned(),
         RunKey::FromLine(n) => format!("(from line {n})"),
         RunKey::Nowhere => "(none)".to_string(),
     }

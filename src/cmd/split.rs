@@ -20,10 +20,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::check::{Checker, Finding, Parsed, RunKey, RunReport, Seen, Sink};
+use crate::check::{Checker, Finding, RunKey, RunReport, Seen, Sink};
 use crate::cli::StreamOptions;
 use crate::cmd::{Pass, Report, ReportTo, run_stream};
-use crate::event::unescape;
 use crate::exit::{Exit, ExitError};
 use crate::scan::Line;
 
@@ -58,7 +57,7 @@ struct Split {
 /// The file name (without `.jsonl`) a run's lines go to.
 fn base_name(key: &RunKey) -> String {
     match key {
-        RunKey::Id(raw) => format!("run-{}", encode(unescape(raw).as_bytes())),
+        RunKey::Id(id) => format!("run-{}", encode(id)),
         RunKey::FromLine(n) => format!("run-from-line-{n}"),
         RunKey::Nowhere => "unattributed".to_string(),
     }
@@ -230,19 +229,17 @@ impl Pass for Split {
     fn line(
         &mut self,
         check: &mut Checker,
-        line: Line<'_>,
-        pre: Option<Parsed>,
+        line: &Line<'_>,
         report: &mut Report,
     ) -> io::Result<Seen> {
         let seen = check.judge(
             line,
-            pre,
             &mut WithPaths {
                 report,
                 files: &mut self.files,
             },
         )?;
-        if let Line::Complete(bytes) = line {
+        if let Line::Complete { bytes, .. } = *line {
             let key = RunKey::of(check.run_of_last_line());
             self.files.write(&key, bytes)?;
         }

@@ -7,10 +7,10 @@ use std::io::{self, BufWriter, Write};
 
 use anyhow::Result;
 
-use crate::check::{Checker, Parsed, RunOf, Seen};
+use crate::check::{Checker, RunOf, Seen};
 use crate::cli::StreamOptions;
 use crate::cmd::{Pass, Report, ReportTo, run_stream};
-use crate::event::unescape;
+use crate::event::Event;
 use crate::exit::Exit;
 use crate::scan::Line;
 use crate::source;
@@ -38,20 +38,22 @@ struct Strip<'o> {
 }
 
 impl Strip<'_> {
-    fn wanted(&self, check: &Checker, seen: &Seen, line: &[u8]) -> bool {
+    fn wanted(&self, check: &Checker, seen: &Seen, ev: &Event<'_>) -> bool {
         let o = self.opts;
         // Lines that are not events are findings, never output.
         if !seen.event || (seen.framework && !o.keep_framework) {
             return false;
         }
-        if !seen.framework && !o.types.is_empty() && !o.types.iter().any(|t| seen.type_is(line, t))
+        if !seen.framework
+            && !o.types.is_empty()
+            && !ev.ty().is_some_and(|ty| o.types.iter().any(|t| *t == ty))
         {
             return false;
         }
         match &o.run {
             None => true,
             Some(want) => {
-                matches!(check.run_of_last_line(), RunOf::Named(id) if unescape(id) == want.as_str())
+                matches!(check.run_of_last_line(), RunOf::Named(id) if id == want.as_bytes())
             }
         }
     }
@@ -61,15 +63,15 @@ impl Pass for Strip<'_> {
     fn line(
         &mut self,
         check: &mut Checker,
-        line: Line<'_>,
-        pre: Option<Parsed>,
+        line: &Line<'_>,
         report: &mut Report,
     ) -> io::Result<Seen> {
-        let seen = check.judge(line, pre, report)?;
-        if let Line::Complete(bytes) = line
-            && self.wanted(check, &seen, bytes)
+        let seen = check.judge(line, report)?;
+        if let Some(ev) = line.event()
+            && self.wanted(check, &seen, &ev)
         {
-            match seen.cut {
+            let bytes = ev.line();
+            match ev.aoi_cut() {
                 Some((from, to)) => {
                     self.out.write_all(&bytes[..from])?;
                     self.out.write_all(&bytes[to..])?;

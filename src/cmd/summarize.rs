@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::check::{Checker, Identity, Parsed, RunKey, RunReport, Seen, Verdict};
+use crate::check::{Checker, Identity, RunKey, RunReport, Seen, Verdict};
 use crate::cli::StreamOptions;
 use crate::cmd::{Held, Pass, Report, ReportTo, run_stream};
 use crate::emit::{Format, Obj, clean, plural};
@@ -44,6 +44,7 @@ pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
     let mut pass = Summarize {
         type_field: &opts.type_field,
         stats: HashMap::new(),
+        last: RunKey::Nowhere,
         runs: vec![],
         progress: progress.then(Progress::new),
     };
@@ -85,6 +86,8 @@ struct Outcome {
 struct Summarize<'o> {
     type_field: &'o str,
     stats: HashMap<RunKey, Stats>,
+    /// The run of the line before (most lines are the same run's).
+    last: RunKey,
     /// Objects of `--output json`, in order.
     runs: Vec<Vec<u8>>,
     progress: Option<Progress>,
@@ -105,7 +108,7 @@ impl Stats {
         let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
         let ty = ev.get(type_field).and_then(|v| v.as_str());
         let name = ty.as_deref().unwrap_or("(none)");
-        let aoi_type = text("type");
+        let aoi_type = ev.ty();
         if name.starts_with("aoi:") {
             bump(&mut self.framework, name);
         } else {
@@ -158,35 +161,31 @@ impl Pass for Summarize<'_> {
     fn line(
         &mut self,
         check: &mut Checker,
-        line: Line<'_>,
-        pre: Option<Parsed>,
+        line: &Line<'_>,
         report: &mut Report,
     ) -> io::Result<Seen> {
         let mut held = Held {
             tally: Some(report),
             runs: vec![],
         };
-        let seen = check.judge(line, pre, &mut held)?;
+        let seen = check.judge(line, &mut held)?;
         let Held { tally, runs: done } = held;
         let report = tally.expect("given above");
         let number = check.line_number();
-        let st = self
-            .stats
-            .entry(RunKey::of(check.run_of_last_line()))
-            .or_default();
-        match line {
-            Line::Complete(bytes) => {
-                st.lines += 1;
-                st.bytes += bytes.len() as u64 + 1;
-                if let Some(ev) = check.last_event(bytes) {
-                    st.event(&ev, self.type_field, number);
-                }
-            }
-            Line::TooLong { len } => {
-                st.lines += 1;
-                st.bytes += len + 1;
-            }
-            Line::Unterminated { len } => st.bytes += len,
+        let run = check.run_of_last_line();
+        if !self.last.is(run) {
+            self.last = RunKey::of(run);
+        }
+        let st = match self.stats.get_mut(&self.last) {
+            Some(st) => st,
+            None => self.stats.entry(self.last.clone()).or_default(),
+        };
+        if !matches!(line, Line::Unterminated { .. }) {
+            st.lines += 1;
+        }
+        st.bytes += line.input_bytes();
+        if let Some(ev) = line.event() {
+            st.event(&ev, self.type_field, number);
         }
         if let Some(p) = &mut self.progress {
             p.tick(line)?;
@@ -490,11 +489,8 @@ impl Progress {
         }
     }
 
-    fn tick(&mut self, line: Line<'_>) -> io::Result<()> {
-        self.bytes += match line {
-            Line::Complete(b) => b.len() as u64 + 1,
-            Line::TooLong { len } | Line::Unterminated { len } => len,
-        };
+    fn tick(&mut self, line: &Line<'_>) -> io::Result<()> {
+        self.bytes += line.input_bytes();
         self.lines += 1;
         if self.lines.is_multiple_of(65536) && self.last.elapsed().as_millis() >= 250 {
             self.last = Instant::now();

@@ -1,0 +1,223 @@
+//! One truth per line (DESIGN §8): every command decides on decoded
+//! values, and a line is never lost, whatever shape the input takes.
+
+use crate::util::*;
+
+const STREAM_COMMANDS: [&str; 5] = [
+    "verify",
+    "strip-envelope",
+    "summarize",
+    "reconcile",
+    "split-by-run",
+];
+
+/// `aoitap CMD --output jsonl ARGS` on `input`; split-by-run gets a fresh
+/// directory.
+fn each_command(input: &[u8], args: &[&str]) -> Vec<(&'static str, Out)> {
+    STREAM_COMMANDS
+        .iter()
+        .map(|&cmd| {
+            let dir = tempfile::tempdir().unwrap();
+            let d = dir.path().join("runs");
+            let mut a = vec![cmd, "--output", "jsonl"];
+            if cmd == "split-by-run" {
+                a.extend(["--dir", d.to_str().unwrap()]);
+            }
+            a.extend_from_slice(args);
+            (cmd, run(&a, input))
+        })
+        .collect()
+}
+
+/// 0.1.0 panicked here: the framework test looked at raw bytes, the
+/// dispatch at the decoded type. Each escaped line gets what its plain
+/// spelling gets, from every command.
+#[test]
+fn escaped_framework_types_never_panic() {
+    for (escaped, plain) in [
+        (r#"{"type":"\u0061oi:meta"}"#, r#"{"type":"aoi:meta"}"#),
+        (
+            r#"{"type":"aoi\u003asummary"}"#,
+            r#"{"type":"aoi:summary"}"#,
+        ),
+        (r#"{"type":"\u0061oi:error"}"#, r#"{"type":"aoi:error"}"#),
+        (
+            r#"{"type":"\u0061oi:summary","ok":true}"#,
+            r#"{"type":"aoi:summary","ok":true}"#,
+        ),
+    ] {
+        let a = each_command(format!("{escaped}\n").as_bytes(), &[]);
+        let b = each_command(format!("{plain}\n").as_bytes(), &[]);
+        for ((cmd, a), (_, b)) in a.into_iter().zip(b) {
+            assert_eq!(a.code, b.code, "{cmd} on {escaped}: {}", a.stderr);
+        }
+    }
+}
+
+/// `"\u0061oi:meta"` is an `aoi:meta` for every rule: a stream written
+/// with escaped framework types is the same stream.
+#[test]
+fn escaped_framework_types_are_framework_events() {
+    let plain = lines(&good(2));
+    let escaped: Vec<String> = good(2)
+        .iter()
+        .map(|l| l.replace(r#""type":"aoi:"#, r#""type":"\u0061oi:"#))
+        .collect();
+    assert_ne!(lines(&escaped), plain);
+    let escaped = lines(&escaped);
+    for ((cmd, a), (_, b)) in each_command(&plain, &[])
+        .into_iter()
+        .zip(each_command(&escaped, &[]))
+    {
+        assert_eq!(a.code, 0, "{cmd}: {}", a.stdout);
+        assert_eq!(b.code, 0, "{cmd} on escaped types: {}", b.stdout);
+    }
+}
+
+#[test]
+fn strip_envelope_never_leaks_an_escaped_framework_event() {
+    let input = lines(&[
+        meta(),
+        ev(1, r"\u0061oi:progress", r#""done":1"#),
+        hit(2),
+        ok_summary(3, 1),
+    ]);
+    let out = run(&["strip-envelope"], &input);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "{\"type\":\"hit\",\"id\":2}\n");
+}
+
+#[test]
+fn summarize_counts_escaped_types_by_their_decoded_name() {
+    let input = lines(&[
+        meta(),
+        ev(1, r"h\u0069t", r#""id":1"#),
+        hit(2),
+        ok_summary(3, 2),
+    ]);
+    let out = run(&["summarize", "--output", "json"], &input);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["runs"][0]["domain_types"]["hit"], 2, "{v}");
+}
+
+/// A run id is its decoded value: `"R\u0031"` and `"R1"` are one run.
+#[test]
+fn run_ids_are_compared_decoded() {
+    let input = lines(&[
+        meta().replace(r#""run":"R""#, r#""run":"R\u0031""#),
+        hit(1).replace(r#""run":"R""#, r#""run":"R1""#),
+        hit(2).replace(r#""run":"R""#, r#""run":"\u00521""#),
+        ok_summary(3, 2).replace(r#""run":"R""#, r#""run":"R1""#),
+    ]);
+    for (cmd, out) in each_command(&input, &[]) {
+        assert_eq!(out.code, 0, "{cmd}: {}", out.stdout);
+        assert!(!out.stdout.contains("run.changed"), "{cmd}: {}", out.stdout);
+    }
+    let out = verify(&[], &input);
+    assert_eq!(out.summary()["upstream"]["tool"], "t", "{}", out.stdout);
+}
+
+/// A lone surrogate is its own id, never confused with another.
+#[test]
+fn lone_surrogate_ids_stay_distinct() {
+    let input = lines(&[
+        meta().replace(r#""run":"R""#, r#""run":"\ud800""#),
+        hit(1).replace(r#""run":"R""#, r#""run":"\ud801""#),
+    ]);
+    let out = verify(&[], &input);
+    assert!(out.has_rule("run.changed"), "{:?}", out.rules());
+}
+
+fires_exit!(duplicate_ok_is_not_a_pass, {
+    let mut g = good(2);
+    g[3] = g[3].replace(r#""ok":true"#, r#""ok":true,"ok":false"#);
+    lines(&g)
+});
+
+fires_exit!(duplicate_retryable_is_not_a_retry, {
+    lines(&[
+        meta(),
+        ev(
+            1,
+            "aoi:error",
+            r#""category":"rate_limited","code":"RL","message":"m","retryable":true,"retryable":false"#,
+        ),
+        summary(
+            2,
+            r#""ok":false,"reason":"failed","event_count":3,"count":0,"error_count":1"#,
+        ),
+    ])
+});
+
+fires_exit!(duplicate_escaped_key_counts, {
+    let mut g = good(2);
+    g[3] = g[3].replace(r#""ok":true"#, r#""ok":true,"o\u006b":false"#);
+    lines(&g)
+});
+
+fires_exit!(duplicate_in_caused_by, {
+    lines(&[
+        meta(),
+        summary(
+            1,
+            r#""ok":false,"reason":"failed","event_count":2,"count":0,"caused_by":{"origin":"up","category":"io","code":"X","retryable":true,"retryable":false}"#,
+        ),
+    ])
+});
+
+/// `verdict.duplicate-key`, exit 65, in every command that judges
+/// (reconcile keeps its own exit until it judges with the checker).
+macro_rules! fires_exit {
+    ($name:ident, $input:expr) => {
+        #[test]
+        fn $name() {
+            let input = $input;
+            let out = verify(&[], &input);
+            assert!(out.has_rule("verdict.duplicate-key"), "{:?}", out.rules());
+            for (cmd, out) in each_command(&input, &[]) {
+                if cmd != "reconcile" {
+                    assert_eq!(out.code, 65, "{cmd}: {}", out.stdout);
+                }
+            }
+        }
+    };
+}
+use fires_exit;
+
+/// 0.1.0 lost the line after two over-long ones, and a file and the same
+/// bytes through a pipe got different verdicts.
+#[test]
+fn over_long_lines_in_a_row_lose_no_line() {
+    let long = format!("{{\"x\":\"{}\"}}", "y".repeat(300_000));
+    let input = lines(&[meta(), hit(1), long.clone(), long, hit(4), ok_summary(5, 2)]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("in.jsonl");
+    std::fs::write(&path, &input).unwrap();
+    let args = ["--max-line-bytes", "1000"];
+    let piped = verify(&args, &input);
+    let mut a = vec!["verify", "--output", "jsonl"];
+    a.extend(args);
+    a.push(path.to_str().unwrap());
+    let file = run(&a, b"");
+    let found = |o: &Out| {
+        o.findings()
+            .iter()
+            .map(|f| {
+                (
+                    f["rule"].as_str().unwrap().to_string(),
+                    f["line_number"].as_u64(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    // The two long lines take two seq steps (so seq 4 is no gap), and
+    // every line after them keeps its number.
+    let want = vec![
+        ("line.too-long".to_string(), Some(3)),
+        ("line.too-long".to_string(), Some(4)),
+    ];
+    assert_eq!(found(&piped), want, "{}", piped.stdout);
+    assert_eq!(found(&piped), found(&file));
+    assert_eq!(piped.code, file.code);
+}
