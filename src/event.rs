@@ -245,10 +245,12 @@ impl Walk<'_> {
             }
             j = ws(b, j + 1);
             let value_start = j;
-            j = if tag == Tag::Aoi && b.get(j) == Some(&b'{') {
-                self.members(j, Level::Aoi)?
-            } else {
-                self.value(j)?
+            // Scalars, the most common values, without a call.
+            j = match b.get(j) {
+                Some(b'"') => string(b, j, &mut self.index.ansi)?.0,
+                Some(b'0'..=b'9' | b'-') => number(b, j)?,
+                Some(b'{') if tag == Tag::Aoi => self.members(j, Level::Aoi)?,
+                _ => self.value(j)?,
             };
             let m = Member {
                 key_start: key_start as u32,
@@ -384,6 +386,10 @@ fn key(b: &[u8], i: usize, ansi: &mut bool) -> Result<usize, JsonError> {
 
 #[inline(always)]
 fn ws(b: &[u8], mut i: usize) -> usize {
+    // Compact JSON has none: one compare in the common case.
+    if b.get(i).is_some_and(|&c| c > b' ') {
+        return i;
+    }
     while let Some(b' ' | b'\t' | b'\r' | b'\n') = b.get(i) {
         i += 1;
     }
@@ -518,11 +524,12 @@ fn hex4(b: &[u8], i: usize) -> Option<u32> {
 }
 
 #[inline(always)]
-fn digits(b: &[u8], mut i: usize) -> usize {
-    while b.get(i).is_some_and(u8::is_ascii_digit) {
-        i += 1;
-    }
-    i
+fn digits(b: &[u8], i: usize) -> usize {
+    let rest = b.get(i..).unwrap_or_default();
+    i + rest
+        .iter()
+        .position(|c| !c.is_ascii_digit())
+        .unwrap_or(rest.len())
 }
 
 /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, any size.
@@ -575,7 +582,7 @@ pub fn decode(raw: &[u8]) -> Cow<'_, [u8]> {
 /// As `decode`; a lone surrogate is kept as WTF-8 (`wtf8`) or becomes
 /// U+FFFD.
 fn decode_as(raw: &[u8], wtf8: bool) -> Cow<'_, [u8]> {
-    if !raw.contains(&b'\\') {
+    if memchr::memchr(b'\\', raw).is_none() {
         return Cow::Borrowed(raw);
     }
     let mut out = Vec::with_capacity(raw.len());
@@ -643,7 +650,11 @@ fn push_code(out: &mut Vec<u8>, code: u32) {
 /// scalars.
 pub fn unescape(raw: &[u8]) -> Cow<'_, str> {
     match decode_as(raw, false) {
-        Cow::Borrowed(b) => String::from_utf8_lossy(b),
+        // The walk checked the line as UTF-8: this is the common path.
+        Cow::Borrowed(b) => match std::str::from_utf8(b) {
+            Ok(s) => Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(b),
+        },
         Cow::Owned(v) => match String::from_utf8(v) {
             Ok(s) => Cow::Owned(s),
             Err(e) => Cow::Owned(String::from_utf8_lossy(e.as_bytes()).into_owned()),

@@ -473,10 +473,10 @@ impl State<'_> {
     /// A line that is a JSON object. Every decision is made on decoded
     /// values (DESIGN §8): `"\u0061oi:meta"` is an `aoi:meta`.
     fn event(&mut self, sink: &mut dyn Sink, ev: &Event<'_>) -> io::Result<Seen> {
-        let ty_value = ev.get("type");
-        let ty = ev.ty();
+        // Decoded bytes: compared, never shown, so no UTF-8 pass is owed.
+        let ty = ev.get("type").and_then(|v| v.decoded());
         let ty = ty.as_deref();
-        let framework = ty.is_some_and(|t| t.starts_with("aoi:"));
+        let framework = ty.is_some_and(|t| t.starts_with(b"aoi:"));
         let seen = Seen {
             event: ty.is_some() && ev.duplicate_reserved_key().is_none(),
             framework,
@@ -486,7 +486,7 @@ impl State<'_> {
             Aoi::NotObject => (None, None, true),
             Aoi::Object { seq, run } => (seq, run, false),
         };
-        let is_meta = ty == Some("aoi:meta");
+        let is_meta = ty == Some(b"aoi:meta");
         let slot = match self.target(run_v, is_meta) {
             Target::Slot(s) => s,
             Target::Finished(id) => {
@@ -505,7 +505,7 @@ impl State<'_> {
         run.lines += 1;
         let (t, new_id) = run.track(run_v);
         run.tracks[t].lines += 1;
-        let late = run.summary.is_some() && ty != Some("aoi:summary") && !run.not_last_reported;
+        let late = run.summary.is_some() && ty != Some(b"aoi:summary") && !run.not_last_reported;
         if late {
             run.not_last_reported = true;
         }
@@ -532,7 +532,7 @@ impl State<'_> {
             self.report(sink, slot, Rule::EnvelopeDuplicateKey, None, msg)?;
         }
         if ty.is_none() {
-            let msg = match ty_value {
+            let msg = match ev.get("type") {
                 None => "no type: every event must carry a string type".to_string(),
                 Some(_) => "type is not a string".to_string(),
             };
@@ -565,8 +565,8 @@ impl State<'_> {
         }
 
         match ty {
-            Some("aoi:meta") => self.meta(sink, slot, ev, seq)?,
-            Some("aoi:summary") => {
+            Some(b"aoi:meta") => self.meta(sink, slot, ev, seq)?,
+            Some(b"aoi:summary") => {
                 if self.run(slot).summary.is_some() {
                     let msg = "second aoi:summary: a stream carries at most one".to_string();
                     self.report(sink, slot, Rule::SummaryDuplicate, seq, msg)?;
@@ -577,15 +577,18 @@ impl State<'_> {
                     }
                 }
             }
-            Some("aoi:error") => self.error(sink, slot, ev, seq)?,
-            Some("aoi:warning") => self.run(slot).warnings += 1,
-            Some(other) if other.starts_with("aoi:") && !KNOWN_FRAMEWORK.contains(&other) => {
+            Some(b"aoi:error") => self.error(sink, slot, ev, seq)?,
+            Some(b"aoi:warning") => self.run(slot).warnings += 1,
+            Some(other)
+                if framework && !KNOWN_FRAMEWORK.iter().any(|k| k.as_bytes() == other) =>
+            {
                 let msg = format!(
-                    "unknown framework event {other:?}: it may carry failure, so success cannot be reported"
+                    "unknown framework event {:?}: it may carry failure, so success cannot be reported",
+                    String::from_utf8_lossy(other)
                 );
                 self.report(sink, slot, Rule::FrameworkUnknownType, seq, msg)?;
             }
-            Some(other) if other.starts_with("aoi:") => {}
+            Some(_) if framework => {}
             Some(_) => self.run(slot).domain += 1,
             None => {}
         }
@@ -593,19 +596,19 @@ impl State<'_> {
     }
 
     /// A line for a run already judged (multi-run).
-    fn late(&mut self, sink: &mut dyn Sink, id: &[u8], ty: Option<&str>) -> io::Result<()> {
+    fn late(&mut self, sink: &mut dyn Sink, id: &[u8], ty: Option<&[u8]>) -> io::Result<()> {
         let reported = self.finished.get_mut(id).expect("finished id");
         if *reported {
             return Ok(());
         }
         *reported = true;
         let name = String::from_utf8_lossy(id).into_owned();
-        let what = if ty == Some("aoi:summary") {
+        let what = if ty == Some(b"aoi:summary") {
             "second aoi:summary"
         } else {
             "event"
         };
-        let rule = if ty == Some("aoi:summary") {
+        let rule = if ty == Some(b"aoi:summary") {
             Rule::SummaryDuplicate
         } else {
             Rule::SummaryNotLast

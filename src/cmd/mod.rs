@@ -3,6 +3,7 @@
 //! before waiting, notice silences and signals), judge every line, and end
 //! with the verdict's exit status (DESIGN §4).
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::os::fd::{AsFd, OwnedFd};
@@ -12,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::check::{Checker, Finding, RunReport, Seen, Sink};
+use crate::check::{Checker, Finding, RunKey, RunOf, RunReport, Seen, Sink};
 use crate::cli::StreamOptions;
 use crate::emit::Emitter;
 use crate::exit::{Exit, ExitError};
@@ -263,3 +264,56 @@ impl Sink for Held<'_> {
 pub struct JudgeOnly;
 
 impl Pass for JudgeOnly {}
+
+/// State a command keeps per run, with the run of the line before held
+/// apart: most lines belong to the same run as the one before, so they
+/// cost one comparison of ids, not a hash lookup.
+pub struct PerRun<T> {
+    current: Option<(RunKey, T)>,
+    rest: HashMap<RunKey, T>,
+}
+
+impl<T> Default for PerRun<T> {
+    fn default() -> Self {
+        PerRun {
+            current: None,
+            rest: HashMap::new(),
+        }
+    }
+}
+
+impl<T> PerRun<T> {
+    /// The state of `run`, made by `new` if the run is new.
+    pub fn get(&mut self, run: RunOf<'_>, new: impl FnOnce() -> T) -> &mut T {
+        if !self.current.as_ref().is_some_and(|(k, _)| k.is(run)) {
+            let key = RunKey::of(run);
+            let val = self.rest.remove(&key).unwrap_or_else(new);
+            if let Some((k, v)) = self.current.replace((key, val)) {
+                self.rest.insert(k, v);
+            }
+        }
+        &mut self.current.as_mut().expect("set above").1
+    }
+
+    /// The state of the run last asked for, or else of `run`.
+    pub fn last_or(&mut self, run: RunOf<'_>, new: impl FnOnce() -> T) -> &mut T {
+        if self.current.is_some() {
+            return &mut self.current.as_mut().expect("checked").1;
+        }
+        self.get(run, new)
+    }
+
+    /// The state of the run `key`, if it has one; it is forgotten.
+    pub fn remove(&mut self, key: &RunKey) -> Option<T> {
+        if self.current.as_ref().is_some_and(|(k, _)| k == key) {
+            return self.current.take().map(|(_, v)| v);
+        }
+        self.rest.remove(key)
+    }
+
+    /// Every run that has state, in no particular order.
+    pub fn keys(&self) -> Vec<RunKey> {
+        let current = self.current.iter().map(|(k, _)| k.clone());
+        self.rest.keys().cloned().chain(current).collect()
+    }
+}

@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use regex::Regex;
 
-use crate::check::{Checker, RunKey, Seen, SeqTrack, Step, Verdict};
+use crate::check::{Checker, RunKey, RunOf, Seen, SeqTrack, Step, Verdict};
 use crate::cli::StreamOptions;
-use crate::cmd::{Held, Input, Pass, Report, ReportTo, run_stream};
+use crate::cmd::{Held, Input, Pass, PerRun, Report, ReportTo, run_stream};
 use crate::emit::{Format, clean, plural};
 use crate::event::{Aoi, Event, Parser, Uint};
 use crate::exit::Exit;
@@ -66,8 +66,7 @@ pub fn run(opts: &ReconcileOptions) -> Result<Exit> {
     };
     let mut pass = Reconcile {
         markers,
-        runs: HashMap::new(),
-        prev: RunKey::Nowhere,
+        runs: PerRun::default(),
         wrong: false,
         against,
     };
@@ -122,6 +121,13 @@ struct Counters {
 }
 
 impl Recon {
+    fn new(first_line: u64) -> Recon {
+        Recon {
+            first_line,
+            ..Recon::default()
+        }
+    }
+
     /// A seq at `line`; `before` is the run's previous event line.
     fn seq(&mut self, n: u64, before: u64) {
         match self.seq.step(n) {
@@ -256,18 +262,6 @@ impl Recon {
     }
 }
 
-/// The run `key`'s account, opened at `line` if it is new.
-fn recon<'m>(runs: &'m mut HashMap<RunKey, Recon>, key: &RunKey, line: u64) -> &'m mut Recon {
-    if !runs.contains_key(key) {
-        let r = Recon {
-            first_line: line,
-            ..Recon::default()
-        };
-        runs.insert(key.clone(), r);
-    }
-    runs.get_mut(key).expect("inserted above")
-}
-
 /// The reference capture of `--against`: a digest per (run, seq).
 struct Reference {
     events: HashMap<(RunKey, u64), (u64, bool)>,
@@ -323,9 +317,8 @@ impl Reference {
 
 struct Reconcile {
     markers: Vec<Regex>,
-    runs: HashMap<RunKey, Recon>,
-    /// The run of the last JSON line: a marker speaks of its gap.
-    prev: RunKey,
+    /// Per run; the run of the last event is the one a marker speaks of.
+    runs: PerRun<Recon>,
     wrong: bool,
     against: Option<Reference>,
 }
@@ -349,11 +342,7 @@ impl Pass for Reconcile {
         if let Line::Complete { bytes, .. } = *line {
             match line.event() {
                 Some(ev) => {
-                    let run = check.run_of_last_line();
-                    if !self.prev.is(run) {
-                        self.prev = RunKey::of(run);
-                    }
-                    self.event(&ev, bytes, number, report)?;
+                    self.event(check.run_of_last_line(), &ev, bytes, number, report)?;
                 }
                 None => self.text(bytes, number),
             }
@@ -375,7 +364,7 @@ impl Pass for Reconcile {
             self.close(&RunKey::of_report(&r), r.run.as_deref(), report)?;
         }
         // Runs the checker never opened (only text lines).
-        let rest: Vec<RunKey> = self.runs.keys().cloned().collect();
+        let rest = self.runs.keys();
         for key in rest {
             self.close(&key, None, report)?;
         }
@@ -399,7 +388,8 @@ impl Reconcile {
                 .and_then(|c| c.get(1))
                 .and_then(|n| n.as_str().parse::<u64>().ok())
         });
-        let r = recon(&mut self.runs, &self.prev, number);
+        // A marker speaks of the gap in the run of the event before it.
+        let r = self.runs.last_or(RunOf::Nowhere, || Recon::new(number));
         match claims {
             Some(n) => {
                 r.unmatched_marker();
@@ -409,9 +399,10 @@ impl Reconcile {
         }
     }
 
-    /// An event of the run `self.prev`.
+    /// An event of `run`.
     fn event(
         &mut self,
+        run: RunOf<'_>,
         ev: &Event<'_>,
         bytes: &[u8],
         number: u64,
@@ -422,7 +413,7 @@ impl Reconcile {
             Aoi::Object { seq: Some(v), .. } => v.uint(),
             _ => None,
         };
-        let r = recon(&mut self.runs, &self.prev, number);
+        let r = self.runs.get(run, || Recon::new(number));
         r.lines += 1;
         if let Some(n) = seq {
             r.seq(n, r.last_line);

@@ -8,7 +8,7 @@
 //! at most `MAX_KINDS` types and `MAX_KINDS` category/code pairs are kept
 //! by name; the rest are counted under `(other)`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::{self, IsTerminal};
 use std::time::Instant;
 
@@ -16,7 +16,7 @@ use anyhow::Result;
 
 use crate::check::{Checker, Identity, RunKey, RunReport, Seen, Verdict};
 use crate::cli::StreamOptions;
-use crate::cmd::{Held, Pass, Report, ReportTo, run_stream};
+use crate::cmd::{Held, Pass, PerRun, Report, ReportTo, run_stream};
 use crate::emit::{Format, Obj, clean, plural};
 use crate::event::{Event, Kind};
 use crate::exit::Exit;
@@ -43,8 +43,7 @@ pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
             .any(|i| i.file_size().is_some_and(|n| n > PROGRESS_FROM));
     let mut pass = Summarize {
         type_field: &opts.type_field,
-        stats: HashMap::new(),
-        last: RunKey::Nowhere,
+        stats: PerRun::default(),
         runs: vec![],
         progress: progress.then(Progress::new),
     };
@@ -85,9 +84,7 @@ struct Outcome {
 
 struct Summarize<'o> {
     type_field: &'o str,
-    stats: HashMap<RunKey, Stats>,
-    /// The run of the line before (most lines are the same run's).
-    last: RunKey,
+    stats: PerRun<Stats>,
     /// Objects of `--output json`, in order.
     runs: Vec<Vec<u8>>,
     progress: Option<Progress>,
@@ -172,14 +169,7 @@ impl Pass for Summarize<'_> {
         let Held { tally, runs: done } = held;
         let report = tally.expect("given above");
         let number = check.line_number();
-        let run = check.run_of_last_line();
-        if !self.last.is(run) {
-            self.last = RunKey::of(run);
-        }
-        let st = match self.stats.get_mut(&self.last) {
-            Some(st) => st,
-            None => self.stats.entry(self.last.clone()).or_default(),
-        };
+        let st = self.stats.get(check.run_of_last_line(), Stats::default);
         if !matches!(line, Line::Unterminated { .. }) {
             st.lines += 1;
         }
