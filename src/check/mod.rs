@@ -579,9 +579,7 @@ impl State<'_> {
             }
             Some(b"aoi:error") => self.error(sink, slot, ev, seq)?,
             Some(b"aoi:warning") => self.run(slot).warnings += 1,
-            Some(other)
-                if framework && !KNOWN_FRAMEWORK.iter().any(|k| k.as_bytes() == other) =>
-            {
+            Some(other) if framework && !KNOWN_FRAMEWORK.iter().any(|k| k.as_bytes() == other) => {
                 let msg = format!(
                     "unknown framework event {:?}: it may carry failure, so success cannot be reported",
                     String::from_utf8_lossy(other)
