@@ -580,6 +580,12 @@ fn parse_size(s: &str) -> Result<usize, String> {
     if bytes == 0 {
         return Err("must be at least 1 byte".into());
     }
+    // The line index keeps positions in 32 bits (src/event.rs).
+    if bytes > u64::from(u32::MAX) {
+        return Err(format!(
+            "{s:?} is too large: a line is at most 4 GiB - 1 bytes"
+        ));
+    }
     usize::try_from(bytes).map_err(|_| format!("{s:?} is too large"))
 }
 
@@ -622,6 +628,8 @@ mod tests {
     fn sizes() {
         assert_eq!(parse_size("65536"), Ok(65536));
         assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("2G"), Ok(2 << 30));
+        assert!(parse_size("4G").is_err());
         assert_eq!(parse_size("2k"), Ok(2048));
         assert!(parse_size("0").is_err());
         assert!(parse_size("12X").is_err());

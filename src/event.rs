@@ -409,12 +409,16 @@ fn stops_string(x: u8) -> bool {
 fn first_stop(w: u64) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
-    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
-    let hit = zero(w ^ (ONES * b'"' as u64))
-        | zero(w ^ (ONES * b'\\' as u64))
-        | (w.wrapping_sub(ONES * 0x20) & !w & HIGH)
-        | (w & HIGH);
-    // Borrows only run upward, so the lowest flagged lane is exact.
+    let quote = w ^ (ONES * b'"' as u64);
+    let slash = w ^ (ONES * b'\\' as u64);
+    // A zero lane of `quote` or `slash`, a lane under 0x20, or one over
+    // 0x7F sets its high bit. Borrows only run upward, from a lane that is
+    // itself flagged, so the lowest flagged lane is exact.
+    let hit = ((quote.wrapping_sub(ONES) & !quote)
+        | (slash.wrapping_sub(ONES) & !slash)
+        | w.wrapping_sub(ONES * 0x20)
+        | w)
+        & HIGH;
     (hit != 0).then(|| (hit.trailing_zeros() / 8) as usize)
 }
 

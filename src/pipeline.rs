@@ -1,10 +1,11 @@
 //! Reading and parsing beside the judging, on a machine's second core.
 //!
 //! A reader thread reads the `Source` (which also writes the relay) through
-//! the one line cutter (`scan::Cutter`) into batches of whole lines.
-//! Batches go out in order, even ones straight to the judging thread, which
-//! parses them itself, odd ones to a parser thread first. So two cores
-//! parse, while the rules, which must see lines in order, run on one. Each
+//! the one line cutter (`scan::Cutter`) into batches of whole lines, and
+//! hands each, in order, to both a parser thread and the judging thread:
+//! whichever claims a batch first parses it (see `Job`). So two cores
+//! parse, in whatever share keeps both busy, while the rules, which must
+//! see lines in order, run on one. Each
 //! batch says how the input stood after it (more to come, would wait,
 //! silent, ended), so the judging side flushes, reports idleness or stops
 //! exactly as a single-threaded loop would. This module knows threads, the
@@ -18,6 +19,7 @@
 
 use std::io::{self, Write};
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -75,17 +77,43 @@ impl Budget {
     }
 }
 
+/// One batch on its way: whichever of the parser thread and the judging
+/// thread claims it first parses it. The parser thread works ahead; when
+/// it falls behind, the judging thread parses the next batch itself, so
+/// the two cores share the parsing in whatever proportion keeps both busy.
+struct Job {
+    claimed: AtomicBool,
+    /// The piece, and whether it is parsed yet.
+    piece: Mutex<(Option<Piece>, bool)>,
+    parsed: Condvar,
+}
+
+impl Job {
+    /// Claim the job and parse it, unless the other side already did.
+    fn claim(&self, parser: &mut Parser) -> bool {
+        if self.claimed.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        let mut slot = self.piece.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = slot.0.as_mut() {
+            p.batch.parse(parser);
+        }
+        slot.1 = true;
+        drop(slot);
+        self.parsed.notify_all();
+        true
+    }
+}
+
 /// The judging side's end of the pipeline for one input.
 pub struct Feed {
-    direct: Receiver<Piece>,
-    parsed: Receiver<Piece>,
+    jobs: Receiver<Arc<Job>>,
     parser: Parser,
     budget: Arc<Budget>,
     /// Judged batches go back to the reader.
     spare: SyncSender<Batch>,
     /// Writing to it wakes a reader blocked on a quiet input, so it ends.
     stop: UnixStream,
-    count: u64,
 }
 
 impl Feed {
@@ -97,9 +125,8 @@ impl Feed {
             freed: Condvar::new(),
             limit: max_line.max(8 << 20),
         });
-        let (to_direct, direct) = sync_channel(1);
-        let (to_parser, for_parser) = sync_channel::<Piece>(1);
-        let (to_judge, parsed) = sync_channel(1);
+        let (to_judge, jobs) = sync_channel(POOL);
+        let (to_parser, for_parser) = sync_channel::<Arc<Job>>(POOL);
         let (spare, spares) = sync_channel(POOL);
         for _ in 0..POOL {
             let _ = spare.try_send(Batch::default());
@@ -110,41 +137,34 @@ impl Feed {
                 cutter: Cutter::new(source, max_line),
                 spares,
                 budget: &b,
-                count: 0,
             }
-            .run(&to_direct, &to_parser)
+            .run(&to_judge, &to_parser)
         });
         std::thread::spawn(move || {
             let mut parser = Parser::new();
-            for mut piece in for_parser {
-                piece.batch.parse(&mut parser);
-                if to_judge.send(piece).is_err() {
-                    return;
-                }
+            for job in for_parser {
+                job.claim(&mut parser);
             }
         });
         Feed {
-            direct,
-            parsed,
+            jobs,
             parser: Parser::new(),
             budget,
             spare,
             stop,
-            count: 0,
         }
     }
 
     /// The next batch, parsed, in input order; `None` once reading is over.
     pub fn next_piece(&mut self) -> Option<Piece> {
-        let piece = if self.count.is_multiple_of(2) {
-            let mut p = self.direct.recv().ok()?;
-            p.batch.parse(&mut self.parser);
-            p
-        } else {
-            self.parsed.recv().ok()?
-        };
-        self.count += 1;
-        Some(piece)
+        let job = self.jobs.recv().ok()?;
+        job.claim(&mut self.parser);
+        // Claimed by one side or the other: wait until it is parsed.
+        let mut slot = job.piece.lock().unwrap_or_else(|e| e.into_inner());
+        while !slot.1 {
+            slot = job.parsed.wait(slot).unwrap_or_else(|e| e.into_inner());
+        }
+        slot.0.take()
     }
 
     /// The batch has been judged: its bytes no longer count, and it can be
@@ -165,31 +185,12 @@ struct Reader<'b> {
     cutter: Cutter<Source>,
     spares: Receiver<Batch>,
     budget: &'b Budget,
-    count: u64,
 }
 
 impl Reader<'_> {
-    /// Send a piece to whichever side's turn it is; false when nobody
-    /// listens any more.
-    fn send(
-        &mut self,
-        piece: Piece,
-        direct: &SyncSender<Piece>,
-        parser: &SyncSender<Piece>,
-    ) -> bool {
-        self.budget.take(piece.batch.bytes().len());
-        let to = if self.count.is_multiple_of(2) {
-            direct
-        } else {
-            parser
-        };
-        self.count += 1;
-        to.send(piece).is_ok()
-    }
-
     /// Read and cut until a batch is full or the input pauses, send; until
-    /// the input ends.
-    fn run(mut self, direct: &SyncSender<Piece>, parser: &SyncSender<Piece>) {
+    /// the input ends or nobody listens any more.
+    fn run(mut self, judge: &SyncSender<Arc<Job>>, parser: &SyncSender<Arc<Job>>) {
         loop {
             let end = match self.cutter.read() {
                 Ok(true) if self.cutter.full() => End::More,
@@ -210,7 +211,16 @@ impl Reader<'_> {
                 return;
             };
             let batch = self.cutter.take(spare);
-            if !self.send(Piece { batch, end }, direct, parser) || last {
+            self.budget.take(batch.bytes().len());
+            let job = Arc::new(Job {
+                claimed: AtomicBool::new(false),
+                piece: Mutex::new((Some(Piece { batch, end }), false)),
+                parsed: Condvar::new(),
+            });
+            // The parser may have gone (it never does before the judge);
+            // the judging side parses whatever it is not given.
+            let _ = parser.send(Arc::clone(&job));
+            if judge.send(job).is_err() || last {
                 return;
             }
         }
