@@ -297,10 +297,10 @@ impl<T> PerRun<T> {
 
     /// The state of the run last asked for, or else of `run`.
     pub fn last_or(&mut self, run: RunOf<'_>, new: impl FnOnce() -> T) -> &mut T {
-        if self.current.is_some() {
-            return &mut self.current.as_mut().expect("checked").1;
+        if self.current.is_none() {
+            self.get(run, new);
         }
-        self.get(run, new)
+        &mut self.current.as_mut().expect("get sets it").1
     }
 
     /// The state of the run `key`, if it has one; it is forgotten.
