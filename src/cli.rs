@@ -134,10 +134,6 @@ struct ReconcileArgs {
     #[command(flatten)]
     stream: StreamArgs,
 
-    /// Another elision marker: a regular expression with one capture group for N (repeatable).
-    #[arg(long, value_name = "REGEX", value_parser = parse_marker)]
-    marker: Vec<String>,
-
     /// A reference capture of the same stream (e.g. the producer-side tee) to compare with, event by event.
     #[arg(long, value_name = "REF")]
     against: Option<PathBuf>,
@@ -213,6 +209,10 @@ struct StreamArgs {
     /// The input is a log of many runs, concatenated or interleaved; each is judged on its own.
     #[arg(long)]
     multi_run: bool,
+
+    /// Another harness elision marker (line.elided): a regular expression with one capture group for N (repeatable).
+    #[arg(long, value_name = "REGEX", value_parser = parse_marker)]
+    marker: Vec<String>,
 
     /// The stream is documented unbounded (spec §4.2): EOF without aoi:summary is not truncation.
     #[arg(long)]
@@ -406,7 +406,6 @@ pub fn parse() -> Result<Invocation, Exit> {
             stream.check.multi_run = true;
             Ok(Invocation::Reconcile(ReconcileOptions {
                 stream,
-                markers: a.marker,
                 against: a.against,
             }))
         }
@@ -473,6 +472,7 @@ impl StreamArgs {
                 continue_on_error: self.continue_on_error,
                 expect_schema: self.expect_schema,
                 levels: Levels::new(&self.allow, &self.deny, self.strict),
+                markers: self.marker,
             },
             max_line_bytes: self.max_line_bytes,
             report: self.report,

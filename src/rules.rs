@@ -54,6 +54,7 @@ catalogue! {
     LineUnterminated "line.unterminated" Error "2" "last line has no newline (truncated)";
     LineBlank "line.blank" Error "2" "empty or whitespace-only line";
     LineTooLong "line.too-long" Error "2" "line over --max-line-bytes";
+    LineElided "line.elided" Error "2" "a harness elision marker such as [... 29 lines omitted ...]: lines were cut here";
     JsonInvalid "json.invalid" Error "2" "not RFC 8259 JSON";
     JsonInvalidUtf8 "json.invalid-utf8" Error "2" "bytes are not UTF-8";
     JsonNotObject "json.not-object" Error "2" "valid JSON, not an object";
@@ -207,7 +208,7 @@ mod tests {
             );
             assert_eq!(Rule::from_id(r.id()), Some(*r));
         }
-        assert_eq!(Rule::ALL.len(), 53);
+        assert_eq!(Rule::ALL.len(), 54);
     }
 
     #[test]

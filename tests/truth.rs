@@ -166,8 +166,7 @@ fires_exit!(duplicate_in_caused_by, {
     ])
 });
 
-/// `verdict.duplicate-key`, exit 65, in every command that judges
-/// (reconcile keeps its own exit until it judges with the checker).
+/// `verdict.duplicate-key`, exit 65, in every command.
 macro_rules! fires_exit {
     ($name:ident, $input:expr) => {
         #[test]
@@ -176,9 +175,7 @@ macro_rules! fires_exit {
             let out = verify(&[], &input);
             assert!(out.has_rule("verdict.duplicate-key"), "{:?}", out.rules());
             for (cmd, out) in each_command(&input, &[]) {
-                if cmd != "reconcile" {
-                    assert_eq!(out.code, 65, "{cmd}: {}", out.stdout);
-                }
+                assert_eq!(out.code, 65, "{cmd}: {}", out.stdout);
             }
         }
     };
@@ -220,4 +217,51 @@ fn over_long_lines_in_a_row_lose_no_line() {
     assert_eq!(found(&piped), want, "{}", piped.stdout);
     assert_eq!(found(&piped), found(&file));
     assert_eq!(piped.code, file.code);
+}
+
+/// Every fixture stream (the shared samples and the tests' own), with
+/// `--multi-run` given to all five commands, gets one exit status from all
+/// of them (DESIGN §8).
+#[test]
+fn every_command_gives_every_fixture_the_same_exit() {
+    let dir = fixture("streams");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 18, "{files:?}");
+    let mut streams: Vec<(String, Vec<u8>)> = files
+        .iter()
+        .map(|p| (p.display().to_string(), std::fs::read(p).unwrap()))
+        .collect();
+    // And the shapes the tests build: cut, gapped, repeated, failed.
+    let g = good(3);
+    for (name, ls) in [
+        ("cut", g[..3].to_vec()),
+        ("gap", [&g[..2], &g[3..]].concat()),
+        ("repeat", [&g[..3], &g[2..]].concat()),
+        (
+            "text line",
+            [&g[..2], &["hello".to_string()], &g[2..]].concat(),
+        ),
+        ("blank line", [&g[..2], &[String::new()], &g[2..]].concat()),
+        (
+            "array line",
+            [&g[..2], &["[1]".to_string()], &g[2..]].concat(),
+        ),
+    ] {
+        streams.push((name.to_string(), lines(&ls)));
+    }
+    for (name, input) in streams {
+        let exits: Vec<(&str, i32)> = each_command(&input, &["--multi-run"])
+            .into_iter()
+            .map(|(cmd, out)| (cmd, out.code))
+            .collect();
+        assert!(
+            exits.iter().all(|(_, c)| *c == exits[0].1),
+            "{name}: {exits:?}"
+        );
+    }
 }

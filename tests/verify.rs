@@ -66,6 +66,11 @@ fires!(line_unterminated, "line.unterminated", {
 });
 fires!(line_blank, "line.blank", good_plus(1, "  "));
 fires!(
+    line_elided,
+    "line.elided",
+    good_plus(2, "[… 1 lines omitted …]")
+);
+fires!(
     line_too_long,
     "line.too-long",
     good_with(1, &ev(1, "hit", &format!(r#""x":"{}""#, "a".repeat(500)))),

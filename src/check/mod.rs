@@ -15,12 +15,14 @@ use crate::rules::{Rule, Severity};
 use crate::scan::Line;
 
 mod framework;
+mod marker;
 mod report;
 mod seq;
 mod verdict;
 
 pub use framework::major;
 use framework::{KNOWN_FRAMEWORK, pin_text};
+pub use marker::{MARKER, Markers};
 pub use report::*;
 pub use seq::{SeqTrack, Step};
 use verdict::judge;
@@ -206,6 +208,7 @@ enum Target {
 
 pub struct Checker<'c> {
     st: State<'c>,
+    markers: Markers,
 }
 
 struct State<'c> {
@@ -239,7 +242,10 @@ impl<'c> Checker<'c> {
         if !cfg.multi_run {
             st.current = Some(st.open(None, None));
         }
-        Checker { st }
+        Checker {
+            st,
+            markers: Markers::new(&cfg.markers),
+        }
     }
 
     /// Judge one item of input (its one parse in hand), and say what it
@@ -271,8 +277,12 @@ impl<'c> Checker<'c> {
                     None,
                 )
             }
-            Line::Complete { json, .. } => match json {
+            Line::Complete { bytes, json } => match json {
                 Ok(ev) if ev.is_object() => return st.event(sink, &ev),
+                Err(_) if let Some(n) = self.markers.claims(bytes) => {
+                    st.elided(sink, n)?;
+                    return Ok(Seen::default());
+                }
                 Ok(_) => (
                     Rule::JsonNotObject,
                     "valid JSON but not an object: an event must be a JSON object".to_string(),
@@ -448,6 +458,18 @@ impl State<'_> {
             column: f.column,
             missing: f.missing,
         })
+    }
+
+    /// A harness elision marker: the current run's, but not an event (it
+    /// takes no seq step and is not a line the producer wrote).
+    fn elided(&mut self, sink: &mut dyn Sink, claims: u64) -> io::Result<()> {
+        let slot = self.current_slot();
+        self.last_run = LastRun::Slot(slot);
+        let msg = format!(
+            "elision marker: the harness says {} were cut here",
+            crate::emit::plural(claims, "line")
+        );
+        self.emit(sink, slot, Found::new(Rule::LineElided, msg))
     }
 
     /// A line whose seq cannot be read: it is the current run's, and it

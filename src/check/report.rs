@@ -14,6 +14,8 @@ pub struct Config {
     pub continue_on_error: bool,
     pub expect_schema: Option<SchemaPin>,
     pub levels: Levels,
+    /// `--marker` patterns, beside the built-in elision markers.
+    pub markers: Vec<String>,
 }
 
 /// `--expect-schema NAME[@MAJOR]`.

@@ -16,9 +16,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use regex::Regex;
 
-use crate::check::{Checker, RunKey, RunOf, Seen, SeqTrack, Step, Verdict};
+use crate::check::{Checker, Markers, RunKey, RunOf, RunReport, Seen, SeqTrack, Step, Verdict};
 use crate::cli::StreamOptions;
 use crate::cmd::{Held, Input, Pass, PerRun, Report, ReportTo, run_stream};
 use crate::emit::{Format, clean, plural};
@@ -32,24 +31,13 @@ const MAX_GAPS: usize = 1000;
 /// Differences from the reference listed; more are counted.
 const MAX_DIFFS: usize = 1000;
 
-/// The elision markers recognised without `--marker` (one group: N).
-/// `[… 29 lines omitted …]`, `... 29 lines omitted ...`,
-/// `[29 lines truncated]`, `<29 lines elided>`, and the same with
-/// `skipped`, `hidden` or `removed`, and `more lines`.
-pub const MARKER: &str = r"^\s*[\[<(]?\s*(?:…|\.\.\.)?\s*(\d+)\s+(?:more\s+)?lines?\s+(?:omitted|truncated|elided|skipped|hidden|removed)\s*(?:…|\.\.\.)?\s*[\]>)]?\s*$";
-
 pub struct ReconcileOptions {
     pub stream: StreamOptions,
-    /// Extra marker patterns, each with one capture group for N.
-    pub markers: Vec<String>,
     pub against: Option<PathBuf>,
 }
 
 pub fn run(opts: &ReconcileOptions) -> Result<Exit> {
-    let mut markers = vec![Regex::new(MARKER).expect("built-in marker pattern")];
-    for m in &opts.markers {
-        markers.push(Regex::new(m)?);
-    }
+    let markers = Markers::new(&opts.stream.check.markers);
     let against = match &opts.against {
         None => None,
         Some(path) => match Reference::read(path, opts.stream.max_line_bytes) {
@@ -66,6 +54,7 @@ pub fn run(opts: &ReconcileOptions) -> Result<Exit> {
     };
     let mut pass = Reconcile {
         markers,
+        unbounded: opts.stream.check.unbounded,
         runs: PerRun::default(),
         wrong: false,
         against,
@@ -195,15 +184,18 @@ impl Recon {
         }
     }
 
-    /// Does every count agree?
-    fn reconciles(&self) -> bool {
-        let Some(s) = &self.summary else { return false };
-        self.seq.started()
-            && self.missing == 0
+    /// Does every count agree? A run without seq cannot be accounted for
+    /// event by event (it says "unverifiable"), yet is no fault of its own;
+    /// a run without summary is a fault unless the stream is unbounded.
+    fn reconciles(&self, unbounded: bool) -> bool {
+        let Some(s) = &self.summary else {
+            return unbounded && self.missing == 0 && self.repeats == 0;
+        };
+        self.missing == 0
             && self.repeats == 0
             && self.marker_notes.is_empty()
             && self.marker.is_none()
-            && s.event_count == Some(self.lines)
+            && s.event_count.is_none_or(|n| n == self.lines)
             && s.count.is_none_or(|c| c == self.domain)
             && s.warning_count.is_none_or(|c| c >= self.warnings)
             && s.error_count.is_none_or(|c| c >= self.errors)
@@ -316,7 +308,8 @@ impl Reference {
 }
 
 struct Reconcile {
-    markers: Vec<Regex>,
+    markers: Markers,
+    unbounded: bool,
     /// Per run; the run of the last event is the one a marker speaks of.
     runs: PerRun<Recon>,
     wrong: bool,
@@ -333,7 +326,7 @@ impl Pass for Reconcile {
         // The checker only attributes here; its verdicts are not this
         // command's, and its findings are not counted.
         let mut held = Held {
-            tally: None,
+            tally: Some(report),
             runs: vec![],
         };
         let seen = check.judge(line, &mut held)?;
@@ -348,20 +341,22 @@ impl Pass for Reconcile {
             }
         }
         for r in closed {
-            self.close(&RunKey::of_report(&r), r.run.as_deref(), report)?;
+            report.count_run(&r);
+            self.close(&RunKey::of_report(&r), Some(&r), report)?;
         }
         Ok(seen)
     }
 
     fn end_input(&mut self, check: Checker, report: &mut Report) -> io::Result<()> {
         let mut held = Held {
-            tally: None,
+            tally: Some(report),
             runs: vec![],
         };
         check.finish(&mut held)?;
         let closed = held.runs;
         for r in closed {
-            self.close(&RunKey::of_report(&r), r.run.as_deref(), report)?;
+            report.count_run(&r);
+            self.close(&RunKey::of_report(&r), Some(&r), report)?;
         }
         // Runs the checker never opened (only text lines).
         let rest = self.runs.keys();
@@ -371,23 +366,20 @@ impl Pass for Reconcile {
         self.differences(report)
     }
 
-    fn exit(&self, _verdict: Exit) -> Exit {
+    /// The checker's verdict (DESIGN §8), and 65 where reconciling found
+    /// more: reconcile adds findings, never removes one.
+    fn exit(&self, verdict: Exit) -> Exit {
         if self.wrong {
             Exit::Nonconforming
         } else {
-            Exit::Pass
+            verdict
         }
     }
 }
 
 impl Reconcile {
     fn text(&mut self, bytes: &[u8], number: u64) {
-        let text = String::from_utf8_lossy(bytes);
-        let claims = self.markers.iter().find_map(|m| {
-            m.captures(&text)
-                .and_then(|c| c.get(1))
-                .and_then(|n| n.as_str().parse::<u64>().ok())
-        });
+        let claims = self.markers.claims(bytes);
         // A marker speaks of the gap in the run of the event before it.
         let r = self.runs.last_or(RunOf::Nowhere, || Recon::new(number));
         match claims {
@@ -467,18 +459,27 @@ impl Reconcile {
     }
 
     /// Report a run and let it go.
-    fn close(&mut self, key: &RunKey, name: Option<&str>, report: &mut Report) -> io::Result<()> {
+    /// Report a run and let it go; `judged` is the checker's report of it.
+    fn close(
+        &mut self,
+        key: &RunKey,
+        judged: Option<&RunReport>,
+        report: &mut Report,
+    ) -> io::Result<()> {
         let Some(r) = self.runs.remove(key) else {
             return Ok(());
         };
-        let ok = r.reconciles();
+        let ok = r.reconciles(self.unbounded);
         self.wrong |= !ok;
-        report.count_verdict(if ok {
-            Verdict::Pass
-        } else {
-            Verdict::Nonconforming
-        });
-        let name = name.map(String::from).or_else(|| match key {
+        let verdict = match judged {
+            _ if !ok => Verdict::Nonconforming,
+            Some(j) => j.verdict,
+            None => Verdict::Pass,
+        };
+        if judged.is_none() {
+            report.count_verdict(verdict);
+        }
+        let name = judged.and_then(|j| j.run.clone()).or_else(|| match key {
             RunKey::Id(id) => Some(String::from_utf8_lossy(id).into_owned()),
             _ => None,
         });
@@ -535,7 +536,9 @@ impl Reconcile {
                     ));
                 }
             } else {
-                t.push_str("  seq        none: what is missing cannot be known\n");
+                t.push_str(
+                    "  seq        unverifiable: no seq, so what is missing cannot be known\n",
+                );
             }
             let claimed = |v: Option<u64>| v.map_or("none".to_string(), |n| n.to_string());
             t.push_str(&format!(
@@ -587,7 +590,7 @@ impl Reconcile {
             o.opt_str("run", name.as_deref());
             o.num("first_line", r.first_line);
             o.num("lines", r.lines);
-            o.str("verdict", if ok { "pass" } else { "nonconforming" });
+            o.str("verdict", verdict.name());
             let present: Vec<String> = r
                 .present()
                 .iter()
@@ -713,25 +716,6 @@ fn fit_list(items: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn marker_forms() {
-        let m = Regex::new(MARKER).unwrap();
-        for (text, n) in [
-            ("[… 29 lines omitted …]", 29),
-            ("... 29 lines omitted ...", 29),
-            ("[29 lines truncated]", 29),
-            ("<29 lines elided>", 29),
-            ("  (3 more lines hidden)", 3),
-            ("[1 line omitted]", 1),
-        ] {
-            let got = m.captures(text).and_then(|c| c[1].parse::<u64>().ok());
-            assert_eq!(got, Some(n), "{text}");
-        }
-        for text in ["{\"lines\":29}", "29 lines", "omitted 29 lines"] {
-            assert!(m.captures(text).is_none(), "{text}");
-        }
-    }
 
     #[test]
     fn reordered_events_close_their_gap() {

@@ -1,0 +1,78 @@
+//! Harness elision markers (DESIGN §8, `line.elided`): a line such as
+//! `[… 29 lines omitted …]` that an agent harness writes where it cut a
+//! stream. It is not an event and takes no seq step, so every command
+//! counts the same gap behind it.
+
+use regex::Regex;
+
+/// The markers recognised without `--marker` (one group: N):
+/// `[… 29 lines omitted …]`, `... 29 lines omitted ...`,
+/// `[29 lines truncated]`, `<29 lines elided>`, and the same with
+/// `skipped`, `hidden` or `removed`, and `more lines`.
+pub const MARKER: &str = r"^\s*[\[<(]?\s*(?:…|\.\.\.)?\s*(\d+)\s+(?:more\s+)?lines?\s+(?:omitted|truncated|elided|skipped|hidden|removed)\s*(?:…|\.\.\.)?\s*[\]>)]?\s*$";
+
+/// Markers are short; a longer line is never one (and is not searched).
+const MARKER_BYTES: usize = 256;
+
+/// The built-in marker and those given with `--marker`.
+#[derive(Clone, Debug)]
+pub struct Markers(Vec<Regex>);
+
+impl Markers {
+    /// `extra` were checked by the command line (one capture group each).
+    pub fn new(extra: &[String]) -> Markers {
+        let mut all = vec![Regex::new(MARKER).expect("built-in marker pattern")];
+        all.extend(extra.iter().filter_map(|m| Regex::new(m).ok()));
+        Markers(all)
+    }
+
+    /// How many lines `line` says were cut, if it is a marker.
+    pub fn claims(&self, line: &[u8]) -> Option<u64> {
+        if line.len() > MARKER_BYTES {
+            return None;
+        }
+        let text = std::str::from_utf8(line).ok()?;
+        self.0.iter().find_map(|m| {
+            m.captures(text)
+                .and_then(|c| c.get(1))
+                .and_then(|n| n.as_str().parse::<u64>().ok())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_forms() {
+        let m = Markers::new(&[]);
+        for (line, n) in [
+            ("[… 29 lines omitted …]", 29),
+            ("... 3 lines omitted ...", 3),
+            ("[12 lines truncated]", 12),
+            ("<7 more lines elided>", 7),
+            ("  (1 line hidden)  ", 1),
+            ("... 29 lines omitted ...", 29),
+            ("[29 lines truncated]", 29),
+            ("  (3 more lines hidden)", 3),
+            ("[1 line omitted]", 1),
+        ] {
+            assert_eq!(m.claims(line.as_bytes()), Some(n), "{line}");
+        }
+        for not in [
+            "{\"lines\":29}",
+            "29 lines",
+            "omitted 29 lines",
+            "[x lines omitted]",
+        ] {
+            assert_eq!(m.claims(not.as_bytes()), None, "{not}");
+        }
+    }
+
+    #[test]
+    fn extra_patterns() {
+        let m = Markers::new(&[r"^<<cut (\d+)>>$".to_string()]);
+        assert_eq!(m.claims(b"<<cut 5>>"), Some(5));
+    }
+}
