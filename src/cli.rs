@@ -1,7 +1,7 @@
 //! The command line (clap derive), turned into plain options at once:
 //! nothing past this file sees clap.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -324,9 +324,15 @@ pub struct StreamOptions {
 /// come back as the exit status to end with.
 pub fn parse() -> Result<Invocation, Exit> {
     let cli = Cli::try_parse().map_err(|e| {
-        let _ = e.print();
+        let printed = e.print();
         if !e.use_stderr() {
-            return Exit::Pass;
+            // --help, --version: the text is the answer, so failing to
+            // write it is a failure (a closed pipe is a normal ending).
+            return match printed {
+                Ok(()) => Exit::Pass,
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Exit::BrokenPipe,
+                Err(_) => Exit::Io,
+            };
         }
         // In machine mode the error is also an event (spec §2, §9: usage).
         let args: Vec<String> = std::env::args().collect();
@@ -352,7 +358,7 @@ pub fn parse() -> Result<Invocation, Exit> {
         return Ok(Invocation::Capabilities);
     }
     let Some(command) = cli.command else {
-        eprint!("{}", command().render_help());
+        crate::say_part!("{}", command().render_help());
         return Err(Exit::Usage);
     };
     match command {
@@ -369,7 +375,7 @@ pub fn parse() -> Result<Invocation, Exit> {
         }
         Command::Completions(a) => Ok(Invocation::Completions(a.shell)),
         Command::Verify(a) => {
-            no_json(&a.stream, "verify")?;
+            stream_usage(&a.stream, "verify")?;
             let to = if a.relay {
                 ReportTo::Stderr
             } else {
@@ -380,7 +386,7 @@ pub fn parse() -> Result<Invocation, Exit> {
             Ok(Invocation::Verify(opts))
         }
         Command::StripEnvelope(a) => {
-            no_json(&a.stream, "strip-envelope")?;
+            stream_usage(&a.stream, "strip-envelope")?;
             Ok(Invocation::StripEnvelope(StripOptions {
                 stream: a.stream.into_options(ReportTo::Stderr),
                 keep_framework: a.keep_framework,
@@ -389,7 +395,7 @@ pub fn parse() -> Result<Invocation, Exit> {
             }))
         }
         Command::SplitByRun(a) => {
-            no_json(&a.stream, "split-by-run")?;
+            stream_usage(&a.stream, "split-by-run")?;
             let mut stream = a.stream.into_options(ReportTo::Stdout);
             // Splitting is about many runs: each is judged on its own.
             stream.check.multi_run = true;
@@ -401,7 +407,7 @@ pub fn parse() -> Result<Invocation, Exit> {
             }))
         }
         Command::Reconcile(a) => {
-            no_json(&a.stream, "reconcile")?;
+            stream_usage(&a.stream, "reconcile")?;
             let mut stream = a.stream.into_options(ReportTo::Stdout);
             stream.check.multi_run = true;
             Ok(Invocation::Reconcile(ReconcileOptions {
@@ -410,6 +416,7 @@ pub fn parse() -> Result<Invocation, Exit> {
             }))
         }
         Command::Summarize(a) => {
+            stream_usage(&a.stream, "summarize")?;
             let json = a.stream.output == OutputArg::Json;
             let mut stream = a.stream.into_options(ReportTo::Stdout);
             if json {
@@ -490,14 +497,46 @@ fn parse_rule(s: &str) -> Result<Rule, String> {
 
 /// `--output json` is for the one-object outputs (summarize, schema,
 /// capabilities); a stream command refuses it as a usage error.
-fn no_json(args: &StreamArgs, command: &str) -> Result<(), Exit> {
-    if args.output != OutputArg::Json {
+/// What clap cannot see: a usage error (64) found before anything is
+/// opened for writing (DESIGN §8).
+fn stream_usage(args: &StreamArgs, command: &str) -> Result<(), Exit> {
+    let problem = if args.output == OutputArg::Json && command != "summarize" {
+        Some(format!(
+            "{command} reports in --output human or jsonl, not json"
+        ))
+    } else if let Some(report) = &args.report
+        && let Some(input) = args.files.iter().find(|f| same_file(f, report))
+    {
+        Some(format!(
+            "--report {} is an input: writing the report would destroy it",
+            input.display()
+        ))
+    } else if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
+        Some("standard input (\"-\") is named more than once: it can be read once".into())
+    } else {
+        None
+    };
+    let Some(problem) = problem else {
         return Ok(());
-    }
-    eprintln!(
-        "error: {command} reports in --output human or jsonl, not json\n\nFor more information, try 'aoitap {command} --help'."
+    };
+    let _ = writeln!(
+        std::io::stderr(),
+        "error: {problem}\n\nFor more information, try 'aoitap {command} --help'."
     );
+    if args.output == OutputArg::Jsonl {
+        let _ = usage_event(command.to_string(), &problem);
+    }
     Err(Exit::Usage)
+}
+
+/// The same file, as the system sees it (a link or another spelling of the
+/// path included).
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
 }
 
 /// `--output jsonl` (or `--format`) anywhere on the command line.

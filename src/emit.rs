@@ -246,7 +246,7 @@ impl<W: Write> Emitter<W> {
             o.str("scope", "process");
             self.write(o)
         } else {
-            eprintln!("aoitap: {message}");
+            crate::say!("aoitap: {message}");
             Ok(())
         }
     }

@@ -3,6 +3,25 @@
 //! The binary is `src/main.rs`; the modules live here so that benchmarks
 //! can drive the scanner and the checker directly.
 
+/// A line on stderr that never panics: a closed or full stderr loses the
+/// message, never the exit status (DESIGN §8).
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// As `say!`, without the line end (progress displays).
+#[macro_export]
+macro_rules! say_part {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod check;
 pub mod cli;
 pub mod cmd;

@@ -24,7 +24,7 @@ fn main() -> ExitCode {
         Ok(exit) => exit.into(),
         Err(err) if is_broken_pipe(&err) => Exit::BrokenPipe.into(),
         Err(err) => {
-            eprintln!("aoitap: {err:#}");
+            aoitap::say!("aoitap: {err:#}");
             Exit::Io.into()
         }
     }

@@ -64,3 +64,67 @@ fn every_command_survives_hostile_input() {
         assert_eq!(run(&[cmd], &noise).code, 65, "{cmd}");
     }
 }
+
+/// A write that fails is exit 74 (or 141 for a closed pipe), never a panic
+/// (DESIGN §8). `sh` runs the real binary; its stderr must hold no panic.
+#[test]
+fn failed_writes_are_74_never_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "x\n").unwrap();
+    let bad = bad.to_str().unwrap();
+    for (script, want) in [
+        ("$A completions bash > /dev/full".to_string(), 74),
+        ("$A --help > /dev/full".to_string(), 74),
+        ("$A /nope 2> /dev/full".to_string(), 64),
+        (
+            format!("$A verify --relay {bad} 2> /dev/full > /dev/null"),
+            74,
+        ),
+        (format!("$A verify {bad} > /dev/full"), 74),
+        (format!("$A verify --output jsonl {bad} > /dev/full"), 74),
+    ] {
+        let (code, stderr) = sh(&script);
+        assert!(!stderr.contains("panicked"), "{script}: {stderr}");
+        assert_eq!(code, want, "{script}: {stderr}");
+    }
+}
+
+/// `--report` naming an input is refused before anything is opened for
+/// writing: the input survives (0.1.0 truncated it).
+#[test]
+fn report_naming_an_input_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(&input, lines(&good(2))).unwrap();
+    let link = dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&input, &link).unwrap();
+    let p = input.to_str().unwrap();
+    for report in [p, link.to_str().unwrap()] {
+        let out = run(&["verify", "--report", report, p], b"");
+        assert_eq!(out.code, 64, "{}", out.stderr);
+        assert!(out.stderr.contains("is an input"), "{}", out.stderr);
+        assert_eq!(std::fs::read(&input).unwrap(), lines(&good(2)));
+    }
+    let out = run(&["verify", "--output", "jsonl", "--report", p, p], b"");
+    assert_eq!(out.code, 64);
+    assert_eq!(verify(&[], out.stdout.as_bytes()).code, 1, "{}", out.stdout);
+}
+
+#[test]
+fn stdin_named_twice_is_a_usage_error() {
+    let out = run(&["verify", "-", "-"], &lines(&good(1)));
+    assert_eq!(out.code, 64, "{}", out.stderr);
+}
+
+/// Allowing `version.aoi-unsupported` judges the run by the 1.x rules in
+/// full: a cut 0.x stream is never a pass (0.1.0 said PASS).
+#[test]
+fn allowing_an_unsupported_version_is_no_pass() {
+    let cut =
+        "{\"type\":\"aoi:meta\",\"tool\":\"t\",\"aoi_version\":\"0.2\"}\n{\"type\":\"entry\"}\n";
+    let out = verify(&["--allow", "version.aoi-unsupported"], cut.as_bytes());
+    assert_eq!(out.code, 65, "{}", out.stdout);
+    assert!(out.has_rule("summary.missing"), "{:?}", out.rules());
+    assert!(!out.stdout.contains("unbounded"), "{}", out.stdout);
+}

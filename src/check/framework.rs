@@ -94,8 +94,13 @@ impl State<'_> {
                 "aoi_version {v:?} is not AOI-CLI 1.x: aoitap does not interpret this stream (spec §5.2)"
             );
             self.report(sink, slot, Rule::VersionAoiUnsupported, seq, msg)?;
-            self.run(slot).unsupported = true;
-            return Ok(());
+            // Not interpreted (§5) while the finding stands; allowed, the
+            // run is judged by the 1.x rules in full (DESIGN §9): allowing
+            // it never turns an unread stream into a pass.
+            if self.cfg.levels.of(Rule::VersionAoiUnsupported).is_some() {
+                self.run(slot).unsupported = true;
+                return Ok(());
+            }
         }
         let missing = missing_identity(&id);
         if !missing.is_empty() {

@@ -43,14 +43,15 @@ pub(super) fn judge(cfg: &Config, run: RunState) -> RunReport {
                 "the run holds item errors (--continue-on-error accepts them)".to_string(),
                 None,
             ),
-            None => (
-                Verdict::Pass,
-                format!(
-                    "{} lines, no error (unbounded stream, no summary)",
-                    run.lines
-                ),
-                None,
-            ),
+            None => {
+                let why = if cfg.unbounded {
+                    "unbounded stream, no summary"
+                } else {
+                    "no summary, and summary.missing allowed"
+                };
+                let msg = format!("{} lines, no error ({why})", run.lines);
+                (Verdict::Pass, msg, None)
+            }
         }
     };
     RunReport {

@@ -8,8 +8,11 @@ use crate::cli;
 use crate::exit::Exit;
 
 pub fn run(shell: clap_complete::Shell) -> Result<Exit> {
+    // Made in memory first: clap_complete panics on a failed write.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cli::command(), "aoitap", &mut script);
     let mut out = io::stdout().lock();
-    clap_complete::generate(shell, &mut cli::command(), "aoitap", &mut out);
+    out.write_all(&script)?;
     out.flush()?;
     Ok(Exit::Pass)
 }

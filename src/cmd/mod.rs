@@ -119,7 +119,7 @@ pub fn run_stream(
         Some(path) => match File::create(path) {
             Ok(f) => Box::new(f),
             Err(e) => {
-                eprintln!("aoitap: cannot create the report {}: {e}", path.display());
+                crate::say!("aoitap: cannot create the report {}: {e}", path.display());
                 return Ok(Exit::CantCreate);
             }
         },

@@ -43,7 +43,7 @@ pub fn run(opts: &ReconcileOptions) -> Result<Exit> {
         Some(path) => match Reference::read(path, opts.stream.max_line_bytes) {
             Ok(r) => Some(r),
             Err(e) => {
-                eprintln!("aoitap: cannot read the reference {}: {e}", path.display());
+                crate::say!("aoitap: cannot read the reference {}: {e}", path.display());
                 return Ok(if e.kind() == io::ErrorKind::NotFound {
                     Exit::NoInput
                 } else {

@@ -12,13 +12,13 @@ pub fn run(name: Option<&str>, major: Option<u64>) -> Result<Exit> {
     if let Some(n) = name
         && n != SCHEMA_NAME
     {
-        eprintln!("aoitap: no schema named {n:?}; aoitap has one: {SCHEMA_NAME}");
+        crate::say!("aoitap: no schema named {n:?}; aoitap has one: {SCHEMA_NAME}");
         return Ok(Exit::Usage);
     }
     if let Some(m) = major
         && Some(m) != crate::check::major(crate::emit::SCHEMA_VERSION)
     {
-        eprintln!(
+        crate::say!(
             "aoitap: schema version {m} is not served; aoitap serves {}",
             crate::emit::SCHEMA_VERSION
         );

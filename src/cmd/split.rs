@@ -38,7 +38,7 @@ pub struct SplitOptions {
 
 pub fn run(opts: &SplitOptions) -> Result<Exit> {
     if let Err(e) = fs::create_dir_all(&opts.dir) {
-        eprintln!(
+        crate::say!(
             "aoitap: cannot create the directory {}: {e}",
             opts.dir.display()
         );

@@ -486,13 +486,13 @@ impl Progress {
             self.last = Instant::now();
             let secs = self.start.elapsed().as_secs_f64().max(1e-9);
             let mib = self.bytes as f64 / 1_048_576.0;
-            eprint!("\r{mib:.0} MiB read, {:.0} MiB/s ", mib / secs);
+            crate::say_part!("\r{mib:.0} MiB read, {:.0} MiB/s ", mib / secs);
         }
         Ok(())
     }
 
     fn clear(&mut self) -> io::Result<()> {
-        eprint!("\r\x1b[K");
+        crate::say_part!("\r\x1b[K");
         Ok(())
     }
 }
