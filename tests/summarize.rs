@@ -41,7 +41,12 @@ fn count(input: &[u8]) -> BTreeMap<String, Count> {
             continue;
         }
         c.lines += 1;
-        if let Some(t) = v.as_ref().and_then(|v| v["type"].as_str()) {
+        // An object without a string type is counted as "(none)".
+        let ty = v
+            .as_ref()
+            .filter(|v| v.is_object())
+            .map(|v| v["type"].as_str().unwrap_or("(none)"));
+        if let Some(t) = ty {
             let map = if t.starts_with("aoi:") {
                 &mut c.framework
             } else {
