@@ -46,6 +46,7 @@ pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
         stats: PerRun::default(),
         runs: vec![],
         progress: progress.then(Progress::new),
+        width: terminal_width(),
     };
     let exit = run_stream(&opts.stream, "summarize", ReportTo::Stdout, &mut pass)?;
     Ok(exit)
@@ -88,6 +89,18 @@ struct Summarize<'o> {
     /// Objects of `--output json`, in order.
     runs: Vec<Vec<u8>>,
     progress: Option<Progress>,
+    /// Standard output's width, when it is a terminal.
+    width: Option<usize>,
+}
+
+/// The width of the terminal on standard output, if it is one.
+fn terminal_width() -> Option<usize> {
+    let out = io::stdout();
+    if !out.is_terminal() {
+        return None;
+    }
+    let cols = rustix::termios::tcgetwinsize(&out).map_or(0, |w| usize::from(w.ws_col));
+    Some(if cols > 0 { cols } else { 80 })
 }
 
 fn bump(map: &mut BTreeMap<String, u64>, name: &str) {
@@ -213,7 +226,7 @@ impl Summarize<'_> {
         let st = self.stats.remove(&RunKey::of_report(r)).unwrap_or_default();
         match report.format() {
             Format::Human => {
-                let block = human_block(r, &st, &report.file, report.color());
+                let block = human_block(r, &st, &report.file, report.color(), self.width);
                 report.text(&block)
             }
             Format::Jsonl => report.domain("run_summary", |o| fill(o, r, &st)),
@@ -318,8 +331,19 @@ fn fill(o: &mut Obj, r: &RunReport, st: &Stats) {
     o.str("message", &r.message);
 }
 
-/// A block per run, within 80 columns.
-fn human_block(r: &RunReport, st: &Stats, file: &str, color: bool) -> String {
+/// A block per run, cut to `width` columns on a terminal (never in a
+/// pipe, where a reader wants every name whole).
+fn human_block(
+    r: &RunReport,
+    st: &Stats,
+    file: &str,
+    color: bool,
+    width: Option<usize>,
+) -> String {
+    let fit = |s: &str, room: usize| match width {
+        Some(w) => fit(s, (room + w).saturating_sub(80).max(20)),
+        None => s.to_string(),
+    };
     let paint = |text: &str, code: &str| {
         if color {
             format!("\x1b[{code}m{text}\x1b[0m")
