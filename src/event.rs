@@ -97,7 +97,12 @@ pub struct Index {
     /// A string anywhere in the line holds ESC or CSI (U+001B, U+009B).
     ansi: bool,
     object: bool,
+    /// More members than the index keeps: see `Walk::push`.
+    overflow: bool,
 }
+
+/// Members indexed per object, at most (the rest are found by reading).
+const MAX_MEMBERS: usize = 4096;
 
 /// Reusable parse state; one per thread.
 #[derive(Default)]
@@ -275,14 +280,23 @@ impl Walk<'_> {
             Level::Top => (&mut self.arena.top, self.index.top.0),
             Level::Aoi => (&mut self.arena.aoi, self.index.aoi.0),
         };
+        let slot = &mut self.index.first[m.tag as usize];
+        if m.tag != Tag::Other && *slot != NONE {
+            self.index.duplicate.get_or_insert(m.tag);
+            return;
+        }
+        // The index is bounded, whatever the line: past `MAX_MEMBERS` only
+        // the first member of each reserved name is kept, and lookups of
+        // other names read the line itself (`Event::members`).
+        if list.len() - base as usize >= MAX_MEMBERS {
+            self.index.overflow = true;
+            if m.tag == Tag::Other {
+                return;
+            }
+        }
         list.push(m);
         if m.tag != Tag::Other {
-            let slot = &mut self.index.first[m.tag as usize];
-            if *slot != NONE {
-                self.index.duplicate.get_or_insert(m.tag);
-            } else {
-                *slot = (list.len() - 1) as u32 - base;
-            }
+            *slot = (list.len() - 1) as u32 - base;
         }
     }
 
@@ -734,23 +748,23 @@ impl<'a> Event<'a> {
     /// comma after it (or, when it is the last member, the one before it):
     /// what is left is the same object, byte for byte, without it.
     pub fn aoi_cut(&self) -> Option<(usize, usize)> {
-        let k = self.index.first(Tag::Aoi)?;
-        let ms = self.top;
-        let m = ms[k];
-        let quote = m.key_start as usize - 1;
-        if let Some(next) = ms.get(k + 1) {
-            // Between the value and the next key: whitespace and one comma.
-            let from = m.value_end as usize;
-            let gap = &self.line[from..next.key_start as usize - 1];
-            let comma = memchr::memchr(b',', gap)? + from;
-            Some((quote, comma + 1))
-        } else if let Some(prev) = k.checked_sub(1).map(|p| ms[p]) {
-            let from = prev.value_end as usize;
-            let gap = &self.line[from..quote];
-            let comma = memchr::memrchr(b',', gap)? + from;
-            Some((comma, m.value_end as usize))
+        let m = self.top[self.index.first(Tag::Aoi)?];
+        let (quote, end) = (m.key_start as usize - 1, m.value_end as usize);
+        let b = self.line;
+        // The line is valid JSON: only whitespace stands between a member
+        // and the comma or brace next to it.
+        let after = ws(b, end);
+        if b.get(after) == Some(&b',') {
+            return Some((quote, after + 1));
+        }
+        let mut before = quote;
+        while before > 0 && matches!(b[before - 1], b' ' | b'\t' | b'\r' | b'\n') {
+            before -= 1;
+        }
+        if before > 0 && b[before - 1] == b',' {
+            Some((before - 1, end))
         } else {
-            Some((quote, m.value_end as usize))
+            Some((quote, end))
         }
     }
 
@@ -759,6 +773,7 @@ impl<'a> Event<'a> {
         match key {
             "type" => self.tagged(Tag::Type),
             "aoi" => self.tagged(Tag::Aoi),
+            _ if self.index.overflow => self.whole().field(key),
             _ => self
                 .top
                 .iter()
@@ -769,10 +784,26 @@ impl<'a> Event<'a> {
 
     /// How many top-level members are named `key` (decoded).
     pub fn count(&self, key: &str) -> usize {
+        if self.index.overflow {
+            return self.whole().count(key);
+        }
         self.top
             .iter()
             .filter(|m| m.key(self.line).as_ref() == key.as_bytes())
             .count()
+    }
+
+    /// The line as one value (an object with more members than indexed).
+    fn whole(&self) -> Value<'a> {
+        let (s, e) = (ws(self.line, 0), self.line.len());
+        let mut e = e;
+        while e > s && matches!(self.line[e - 1], b' ' | b'\t' | b'\r' | b'\n') {
+            e -= 1;
+        }
+        Value {
+            raw: &self.line[s..e],
+            start: s,
+        }
     }
 
     fn tagged(&self, tag: Tag) -> Option<Value<'a>> {
@@ -1150,6 +1181,45 @@ mod tests {
                 assert_eq!(seq.unwrap().uint(), Some(0));
             },
         );
+    }
+
+    #[test]
+    fn a_line_past_the_index_cap_reads_the_same() {
+        let mut line = br#"{"type":"hit","#.to_vec();
+        for i in 0..MAX_MEMBERS + 10 {
+            line.extend_from_slice(format!("\"k{i}\":{i},").as_bytes());
+        }
+        line.extend_from_slice(br#""aoi":{"seq":1},"last":"x","k3":9}"#);
+        let mut arena = Arena::default();
+        let index = Parser::new().parse(&line, &mut arena).unwrap();
+        assert!(arena.top.len() <= MAX_MEMBERS + 4, "{}", arena.top.len());
+        let ev = index.event(&line, &arena);
+        assert_eq!(ev.ty().unwrap(), "hit");
+        assert_eq!(ev.get("last").unwrap().as_str().unwrap(), "x");
+        assert_eq!(ev.get("k4100").unwrap().uint(), Some(4100));
+        assert_eq!(ev.count("k3"), 2);
+        let (a, b) = ev.aoi_cut().unwrap();
+        assert_eq!(&line[a..b], br#""aoi":{"seq":1},"#);
+        let Aoi::Object { seq, .. } = ev.aoi() else {
+            panic!()
+        };
+        assert_eq!(seq.unwrap().uint(), Some(1));
+    }
+
+    #[test]
+    fn the_aoi_cut_takes_one_comma() {
+        for (line, want) in [
+            (&br#"{"aoi":{},"type":"a"}"#[..], &br#"{"type":"a"}"#[..]),
+            (br#"{"type":"a" , "aoi" : {} }"#, br#"{"type":"a"  }"#),
+            (br#"{"type":"a","aoi":{},"b":1}"#, br#"{"type":"a","b":1}"#),
+            (br#"{ "aoi":1 }"#, br#"{  }"#),
+        ] {
+            with(line, |ev| {
+                let (a, b) = ev.aoi_cut().unwrap();
+                let cut = [&line[..a], &line[b..]].concat();
+                assert_eq!(cut, want, "{}", String::from_utf8_lossy(line));
+            });
+        }
     }
 
     #[test]

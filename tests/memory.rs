@@ -88,3 +88,21 @@ fn summarize_and_reconcile_release_finished_runs() {
         );
     }
 }
+
+/// A line of millions of tiny members costs its bytes, not an index
+/// entry per member (0.1.0's successor indexed every one: ~4x the line per
+/// batch in flight).
+#[test]
+fn a_line_of_many_members_is_indexed_in_bounded_memory() {
+    let mut line = br#"{"type":"x","#.to_vec();
+    for _ in 0..(24 << 20) / 5 {
+        line.extend_from_slice(br#""":0,"#);
+    }
+    line.extend_from_slice(b"\"z\":1}\n");
+    let input = line.repeat(3);
+    for cmd in ["verify", "strip-envelope", "summarize"] {
+        let (peak, _) = peak_kib(&[cmd, "-q"], &input);
+        eprintln!("{cmd}: 3 lines of 24 MiB, 5 M members each: peak RSS {peak} KiB");
+        assert!(peak < 160 * 1024, "{cmd}: peak RSS {peak} KiB");
+    }
+}

@@ -265,3 +265,37 @@ fn every_command_gives_every_fixture_the_same_exit() {
         );
     }
 }
+
+/// Empty input is a run whose summary is missing (DESIGN §4), in every
+/// command and mode: a producer that died before writing is no pass.
+#[test]
+fn empty_input_is_no_pass_in_any_mode() {
+    for args in [&[][..], &["--multi-run"]] {
+        for (cmd, out) in each_command(b"", args) {
+            assert_eq!(out.code, 65, "{cmd} {args:?}: {}", out.stdout);
+        }
+    }
+    assert_eq!(verify(&["--multi-run", "--unbounded"], b"").code, 0);
+}
+
+fires_exit!(duplicate_caused_by_is_not_a_verdict, {
+    lines(&[
+        meta(),
+        summary(
+            1,
+            r#""ok":false,"reason":"failed","event_count":2,"count":0,"caused_by":{"retryable":false},"caused_by":{"retryable":true,"retry_after_ms":5}"#,
+        ),
+    ])
+});
+
+fires_exit!(duplicate_origin_is_not_a_verdict, {
+    lines(&[
+        meta(),
+        ev(
+            1,
+            "aoi:error",
+            r#""origin":"up","origin":null,"category":"io","code":"X","message":"m","retryable":false"#,
+        ),
+        ok_summary(2, 0),
+    ])
+});

@@ -21,6 +21,8 @@ const VERDICT_KEYS: &[&str] = &[
     "event_count",
     "count",
     "aoi_version",
+    "caused_by",
+    "origin",
 ];
 
 pub(super) const KNOWN_FRAMEWORK: &[&str] = &[

@@ -345,6 +345,11 @@ impl<'c> Checker<'c> {
 
     /// End of input: judge every run still open.
     pub fn finish(mut self, sink: &mut dyn Sink) -> io::Result<()> {
+        if self.st.line == 0 {
+            // Empty input is one run that never began (DESIGN §4): its
+            // summary is missing, in every mode.
+            self.st.current_slot();
+        }
         let mut open: Vec<usize> = (0..self.st.slots.len())
             .filter(|&i| self.st.slots[i].is_some())
             .collect();

@@ -29,7 +29,7 @@ pub(super) fn judge(cfg: &Config, run: RunState) -> RunReport {
                     .clone()
                     .or_else(|| run.local_process_error.clone());
                 let why = match (o.ok, o.reason.as_deref()) {
-                    (Some(true), _) => "the summary says ok, but the run holds item errors (--continue-on-error accepts them)".to_string(),
+                    (Some(true), _) => "the summary says ok, but the run holds item or forwarded errors (--continue-on-error accepts them)".to_string(),
                     (_, Some(r)) => format!("the producer reported failure (reason: {r})"),
                     _ => "the producer reported failure".to_string(),
                 };
@@ -40,7 +40,8 @@ pub(super) fn judge(cfg: &Config, run: RunState) -> RunReport {
                 run.local_process_error.clone(),
             ),
             None if item_failure => failed(
-                "the run holds item errors (--continue-on-error accepts them)".to_string(),
+                "the run holds item or forwarded errors (--continue-on-error accepts them)"
+                    .to_string(),
                 None,
             ),
             None => {

@@ -333,13 +333,7 @@ fn fill(o: &mut Obj, r: &RunReport, st: &Stats) {
 
 /// A block per run, cut to `width` columns on a terminal (never in a
 /// pipe, where a reader wants every name whole).
-fn human_block(
-    r: &RunReport,
-    st: &Stats,
-    file: &str,
-    color: bool,
-    width: Option<usize>,
-) -> String {
+fn human_block(r: &RunReport, st: &Stats, file: &str, color: bool, width: Option<usize>) -> String {
     let fit = |s: &str, room: usize| match width {
         Some(w) => fit(s, (room + w).saturating_sub(80).max(20)),
         None => s.to_string(),
