@@ -142,7 +142,11 @@ fn counts_match_in_human_output() {
             }
         }
         // Cut only on a terminal, to its width: a pipe gets every name whole.
-        assert!(!out.stdout.contains('…'), "{name}: cut in a pipe\n{}", out.stdout);
+        assert!(
+            !out.stdout.contains('…'),
+            "{name}: cut in a pipe\n{}",
+            out.stdout
+        );
     }
 }
 
