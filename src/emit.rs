@@ -391,15 +391,17 @@ impl<W: Write> Sink for Emitter<W> {
                 Severity::Warning => ("warning", YELLOW),
                 Severity::Info => ("note", CYAN),
             };
+            // File names and run ids come from outside: escaped, so no
+            // control byte reaches a terminal (DESIGN §8).
             let place = if f.line > 0 {
-                format!("{}:{}", self.file, f.line)
+                format!("{}:{}", clean(&self.file), f.line)
             } else {
-                self.file.clone()
+                clean(&self.file)
             };
             let run = f
                 .run
                 .as_ref()
-                .map(|r| format!(" (run {r})"))
+                .map(|r| format!(" (run {})", clean(r)))
                 .unwrap_or_default();
             let head = self.paint(&format!("{word}[{}]", f.rule), color);
             let text = format!("{place}: {head}: {}{run}\n", clean(&f.message));
@@ -449,7 +451,7 @@ impl<W: Write> Emitter<W> {
                 Verdict::Nonconforming => ("NOT CONFORMING", RED),
             };
             let who = match &r.run {
-                Some(id) => format!("run {id}"),
+                Some(id) => format!("run {}", clean(id)),
                 None => format!("run from line {}", r.first_line),
             };
             let what = r
@@ -463,7 +465,7 @@ impl<W: Write> Emitter<W> {
                     if parts.is_empty() {
                         String::new()
                     } else {
-                        format!(" ({})", parts.join(" "))
+                        format!(" ({})", clean(&parts.join(" ")))
                     }
                 })
                 .unwrap_or_default();
@@ -472,7 +474,7 @@ impl<W: Write> Emitter<W> {
                 .unwrap_or_default();
             let text = format!(
                 "{}: {}: {who}{what}{to}: {}\n",
-                self.file,
+                clean(&self.file),
                 self.paint(word, color),
                 clean(&r.message)
             );

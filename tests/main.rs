@@ -1,5 +1,9 @@
 //! The integration tests: one binary, one file per subcommand.
 
+// Measurements are reported on stderr (`--nocapture`); the lint is for the
+// tool, whose every message goes through `say!`.
+#![allow(clippy::print_stderr)]
+
 mod util;
 
 mod conform;
@@ -8,6 +12,7 @@ mod hostile;
 mod man;
 mod memory;
 mod pipe;
+mod props;
 mod reconcile;
 mod split;
 mod strip;

@@ -220,8 +220,14 @@ impl Sink for WithPaths<'_> {
     fn run(&mut self, r: &RunReport) -> io::Result<()> {
         let key = RunKey::of_report(r);
         let name = self.files.name(&key).to_string();
-        let path = self.files.path(&name);
-        self.report.run_at(r, Some(&path.display().to_string()))
+        // A run whose every line was over-long (never held, so never
+        // written) has no file to name.
+        let path = self
+            .files
+            .created
+            .contains(&name)
+            .then(|| self.files.path(&name).display().to_string());
+        self.report.run_at(r, path.as_deref())
     }
 }
 

@@ -359,7 +359,9 @@ fn human_block(r: &RunReport, st: &Stats, file: &str, color: bool, width: Option
     let mut out = format!("{}  {}\n", fit(&place, 62), paint(word, code));
     let mut row = |label: &str, value: String| {
         if !value.is_empty() {
-            out.push_str(&format!("  {label:<10} {}\n", fit(&value, 66)));
+            // Every value may come from the input: no control byte
+            // reaches the terminal (DESIGN §8).
+            out.push_str(&format!("  {label:<10} {}\n", fit(&clean(&value), 66)));
         }
     };
     let id = r.identity.clone().unwrap_or_default();
