@@ -55,7 +55,7 @@ run() { # name (one word) command...
   wall[$name]=$w
   rss[$name]=$r
   printf '%-12s %8.3f s %10.0f MB/s %8d KiB peak\n' "$name" "${wall[$name]}" \
-    "$(awk -v b="$bytes" -v s="${wall[$name]}" 'BEGIN { print (s > 0 ? b / s / 1e6 : 0) }')" "${rss[$name]}"
+    "$(awk -v b="${RUN_BYTES:-$bytes}" -v s="${wall[$name]}" 'BEGIN { print (s > 0 ? b / s / 1e6 : 0) }')" "${rss[$name]}"
 }
 
 ok=--continue-on-error
@@ -70,9 +70,9 @@ run strip sh -c "'$aoitap' strip-envelope -q $ok '$stream' > /dev/null"
 if [ -z "${SKIP_JQ:-}" ]; then
   # jq on the smaller stream, scaled to the size of the large one.
   scale() { awk -v s="$1" -v a="$bytes" -v b="$jq_bytes" 'BEGIN { printf "%.3f", s * a / b }'; }
-  REPEAT=1 run jq jq -n -c -f "$SHARED/bench/verify.jq" "$jq_stream"
+  RUN_BYTES=$jq_bytes REPEAT=1 run jq jq -n -c -f "$SHARED/bench/verify.jq" "$jq_stream"
   wall[jq]=$(scale "${wall[jq]}")
-  REPEAT=1 run jqstrip sh -c "jq -c 'select(.type|startswith(\"aoi:\")|not) | del(.aoi)' '$jq_stream' > /dev/null"
+  RUN_BYTES=$jq_bytes REPEAT=1 run jqstrip sh -c "jq -c 'select(.type|startswith(\"aoi:\")|not) | del(.aoi)' '$jq_stream' > /dev/null"
   wall[jqstrip]=$(scale "${wall[jqstrip]}")
   echo "(jq rows: $jq_stream, $jq_bytes bytes; times scaled to $bytes bytes below)"
 fi
