@@ -265,6 +265,19 @@ fn complete_lines(b: &[u8]) -> Vec<&[u8]> {
         .collect()
 }
 
+/// The input as a file named `name` in `dir` (one FILE operand), or, with
+/// no name, no operand at all (the input is then fed on stdin).
+fn operand(dir: &Path, name: Option<&Bytes>, input: &[u8]) -> Vec<OsString> {
+    match name {
+        Some(n) => {
+            let f = dir.join(OsStr::from_bytes(&n.0));
+            std::fs::write(&f, input).unwrap();
+            vec![path_arg(&f)]
+        }
+        None => vec![],
+    }
+}
+
 fn path_arg(p: &Path) -> OsString {
     p.as_os_str().to_os_string()
 }
@@ -1712,14 +1725,7 @@ fn props_own_jsonl_output_verifies() {
             let dir = tempfile::tempdir().unwrap();
             let report = dir.path().join("report.jsonl");
             let split_dir = dir.path().join("split");
-            let operand: Vec<OsString> = match name {
-                Some(n) => {
-                    let f = dir.path().join(OsStr::from_bytes(&n.0));
-                    std::fs::write(&f, &input.0).unwrap();
-                    vec![path_arg(&f)]
-                }
-                None => vec![],
-            };
+            let operand = operand(dir.path(), name.as_ref(), &input.0);
             let rep = [OsString::from("--report"), path_arg(&report)];
             let jsonl = ["--output", "jsonl"];
             let cases: Vec<(Vec<OsString>, bool)> = vec![
@@ -1890,14 +1896,7 @@ fn props_human_output_has_no_control_bytes() {
         ),
         |(input, flags, name)| {
             let dir = tempfile::tempdir().unwrap();
-            let operand: Vec<OsString> = match name {
-                Some(n) => {
-                    let f = dir.path().join(OsStr::from_bytes(&n.0));
-                    std::fs::write(&f, &input.0).unwrap();
-                    vec![path_arg(&f)]
-                }
-                None => vec![],
-            };
+            let operand = operand(dir.path(), name.as_ref(), &input.0);
             let human = ["--output", "human", "--color", "never"];
             let split = [OsString::from("--dir"), path_arg(&dir.path().join("split"))];
             let cases: Vec<(Vec<OsString>, bool)> = vec![
