@@ -241,12 +241,12 @@ impl<W: Write> Emitter<W> {
             let mut o = self.event("aoi:error");
             o.str("category", category);
             o.str("code", code);
-            o.str("message", message);
+            o.str("message", &one_line(message));
             o.bool("retryable", false);
             o.str("scope", "process");
             self.write(o)
         } else {
-            crate::say!("aoitap: {message}");
+            crate::say!("aoitap: {}", one_line(message));
             Ok(())
         }
     }
@@ -519,6 +519,52 @@ pub fn plural(n: u64, word: &str) -> String {
         format!("{n} {word}s")
     }
 }
+
+/// Input bytes quoted in a message: at most `QUOTE_BYTES` of them (cut on
+/// a character boundary, the length said), as a JSON-like string literal
+/// with every control character escaped, so a message stays one short
+/// line whatever the input (DESIGN §8).
+pub fn quote(s: &str) -> String {
+    let mut end = s.len().min(QUOTE_BYTES);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut q = format!("{:?}", &s[..end]);
+    if end < s.len() {
+        q.push_str(&format!("… ({} bytes)", s.len()));
+    }
+    q
+}
+
+/// As `quote`, for a raw JSON value (a number, a literal, a container).
+pub fn quote_raw(raw: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&raw[..raw.len().min(QUOTE_BYTES)]);
+    let mut q = clean(&text);
+    if raw.len() > QUOTE_BYTES {
+        q.push_str(&format!("… ({} bytes)", raw.len()));
+    }
+    q
+}
+
+/// A message made one line of bounded length: the last guard before a
+/// message from anywhere (a file name, an OS error) is written.
+pub fn one_line(s: &str) -> String {
+    let mut end = s.len().min(MESSAGE_BYTES);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut t = clean(&s[..end]);
+    if end < s.len() {
+        t.push('…');
+    }
+    t
+}
+
+/// The most input bytes a message quotes.
+const QUOTE_BYTES: usize = 80;
+
+/// The longest message aoitap writes.
+const MESSAGE_BYTES: usize = 512;
 
 /// Text from the input, made safe for a terminal: control characters
 /// (an ESC from a hostile stream) are shown escaped, never interpreted.

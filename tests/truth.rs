@@ -299,3 +299,49 @@ fires_exit!(duplicate_origin_is_not_a_verdict, {
         ok_summary(2, 0),
     ])
 });
+
+/// aoitap's own output quotes at most 80 bytes of an input value, on one
+/// line, so it passes its own verify whatever the input (0.1.0 echoed a
+/// 35 MB seq into a 71 MB finding line).
+#[test]
+fn messages_quote_a_bounded_piece_of_the_input() {
+    let huge = "\\\\".repeat(1 << 20);
+    let input = lines(&[
+        meta(),
+        ev(1, "hit", "").replace(r#""seq":1"#, &format!(r#""seq":"{huge}""#)),
+        hit(2).replace(
+            r#""run":"R""#,
+            &format!(r#""run":"{}\n""#, "x".repeat(1 << 20)).replace('\n', "\\n"),
+        ),
+    ]);
+    let out = verify(&[], &input);
+    assert!(out.has_rule("seq.not-integer") && out.has_rule("run.changed"));
+    let longest = out.stdout.lines().map(str::len).max().unwrap();
+    assert!(longest < 2048, "a {longest}-byte line");
+    assert_eq!(verify(&[], out.stdout.as_bytes()).code, 1);
+    let human = run(&["verify", "--color", "never"], &input);
+    assert!(human.stdout.lines().all(|l| l.len() < 2048));
+}
+
+/// Run ids are kept bounded in bytes: a thousand runs with 64 KiB ids
+/// cost no more than a few MiB (0.1.0 kept every id whole).
+#[test]
+fn long_run_ids_are_kept_bounded() {
+    let mut input = vec![];
+    for i in 0..1000 {
+        let id = format!("{i:06}{}", "x".repeat(64 << 10));
+        let run = String::from_utf8(lines(&good(1))).unwrap();
+        input.extend_from_slice(
+            run.replace(r#""run":"R""#, &format!(r#""run":"{id}""#))
+                .as_bytes(),
+        );
+    }
+    let (peak, out) = peak_kib(&["verify", "--multi-run", "--output", "jsonl"], &input);
+    assert!(peak < 40 << 10, "peak RSS {peak} KiB");
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.contains(r#""verdict":"pass""#))
+            .count(),
+        1000
+    );
+}

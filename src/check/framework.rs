@@ -4,6 +4,7 @@
 use std::io;
 
 use super::{Cause, Identity, Outcome, SchemaPin, Sink, State};
+use crate::emit::{quote, quote_raw};
 use crate::event::{Event, Kind, Uint, Value};
 use crate::redact;
 use crate::rules::{CATEGORIES, Rule};
@@ -93,7 +94,8 @@ impl State<'_> {
             && major(v) != Some(1)
         {
             let msg = format!(
-                "aoi_version {v:?} is not AOI-CLI 1.x: aoitap does not interpret this stream (spec §5.2)"
+                "aoi_version {} is not AOI-CLI 1.x: aoitap does not interpret this stream (spec §5.2)",
+                quote(v)
             );
             self.report(sink, slot, Rule::VersionAoiUnsupported, seq, msg)?;
             // Not interpreted (§5) while the finding stands; allowed, the
@@ -125,8 +127,8 @@ impl State<'_> {
             if !(name_ok && major_ok) {
                 let got = format!(
                     "{}@{}",
-                    id.schema_name.as_deref().unwrap_or("(none)"),
-                    id.schema_version.as_deref().unwrap_or("(none)")
+                    id.schema_name.as_deref().map_or("(none)".into(), quote),
+                    id.schema_version.as_deref().map_or("(none)".into(), quote)
                 );
                 let msg = format!("expected schema {}, got {got}", pin_text(pin));
                 self.report(sink, slot, Rule::VersionSchemaMismatch, seq, msg)?;
@@ -172,12 +174,16 @@ impl State<'_> {
         match category.as_deref() {
             Some(c @ ("partial" | "temporary")) => {
                 let msg = format!(
-                    "category {c:?} was removed in v1.0-alpha (use the real category, or unavailable)"
+                    "category {} was removed in v1.0-alpha (use the real category, or unavailable)",
+                    quote(c)
                 );
                 self.report(sink, slot, Rule::ErrorCategoryRemoved, seq, msg)?;
             }
             Some(c) if !CATEGORIES.contains(&c) => {
-                let msg = format!("unknown category {c:?}: consumers route it as internal");
+                let msg = format!(
+                    "unknown category {}: consumers route it as internal",
+                    quote(c)
+                );
                 self.report(sink, slot, Rule::ErrorCategoryUnknown, seq, msg)?;
             }
             _ => {}
@@ -185,7 +191,7 @@ impl State<'_> {
         if let Some(c) = &code
             && !is_code(c)
         {
-            let msg = format!("code {c:?} is not [A-Z][A-Z0-9_]*");
+            let msg = format!("code {} is not [A-Z][A-Z0-9_]*", quote(c));
             self.report(sink, slot, Rule::ErrorCodeFormat, seq, msg)?;
         }
         if let Some(m) = &message
@@ -202,7 +208,7 @@ impl State<'_> {
                 Uint::NotUint => {
                     let msg = format!(
                         "retry_after_ms is {}, not an integer >= 0",
-                        String::from_utf8_lossy(v.raw())
+                        quote_raw(v.raw())
                     );
                     self.report(sink, slot, Rule::ErrorRetryAfterInvalid, seq, msg)?;
                     None
@@ -270,12 +276,16 @@ impl State<'_> {
                 ) =>
             {
                 let msg = format!(
-                    "reason {r:?} with ok:false: must be failed, cancelled, timeout or denied"
+                    "reason {} with ok:false: must be failed, cancelled, timeout or denied",
+                    reason_text(r.as_deref())
                 );
                 self.report(sink, slot, Rule::SummaryReasonInvalid, seq, msg)?;
             }
             (Some(true), Some(r)) if r.as_deref() != Some("skipped") => {
-                let msg = format!("reason {r:?} with ok:true: only skipped is allowed");
+                let msg = format!(
+                    "reason {} with ok:true: only skipped is allowed",
+                    reason_text(r.as_deref())
+                );
                 self.report(sink, slot, Rule::SummaryReasonInvalid, seq, msg)?;
             }
             _ => {}
@@ -295,10 +305,7 @@ impl State<'_> {
             if let Some(v) = ev.get(name) {
                 counters[i] = v.uint();
                 if counters[i].is_none() {
-                    let msg = format!(
-                        "{name} is {}, not an integer >= 0",
-                        String::from_utf8_lossy(v.raw())
-                    );
+                    let msg = format!("{name} is {}, not an integer >= 0", quote_raw(v.raw()));
                     self.report(sink, slot, Rule::SummaryCounterInvalid, seq, msg)?;
                 }
             }
@@ -410,6 +417,11 @@ impl State<'_> {
     }
 }
 
+/// A reason as a message shows it: quoted, or said not to be a string.
+fn reason_text(r: Option<&str>) -> String {
+    r.map_or_else(|| "(not a string)".to_string(), quote)
+}
+
 fn identity(ev: &Event<'_>) -> Identity {
     let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
     Identity {
@@ -469,9 +481,9 @@ fn args_leak(args: Value<'_>) -> Option<String> {
         Kind::Object => args.children().find_map(|(k, v)| {
             let value = v.as_str()?;
             if redact::is_sensitive_name(&k) && !redact::is_redacted(&value) {
-                Some(format!("the value of {k:?} is not redacted"))
+                Some(format!("the value of {} is not redacted", quote(&k)))
             } else if redact::url_leaks(&value) {
-                Some(format!("{k:?} is a URL with credentials"))
+                Some(format!("{} is a URL with credentials", quote(&k)))
             } else {
                 None
             }

@@ -7,7 +7,9 @@
 //! latest `aoi:meta`. A run is judged when its summary arrives (multi-run) or
 //! at end of input, and its state is then released.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
+use std::hash::{Hash, Hasher};
 use std::io;
 
 use crate::event::{Aoi, Event, JsonError, Kind, Uint, Value};
@@ -122,7 +124,7 @@ impl RunState {
         let Some(id) = v.and_then(|v| v.decoded()) else {
             return (self.cur, false);
         };
-        let id = &id[..];
+        let id = &id_key(&id)[..];
         if self.tracks[self.cur].id.as_deref() == Some(id) {
             return (self.cur, false);
         }
@@ -130,7 +132,7 @@ impl RunState {
             // The first id seen names the run; earlier lines were its own.
             self.tracks[0].id = Some(id.into());
             self.id = Some(id.into());
-            self.name = v.and_then(|v| v.as_str()).map(|s| s.into_owned());
+            self.name = v.and_then(|v| v.as_str()).map(|s| run_name(&s));
             self.cur = 0;
             return (0, false);
         }
@@ -148,6 +150,37 @@ impl RunState {
         self.cur = i;
         (i, true)
     }
+}
+
+/// Ids longer than this are kept as a prefix and a digest.
+const ID_BYTES: usize = 256;
+
+/// A run id as it is kept: bounded in bytes whatever the input (DESIGN §8:
+/// state is bounded in bytes). A long id becomes its first 192 bytes, a
+/// 0xFF byte (never in UTF-8, so never in a short id) and a 64-bit digest
+/// of the whole.
+pub fn id_key(id: &[u8]) -> Cow<'_, [u8]> {
+    if id.len() <= ID_BYTES {
+        return Cow::Borrowed(id);
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    id.hash(&mut h);
+    let mut key = id[..192].to_vec();
+    key.push(0xff);
+    key.extend_from_slice(&h.finish().to_be_bytes());
+    Cow::Owned(key)
+}
+
+/// A run id as reports show it: a long one cut, with its length.
+fn run_name(id: &str) -> String {
+    if id.len() <= ID_BYTES {
+        return id.to_string();
+    }
+    let mut end = 120;
+    while !id.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &id[..end], id.len())
 }
 
 /// Where the last line went, kept past the run's end.
@@ -409,7 +442,7 @@ impl State<'_> {
             }
             return Target::Slot(self.current_slot());
         };
-        let raw = &raw[..];
+        let raw = &id_key(&raw)[..];
         if let Some(s) = self.last
             && self.slots[s].as_ref().and_then(|r| r.id.as_deref()) == Some(raw)
         {
@@ -422,7 +455,7 @@ impl State<'_> {
         if self.finished.contains_key(raw) {
             return Target::Finished(raw.into());
         }
-        let name = id.and_then(|v| v.as_str()).map(|s| s.into_owned());
+        let name = id.and_then(|v| v.as_str()).map(|s| run_name(&s));
         let s = self.open(Some(raw.into()), name);
         self.last = Some(s);
         Target::Slot(s)
@@ -449,9 +482,11 @@ impl State<'_> {
         if run.unsupported && !f.rule.is_line_level() {
             return Ok(());
         }
+        // Every message is one bounded line, whatever it quotes (DESIGN §8).
+        let message = crate::emit::one_line(&f.message);
         if severity == Severity::Error {
             run.error_findings += 1;
-            run.first_error.get_or_insert_with(|| f.message.clone());
+            run.first_error.get_or_insert_with(|| message.clone());
         }
         sink.finding(&Finding {
             rule: f.rule,
@@ -459,7 +494,7 @@ impl State<'_> {
             line,
             run: run.name.clone(),
             seq: f.seq,
-            message: f.message,
+            message,
             column: f.column,
             missing: f.missing,
         })
@@ -548,7 +583,8 @@ impl State<'_> {
         if new_id && !multi {
             let name = run_v.and_then(|v| v.as_str()).unwrap_or_default();
             let msg = format!(
-                "run id changed to {name:?}: one stream must be one run (use --multi-run for merged logs)"
+                "run id changed to {}: one stream must be one run (use --multi-run for merged logs)",
+                crate::emit::quote(&name)
             );
             self.report(sink, slot, Rule::RunChanged, None, msg)?;
         }
@@ -608,8 +644,8 @@ impl State<'_> {
             Some(b"aoi:warning") => self.run(slot).warnings += 1,
             Some(other) if framework && !KNOWN_FRAMEWORK.iter().any(|k| k.as_bytes() == other) => {
                 let msg = format!(
-                    "unknown framework event {:?}: it may carry failure, so success cannot be reported",
-                    String::from_utf8_lossy(other)
+                    "unknown framework event {}: it may carry failure, so success cannot be reported",
+                    crate::emit::quote(&String::from_utf8_lossy(other))
                 );
                 self.report(sink, slot, Rule::FrameworkUnknownType, seq, msg)?;
             }
@@ -690,7 +726,7 @@ impl State<'_> {
             self.run(slot).seq_trouble = true;
             let msg = format!(
                 "aoi.seq is {}, not a non-negative integer",
-                String::from_utf8_lossy(v.raw())
+                crate::emit::quote_raw(v.raw())
             );
             self.report(sink, slot, Rule::SeqNotInteger, None, msg)?;
             return Ok(None);

@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::check::{Checker, Markers, RunKey, RunOf, RunReport, Seen, SeqTrack, Step, Verdict};
+use crate::check::{
+    Checker, Markers, RunKey, RunOf, RunReport, Seen, SeqTrack, Step, Verdict, id_key,
+};
 use crate::cli::StreamOptions;
 use crate::cmd::{Held, Input, Pass, PerRun, Report, ReportTo, run_stream};
 use crate::emit::{Format, clean, plural};
@@ -278,7 +280,7 @@ fn run_seq(ev: &Event<'_>) -> Option<(RunKey, u64)> {
     let Uint::Int(n) = seq.as_uint() else {
         return None;
     };
-    Some((RunKey::Id(run.decoded()?.into()), n))
+    Some((RunKey::Id(id_key(&run.decoded()?).into()), n))
 }
 
 impl Reference {

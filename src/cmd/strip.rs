@@ -7,7 +7,7 @@ use std::io::{self, BufWriter, Write};
 
 use anyhow::Result;
 
-use crate::check::{Checker, RunOf, Seen};
+use crate::check::{Checker, RunOf, Seen, id_key};
 use crate::cli::StreamOptions;
 use crate::cmd::{Pass, Report, ReportTo, run_stream};
 use crate::event::Event;
@@ -53,7 +53,7 @@ impl Strip<'_> {
         match &o.run {
             None => true,
             Some(want) => {
-                matches!(check.run_of_last_line(), RunOf::Named(id) if id == want.as_bytes())
+                matches!(check.run_of_last_line(), RunOf::Named(id) if id == &*id_key(want.as_bytes()))
             }
         }
     }
