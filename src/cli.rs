@@ -78,7 +78,8 @@ enum Command {
         after_help = "Example: aoitap reconcile transcript.jsonl\n         aoitap reconcile --against producer-tee.jsonl received.jsonl\n\n\
                       Markers recognised: [… N lines omitted …], ... N lines omitted ..., [N lines truncated],\n\
                       <N lines elided> (also skipped, hidden, removed, \"more lines\"); add others with --marker.\n\n\
-                      Exit status: 0 when every run is complete and reconciles, 65 otherwise."
+                      Exit status: the verdict, as verify gives it with --multi-run (0, 1, 75, 65),\n\
+                      and 65 where an event does not reconcile (a gap, a marker that disagrees, --against)."
     )]
     Reconcile(ReconcileArgs),
 
