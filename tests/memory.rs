@@ -51,9 +51,11 @@ fn a_200_mib_line_is_a_finding_not_an_allocation() {
     let (out, peak_kib) = feed_one_line(200 << 20, &[]);
     eprintln!("200 MiB line, default cap: peak RSS {peak_kib} KiB");
     assert!(out.contains(r#""rule":"line.too-long""#), "{out}");
-    // The default cap is 64 MiB: the buffer may reach it, never the line.
+    // The documented bound (README, Performance): about twice the 64 MiB
+    // default cap, reached while the buffer grows to the cap (a realloc
+    // holds the old and the new block); never the 200 MiB of the line.
     assert!(
-        peak_kib < 80 * 1024,
+        peak_kib < 2 * 64 * 1024 + 16 * 1024,
         "peak RSS {peak_kib} KiB for a 200 MiB line"
     );
     let (out, peak_kib) = feed_one_line(200 << 20, &["--max-line-bytes", "1MiB"]);
