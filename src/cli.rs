@@ -27,7 +27,8 @@ const RULES_HELP: &str = "Rules (id, default severity E/W/I, spec §):";
                   aoi:summary, every line carrying aoi.seq and aoi.run. It notices what nothing \
                   else does: a stream cut at the end (no summary) or in the middle (seq gaps).",
     after_help = "Exit status: 0 pass, 1 producer failed, 75 failed but retryable, 65 stream not \
-                  conforming, 64 usage, 66 input missing, 74 I/O error, 141 downstream closed."
+                  conforming, 64 usage, 66 input missing, 73 cannot create output, 74 I/O error, \
+                  130/143 interrupted/terminated, 141 downstream closed."
 )]
 struct Cli {
     /// Print the JSON Schema of aoitap's events (the same as `aoitap schema --output json`).
@@ -647,7 +648,8 @@ fn verify_after_help() -> String {
     }
     s.push_str(
         "\nExit status: 0 pass · 1 producer reported failure · 75 failed, retryable · \
-         65 not conforming · 64 usage · 66 input missing · 74 I/O error · 141 downstream closed\n\
+         65 not conforming · 64 usage · 66 input missing · 73 cannot create output · 74 I/O error · \
+         130/143 interrupted/terminated · 141 downstream closed\n\
          \nExamples:\n  set -o pipefail; tool --output jsonl | tee out.jsonl | aoitap verify -q\n  \
          aoitap verify --output jsonl out.jsonl | jq 'select(.type==\"finding\")'\n",
     );

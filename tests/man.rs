@@ -87,3 +87,20 @@ fn man_renders_it() {
     );
     let _ = bin();
 }
+
+/// The help's exit lists name every status aoitap exits with.
+#[test]
+fn help_lists_every_exit_status() {
+    for args in [&["--help"][..], &["verify", "--help"]] {
+        let out = crate::util::run(args, b"");
+        for code in [
+            "0", "1", "75", "65", "64", "66", "73", "74", "130", "143", "141",
+        ] {
+            let listed = out
+                .stdout
+                .split(|c: char| !c.is_ascii_digit())
+                .any(|w| w == code);
+            assert!(listed, "{args:?}: exit {code} not listed");
+        }
+    }
+}
