@@ -525,12 +525,9 @@ pub fn plural(n: u64, word: &str) -> String {
 /// with every control character escaped, so a message stays one short
 /// line whatever the input (DESIGN §8).
 pub fn quote(s: &str) -> String {
-    let mut end = s.len().min(QUOTE_BYTES);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    let mut q = format!("{:?}", &s[..end]);
-    if end < s.len() {
+    let head = prefix(s, QUOTE_BYTES);
+    let mut q = format!("{head:?}");
+    if head.len() < s.len() {
         q.push_str(&format!("… ({} bytes)", s.len()));
     }
     q
@@ -549,15 +546,21 @@ pub fn quote_raw(raw: &[u8]) -> String {
 /// A message made one line of bounded length: the last guard before a
 /// message from anywhere (a file name, an OS error) is written.
 pub fn one_line(s: &str) -> String {
-    let mut end = s.len().min(MESSAGE_BYTES);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    let mut t = clean(&s[..end]);
-    if end < s.len() {
+    let head = prefix(s, MESSAGE_BYTES);
+    let mut t = clean(head);
+    if head.len() < s.len() {
         t.push('…');
     }
     t
+}
+
+/// At most `max` bytes of `s`, cut on a character boundary.
+pub fn prefix(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 /// The most input bytes a message quotes.

@@ -9,7 +9,7 @@ use regex::Regex;
 /// `[… 29 lines omitted …]`, `... 29 lines omitted ...`,
 /// `[29 lines truncated]`, `<29 lines elided>`, and the same with
 /// `skipped`, `hidden` or `removed`, and `more lines`.
-pub const MARKER: &str = r"^\s*[\[<(]?\s*(?:…|\.\.\.)?\s*(\d+)\s+(?:more\s+)?lines?\s+(?:omitted|truncated|elided|skipped|hidden|removed)\s*(?:…|\.\.\.)?\s*[\]>)]?\s*$";
+const MARKER: &str = r"^\s*[\[<(]?\s*(?:…|\.\.\.)?\s*(\d+)\s+(?:more\s+)?lines?\s+(?:omitted|truncated|elided|skipped|hidden|removed)\s*(?:…|\.\.\.)?\s*[\]>)]?\s*$";
 
 /// Markers are short; a longer line is never one (and is not searched).
 const MARKER_BYTES: usize = 256;

@@ -24,7 +24,7 @@ mod verdict;
 
 pub use framework::major;
 use framework::{KNOWN_FRAMEWORK, pin_text};
-pub use marker::{MARKER, Markers};
+pub use marker::Markers;
 pub use report::*;
 pub use seq::{SeqTrack, Step};
 use verdict::judge;
@@ -176,11 +176,7 @@ fn run_name(id: &str) -> String {
     if id.len() <= ID_BYTES {
         return id.to_string();
     }
-    let mut end = 120;
-    while !id.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… ({} bytes)", &id[..end], id.len())
+    format!("{}… ({} bytes)", crate::emit::prefix(id, 120), id.len())
 }
 
 /// Where the last line went, kept past the run's end.
