@@ -51,6 +51,9 @@ pub struct Member {
     value_start: u32,
     value_end: u32,
     key_escaped: bool,
+    /// The value may hold an escape: false only for a string seen to hold
+    /// none, whose raw inside is then its decoded bytes.
+    value_escaped: bool,
     /// Which reserved name the key is, found once while walking.
     tag: Tag,
 }
@@ -125,6 +128,9 @@ pub struct Value<'a> {
     raw: &'a [u8],
     /// Where `raw` starts in the line it came from.
     start: usize,
+    /// The walk saw this string hold no escape: its raw inside is its
+    /// decoded value, with no search for a backslash.
+    plain: bool,
 }
 
 /// What a field of an event holds, as far as the rules care.
@@ -153,6 +159,72 @@ fn syntax(i: usize, expected: &'static str) -> JsonError {
     }
 }
 
+/// Where a walk stopped and what it wanted there. Eight bytes, so that a
+/// walker step's `Result<usize, Fault>` comes back in registers: on
+/// ~200-byte lines the walk makes some twenty such returns per line.
+#[derive(Debug, Clone, Copy)]
+struct Fault {
+    at: u32,
+    want: Want,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Want {
+    Key,
+    Colon,
+    MemberNext,
+    ElementNext,
+    Value,
+    End,
+    Hex,
+    Escape,
+    Utf8,
+    NoControl,
+    Close,
+    Digit,
+    FractionDigit,
+    ExponentDigit,
+}
+
+impl Want {
+    fn text(self) -> &'static str {
+        match self {
+            Want::Key => "a string key",
+            Want::Colon => "':' after an object key",
+            Want::MemberNext => "',' or '}' after an object member",
+            Want::ElementNext => "',' or ']' after an array element",
+            Want::Value => "a JSON value",
+            Want::End => "end of line after the JSON value",
+            Want::Hex => "four hex digits after \\u",
+            Want::Escape => "an escape: one of \" \\ / b f n r t u",
+            Want::Utf8 => "UTF-8",
+            Want::NoControl => "no raw control character inside a string (escape it)",
+            Want::Close => "a closing '\"'",
+            Want::Digit => "a digit",
+            Want::FractionDigit => "a digit after '.'",
+            Want::ExponentDigit => "a digit in the exponent",
+        }
+    }
+}
+
+/// The walk's result: the index after what was read.
+type Step = Result<usize, Fault>;
+
+/// `i` is within a line of at most `u32::MAX` bytes (`Parser::parse`).
+#[inline]
+fn fault(i: usize, want: Want) -> Fault {
+    Fault { at: i as u32, want }
+}
+
+/// What the walk notices in strings on the way.
+#[derive(Default)]
+struct Flags {
+    /// A string anywhere in the line holds ESC or CSI.
+    ansi: bool,
+    /// The last string read held an escape (reset by the reader).
+    escaped: bool,
+}
+
 impl Parser {
     pub fn new() -> Parser {
         Parser::default()
@@ -171,14 +243,16 @@ impl Parser {
             ..Index::default()
         };
         self.stack.clear();
-        let walked = Walk {
+        let mut walk = Walk {
             b: line,
             stack: &mut self.stack,
             arena,
             index: &mut index,
-        }
-        .line();
-        if let Err(e) = walked {
+            flags: Flags::default(),
+        };
+        let walked = walk.line();
+        index.ansi = walk.flags.ansi;
+        if let Err(f) = walked {
             arena.top.truncate(index.top.0 as usize);
             arena.aoi.truncate(index.aoi.0 as usize);
             // The walk stops at the first fault; a byte that is not UTF-8
@@ -187,7 +261,7 @@ impl Parser {
                 Err(u) => JsonError::Utf8 {
                     column: u.valid_up_to() + 1,
                 },
-                Ok(_) => e,
+                Ok(_) => syntax(f.at as usize, f.want.text()),
             });
         }
         index.top.1 = arena.top.len() as u32;
@@ -202,6 +276,7 @@ struct Walk<'w> {
     stack: &'w mut BitStack,
     arena: &'w mut Arena,
     index: &'w mut Index,
+    flags: Flags,
 }
 
 /// Which object's members are being indexed.
@@ -212,7 +287,7 @@ enum Level {
 }
 
 impl Walk<'_> {
-    fn line(&mut self) -> Result<(), JsonError> {
+    fn line(&mut self) -> Result<(), Fault> {
         let b = self.b;
         let i = ws(b, 0);
         let i = if b.get(i) == Some(&b'{') {
@@ -225,13 +300,13 @@ impl Walk<'_> {
         if i == b.len() {
             Ok(())
         } else {
-            Err(syntax(i, "end of line after the JSON value"))
+            Err(fault(i, Want::End))
         }
     }
 
     /// The object at `i` (its `{`), indexing its members; returns the index
     /// after its `}`.
-    fn members(&mut self, i: usize, level: Level) -> Result<usize, JsonError> {
+    fn members(&mut self, i: usize, level: Level) -> Step {
         let b = self.b;
         let mut i = ws(b, i + 1);
         if b.get(i) == Some(&b'}') {
@@ -239,20 +314,27 @@ impl Walk<'_> {
         }
         loop {
             if b.get(i) != Some(&b'"') {
-                return Err(syntax(i, "a string key"));
+                return Err(fault(i, Want::Key));
             }
-            let (end, escaped) = string(b, i, &mut self.index.ansi)?;
+            self.flags.escaped = false;
+            let end = string(b, i, &mut self.flags)?;
+            let escaped = self.flags.escaped;
             let (key_start, key_end) = (i + 1, end - 1);
             let tag = tag_of(level, &b[key_start..key_end], escaped);
             let mut j = ws(b, end);
             if b.get(j) != Some(&b':') {
-                return Err(syntax(j, "':' after an object key"));
+                return Err(fault(j, Want::Colon));
             }
             j = ws(b, j + 1);
             let value_start = j;
-            // Scalars, the most common values, without a call.
+            // Scalars, the most common values, without a call. A value
+            // counts as escaped unless it is a string seen to hold none.
+            self.flags.escaped = true;
             j = match b.get(j) {
-                Some(b'"') => string(b, j, &mut self.index.ansi)?.0,
+                Some(b'"') => {
+                    self.flags.escaped = false;
+                    string(b, j, &mut self.flags)?
+                }
                 Some(b'0'..=b'9' | b'-') => number(b, j)?,
                 Some(b'{') if tag == Tag::Aoi => self.members(j, Level::Aoi)?,
                 _ => self.value(j)?,
@@ -263,6 +345,7 @@ impl Walk<'_> {
                 value_start: value_start as u32,
                 value_end: j as u32,
                 key_escaped: escaped,
+                value_escaped: self.flags.escaped,
                 tag,
             };
             self.push(m, level);
@@ -270,7 +353,7 @@ impl Walk<'_> {
             match b.get(j) {
                 Some(b',') => i = ws(b, j + 1),
                 Some(b'}') => return Ok(j + 1),
-                _ => return Err(syntax(j, "',' or '}' after an object member")),
+                _ => return Err(fault(j, Want::MemberNext)),
             }
         }
     }
@@ -302,15 +385,15 @@ impl Walk<'_> {
 
     /// Validate the value at `i`; returns the index after it. Containers
     /// are walked iteratively, one bit of `stack` per open one.
-    fn value(&mut self, i: usize) -> Result<usize, JsonError> {
+    fn value(&mut self, i: usize) -> Step {
         let b = self.b;
-        let ansi = &mut self.index.ansi;
+        let ansi = &mut self.flags;
         let stack = &mut *self.stack;
         let base = stack.len();
         let mut i = i;
         'value: loop {
             match b.get(i) {
-                Some(b'"') => i = string(b, i, ansi)?.0,
+                Some(b'"') => i = string(b, i, ansi)?,
                 Some(b'-' | b'0'..=b'9') => i = number(b, i)?,
                 Some(b'{') => {
                     i = ws(b, i + 1);
@@ -334,7 +417,7 @@ impl Walk<'_> {
                 Some(b't') => i = literal(b, i, b"true")?,
                 Some(b'f') => i = literal(b, i, b"false")?,
                 Some(b'n') => i = literal(b, i, b"null")?,
-                _ => return Err(syntax(i, "a JSON value")),
+                _ => return Err(fault(i, Want::Value)),
             }
             // After a value: close containers until one continues.
             loop {
@@ -356,8 +439,8 @@ impl Walk<'_> {
                         stack.pop();
                         i += 1;
                     }
-                    (_, true) => return Err(syntax(i, "',' or '}' after an object member")),
-                    (_, false) => return Err(syntax(i, "',' or ']' after an array element")),
+                    (_, true) => return Err(fault(i, Want::MemberNext)),
+                    (_, false) => return Err(fault(i, Want::ElementNext)),
                 }
             }
         }
@@ -386,14 +469,14 @@ fn tag_of(level: Level, raw: &[u8], escaped: bool) -> Tag {
 /// Read `"key" :` at `i` inside a nested object; returns the index of the
 /// value.
 #[inline]
-fn key(b: &[u8], i: usize, ansi: &mut bool) -> Result<usize, JsonError> {
+fn key(b: &[u8], i: usize, flags: &mut Flags) -> Step {
     if b.get(i) != Some(&b'"') {
-        return Err(syntax(i, "a string key"));
+        return Err(fault(i, Want::Key));
     }
-    let (end, _) = string(b, i, ansi)?;
+    let end = string(b, i, flags)?;
     let j = ws(b, end);
     if b.get(j) != Some(&b':') {
-        return Err(syntax(j, "':' after an object key"));
+        return Err(fault(j, Want::Colon));
     }
     Ok(ws(b, j + 1))
 }
@@ -437,15 +520,15 @@ fn first_stop(w: u64) -> Option<usize> {
 }
 
 /// Read a string starting at the quote at `i`; returns the index after the
-/// closing quote and whether it held an escape. Most strings are plain
-/// ASCII: that path is kept small and inline.
+/// closing quote, and sets `flags.escaped` if it held an escape. Most
+/// strings are plain ASCII: that path is kept small and inline.
 #[inline(always)]
-fn string(b: &[u8], i: usize, ansi: &mut bool) -> Result<(usize, bool), JsonError> {
+fn string(b: &[u8], i: usize, flags: &mut Flags) -> Step {
     let i = skip_plain(b, i + 1);
     if b.get(i) == Some(&b'"') {
-        return Ok((i + 1, false));
+        return Ok(i + 1);
     }
-    string_rest(b, i, ansi)
+    string_rest(b, i, flags)
 }
 
 /// The first index from `i` that holds a byte `stops_string` names.
@@ -466,41 +549,34 @@ fn skip_plain(b: &[u8], mut i: usize) -> usize {
 
 /// The rest of a string from its first escape, non-ASCII byte or fault.
 #[inline(never)]
-fn string_rest(b: &[u8], mut i: usize, ansi: &mut bool) -> Result<(usize, bool), JsonError> {
-    let mut escaped = false;
+fn string_rest(b: &[u8], mut i: usize, flags: &mut Flags) -> Step {
     loop {
         match b.get(i) {
-            Some(b'"') => return Ok((i + 1, escaped)),
+            Some(b'"') => return Ok(i + 1),
             Some(b'\\') => {
-                escaped = true;
+                flags.escaped = true;
                 match b.get(i + 1) {
                     Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
                     Some(b'u') => {
-                        let code = hex4(b, i + 2)
-                            .ok_or_else(|| syntax(i + 2, "four hex digits after \\u"))?;
+                        let code = hex4(b, i + 2).ok_or_else(|| fault(i + 2, Want::Hex))?;
                         if code == 0x1b || code == 0x9b {
-                            *ansi = true;
+                            flags.ansi = true;
                         }
                         i += 6;
                     }
-                    _ => return Err(syntax(i + 1, "an escape: one of \" \\ / b f n r t u")),
+                    _ => return Err(fault(i + 1, Want::Escape)),
                 }
             }
             Some(&c) if c > 0x7f => {
-                let n = utf8_char(b, i).ok_or_else(|| syntax(i, "UTF-8"))?;
+                let n = utf8_char(b, i).ok_or_else(|| fault(i, Want::Utf8))?;
                 // U+009B (CSI) standing raw, as the bytes C2 9B.
                 if c == 0xc2 && b[i + 1] == 0x9b {
-                    *ansi = true;
+                    flags.ansi = true;
                 }
                 i += n;
             }
-            Some(_) => {
-                return Err(syntax(
-                    i,
-                    "no raw control character inside a string (escape it)",
-                ));
-            }
-            None => return Err(syntax(i, "a closing '\"'")),
+            Some(_) => return Err(fault(i, Want::NoControl)),
+            None => return Err(fault(i, Want::Close)),
         }
         i = skip_plain(b, i);
     }
@@ -552,19 +628,19 @@ fn digits(b: &[u8], i: usize) -> usize {
 
 /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, any size.
 #[inline]
-fn number(b: &[u8], mut i: usize) -> Result<usize, JsonError> {
+fn number(b: &[u8], mut i: usize) -> Step {
     if b[i] == b'-' {
         i += 1;
     }
     match b.get(i) {
         Some(b'0') => i += 1,
         Some(b'1'..=b'9') => i = digits(b, i + 1),
-        _ => return Err(syntax(i, "a digit")),
+        _ => return Err(fault(i, Want::Digit)),
     }
     if b.get(i) == Some(&b'.') {
         let j = digits(b, i + 1);
         if j == i + 1 {
-            return Err(syntax(j, "a digit after '.'"));
+            return Err(fault(j, Want::FractionDigit));
         }
         i = j;
     }
@@ -575,18 +651,18 @@ fn number(b: &[u8], mut i: usize) -> Result<usize, JsonError> {
         }
         let j = digits(b, i);
         if j == i {
-            return Err(syntax(j, "a digit in the exponent"));
+            return Err(fault(j, Want::ExponentDigit));
         }
         i = j;
     }
     Ok(i)
 }
 
-fn literal(b: &[u8], i: usize, word: &'static [u8]) -> Result<usize, JsonError> {
+fn literal(b: &[u8], i: usize, word: &'static [u8]) -> Step {
     if b.get(i..i + word.len()) == Some(word) {
         Ok(i + word.len())
     } else {
-        Err(syntax(i, "a JSON value"))
+        Err(fault(i, Want::Value))
     }
 }
 
@@ -717,6 +793,7 @@ impl Member {
         Value {
             raw: &line[s..e],
             start: s,
+            plain: !self.value_escaped,
         }
     }
 
@@ -803,6 +880,7 @@ impl<'a> Event<'a> {
         Value {
             raw: &self.line[s..e],
             start: s,
+            plain: false,
         }
     }
 
@@ -880,7 +958,12 @@ impl<'a> Value<'a> {
     /// The string's exact decoded bytes (see [`decode`]): what identifies
     /// a run, so `"R\u0031"` and `"R1"` are one run (DESIGN §8).
     pub fn decoded(&self) -> Option<Cow<'a, [u8]>> {
-        self.raw_str().map(decode)
+        let raw = self.raw_str()?;
+        Some(if self.plain {
+            Cow::Borrowed(raw)
+        } else {
+            decode(raw)
+        })
     }
 
     pub fn as_str(&self) -> Option<Cow<'a, str>> {
@@ -972,6 +1055,7 @@ impl<'a> Iterator for Children<'a> {
         let v = Value {
             raw: &b[i..end],
             start: self.base + i,
+            plain: false,
         };
         let j = ws(b, end);
         self.i = if b.get(j) == Some(&b',') { j + 1 } else { j };
@@ -1181,6 +1265,15 @@ mod tests {
                 assert_eq!(seq.unwrap().uint(), Some(0));
             },
         );
+        // A value the walk saw plain is borrowed; an escaped one decoded.
+        with(br#"{"aoi":{"run":"R\u0031"},"type":"hit"}"#, |ev| {
+            let Aoi::Object { run, .. } = ev.aoi() else {
+                panic!()
+            };
+            assert_eq!(run.unwrap().decoded().unwrap().as_ref(), b"R1");
+            let ty = ev.get("type").unwrap().decoded().unwrap();
+            assert!(matches!(ty, Cow::Borrowed(b"hit")));
+        });
     }
 
     #[test]
@@ -1343,7 +1436,14 @@ mod tests {
 
     #[test]
     fn uints() {
-        let v = |s: &'static [u8]| Value { raw: s, start: 0 }.as_uint();
+        let v = |s: &'static [u8]| {
+            Value {
+                raw: s,
+                start: 0,
+                plain: false,
+            }
+            .as_uint()
+        };
         assert_eq!(v(b"0"), Uint::Int(0));
         assert_eq!(v(b"99999999999999999999999"), Uint::Int(u64::MAX));
         for not in [&b"1.0"[..], b"1e0", b"-1", b"\"1\"", b"null"] {
@@ -1362,6 +1462,7 @@ mod tests {
         let v = Value {
             raw: br#"{"a":1,"b":[2,3]}"#,
             start: 0,
+            plain: false,
         };
         let kids: Vec<_> = v.children().collect();
         assert_eq!(kids.len(), 2);
@@ -1370,6 +1471,7 @@ mod tests {
         let v = Value {
             raw: br#"{ "a" : "x" , "b\u0063" : [ 1 , { "d" : [ ] } ] , "e" : null }"#,
             start: 0,
+            plain: false,
         };
         let kids: Vec<_> = v
             .children()
