@@ -389,8 +389,12 @@ pub fn parse() -> Result<Invocation, Exit> {
         }
         Command::StripEnvelope(a) => {
             stream_usage(&a.stream, "strip-envelope")?;
+            let mut stream = a.stream.into_options(ReportTo::Stderr);
+            // A filter: its output is the data; the report speaks only
+            // when something is wrong.
+            stream.style.quiet_pass = true;
             Ok(Invocation::StripEnvelope(StripOptions {
-                stream: a.stream.into_options(ReportTo::Stderr),
+                stream,
                 keep_framework: a.keep_framework,
                 types: a.types,
                 run: a.run,
@@ -471,6 +475,7 @@ impl StreamArgs {
             style: Style {
                 format,
                 quiet: self.quiet,
+                quiet_pass: false,
                 color: color && format == Format::Human,
                 limit: self.limit,
             },
@@ -482,6 +487,7 @@ impl StreamArgs {
                 expect_schema: self.expect_schema,
                 levels: Levels::new(&self.allow, &self.deny, self.strict),
                 markers: self.marker,
+                max_line_bytes: self.max_line_bytes,
             },
             max_line_bytes: self.max_line_bytes,
             report: self.report,
@@ -565,6 +571,7 @@ fn usage_event(command: String, message: &str) -> std::io::Result<()> {
     let style = Style {
         format: Format::Jsonl,
         quiet: false,
+        quiet_pass: false,
         color: false,
         limit: None,
     };

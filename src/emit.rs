@@ -34,6 +34,9 @@ pub enum Format {
 pub struct Style {
     pub format: Format,
     pub quiet: bool,
+    /// Human output leaves out notes, passing runs and a passing result
+    /// line: a filter (strip-envelope) is silent when all is well.
+    pub quiet_pass: bool,
     pub color: bool,
     /// At most this many findings are written (§15); the rest are counted.
     pub limit: Option<u64>,
@@ -256,7 +259,7 @@ impl<W: Write> Emitter<W> {
     pub fn end(&mut self, exit: Exit) -> io::Result<()> {
         let t = &self.tally;
         let dropped = t.dropped;
-        if self.human() {
+        if self.human() && !(self.style.quiet_pass && exit == Exit::Pass) {
             let mut line = String::new();
             if dropped > 0 {
                 line.push_str(&format!("{dropped} more findings not shown (--limit)\n"));
@@ -385,7 +388,7 @@ impl<W: Write> Sink for Emitter<W> {
             return Ok(());
         }
         self.tally.shown += 1;
-        if self.human() {
+        if self.human() && !(self.style.quiet_pass && f.severity == Severity::Info) {
             let (word, color) = match f.severity {
                 Severity::Error => ("error", RED),
                 Severity::Warning => ("warning", YELLOW),
@@ -443,7 +446,7 @@ impl<W: Write> Emitter<W> {
     /// A run's verdict, and the file that holds its lines (split-by-run).
     pub fn run_at(&mut self, r: &RunReport, path: Option<&str>) -> io::Result<()> {
         self.tally.add_run(r);
-        if self.human() {
+        if self.human() && !(self.style.quiet_pass && r.verdict == Verdict::Pass) {
             let (word, color) = match r.verdict {
                 Verdict::Pass => ("PASS", GREEN),
                 Verdict::Failed => ("FAIL", RED),

@@ -128,3 +128,84 @@ fn allowing_an_unsupported_version_is_no_pass() {
     assert!(out.has_rule("summary.missing"), "{:?}", out.rules());
     assert!(!out.stdout.contains("unbounded"), "{}", out.stdout);
 }
+
+/// A closed stdout (`>&-`) would swallow a filter's output with exit 0
+/// (Rust reopens it on /dev/null): a command with something to write there
+/// says so and exits 74; `-q` has nothing to write, and `>/dev/null` is
+/// a choice the user made.
+#[test]
+fn a_closed_stdout_is_an_error_not_lost_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let good_file = dir.path().join("good.jsonl");
+    std::fs::write(&good_file, lines(&good(3))).unwrap();
+    let g = good_file.to_str().unwrap();
+    for (script, want) in [
+        (format!("$A strip-envelope {g} >&-"), 74),
+        (format!("$A verify --relay {g} >&-"), 74),
+        (format!("$A verify --output jsonl {g} >&-"), 74),
+        (format!("$A summarize {g} >&-"), 74),
+        ("$A schema >&-".to_string(), 74),
+        (format!("$A verify -q {g} >&-"), 0),
+        (format!("$A strip-envelope {g} > /dev/null"), 0),
+    ] {
+        let (code, stderr) = sh(&script);
+        assert_eq!(code, want, "{script}: {stderr}");
+        if want == 74 {
+            assert!(
+                stderr.contains("standard output is closed"),
+                "{script}: {stderr}"
+            );
+        }
+    }
+}
+
+/// A directory named as input is an unreadable input (66), said once,
+/// with no made-up stream report beside it.
+#[test]
+fn a_directory_is_not_a_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for cmd in ["verify", "summarize", "reconcile", "strip-envelope"] {
+        let out = run(&[cmd, d], b"");
+        assert_eq!(out.code, 66, "{cmd}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("is a directory"),
+            "{cmd}: {}",
+            out.stderr
+        );
+        assert!(
+            !out.stderr.contains("summary.missing"),
+            "{cmd}: {}",
+            out.stderr
+        );
+        assert!(
+            !out.stdout.contains("summary.missing"),
+            "{cmd}: {}",
+            out.stdout
+        );
+    }
+}
+
+/// `line.too-long` names the limit it applied; counts read as English.
+#[test]
+fn messages_name_the_limit_and_count_right() {
+    let mut input = format!("{{\"a\":\"{}\"}}\n", "x".repeat(300)).into_bytes();
+    let out = run(&["verify", "--max-line-bytes", "100"], &input);
+    assert!(
+        out.stdout.contains("over --max-line-bytes 100;"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("ended after 1 line without"),
+        "{}",
+        out.stdout
+    );
+    input.extend_from_slice(b"{}\n");
+    let out = run(&["verify", "--max-line-bytes", "100"], &input);
+    assert!(
+        out.stdout.contains("ended after 2 lines without"),
+        "{}",
+        out.stdout
+    );
+}

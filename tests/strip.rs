@@ -188,3 +188,22 @@ fn the_verdict_survives_in_the_exit_status() {
         );
     }
 }
+
+/// A filter is quiet when all is well: nothing on stderr for a passing
+/// stream; findings and the verdict when it fails.
+#[test]
+fn quiet_on_success() {
+    let out = run(&["strip-envelope"], &lines(&good(3)));
+    assert_eq!(out.code, 0);
+    assert_eq!(out.stderr, "", "strip-envelope spoke on success");
+    let mut cut = good(3);
+    cut.pop();
+    let out = run(&["strip-envelope"], &lines(&cut));
+    assert_eq!(out.code, 65);
+    assert!(
+        out.stderr.contains("error[summary.missing]"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("Result: FAIL"), "{}", out.stderr);
+}

@@ -12,6 +12,7 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::io;
 
+use crate::emit::plural;
 use crate::event::{Aoi, Event, JsonError, Kind, Uint, Value};
 use crate::rules::{Rule, Severity};
 use crate::scan::Line;
@@ -294,7 +295,10 @@ impl<'c> Checker<'c> {
             }
             Line::TooLong { len } => (
                 Rule::LineTooLong,
-                format!("line is {len} bytes, over --max-line-bytes; skipped"),
+                format!(
+                    "line is {len} bytes, over --max-line-bytes {}; skipped",
+                    st.cfg.max_line_bytes
+                ),
                 None,
             ),
             Line::Complete { bytes, .. }
@@ -779,10 +783,14 @@ impl State<'_> {
         if !has_summary {
             let lines = run.lines;
             let msg = if cfg.unbounded {
-                format!("no aoi:summary after {lines} lines (allowed: --unbounded)")
+                format!(
+                    "no aoi:summary after {} (allowed: --unbounded)",
+                    plural(lines, "line")
+                )
             } else {
                 format!(
-                    "the stream ended after {lines} lines without its aoi:summary: it was cut off or the producer crashed"
+                    "the stream ended after {} without its aoi:summary: it was cut off or the producer crashed",
+                    plural(lines, "line")
                 )
             };
             let mut f = Found::new(Rule::SummaryMissing, msg);

@@ -16,6 +16,8 @@ pub struct Config {
     pub levels: Levels,
     /// `--marker` patterns, beside the built-in elision markers.
     pub markers: Vec<String>,
+    /// `--max-line-bytes`, named in `line.too-long` (0: not given).
+    pub max_line_bytes: usize,
 }
 
 /// `--expect-schema NAME[@MAJOR]`.

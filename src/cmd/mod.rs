@@ -63,7 +63,18 @@ impl Input {
     pub fn open(&self) -> io::Result<File> {
         match self {
             Input::Stdin => Ok(File::from(io::stdin().as_fd().try_clone_to_owned()?)),
-            Input::Path(p) => File::open(p),
+            Input::Path(p) => {
+                let f = File::open(p)?;
+                // A directory opens, and fails only at the first read: say
+                // so here, before anything is judged.
+                if f.metadata()?.is_dir() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::IsADirectory,
+                        "is a directory, not a stream",
+                    ));
+                }
+                Ok(f)
+            }
         }
     }
 }
@@ -124,7 +135,12 @@ pub fn run_stream(
             }
         },
         None if to == ReportTo::Stderr => Box::new(io::stderr()),
-        None => Box::new(io::stdout()),
+        None => {
+            if !opts.style.quiet {
+                source::check_stdout()?;
+            }
+            Box::new(io::stdout())
+        }
     };
     let relay = if opts.relay {
         Some(source::stdout_file()?)

@@ -31,6 +31,7 @@ pub fn run(name: Option<&str>, major: Option<u64>) -> Result<Exit> {
 pub fn print_json(v: &serde_json::Value) -> Result<Exit> {
     let mut text = serde_json::to_vec_pretty(v)?;
     text.push(b'\n');
+    crate::source::check_stdout()?;
     let mut out = io::stdout().lock();
     out.write_all(&text)?;
     out.flush()?;
