@@ -31,6 +31,7 @@ pub mod event;
 pub mod exit;
 pub mod man;
 pub mod pipeline;
+pub mod progress;
 pub mod redact;
 pub mod rules;
 pub mod scan;

@@ -70,8 +70,11 @@ fn own_output_passes_verify() {
             again.code, want,
             "{file}: the verdict did not survive the pipe"
         );
-        // Quiet output: nothing to judge, but also nothing broken.
+        // Quiet: nothing written, the same exit.
         args.push("-q");
+        let quiet = verify(&args, &input);
+        assert_eq!(quiet.code, first.code, "{file}: -q changed the exit");
+        assert_eq!(quiet.stdout, "", "{file}: -q wrote a report");
     }
 }
 

@@ -2,6 +2,8 @@
 //! nested lines and invalid UTF-8 with findings and an exit status, never a
 //! panic (the harness fails on one).
 
+use std::process::Command;
+
 use crate::util::*;
 
 /// Deterministic noise: good lines, cut lines, random bytes, deep nesting,
@@ -208,4 +210,51 @@ fn messages_name_the_limit_and_count_right() {
         "{}",
         out.stdout
     );
+}
+
+/// Progress is for a person at a terminal: with stderr on one (`script`
+/// gives a pty), the stream commands show percent and rate; with stderr a
+/// pipe, or `-q`, nothing. `AOITAP_PROGRESS_FROM=0` makes a small file
+/// count as large.
+#[test]
+fn progress_only_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("in.jsonl");
+    std::fs::write(&file, lines(&good(50))).unwrap();
+    let f = file.to_str().unwrap();
+    let d = dir.path().join("runs");
+    let d = d.to_str().unwrap();
+    for cmd in [
+        "verify".to_string(),
+        "summarize".to_string(),
+        "reconcile".to_string(),
+        format!("split-by-run --dir {d}"),
+    ] {
+        let tty = Command::new("script")
+            .args([
+                "-qec",
+                &format!("\"$A\" {cmd} {f} > /dev/null"),
+                "/dev/null",
+            ])
+            .env("A", bin())
+            .env("AOITAP_PROGRESS_FROM", "0")
+            .output()
+            .unwrap();
+        let shown = String::from_utf8_lossy(&tty.stdout);
+        assert!(
+            shown.contains("% ") && shown.contains("MiB/s"),
+            "{cmd}: {shown:?}"
+        );
+        for quiet in ["", "-q"] {
+            let _ = std::fs::remove_dir_all(d);
+            let (code, stderr) = sh(&format!(
+                "AOITAP_PROGRESS_FROM=0 \"$A\" {cmd} {quiet} {f} > /dev/null"
+            ));
+            assert!(
+                code == 0 && !stderr.contains("MiB/s"),
+                "{cmd} {quiet}: {stderr}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(d);
+    }
 }

@@ -106,7 +106,13 @@ fn framework_events_are_dropped_unless_kept() {
     let out = strip(&["-q"], &lines(&crafted()));
     assert_eq!(out.stdout.lines().count(), 9);
     assert!(!out.stdout.contains("aoi:"));
-    assert!(!out.stdout.contains(r#""aoi""#) || out.stdout.contains(r#"\"aoi\""#));
+    for line in out.stdout.lines() {
+        // Keys only: values such as 1E400 are past what serde_json's
+        // numbers hold.
+        let keys: std::collections::HashMap<String, serde::de::IgnoredAny> =
+            serde_json::from_str(line).unwrap();
+        assert!(!keys.contains_key("aoi"), "envelope left in {line}");
+    }
 }
 
 #[test]

@@ -208,13 +208,6 @@ fn type_field_counts_any_discriminated_jsonl() {
     );
 }
 
-#[test]
-fn no_progress_on_a_pipe() {
-    let big: Vec<u8> = lines(&good(2000)).repeat(1);
-    let out = run(&["summarize"], &big);
-    assert!(!out.stderr.contains("MiB"), "{}", out.stderr);
-}
-
 /// The human rendering, pinned: a change to it must change the snapshot.
 #[test]
 fn human_rendering_snapshot() {

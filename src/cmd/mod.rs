@@ -18,6 +18,7 @@ use crate::cli::StreamOptions;
 use crate::emit::Emitter;
 use crate::exit::{Exit, ExitError};
 use crate::pipeline::{End, Feed};
+use crate::progress::Progress;
 use crate::scan::Line;
 use crate::signal::Signals;
 use crate::source::{self, RelayFailed, Source};
@@ -153,6 +154,7 @@ pub fn run_stream(
         command,
     );
     report.begin()?;
+    let mut progress = Progress::new(opts);
     let mut trouble: Option<Exit> = None;
     for input in &opts.inputs {
         report.file = input.label();
@@ -179,24 +181,32 @@ pub fn run_stream(
         );
         let mut check = Checker::new(&opts.check);
         while let Some(piece) = feed.next_piece() {
+            let mut judged = 0;
             for line in piece.batch.lines() {
                 if let Err(e) = pass.line(&mut check, &line, &mut report) {
                     return fail(report, e);
                 }
+                judged += line.input_bytes();
                 if opts.line_buffered {
+                    clear(&mut progress);
                     report.flush()?;
                 }
+            }
+            if let Some(p) = &mut progress {
+                p.add(judged);
             }
             let stop = match &piece.end {
                 End::More => false,
                 End::WouldBlock => {
                     pass.flush()?;
+                    clear(&mut progress);
                     report.flush()?;
                     false
                 }
                 End::Idle => {
                     check.idle(&mut report, opts.idle_timeout_ms.unwrap_or(0))?;
                     pass.flush()?;
+                    clear(&mut progress);
                     report.flush()?;
                     false
                 }
@@ -225,6 +235,7 @@ pub fn run_stream(
             return fail(report, e);
         }
     }
+    clear(&mut progress);
     if let Err(e) = pass.flush() {
         return fail(report, e);
     }
@@ -234,6 +245,12 @@ pub fn run_stream(
         .unwrap_or_else(|| pass.exit(report.tally.exit()));
     report.end(exit)?;
     Ok(exit)
+}
+
+fn clear(progress: &mut Option<Progress>) {
+    if let Some(p) = progress {
+        p.clear();
+    }
 }
 
 /// A command's own output failed: say so (an `aoi:error` in jsonl mode),

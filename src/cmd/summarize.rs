@@ -10,7 +10,6 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, IsTerminal};
-use std::time::Instant;
 
 use anyhow::Result;
 
@@ -24,28 +23,16 @@ use crate::scan::Line;
 
 const MAX_KINDS: usize = 256;
 
-/// Progress is shown for inputs larger than this, on a terminal only.
-const PROGRESS_FROM: u64 = 64 << 20;
-
 pub struct SummarizeOptions {
     pub stream: StreamOptions,
     pub type_field: String,
 }
 
 pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
-    let progress = opts.stream.style.format == Format::Human
-        && !opts.stream.style.quiet
-        && io::stderr().is_terminal()
-        && opts
-            .stream
-            .inputs
-            .iter()
-            .any(|i| i.file_size().is_some_and(|n| n > PROGRESS_FROM));
     let mut pass = Summarize {
         type_field: &opts.type_field,
         stats: PerRun::default(),
         runs: vec![],
-        progress: progress.then(Progress::new),
         width: terminal_width(),
     };
     let exit = run_stream(&opts.stream, "summarize", ReportTo::Stdout, &mut pass)?;
@@ -88,7 +75,6 @@ struct Summarize<'o> {
     stats: PerRun<Stats>,
     /// Objects of `--output json`, in order.
     runs: Vec<Vec<u8>>,
-    progress: Option<Progress>,
     /// Standard output's width, when it is a terminal.
     width: Option<usize>,
 }
@@ -190,9 +176,6 @@ impl Pass for Summarize<'_> {
         if let Some(ev) = line.event() {
             st.event(&ev, self.type_field, number);
         }
-        if let Some(p) = &mut self.progress {
-            p.tick(line)?;
-        }
         for r in done {
             self.emit(&r, report)?;
         }
@@ -209,9 +192,6 @@ impl Pass for Summarize<'_> {
         let report = tally.expect("given above");
         for r in done {
             self.emit(&r, report)?;
-        }
-        if let Some(p) = &mut self.progress {
-            p.clear()?;
         }
         if report.format() == Format::Json {
             self.write_json(report)?;
@@ -479,40 +459,4 @@ fn fit(s: &str, width: usize) -> String {
     let mut t: String = s.chars().take(width - 1).collect();
     t.push('…');
     t
-}
-
-/// Bytes read and rate, on stderr, for big inputs on a terminal.
-struct Progress {
-    start: Instant,
-    last: Instant,
-    bytes: u64,
-    lines: u64,
-}
-
-impl Progress {
-    fn new() -> Progress {
-        Progress {
-            start: Instant::now(),
-            last: Instant::now(),
-            bytes: 0,
-            lines: 0,
-        }
-    }
-
-    fn tick(&mut self, line: &Line<'_>) -> io::Result<()> {
-        self.bytes += line.input_bytes();
-        self.lines += 1;
-        if self.lines.is_multiple_of(65536) && self.last.elapsed().as_millis() >= 250 {
-            self.last = Instant::now();
-            let secs = self.start.elapsed().as_secs_f64().max(1e-9);
-            let mib = self.bytes as f64 / 1_048_576.0;
-            crate::say_part!("\r{mib:.0} MiB read, {:.0} MiB/s ", mib / secs);
-        }
-        Ok(())
-    }
-
-    fn clear(&mut self) -> io::Result<()> {
-        crate::say_part!("\r\x1b[K");
-        Ok(())
-    }
 }
