@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::check::{Config, SchemaPin};
+use crate::check::{Config, Protocol, SchemaPin};
 use crate::cmd::reconcile::ReconcileOptions;
 use crate::cmd::split::SplitOptions;
 use crate::cmd::strip::StripOptions;
@@ -145,10 +145,6 @@ struct ReconcileArgs {
 struct SummarizeArgs {
     #[command(flatten)]
     stream: StreamArgs,
-
-    /// The field that names each line's kind, for counts (e.g. kind for AFDATA streams).
-    #[arg(long, value_name = "NAME", default_value = "type")]
-    type_field: String,
 }
 
 #[derive(Args, Debug)]
@@ -216,6 +212,22 @@ struct StreamArgs {
     #[arg(long, value_name = "REGEX", value_parser = parse_marker)]
     marker: Vec<String>,
 
+    /// The contract the input follows; auto decides per run from its first object (aoi:meta of version 0 is aoi-0.2, a kind of result, error, progress or log is afdata, else aoi). ndjson is never guessed.
+    #[arg(long, value_enum, default_value_t = ProtocolArg::Auto, value_name = "PROTOCOL")]
+    protocol: ProtocolArg,
+
+    /// The field that names each line's type: the discriminator of --protocol ndjson, and what summarize counts by.
+    #[arg(long, value_name = "NAME", default_value = "type")]
+    type_field: String,
+
+    /// --protocol ndjson: the type that opens a run (ndjson.first-wrong; with --multi-run it starts the next run).
+    #[arg(long, value_name = "TYPE")]
+    first: Option<String>,
+
+    /// --protocol ndjson: the type that ends a run (ndjson.last-missing at EOF, ndjson.after-last).
+    #[arg(long, value_name = "TYPE")]
+    last: Option<String>,
+
     /// The stream is documented unbounded (spec §4.2): EOF without aoi:summary is not truncation.
     #[arg(long)]
     unbounded: bool,
@@ -278,6 +290,28 @@ enum OutputArg {
     Human,
     Jsonl,
     Json,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum ProtocolArg {
+    Auto,
+    Aoi,
+    #[value(name = "aoi-0.2")]
+    Aoi02,
+    Afdata,
+    Ndjson,
+}
+
+impl ProtocolArg {
+    fn pinned(self) -> Option<Protocol> {
+        match self {
+            ProtocolArg::Auto => None,
+            ProtocolArg::Aoi => Some(Protocol::Aoi),
+            ProtocolArg::Aoi02 => Some(Protocol::Aoi02),
+            ProtocolArg::Afdata => Some(Protocol::Afdata),
+            ProtocolArg::Ndjson => Some(Protocol::Ndjson),
+        }
+    }
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -429,10 +463,7 @@ pub fn parse() -> Result<Invocation, Exit> {
                 stream.style.format = Format::Json;
             }
             stream.check.multi_run = true;
-            Ok(Invocation::Summarize(SummarizeOptions {
-                stream,
-                type_field: a.type_field,
-            }))
+            Ok(Invocation::Summarize(SummarizeOptions { stream }))
         }
     }
 }
@@ -488,6 +519,10 @@ impl StreamArgs {
                 levels: Levels::new(&self.allow, &self.deny, self.strict),
                 markers: self.marker,
                 max_line_bytes: self.max_line_bytes,
+                protocol: self.protocol.pinned(),
+                type_field: self.type_field,
+                first: self.first,
+                last: self.last,
             },
             max_line_bytes: self.max_line_bytes,
             report: self.report,
@@ -519,6 +554,9 @@ fn stream_usage(args: &StreamArgs, command: &str) -> Result<(), Exit> {
             "--report {} is an input: writing the report would destroy it",
             input.display()
         ))
+    } else if (args.first.is_some() || args.last.is_some()) && args.protocol != ProtocolArg::Ndjson
+    {
+        Some("--first and --last describe typed NDJSON runs: give --protocol ndjson".into())
     } else if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
         Some("standard input (\"-\") is named more than once: it can be read once".into())
     } else {

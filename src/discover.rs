@@ -7,6 +7,7 @@
 
 use serde_json::{Value, json};
 
+use crate::check::Protocol;
 use crate::emit::{AOI_VERSION, SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
 use crate::rules::{CATEGORIES, Rule};
 
@@ -117,9 +118,16 @@ fn run_summary_props() -> Value {
             "missing": count(),
             "repeats": count(),
         }), &["numbered", "complete", "missing", "repeats"]),
+        "protocol": protocol(),
         "verdict": {"$ref": "#/$defs/verdict"},
         "message": text(),
     })
+}
+
+/// The protocols a run can be judged by (DESIGN §9).
+fn protocol() -> Value {
+    let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
+    json!({"enum": names})
 }
 
 const RUN_SUMMARY_REQUIRED: &[&str] = &[
@@ -214,6 +222,7 @@ pub fn schema() -> Value {
             "path": text(),
             "first_line": count(),
             "lines": count(),
+            "protocol": protocol(),
             "verdict": {"$ref": "#/$defs/verdict"},
             "retry_after_ms": count(),
             "message": text(),
@@ -306,6 +315,7 @@ pub fn capabilities() -> Value {
             "supports_dry_run": false,
             "input_modes": ["stdin", "files"],
             "input_format": "jsonl",
+            "input_protocols": protocol()["enum"].clone(),
             "malformed_input": "per-line tolerant: each malformed line is a finding and reading goes on",
             "outputs": outputs,
             "event_types": events,

@@ -11,7 +11,7 @@
 use std::io::{self, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::check::{Cause, Finding, Identity, RunReport, Sink, Verdict};
+use crate::check::{Cause, Finding, Identity, Protocol, RunReport, Sink, Verdict};
 use crate::exit::Exit;
 use crate::rules::Severity;
 
@@ -19,7 +19,7 @@ pub const TOOL: &str = "aoitap";
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
 pub const AOI_VERSION: &str = "1.0-alpha";
 pub const SCHEMA_NAME: &str = "dev.aoitap.events";
-pub const SCHEMA_VERSION: &str = "1.0.0";
+pub const SCHEMA_VERSION: &str = "1.1.0";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -475,8 +475,14 @@ impl<W: Write> Emitter<W> {
             let to = path
                 .map(|p| format!(" -> {}", clean(p)))
                 .unwrap_or_default();
+            // AOI 1.x is the default and goes unsaid; any other protocol is
+            // named, so a pass is never read as a 1.x pass.
+            let proto = match r.protocol {
+                Protocol::Aoi => String::new(),
+                p => format!(" [{}]", p.name()),
+            };
             let text = format!(
-                "{}: {}: {who}{what}{to}: {}\n",
+                "{}: {}: {who}{what}{proto}{to}: {}\n",
                 clean(&self.file),
                 self.paint(word, color),
                 clean(&r.message)
@@ -490,6 +496,7 @@ impl<W: Write> Emitter<W> {
             o.opt_str("path", path);
             o.num("first_line", r.first_line);
             o.num("lines", r.lines);
+            o.str("protocol", r.protocol.name());
             o.str("verdict", r.verdict.name());
             if let Some(ms) = r
                 .cause

@@ -105,6 +105,18 @@ catalogue! {
     ErrorRetryAfterInvalid "error.retry-after-invalid" Error "9.1" "retry_after_ms not an integer >= 0";
     ErrorScopeInvalid "error.scope-invalid" Error "9.1" "scope not process or item";
     StreamIdle "stream.idle" Warning "4.2" "--idle-timeout-ms passed with no line (follow mode)";
+    ProtocolMismatch "protocol.mismatch" Error "5.2" "the run does not read as the --protocol given";
+    VersionLegacy "version.legacy" Info "5.2" "AOI 0.2 run: no envelope, so a middle cut is counted by the summary, not located";
+    AfdataKindInvalid "afdata.kind-invalid" Error "AFDATA 3" "kind absent or not result, error, progress or log";
+    AfdataPayloadMissing "afdata.payload-missing" Error "AFDATA 3" "no member named by the kind";
+    AfdataTraceNotObject "afdata.trace-not-object" Error "AFDATA 3" "trace present but not an object";
+    AfdataErrorFields "afdata.error-fields" Error "AFDATA 3" "error payload not an object with non-empty string code and message";
+    AfdataTerminalMissing "afdata.terminal-missing" Error "AFDATA 3" "EOF with no result or error event (allowed with --unbounded)";
+    AfdataTerminalNotLast "afdata.terminal-not-last" Error "AFDATA 3" "events after the run's result or error";
+    NdjsonTypeMissing "ndjson.type-missing" Error "aiocs daemon stream" "no string discriminator (--type-field)";
+    NdjsonFirstWrong "ndjson.first-wrong" Error "aiocs daemon stream" "a run does not start with the --first type";
+    NdjsonLastMissing "ndjson.last-missing" Error "aiocs daemon stream" "EOF before the --last type";
+    NdjsonAfterLast "ndjson.after-last" Error "aiocs daemon stream" "events after the --last type";
 }
 
 impl Rule {
@@ -208,7 +220,7 @@ mod tests {
             );
             assert_eq!(Rule::from_id(r.id()), Some(*r));
         }
-        assert_eq!(Rule::ALL.len(), 54);
+        assert_eq!(Rule::ALL.len(), 66);
     }
 
     #[test]

@@ -41,11 +41,15 @@ fn count(input: &[u8]) -> BTreeMap<String, Count> {
             continue;
         }
         c.lines += 1;
-        // An object without a string type is counted as "(none)".
+        // An object without a string type is counted as "(none)"; AFDATA
+        // lines (a kind with its payload) by their kind.
         let ty = v
             .as_ref()
             .filter(|v| v.is_object())
-            .map(|v| v["type"].as_str().unwrap_or("(none)"));
+            .map(|v| match v["kind"].as_str() {
+                Some(k) if v.get(k).is_some() => k,
+                _ => v["type"].as_str().unwrap_or("(none)"),
+            });
         if let Some(t) = ty {
             let map = if t.starts_with("aoi:") {
                 &mut c.framework
@@ -189,13 +193,23 @@ fn type_field_counts_any_discriminated_jsonl() {
         &["summarize", "--type-field", "kind", "--output", "json"],
         &afdata,
     );
-    let r = &serde_json::from_str::<Value>(&out.stdout).unwrap()["runs"][0];
+    // Summarize reads many runs: in AFDATA the line after a terminal
+    // event opens the next one (DESIGN §9), which here has no end.
+    let doc = serde_json::from_str::<Value>(&out.stdout).unwrap();
+    let r = &doc["runs"][0];
     assert_eq!(
         r["domain_types"],
-        serde_json::json!({"log": 2, "progress": 1, "result": 1})
+        serde_json::json!({"log": 1, "progress": 1, "result": 1})
     );
-    assert_eq!(r["lines"], 4);
-    assert_eq!(r["bytes"], afdata.len() as u64);
+    assert_eq!(r["lines"], 3);
+    assert_eq!(r["protocol"], "afdata");
+    assert_eq!(
+        doc["runs"][1]["domain_types"],
+        serde_json::json!({"log": 1})
+    );
+    assert_eq!(out.code, 65);
+    let total = r["bytes"].as_u64().unwrap() + doc["runs"][1]["bytes"].as_u64().unwrap();
+    assert_eq!(total, afdata.len() as u64);
     let aiocs = lines(&[
         r#"{"type":"daemon.started","intervalMinutes":60}"#,
         r#"{"type":"daemon.stopped"}"#,

@@ -434,6 +434,77 @@ fires!(
     with_error(&format!(r#"{ERR},"scope":"global""#))
 );
 
+// Protocols (DESIGN §9): each rule with a case that breaks it.
+const AF_LOG: &str = r#"{"kind":"log","log":{"message":"start"},"trace":{}}"#;
+const AF_RESULT: &str = r#"{"kind":"result","result":{"n":1},"trace":{}}"#;
+const V02_META: &str = r#"{"type":"aoi:meta","tool":"t","tool_version":"1.0.0","aoi_version":"0.2","schema_name":"s","schema_version":"1.0.0","command":"c"}"#;
+
+fires!(
+    protocol_mismatch,
+    "protocol.mismatch",
+    lines(&[AF_LOG, AF_RESULT]),
+    &["--protocol", "aoi-0.2"]
+);
+fires!(
+    version_legacy,
+    "version.legacy",
+    lines(&[V02_META, r#"{"type":"aoi:summary","ok":true,"count":2}"#])
+);
+fires!(
+    afdata_kind_invalid,
+    "afdata.kind-invalid",
+    lines(&[AF_LOG, r#"{"kind":"debug","debug":1}"#, AF_RESULT])
+);
+fires!(
+    afdata_payload_missing,
+    "afdata.payload-missing",
+    lines(&[AF_LOG, r#"{"kind":"progress","trace":{}}"#, AF_RESULT])
+);
+fires!(
+    afdata_trace_not_object,
+    "afdata.trace-not-object",
+    lines(&[AF_LOG, r#"{"kind":"result","result":{},"trace":[]}"#])
+);
+fires!(
+    afdata_error_fields,
+    "afdata.error-fields",
+    lines(&[r#"{"kind":"error","error":{"message":"no code"}}"#])
+);
+fires!(
+    afdata_terminal_missing,
+    "afdata.terminal-missing",
+    lines(&[AF_LOG])
+);
+fires!(
+    afdata_terminal_not_last,
+    "afdata.terminal-not-last",
+    lines(&[AF_LOG, AF_RESULT, AF_LOG])
+);
+fires!(
+    ndjson_type_missing,
+    "ndjson.type-missing",
+    lines(&[r#"{"type":"a"}"#, r#"{"kind":"b"}"#]),
+    &["--protocol", "ndjson"]
+);
+fires!(
+    ndjson_first_wrong,
+    "ndjson.first-wrong",
+    lines(&[r#"{"type":"b"}"#, r#"{"type":"z"}"#]),
+    &["--protocol", "ndjson", "--first", "a"]
+);
+fires!(
+    ndjson_last_missing,
+    "ndjson.last-missing",
+    lines(&[r#"{"type":"a"}"#, r#"{"type":"b"}"#]),
+    &["--protocol", "ndjson", "--last", "z"]
+);
+fires!(
+    ndjson_after_last,
+    "ndjson.after-last",
+    lines(&[r#"{"type":"a"}"#, r#"{"type":"z"}"#, r#"{"type":"b"}"#]),
+    &["--protocol", "ndjson", "--last", "z"]
+);
+
 /// Conforming streams that exercise every event kind: no rule may fire.
 fn conforming() -> Vec<(&'static str, Vec<u8>, Vec<&'static str>)> {
     vec![
@@ -704,12 +775,12 @@ fn one_finding_per_cause() {
             .count(),
         1
     );
-    // A v0.2 stream: one clear finding, not a wall of envelope errors.
-    let out = verify(
-        &[],
-        &std::fs::read(fixture("streams/v0.2-stream.jsonl")).unwrap(),
-    );
+    // A v0.2 stream read as 1.x: one clear finding, not a wall of
+    // envelope errors; read as what it is, one note.
+    let v02 = std::fs::read(fixture("streams/v0.2-stream.jsonl")).unwrap();
+    let out = verify(&["--protocol", "aoi"], &v02);
     assert_eq!(out.rules(), vec!["version.aoi-unsupported"]);
+    assert_eq!(verify(&[], &v02).rules(), vec!["version.legacy"]);
 }
 
 #[test]

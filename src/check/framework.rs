@@ -3,7 +3,7 @@
 
 use std::io;
 
-use super::{Cause, Identity, Outcome, SchemaPin, Sink, State};
+use super::{Cause, Identity, Outcome, Protocol, SchemaPin, Sink, State};
 use crate::emit::{quote, quote_raw};
 use crate::event::{Event, Kind, Uint, Value};
 use crate::redact;
@@ -92,6 +92,7 @@ impl State<'_> {
         }
         if let Some(v) = &id.aoi_version
             && major(v) != Some(1)
+            && self.run(slot).protocol != Some(Protocol::Aoi02)
         {
             let msg = format!(
                 "aoi_version {} is not AOI-CLI 1.x: aoitap does not interpret this stream (spec §5.2)",
@@ -422,7 +423,7 @@ fn reason_text(r: Option<&str>) -> String {
     r.map_or_else(|| "(not a string)".to_string(), quote)
 }
 
-fn identity(ev: &Event<'_>) -> Identity {
+pub(super) fn identity(ev: &Event<'_>) -> Identity {
     let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
     Identity {
         tool: text("tool"),

@@ -17,8 +17,12 @@ use crate::event::{Aoi, Event, JsonError, Kind, Uint, Value};
 use crate::rules::{Rule, Severity};
 use crate::scan::Line;
 
+mod afdata;
 mod framework;
+mod legacy;
 mod marker;
+mod ndjson;
+mod protocol;
 mod report;
 mod seq;
 mod verdict;
@@ -26,6 +30,7 @@ mod verdict;
 pub use framework::major;
 use framework::{KNOWN_FRAMEWORK, pin_text};
 pub use marker::Markers;
+pub use protocol::Protocol;
 pub use report::*;
 pub use seq::{SeqTrack, Step};
 use verdict::judge;
@@ -87,6 +92,8 @@ struct RunState {
     unsupported: bool,
     missing: u64,
     repeats: u64,
+    /// Decided at the run's first JSON object (`protocol.rs`).
+    protocol: Option<Protocol>,
 }
 
 impl RunState {
@@ -116,6 +123,7 @@ impl RunState {
             unsupported: false,
             missing: 0,
             repeats: 0,
+            protocol: None,
         }
     }
 
@@ -347,7 +355,11 @@ impl<'c> Checker<'c> {
         match &self.st.last_run {
             LastRun::Nowhere => RunOf::Nowhere,
             LastRun::Slot(s) => match &self.st.slots[*s] {
-                Some(r) => RunOf::of(r.id.as_deref(), r.first_line, r.meta.is_some()),
+                Some(r) => RunOf::of(
+                    r.id.as_deref(),
+                    r.first_line,
+                    r.meta.is_some() || r.protocol.is_some_and(Protocol::runs_by_position),
+                ),
                 None => RunOf::Nowhere,
             },
             LastRun::Gone {
@@ -532,9 +544,45 @@ impl State<'_> {
         self.emit(sink, slot, Found::new(rule, message).column(column))
     }
 
-    /// A line that is a JSON object. Every decision is made on decoded
-    /// values (DESIGN §8): `"\u0061oi:meta"` is an `aoi:meta`.
+    /// A line that is a JSON object: placed in its run, then judged by the
+    /// run's protocol. Every decision is made on decoded values (DESIGN
+    /// §8): `"\u0061oi:meta"` is an `aoi:meta`.
     fn event(&mut self, sink: &mut dyn Sink, ev: &Event<'_>) -> io::Result<Seen> {
+        // Only AOI 1.x names runs; the other protocols' runs are known by
+        // where they start.
+        let pinned_other = self.cfg.protocol.is_some_and(|p| p != Protocol::Aoi);
+        let run_v = match ev.aoi() {
+            Aoi::Object { run, .. } if !pinned_other => run,
+            _ => None,
+        };
+        let opens = match self.cfg.protocol {
+            Some(Protocol::Ndjson) => ndjson::opens(self.cfg, ev),
+            _ => ev.get("type").and_then(|v| v.decoded()).as_deref() == Some(b"aoi:meta"),
+        };
+        let slot = match self.target(run_v, opens) {
+            Target::Slot(s) => s,
+            Target::Finished(id) => {
+                let ty = ev.get("type").and_then(|v| v.decoded());
+                let ty = ty.as_deref();
+                self.late(sink, &id, ty)?;
+                self.last_run = LastRun::Gone {
+                    id: Some(id),
+                    first_line: 0,
+                    meta: true,
+                };
+                return Ok(Seen {
+                    event: ty.is_some() && ev.duplicate_reserved_key().is_none(),
+                    framework: ty.is_some_and(|t| t.starts_with(b"aoi:")),
+                    protocol: Protocol::Aoi,
+                });
+            }
+        };
+        self.last_run = LastRun::Slot(slot);
+        self.by_protocol(sink, slot, ev)
+    }
+
+    /// An event of an AOI 1.x run (spec §2, §8, §13).
+    fn aoi_event(&mut self, sink: &mut dyn Sink, slot: usize, ev: &Event<'_>) -> io::Result<Seen> {
         // Decoded bytes: compared, never shown, so no UTF-8 pass is owed.
         let ty = ev.get("type").and_then(|v| v.decoded());
         let ty = ty.as_deref();
@@ -542,26 +590,13 @@ impl State<'_> {
         let seen = Seen {
             event: ty.is_some() && ev.duplicate_reserved_key().is_none(),
             framework,
+            protocol: Protocol::Aoi,
         };
         let (seq_v, run_v, aoi_bad) = match ev.aoi() {
             Aoi::Absent => (None, None, false),
             Aoi::NotObject => (None, None, true),
             Aoi::Object { seq, run } => (seq, run, false),
         };
-        let is_meta = ty == Some(b"aoi:meta");
-        let slot = match self.target(run_v, is_meta) {
-            Target::Slot(s) => s,
-            Target::Finished(id) => {
-                self.late(sink, &id, ty)?;
-                self.last_run = LastRun::Gone {
-                    id: Some(id),
-                    first_line: 0,
-                    meta: true,
-                };
-                return Ok(seen);
-            }
-        };
-        self.last_run = LastRun::Slot(slot);
         let multi = self.cfg.multi_run;
         let run = self.run(slot);
         run.lines += 1;
@@ -776,11 +811,29 @@ impl State<'_> {
 
     /// Judge a run and release it.
     fn close(&mut self, sink: &mut dyn Sink, slot: usize) -> io::Result<()> {
+        let protocol = self.protocol_at_end(slot);
+        self.close_by_protocol(sink, slot)?;
+        self.release(sink, slot, protocol)
+    }
+
+    /// The end of an AOI 1.x run: its summary, meta and seq claimed.
+    fn aoi_close(&mut self, sink: &mut dyn Sink, slot: usize) -> io::Result<()> {
+        self.summary_missing(sink, slot)?;
+        self.meta_missing(sink, slot)?;
+        let run = self.run(slot);
+        if !run.tracks.iter().any(|t| t.seq.started()) {
+            let msg = "no aoi.seq: events lost from the middle would go unnoticed".to_string();
+            self.report(sink, slot, Rule::VerifiableNotClaimed, None, msg)?;
+        }
+        Ok(())
+    }
+
+    /// `summary.missing` when the run has none (a warning with
+    /// `--unbounded`, §4.2).
+    fn summary_missing(&mut self, sink: &mut dyn Sink, slot: usize) -> io::Result<()> {
         let cfg = self.cfg;
         let run = self.run(slot);
-        let (has_summary, has_meta) = (run.summary.is_some(), run.meta.is_some());
-        let started = run.tracks.iter().any(|t| t.seq.started());
-        if !has_summary {
+        if run.summary.is_none() {
             let lines = run.lines;
             let msg = if cfg.unbounded {
                 format!(
@@ -800,7 +853,12 @@ impl State<'_> {
             }
             self.emit(sink, slot, f)?;
         }
-        if !has_meta {
+        Ok(())
+    }
+
+    fn meta_missing(&mut self, sink: &mut dyn Sink, slot: usize) -> io::Result<()> {
+        let cfg = self.cfg;
+        if self.run(slot).meta.is_none() {
             self.report(
                 sink,
                 slot,
@@ -816,17 +874,19 @@ impl State<'_> {
                 self.report(sink, slot, Rule::VersionSchemaMismatch, None, msg)?;
             }
         }
-        if !started {
-            let msg = "no aoi.seq: events lost from the middle would go unnoticed".to_string();
-            self.report(sink, slot, Rule::VerifiableNotClaimed, None, msg)?;
-        }
+        Ok(())
+    }
+
+    /// Release a run's state and hand its verdict to the sink.
+    fn release(&mut self, sink: &mut dyn Sink, slot: usize, protocol: Protocol) -> io::Result<()> {
+        let cfg = self.cfg;
         let run = self.slots[slot].take().expect("open run");
         self.free.push(slot);
         if matches!(self.last_run, LastRun::Slot(s) if s == slot) {
             self.last_run = LastRun::Gone {
                 id: run.id.clone(),
                 first_line: run.first_line,
-                meta: run.meta.is_some(),
+                meta: run.meta.is_some() || protocol.runs_by_position(),
             };
         }
         if self.current == Some(slot) {
@@ -847,6 +907,6 @@ impl State<'_> {
                 }
             }
         }
-        sink.run(&judge(cfg, run))
+        sink.run(&judge(cfg, run, protocol))
     }
 }

@@ -3,6 +3,7 @@
 
 use std::io;
 
+use super::Protocol;
 use crate::rules::{Levels, Rule, Severity};
 
 /// The checker's plain configuration (made from the command line in cli.rs).
@@ -18,6 +19,13 @@ pub struct Config {
     pub markers: Vec<String>,
     /// `--max-line-bytes`, named in `line.too-long` (0: not given).
     pub max_line_bytes: usize,
+    /// `--protocol`: `None` is `auto`, decided per run (DESIGN §9).
+    pub protocol: Option<Protocol>,
+    /// The ndjson discriminator (`--type-field`).
+    pub type_field: String,
+    /// ndjson: the types that open and end a run (`--first`, `--last`).
+    pub first: Option<String>,
+    pub last: Option<String>,
 }
 
 /// `--expect-schema NAME[@MAJOR]`.
@@ -104,6 +112,7 @@ pub struct RunReport {
     pub repeats: u64,
     pub uses_seq: bool,
     pub error_findings: u64,
+    pub protocol: Protocol,
 }
 
 /// Where findings and verdicts go.
@@ -120,6 +129,8 @@ pub struct Seen {
     pub event: bool,
     /// Its decoded type is `aoi:*`.
     pub framework: bool,
+    /// The protocol of the run the line went to.
+    pub protocol: Protocol,
 }
 
 /// The run a line went to.
@@ -174,7 +185,9 @@ impl RunKey {
     pub fn of_report(r: &RunReport) -> RunKey {
         match &r.id {
             Some(id) => RunKey::Id(id.clone()),
-            None if r.identity.is_some() => RunKey::FromLine(r.first_line),
+            None if r.identity.is_some() || r.protocol.runs_by_position() => {
+                RunKey::FromLine(r.first_line)
+            }
             None => RunKey::Nowhere,
         }
     }

@@ -1,9 +1,10 @@
 //! The verdict of a finished run (DESIGN §4).
 
-use super::{Cause, Config, RunReport, RunState, Verdict};
+use super::{Cause, Config, Protocol, RunReport, RunState, Verdict};
 
-/// The verdict of a finished run (DESIGN §4).
-pub(super) fn judge(cfg: &Config, run: RunState) -> RunReport {
+/// The verdict of a finished run (DESIGN §4), the same in every protocol:
+/// each protocol's rules fill in the run's outcome.
+pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol) -> RunReport {
     let item_failure = run.item_errors + run.forwarded_errors > 0 && !cfg.continue_on_error;
     let (verdict, message, cause) = if run.error_findings > 0 {
         let more = match run.error_findings - 1 {
@@ -16,11 +17,11 @@ pub(super) fn judge(cfg: &Config, run: RunState) -> RunReport {
     } else {
         match &run.summary {
             Some(o) if o.ok == Some(true) && !item_failure => {
-                (Verdict::Pass, pass_message(&run), None)
+                (Verdict::Pass, pass_message(&run, protocol), None)
             }
             Some(o) if o.ok == Some(false) && o.partial && cfg.accept_partial => (
                 Verdict::Pass,
-                format!("{}; partial result accepted", pass_message(&run)),
+                format!("{}; partial result accepted", pass_message(&run, protocol)),
                 None,
             ),
             Some(o) => {
@@ -45,10 +46,12 @@ pub(super) fn judge(cfg: &Config, run: RunState) -> RunReport {
                 None,
             ),
             None => {
-                let why = if cfg.unbounded {
-                    "unbounded stream, no summary"
-                } else {
-                    "no summary, and summary.missing allowed"
+                let why = match protocol {
+                    Protocol::Ndjson if cfg.last.is_none() => "typed NDJSON, no end type given",
+                    Protocol::Afdata if cfg.unbounded => "unbounded stream, no terminal event",
+                    Protocol::Afdata => "no terminal event, and afdata.terminal-missing allowed",
+                    _ if cfg.unbounded => "unbounded stream, no summary",
+                    _ => "no summary, and summary.missing allowed",
                 };
                 let msg = format!("{} lines, no error ({why})", run.lines);
                 (Verdict::Pass, msg, None)
@@ -71,6 +74,7 @@ pub(super) fn judge(cfg: &Config, run: RunState) -> RunReport {
         repeats: run.repeats,
         uses_seq: run.tracks.iter().any(|t| t.seq.started()),
         error_findings: run.error_findings,
+        protocol,
     }
 }
 
@@ -102,11 +106,17 @@ fn failed(why: String, cause: Option<Cause>) -> (Verdict, String, Option<Cause>)
     (verdict, message, cause)
 }
 
-fn pass_message(run: &RunState) -> String {
+fn pass_message(run: &RunState, protocol: Protocol) -> String {
     let seq = if run.tracks.iter().any(|t| t.seq.started()) {
         format!(", seq 0..{} complete", run.lines.saturating_sub(1))
     } else {
         String::new()
     };
-    format!("{} events{seq}, summary ok", run.lines)
+    let end = match protocol {
+        Protocol::Aoi => "summary ok",
+        Protocol::Aoi02 => "summary ok, count matches",
+        Protocol::Afdata => "result",
+        Protocol::Ndjson => "ended by its last type",
+    };
+    format!("{} events{seq}, {end}", run.lines)
 }

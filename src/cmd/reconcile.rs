@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::check::{
-    Checker, Markers, RunKey, RunOf, RunReport, Seen, SeqTrack, Step, Verdict, id_key,
+    Checker, Markers, Protocol, RunKey, RunOf, RunReport, Seen, SeqTrack, Step, Verdict, id_key,
 };
 use crate::cli::StreamOptions;
 use crate::cmd::{Held, Input, Pass, PerRun, Report, ReportTo, run_stream};
@@ -101,6 +101,8 @@ struct Recon {
     /// Markers whose claim did not match what was missing.
     marker_notes: Vec<String>,
     summary: Option<Counters>,
+    /// The run's protocol, as the checker decided it.
+    protocol: Protocol,
 }
 
 #[derive(Default)]
@@ -190,6 +192,11 @@ impl Recon {
     /// event by event (it says "unverifiable"), yet is no fault of its own;
     /// a run without summary is a fault unless the stream is unbounded.
     fn reconciles(&self, unbounded: bool) -> bool {
+        // Without seq there is nothing of reconcile's own to account for:
+        // the checker's findings on counts and ends decide (DESIGN §9).
+        if self.protocol != Protocol::Aoi {
+            return true;
+        }
         let Some(s) = &self.summary else {
             return unbounded && self.missing == 0 && self.repeats == 0;
         };
@@ -337,7 +344,8 @@ impl Pass for Reconcile {
         if let Line::Complete { bytes, .. } = *line {
             match line.event() {
                 Some(ev) => {
-                    self.event(check.run_of_last_line(), &ev, bytes, number, report)?;
+                    let run = check.run_of_last_line();
+                    self.event(run, &ev, bytes, number, seen.protocol, report)?;
                 }
                 None => self.text(bytes, number),
             }
@@ -400,6 +408,7 @@ impl Reconcile {
         ev: &Event<'_>,
         bytes: &[u8],
         number: u64,
+        protocol: Protocol,
         report: &mut Report,
     ) -> io::Result<()> {
         let ty = ev.ty();
@@ -408,6 +417,7 @@ impl Reconcile {
             _ => None,
         };
         let r = self.runs.get(run, || Recon::new(number));
+        r.protocol = protocol;
         r.lines += 1;
         if let Some(n) = seq {
             r.seq(n, r.last_line);
@@ -548,7 +558,25 @@ impl Reconcile {
                 r.lines,
                 claimed(s.and_then(|s| s.event_count))
             ));
-            if let Some(s) = s {
+            if r.protocol == Protocol::Aoi02
+                && let Some(s) = s
+            {
+                // 0.2's count is every line of the run, meta and summary too.
+                t.push_str(&format!(
+                    "  counts     count {} vs {} lines; warnings {} vs {}; errors {} vs {}\n",
+                    claimed(s.count),
+                    r.lines + r.other_lines,
+                    claimed(s.warning_count),
+                    r.warnings,
+                    claimed(s.error_count),
+                    r.errors
+                ));
+            } else if r.protocol.runs_by_position() {
+                t.push_str(&format!(
+                    "  protocol   {}: no counts to reconcile\n",
+                    r.protocol.name()
+                ));
+            } else if let Some(s) = s {
                 t.push_str(&format!(
                     "  counts     count {} vs {} seen; warnings {} vs {}; errors {} vs {}\n",
                     claimed(s.count),

@@ -7,7 +7,7 @@ use std::io::{self, BufWriter, Write};
 
 use anyhow::Result;
 
-use crate::check::{Checker, RunOf, Seen, id_key};
+use crate::check::{Checker, Protocol, RunOf, Seen, id_key};
 use crate::cli::StreamOptions;
 use crate::cmd::{Pass, Report, ReportTo, run_stream};
 use crate::event::Event;
@@ -44,7 +44,13 @@ impl Strip<'_> {
         if !seen.event || (seen.framework && !o.keep_framework) {
             return false;
         }
-        if !seen.framework
+        if seen.protocol == Protocol::Afdata {
+            // AFDATA's data is the result payload; `--type` adds kinds.
+            let kind = ev.get("kind").and_then(|v| v.as_str());
+            if !kind.is_some_and(|k| k == "result" || o.types.iter().any(|t| *t == k)) {
+                return false;
+            }
+        } else if !seen.framework
             && !o.types.is_empty()
             && !ev.ty().is_some_and(|ty| o.types.iter().any(|t| *t == ty))
         {
@@ -71,12 +77,25 @@ impl Pass for Strip<'_> {
             && self.wanted(check, &seen, &ev)
         {
             let bytes = ev.line();
-            match ev.aoi_cut() {
-                Some((from, to)) => {
-                    self.out.write_all(&bytes[..from])?;
-                    self.out.write_all(&bytes[to..])?;
-                }
-                None => self.out.write_all(bytes)?,
+            let payload = || {
+                let kind = ev.get("kind")?.as_str()?;
+                ev.get(&kind)
+            };
+            match seen.protocol {
+                // The payload value, bytes as they came (DESIGN §9).
+                Protocol::Afdata => match payload() {
+                    Some(v) => self.out.write_all(v.raw())?,
+                    None => return Ok(seen),
+                },
+                // Only AOI 1.x has an envelope to take off.
+                Protocol::Aoi => match ev.aoi_cut() {
+                    Some((from, to)) => {
+                        self.out.write_all(&bytes[..from])?;
+                        self.out.write_all(&bytes[to..])?;
+                    }
+                    None => self.out.write_all(bytes)?,
+                },
+                Protocol::Aoi02 | Protocol::Ndjson => self.out.write_all(bytes)?,
             }
             self.out.write_all(b"\n")?;
         }

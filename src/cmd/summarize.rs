@@ -13,10 +13,11 @@ use std::io::{self, IsTerminal};
 
 use anyhow::Result;
 
+use crate::check::Protocol;
 use crate::check::{Checker, Identity, RunKey, RunReport, Seen, Verdict};
 use crate::cli::StreamOptions;
 use crate::cmd::{Held, Pass, PerRun, Report, ReportTo, run_stream};
-use crate::emit::{Format, Obj, clean, plural};
+use crate::emit::{Format, Obj, clean, one_line, plural};
 use crate::event::{Event, Kind};
 use crate::exit::Exit;
 use crate::scan::Line;
@@ -25,12 +26,11 @@ const MAX_KINDS: usize = 256;
 
 pub struct SummarizeOptions {
     pub stream: StreamOptions,
-    pub type_field: String,
 }
 
 pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
     let mut pass = Summarize {
-        type_field: &opts.type_field,
+        type_field: &opts.stream.check.type_field,
         stats: PerRun::default(),
         runs: vec![],
         width: terminal_width(),
@@ -100,7 +100,10 @@ fn bump(map: &mut BTreeMap<String, u64>, name: &str) {
 }
 
 impl Stats {
-    fn event(&mut self, ev: &Event<'_>, type_field: &str, line: u64) {
+    fn event(&mut self, ev: &Event<'_>, type_field: &str, line: u64, protocol: Protocol) {
+        if protocol == Protocol::Afdata {
+            self.afdata(ev, line);
+        }
         let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
         let ty = ev.get(type_field).and_then(|v| v.as_str());
         let name = ty.as_deref().unwrap_or("(none)");
@@ -129,7 +132,8 @@ impl Stats {
                         category,
                         code,
                         count: 1,
-                        first_message: text("message").unwrap_or_default(),
+                        // Bounded, one line (DESIGN §8).
+                        first_message: one_line(&text("message").unwrap_or_default()),
                         first_line: line,
                     });
                 }
@@ -147,6 +151,49 @@ impl Stats {
                         .is_some_and(|v| v.kind() != Kind::Null),
                     elapsed_ms: ev.get("elapsed_ms").and_then(|v| v.uint()),
                 });
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Stats {
+    /// AFDATA's terminal event is the run's outcome; its error payload is
+    /// counted as an error by code.
+    fn afdata(&mut self, ev: &Event<'_>, line: u64) {
+        let kind = ev.get("kind").and_then(|v| v.as_str());
+        let (Some(kind), None) = (kind, &self.outcome) else {
+            return;
+        };
+        match &*kind {
+            "result" => {
+                self.outcome = Some(Outcome {
+                    ok: Some(true),
+                    ..Outcome::default()
+                });
+            }
+            "error" => {
+                self.outcome = Some(Outcome {
+                    ok: Some(false),
+                    reason: Some("error".into()),
+                    ..Outcome::default()
+                });
+                let payload = ev.get("error");
+                let text = |k: &str| {
+                    payload
+                        .and_then(|p| p.field(k))
+                        .and_then(|v| v.as_str())
+                        .map(|s| s.into_owned())
+                };
+                if self.errors.len() < MAX_KINDS {
+                    self.errors.push(Problem {
+                        category: "-".into(),
+                        code: text("code").unwrap_or_else(|| "-".into()),
+                        count: 1,
+                        first_message: one_line(&text("message").unwrap_or_default()),
+                        first_line: line,
+                    });
+                }
             }
             _ => {}
         }
@@ -174,7 +221,12 @@ impl Pass for Summarize<'_> {
         }
         st.bytes += line.input_bytes();
         if let Some(ev) = line.event() {
-            st.event(&ev, self.type_field, number);
+            // Counted by the protocol's discriminator: AFDATA's is `kind`.
+            let field = match seen.protocol {
+                Protocol::Afdata if self.type_field == "type" => "kind",
+                _ => self.type_field,
+            };
+            st.event(&ev, field, number, seen.protocol);
         }
         for r in done {
             self.emit(&r, report)?;
@@ -307,6 +359,7 @@ fn fill(o: &mut Obj, r: &RunReport, st: &Stats) {
     seq.num("missing", r.missing);
     seq.num("repeats", r.repeats);
     o.obj("seq", seq);
+    o.str("protocol", r.protocol.name());
     o.str("verdict", r.verdict.name());
     o.str("message", &r.message);
 }
@@ -361,6 +414,9 @@ fn human_block(r: &RunReport, st: &Stats, file: &str, color: bool, width: Option
     } = &id;
     let aoi = aoi_version.as_ref().map(|v| format!("(aoi {v})"));
     row("schema", joined(&[schema_name, schema_version, &aoi]));
+    if r.protocol != Protocol::Aoi {
+        row("protocol", r.protocol.name().to_string());
+    }
     let seq = if !r.uses_seq {
         "no seq: cuts in the middle cannot be seen".to_string()
     } else if r.missing == 0 && r.repeats == 0 {

@@ -1,0 +1,162 @@
+//! AFDATA protocol v1 event streams (`spec/agent-first-data.md` Part 3;
+//! DESIGN §9): every line an object with `kind` in
+//! `result|error|progress|log` and a member named by the kind; `trace`, when
+//! present, an object; an `error` payload an object with non-empty string
+//! `code` and `message`. One terminal event (`result` or `error`) per run,
+//! last. With `--multi-run` the line after a terminal opens the next run.
+//!
+//! Verdict: `result` 0; `error` 1; `error` with `retryable:true` 75, the
+//! hint from `retry_after_ms` or `retry_after_s`.
+
+use std::io;
+
+use super::{Cause, Outcome, Protocol, Seen, Sink, State};
+use crate::emit::quote;
+use crate::event::{Event, Kind, Value};
+use crate::rules::Rule;
+
+/// The members of an error payload that decide the verdict: read twice,
+/// parsers disagree (DESIGN §8).
+const VERDICT_KEYS: &[&str] = &["retryable", "retry_after_ms", "retry_after_s", "code"];
+
+impl State<'_> {
+    pub(super) fn afdata_event(
+        &mut self,
+        sink: &mut dyn Sink,
+        slot: usize,
+        ev: &Event<'_>,
+    ) -> io::Result<Seen> {
+        let run = self.run(slot);
+        run.lines += 1;
+        let t = run.cur;
+        run.tracks[t].lines += 1;
+        let after_terminal = run.summary.is_some();
+        if after_terminal && !run.not_last_reported {
+            run.not_last_reported = true;
+            let msg = "event after the run's result or error: the terminal event must be last"
+                .to_string();
+            self.report(sink, slot, Rule::AfdataTerminalNotLast, None, msg)?;
+        }
+        if ev.count("kind") > 1 {
+            let msg = "kind appears twice: parsers disagree about which one wins".to_string();
+            self.report(sink, slot, Rule::VerdictDuplicateKey, None, msg)?;
+        }
+        let kind = ev.get("kind").and_then(|v| v.as_str());
+        let Some(kind) = kind.filter(|k| matches!(&**k, "result" | "error" | "progress" | "log"))
+        else {
+            let msg = match ev.get("kind") {
+                None => "no kind: every AFDATA event names its kind".to_string(),
+                Some(v) => format!(
+                    "kind {} is not result, error, progress or log",
+                    crate::emit::quote_raw(v.raw())
+                ),
+            };
+            self.report(sink, slot, Rule::AfdataKindInvalid, None, msg)?;
+            return Ok(Seen {
+                protocol: Protocol::Afdata,
+                ..Seen::default()
+            });
+        };
+        let payload = ev.get(&kind);
+        if payload.is_none() {
+            let msg = format!("kind {} without a {} member", quote(&kind), quote(&kind));
+            self.report(sink, slot, Rule::AfdataPayloadMissing, None, msg)?;
+        }
+        if let Some(trace) = ev.get("trace")
+            && trace.kind() != Kind::Object
+        {
+            let msg = "trace is not an object".to_string();
+            self.report(sink, slot, Rule::AfdataTraceNotObject, None, msg)?;
+        }
+        self.run(slot).domain += 1;
+        let terminal = matches!(&*kind, "result" | "error");
+        let cause = match (&*kind, payload) {
+            ("error", Some(p)) => Some(self.afdata_error(sink, slot, p)?),
+            _ => None,
+        };
+        if terminal && !after_terminal {
+            let run = self.run(slot);
+            if cause.is_some() {
+                run.errors += 1;
+            }
+            run.summary = Some(Outcome {
+                ok: Some(&*kind == "result"),
+                partial: false,
+                reason: None,
+                caused_by: cause,
+            });
+            if self.cfg.multi_run {
+                self.close(sink, slot)?;
+            }
+        }
+        Ok(Seen {
+            event: payload.is_some(),
+            framework: false,
+            protocol: Protocol::Afdata,
+        })
+    }
+
+    /// The error payload: its fields checked, its retry hint read.
+    fn afdata_error(
+        &mut self,
+        sink: &mut dyn Sink,
+        slot: usize,
+        p: Value<'_>,
+    ) -> io::Result<Cause> {
+        let text = |k: &str| {
+            p.field(k)
+                .and_then(|v| v.as_str())
+                .map(|s| s.into_owned())
+                .filter(|s| !s.is_empty())
+        };
+        let (code, message) = if p.kind() == Kind::Object {
+            (text("code"), text("message"))
+        } else {
+            (None, None)
+        };
+        if code.is_none() || message.is_none() {
+            let msg = if p.kind() == Kind::Object {
+                "error payload lacks a non-empty string code or message".to_string()
+            } else {
+                "error payload is not an object".to_string()
+            };
+            self.report(sink, slot, Rule::AfdataErrorFields, None, msg)?;
+        }
+        if p.kind() == Kind::Object
+            && let Some(key) = VERDICT_KEYS.iter().find(|k| p.count(k) > 1)
+        {
+            let msg = format!("error.{key} appears twice: parsers disagree about which one wins");
+            self.report(sink, slot, Rule::VerdictDuplicateKey, None, msg)?;
+        }
+        let retryable = p.field("retryable").and_then(|v| v.as_bool()) == Some(true);
+        let retry_after_ms = p
+            .field("retry_after_ms")
+            .and_then(|v| v.uint())
+            .or_else(|| {
+                p.field("retry_after_s")
+                    .and_then(|v| v.uint())
+                    .map(|s| s.saturating_mul(1000))
+            });
+        Ok(Cause {
+            origin: None,
+            category: None,
+            code,
+            retryable,
+            retry_after_ms: retry_after_ms.filter(|_| retryable),
+        })
+    }
+
+    /// A run without its terminal event was cut, unless it is unbounded.
+    pub(super) fn afdata_close(&mut self, sink: &mut dyn Sink, slot: usize) -> io::Result<()> {
+        let unbounded = self.cfg.unbounded;
+        let run = self.run(slot);
+        if run.summary.is_none() && !unbounded {
+            let msg = format!(
+                "the stream ended after {} without a result or error event: it was cut off or the producer crashed",
+                crate::emit::plural(run.lines, "line")
+            );
+            self.report(sink, slot, Rule::AfdataTerminalMissing, None, msg)?;
+        }
+        Ok(())
+    }
+}
