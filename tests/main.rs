@@ -13,6 +13,7 @@ mod man;
 mod memory;
 mod pipe;
 mod props;
+mod protocols;
 mod reconcile;
 mod split;
 mod strip;
