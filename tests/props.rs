@@ -472,7 +472,24 @@ enum Hostile {
     Sized(u16, bool),
     /// One line of this many bytes: longer than aoitap's read buffer.
     Huge(u32),
+    /// A line of another protocol (AOI 0.2, AFDATA, typed NDJSON): as a
+    /// run's first object it changes how the run is read (DESIGN §9).
+    Foreign(u8),
 }
+
+const FOREIGN: &[&str] = &[
+    r#"{"type":"aoi:meta","tool":"t","tool_version":"1","aoi_version":"0.2","schema_name":"s","schema_version":"1.0.0","command":"c"}"#,
+    r#"{"type":"aoi:summary","ok":true,"count":3,"warning_count":0,"error_count":0,"truncated":false}"#,
+    r#"{"type":"aoi:error","code":"RATE_LIMITED","category":"rate_limited","message":"m","retryable":true,"retry_after_ms":7200}"#,
+    r#"{"type":"aoi:summary","ok":false,"count":-1}"#,
+    r#"{"kind":"result","result":{"a":[1,2]},"trace":{}}"#,
+    r#"{"kind":"error","error":{"code":"quota","message":"m","retryable":true,"retry_after_s":30,"retryable":false},"trace":[]}"#,
+    r#"{"kind":"progress","progress":{"current":1}}"#,
+    r#"{"kind":"log"}"#,
+    r#"{"kind":"r\u0065sult","r\u0065sult":"\u0061"}"#,
+    r#"{"kind":"error","error":"not an object"}"#,
+    r#"{"type":"daemon.started","x":1}"#,
+];
 
 const BAD_UTF8: &[&[u8]] = &[
     b"\xff",
@@ -580,6 +597,7 @@ impl Hostile {
                 .as_bytes()
                 .to_vec(),
             Hostile::NoType => br#"{"aoi":{"seq":1,"run":"R"},"x":1}"#.to_vec(),
+            Hostile::Foreign(k) => FOREIGN[*k as usize % FOREIGN.len()].as_bytes().to_vec(),
             Hostile::TypeNotString(k) => TYPE_NOT_STRING[*k as usize % TYPE_NOT_STRING.len()]
                 .as_bytes()
                 .to_vec(),
@@ -689,6 +707,7 @@ fn hostile() -> impl Strategy<Value = Hostile> {
         2 => ((MAX - 3)..(MAX + 4), any::<bool>()).prop_map(|(n, crlf)| Hostile::Sized(n as u16, crlf)),
         1 => (50_000u32..400_000).prop_map(Hostile::Huge),
         1 => prop::collection::vec(byte(), 0..80).prop_map(Hostile::Random),
+        2 => any::<u8>().prop_map(Hostile::Foreign),
     ]
 }
 

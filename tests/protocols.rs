@@ -31,7 +31,12 @@ fn sdk_error(code: &str, category: &str, retryable: bool, extra: &str) -> String
 }
 
 fn search_ok() -> Vec<String> {
-    vec![sdk_meta("search"), sdk_hit(1), sdk_hit(2), sdk_summary(true, 3, 0)]
+    vec![
+        sdk_meta("search"),
+        sdk_hit(1),
+        sdk_hit(2),
+        sdk_summary(true, 3, 0),
+    ]
 }
 
 /// Every stream command's exit on `input` with `args`: one truth.
@@ -81,7 +86,11 @@ fn judged(input: &[u8], args: &[&str], want: i32, rules: &[&str]) -> Out {
 fn sdk_streams_get_their_verdicts() {
     // A successful search.
     let out = judged(&lines(&search_ok()), &[], 0, &["version.legacy"]);
-    let run = out.events().into_iter().find(|e| e["type"] == "run").unwrap();
+    let run = out
+        .events()
+        .into_iter()
+        .find(|e| e["type"] == "run")
+        .unwrap();
     assert_eq!(run["protocol"], "aoi-0.2");
     // A failed run: ok:false after a process error that is not retryable.
     let failed = [
@@ -95,11 +104,20 @@ fn sdk_streams_get_their_verdicts() {
     let limited = [
         sdk_meta("search"),
         sdk_hit(1),
-        sdk_error("RATE_LIMITED", "rate_limited", true, r#","retry_after_ms":7200"#),
+        sdk_error(
+            "RATE_LIMITED",
+            "rate_limited",
+            true,
+            r#","retry_after_ms":7200"#,
+        ),
         sdk_summary(false, 3, 1),
     ];
     let out = judged(&lines(&limited), &[], 75, &[]);
-    let run = out.events().into_iter().find(|e| e["type"] == "run").unwrap();
+    let run = out
+        .events()
+        .into_iter()
+        .find(|e| e["type"] == "run")
+        .unwrap();
     assert_eq!(run["retry_after_ms"], 7200);
     let human = run_human(&limited);
     assert!(human.contains("retryable after 7200 ms"), "{human}");
@@ -145,7 +163,12 @@ fn sdk_streams_that_were_cut() {
         "{f}"
     );
     // `--unbounded` forgives the end, never the middle.
-    judged(&lines(&middle), &["--unbounded"], 65, &["summary.count-mismatch"]);
+    judged(
+        &lines(&middle),
+        &["--unbounded"],
+        65,
+        &["summary.count-mismatch"],
+    );
 }
 
 #[test]
@@ -191,23 +214,36 @@ fn v0_2_under_protocol_aoi_is_not_read() {
     );
 }
 
-const PROGRESS: &str = r#"{"kind":"progress","progress":{"current":1,"total":2},"trace":{"duration_ms":40}}"#;
+const PROGRESS: &str =
+    r#"{"kind":"progress","progress":{"current":1,"total":2},"trace":{"duration_ms":40}}"#;
 const RESULT: &str = r#"{"kind":"result","result":{"url":"https://x.example/b.tar","size_bytes":1024},"trace":{"duration_ms":95}}"#;
 
 #[test]
 fn afdata_verdicts() {
     let out = judged(&lines(&[PROGRESS, RESULT]), &[], 0, &[]);
-    let run = out.events().into_iter().find(|e| e["type"] == "run").unwrap();
+    let run = out
+        .events()
+        .into_iter()
+        .find(|e| e["type"] == "run")
+        .unwrap();
     assert_eq!(run["protocol"], "afdata");
     let error = r#"{"kind":"error","error":{"code":"invalid_input","message":"bad path","retryable":false},"trace":{}}"#;
     judged(&lines(&[PROGRESS, error]), &[], 1, &[]);
     let retry_s = r#"{"kind":"error","error":{"code":"quota","message":"quota exceeded","retryable":true,"retry_after_s":30},"trace":{}}"#;
     let out = judged(&lines(&[PROGRESS, retry_s]), &[], 75, &[]);
-    let run = out.events().into_iter().find(|e| e["type"] == "run").unwrap();
+    let run = out
+        .events()
+        .into_iter()
+        .find(|e| e["type"] == "run")
+        .unwrap();
     assert_eq!(run["retry_after_ms"], 30000);
     let retry_ms = r#"{"kind":"error","error":{"code":"quota","message":"m","retryable":true,"retry_after_ms":1500}}"#;
     let out = judged(&lines(&[retry_ms]), &[], 75, &[]);
-    let run = out.events().into_iter().find(|e| e["type"] == "run").unwrap();
+    let run = out
+        .events()
+        .into_iter()
+        .find(|e| e["type"] == "run")
+        .unwrap();
     assert_eq!(run["retry_after_ms"], 1500);
     // No terminal: cut, unless the stream is unbounded.
     judged(&lines(&[PROGRESS]), &[], 65, &["afdata.terminal-missing"]);
@@ -221,7 +257,12 @@ fn afdata_verdicts() {
     );
     // An error without code.
     let no_code = r#"{"kind":"error","error":{"message":"m"},"trace":{}}"#;
-    judged(&lines(&[PROGRESS, no_code]), &[], 65, &["afdata.error-fields"]);
+    judged(
+        &lines(&[PROGRESS, no_code]),
+        &[],
+        65,
+        &["afdata.error-fields"],
+    );
     // Two runs as a log: the line after a terminal opens the next.
     let out = judged(
         &lines(&[PROGRESS, RESULT, PROGRESS, error]),
