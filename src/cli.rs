@@ -163,6 +163,9 @@ struct StripArgs {
     /// Keep only the events of this run id.
     #[arg(long, value_name = "RUN")]
     run: Option<String>,
+    /// Write each exposed secret as "***" (URL secrets span by span); every other byte as it came (DESIGN §10).
+    #[arg(long)]
+    redact: bool,
 }
 
 #[derive(Args, Debug)]
@@ -181,6 +184,9 @@ struct SplitArgs {
     /// Keep at most N run files open at once.
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=65536))]
     max_open: u64,
+    /// Write each exposed secret as "***" (URL secrets span by span); every other byte as it came (DESIGN §10).
+    #[arg(long)]
+    redact: bool,
 }
 
 #[derive(Args, Debug)]
@@ -191,6 +197,10 @@ struct VerifyArgs {
     /// Copy the input to stdout byte for byte while judging it; the report goes to stderr (or --report).
     #[arg(long)]
     relay: bool,
+
+    /// With --relay: write each exposed secret as "***" (URL secrets span by span), every other byte as it came (DESIGN §10).
+    #[arg(long, requires = "relay")]
+    redact: bool,
 }
 
 /// Options shared by every stream command (DESIGN §1).
@@ -227,6 +237,10 @@ struct StreamArgs {
     /// --protocol ndjson: the type that ends a run (ndjson.last-missing at EOF, ndjson.after-last).
     #[arg(long, value_name = "TYPE")]
     last: Option<String>,
+
+    /// A key whose value is a secret, beside those ending in _secret or _SECRET (exact name, any depth; repeatable).
+    #[arg(long, value_name = "NAME")]
+    secret_name: Vec<String>,
 
     /// The stream is documented unbounded (spec §4.2): EOF without aoi:summary is not truncation.
     #[arg(long)]
@@ -354,6 +368,8 @@ pub struct StreamOptions {
     pub idle_timeout_ms: Option<u64>,
     /// verify --relay: the input is copied to stdout.
     pub relay: bool,
+    /// Exposed secrets are written as "***" (relay, strip, split).
+    pub redact: bool,
 }
 
 /// Parse the command line; help and usage errors are printed here and
@@ -419,6 +435,7 @@ pub fn parse() -> Result<Invocation, Exit> {
             };
             let mut opts = a.stream.into_options(to);
             opts.relay = a.relay;
+            opts.redact = a.redact;
             Ok(Invocation::Verify(opts))
         }
         Command::StripEnvelope(a) => {
@@ -427,6 +444,7 @@ pub fn parse() -> Result<Invocation, Exit> {
             // A filter: its output is the data; the report speaks only
             // when something is wrong.
             stream.style.quiet_pass = true;
+            stream.redact = a.redact;
             Ok(Invocation::StripEnvelope(StripOptions {
                 stream,
                 keep_framework: a.keep_framework,
@@ -439,6 +457,7 @@ pub fn parse() -> Result<Invocation, Exit> {
             let mut stream = a.stream.into_options(ReportTo::Stdout);
             // Splitting is about many runs: each is judged on its own.
             stream.check.multi_run = true;
+            stream.redact = a.redact;
             Ok(Invocation::SplitByRun(SplitOptions {
                 stream,
                 dir: a.dir,
@@ -523,12 +542,14 @@ impl StreamArgs {
                 type_field: self.type_field,
                 first: self.first,
                 last: self.last,
+                secret_names: self.secret_name,
             },
             max_line_bytes: self.max_line_bytes,
             report: self.report,
             line_buffered: self.line_buffered,
             idle_timeout_ms: self.idle_timeout_ms,
             relay: false,
+            redact: false,
         }
     }
 }

@@ -102,6 +102,8 @@ pub struct Index {
     object: bool,
     /// More members than the index keeps: see `Walk::push`.
     overflow: bool,
+    /// Some key, at any depth, is marked `_secret` or `_url`.
+    marked: bool,
 }
 
 /// Members indexed per object, at most (the rest are found by reading).
@@ -223,6 +225,27 @@ struct Flags {
     ansi: bool,
     /// The last string read held an escape (reset by the reader).
     escaped: bool,
+    /// A key anywhere ends in `_secret`/`_SECRET`/`_url`/`_URL`.
+    marked: bool,
+}
+
+/// Does a key (raw, with `escaped` saying whether it holds escapes) end in
+/// a suffix that marks a secret or a URL (AFDATA: `_secret` and `_SECRET`,
+/// `_url` and `_URL`, no other casing)? Checked on every key during the
+/// one walk, so the secret rules cost a few compares per key.
+#[inline(always)]
+fn marked_key(raw: &[u8], escaped: bool) -> bool {
+    let marked = |k: &[u8]| {
+        k.ends_with(b"_secret")
+            || k.ends_with(b"_SECRET")
+            || k.ends_with(b"_url")
+            || k.ends_with(b"_URL")
+    };
+    if escaped {
+        marked(&decode(raw))
+    } else {
+        matches!(raw.last(), Some(b't' | b'T' | b'l' | b'L')) && marked(raw)
+    }
 }
 
 impl Parser {
@@ -251,7 +274,9 @@ impl Parser {
             flags: Flags::default(),
         };
         let walked = walk.line();
-        index.ansi = walk.flags.ansi;
+        let flags = walk.flags;
+        index.ansi = flags.ansi;
+        index.marked = flags.marked;
         if let Err(f) = walked {
             arena.top.truncate(index.top.0 as usize);
             arena.aoi.truncate(index.aoi.0 as usize);
@@ -320,6 +345,7 @@ impl Walk<'_> {
             let end = string(b, i, &mut self.flags)?;
             let escaped = self.flags.escaped;
             let (key_start, key_end) = (i + 1, end - 1);
+            self.flags.marked |= marked_key(&b[key_start..key_end], escaped);
             let tag = tag_of(level, &b[key_start..key_end], escaped);
             let mut j = ws(b, end);
             if b.get(j) != Some(&b':') {
@@ -473,7 +499,9 @@ fn key(b: &[u8], i: usize, flags: &mut Flags) -> Step {
     if b.get(i) != Some(&b'"') {
         return Err(fault(i, Want::Key));
     }
+    flags.escaped = false;
     let end = string(b, i, flags)?;
+    flags.marked |= marked_key(&b[i + 1..end - 1], flags.escaped);
     let j = ws(b, end);
     if b.get(j) != Some(&b':') {
         return Err(fault(j, Want::Colon));
@@ -817,6 +845,11 @@ impl<'a> Event<'a> {
         self.index.ansi
     }
 
+    /// Some key, at any depth, ends in `_secret`/`_SECRET`/`_url`/`_URL`.
+    pub fn has_marked_keys(&self) -> bool {
+        self.index.marked
+    }
+
     pub fn line(&self) -> &'a [u8] {
         self.line
     }
@@ -868,6 +901,11 @@ impl<'a> Event<'a> {
             .iter()
             .filter(|m| m.key(self.line).as_ref() == key.as_bytes())
             .count()
+    }
+
+    /// The line as one value.
+    pub fn as_value(&self) -> Value<'a> {
+        self.whole()
     }
 
     /// The line as one value (an object with more members than indexed).
@@ -1028,6 +1066,13 @@ pub struct Children<'a> {
     base: usize,
     i: usize,
     object: bool,
+}
+
+impl Children<'_> {
+    /// Members of an object (else elements of an array).
+    pub fn is_object(&self) -> bool {
+        self.object
+    }
 }
 
 impl<'a> Iterator for Children<'a> {

@@ -117,6 +117,8 @@ catalogue! {
     NdjsonFirstWrong "ndjson.first-wrong" Error "aiocs daemon stream" "a run does not start with the --first type";
     NdjsonLastMissing "ndjson.last-missing" Error "aiocs daemon stream" "EOF before the --last type";
     NdjsonAfterLast "ndjson.after-last" Error "aiocs daemon stream" "events after the --last type";
+    SecretExposed "secret.exposed" Error "11" "a key ending _secret/_SECRET (or a --secret-name) whose value is not \"***\"";
+    SecretUrlExposed "secret.url-exposed" Error "11" "a _url value with a password or secret-named parameter not ***";
 }
 
 impl Rule {
@@ -220,7 +222,7 @@ mod tests {
             );
             assert_eq!(Rule::from_id(r.id()), Some(*r));
         }
-        assert_eq!(Rule::ALL.len(), 66);
+        assert_eq!(Rule::ALL.len(), 68);
     }
 
     #[test]

@@ -505,6 +505,23 @@ fires!(
     &["--protocol", "ndjson", "--last", "z"]
 );
 
+fires!(
+    secret_exposed,
+    "secret.exposed",
+    good_with(
+        1,
+        r#"{"type":"hit","aoi":{"seq":1,"run":"R"},"api_key_secret":"sk-1"}"#
+    )
+);
+fires!(
+    secret_url_exposed,
+    "secret.url-exposed",
+    good_with(
+        1,
+        r#"{"type":"hit","aoi":{"seq":1,"run":"R"},"cb_url":"https://u:pw@h/"}"#
+    )
+);
+
 /// Conforming streams that exercise every event kind: no rule may fire.
 fn conforming() -> Vec<(&'static str, Vec<u8>, Vec<&'static str>)> {
     vec![

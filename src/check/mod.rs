@@ -24,6 +24,7 @@ mod marker;
 mod ndjson;
 mod protocol;
 mod report;
+mod secrets;
 mod seq;
 mod verdict;
 
@@ -32,6 +33,7 @@ use framework::{KNOWN_FRAMEWORK, pin_text};
 pub use marker::Markers;
 pub use protocol::Protocol;
 pub use report::*;
+pub use secrets::{Exposure, redact};
 pub use seq::{SeqTrack, Step};
 use verdict::judge;
 
@@ -261,6 +263,8 @@ struct State<'c> {
     finished: HashMap<Box<[u8]>, bool>,
     finished_order: VecDeque<Box<[u8]>>,
     last_run: LastRun,
+    /// The last line's exposed secrets (for `--redact`).
+    exposures: Vec<Exposure>,
 }
 
 impl<'c> Checker<'c> {
@@ -276,6 +280,7 @@ impl<'c> Checker<'c> {
             finished: HashMap::new(),
             finished_order: VecDeque::new(),
             last_run: LastRun::Nowhere,
+            exposures: vec![],
         };
         if !cfg.multi_run {
             st.current = Some(st.open(None, None));
@@ -291,6 +296,7 @@ impl<'c> Checker<'c> {
     pub fn judge(&mut self, item: &Line<'_>, sink: &mut dyn Sink) -> io::Result<Seen> {
         let st = &mut self.st;
         st.line += 1;
+        st.exposures.clear();
         let (rule, message, column) = match *item {
             Line::Unterminated { len } => {
                 let slot = st.current_slot();
@@ -343,6 +349,12 @@ impl<'c> Checker<'c> {
         };
         st.unreadable(sink, rule, message, column)?;
         Ok(Seen::default())
+    }
+
+    /// The exposed secrets of the last line judged: what `--redact`
+    /// replaces.
+    pub fn exposures(&self) -> &[Exposure] {
+        &self.st.exposures
     }
 
     /// Lines read so far (the number of the last one).
@@ -578,7 +590,38 @@ impl State<'_> {
             }
         };
         self.last_run = LastRun::Slot(slot);
+        self.secrets(sink, slot, ev)?;
         self.by_protocol(sink, slot, ev)
+    }
+
+    /// `secret.exposed` and `secret.url-exposed`, in every protocol
+    /// (DESIGN §10): one finding per exposed value, naming its key path,
+    /// never its value.
+    fn secrets(&mut self, sink: &mut dyn Sink, slot: usize, ev: &Event<'_>) -> io::Result<()> {
+        let mut found = std::mem::take(&mut self.exposures);
+        secrets::scan(ev, &self.cfg.secret_names, &mut found);
+        for e in &found {
+            let (rule, msg) = if e.url {
+                (
+                    Rule::SecretUrlExposed,
+                    format!(
+                        "{} holds a URL with a secret in it (password or secret-named parameter): redact it to ***",
+                        crate::emit::quote(&e.path)
+                    ),
+                )
+            } else {
+                (
+                    Rule::SecretExposed,
+                    format!(
+                        "{} is marked secret but its value is not \"***\"",
+                        crate::emit::quote(&e.path)
+                    ),
+                )
+            };
+            self.report(sink, slot, rule, None, msg)?;
+        }
+        self.exposures = found;
+        Ok(())
     }
 
     /// An event of an AOI 1.x run (spec §2, §8, §13).

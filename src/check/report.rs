@@ -26,6 +26,8 @@ pub struct Config {
     /// ndjson: the types that open and end a run (`--first`, `--last`).
     pub first: Option<String>,
     pub last: Option<String>,
+    /// `--secret-name`: more names whose values are secrets (exact).
+    pub secret_names: Vec<String>,
 }
 
 /// `--expect-schema NAME[@MAJOR]`.

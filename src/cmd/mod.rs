@@ -143,7 +143,9 @@ pub fn run_stream(
             Box::new(io::stdout())
         }
     };
-    let relay = if opts.relay {
+    // With --redact the relay is written line by line by the command
+    // (verify.rs), once each line is judged.
+    let relay = if opts.relay && !opts.redact {
         Some(source::stdout_file()?)
     } else {
         None

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::check::{Checker, Finding, RunKey, RunReport, Seen, Sink};
+use crate::check::{Checker, Finding, RunKey, RunReport, Seen, Sink, redact};
 use crate::cli::StreamOptions;
 use crate::cmd::{Pass, Report, ReportTo, run_stream};
 use crate::exit::{Exit, ExitError};
@@ -46,12 +46,17 @@ pub fn run(opts: &SplitOptions) -> Result<Exit> {
     }
     let mut pass = Split {
         files: Files::new(opts),
+        redact: opts.stream.redact,
+        buf: vec![],
     };
     run_stream(&opts.stream, "split-by-run", ReportTo::Stdout, &mut pass)
 }
 
 struct Split {
     files: Files,
+    /// `--redact`: exposed secrets are written as "***".
+    redact: bool,
+    buf: Vec<u8>,
 }
 
 /// The file name (without `.jsonl`) a run's lines go to.
@@ -247,7 +252,19 @@ impl Pass for Split {
         )?;
         if let Line::Complete { bytes, .. } = *line {
             let key = RunKey::of(check.run_of_last_line());
-            self.files.write(&key, bytes)?;
+            if self.redact && !check.exposures().is_empty() {
+                self.buf.clear();
+                redact(
+                    bytes,
+                    (0, bytes.len()),
+                    None,
+                    check.exposures(),
+                    &mut self.buf,
+                );
+                self.files.write(&key, &self.buf)?;
+            } else {
+                self.files.write(&key, bytes)?;
+            }
         }
         Ok(seen)
     }

@@ -7,7 +7,7 @@ use std::io::{self, BufWriter, Write};
 
 use anyhow::Result;
 
-use crate::check::{Checker, Protocol, RunOf, Seen, id_key};
+use crate::check::{Checker, Protocol, RunOf, Seen, id_key, redact};
 use crate::cli::StreamOptions;
 use crate::cmd::{Pass, Report, ReportTo, run_stream};
 use crate::event::Event;
@@ -27,7 +27,11 @@ pub struct StripOptions {
 
 pub fn run(opts: &StripOptions) -> Result<Exit> {
     let out = BufWriter::with_capacity(256 * 1024, source::stdout_file()?);
-    let mut pass = Strip { opts, out };
+    let mut pass = Strip {
+        opts,
+        out,
+        buf: vec![],
+    };
     // stdout carries the stripped events; diagnostics go to stderr.
     run_stream(&opts.stream, "strip-envelope", ReportTo::Stderr, &mut pass)
 }
@@ -35,6 +39,7 @@ pub fn run(opts: &StripOptions) -> Result<Exit> {
 struct Strip<'o> {
     opts: &'o StripOptions,
     out: BufWriter<File>,
+    buf: Vec<u8>,
 }
 
 impl Strip<'_> {
@@ -81,23 +86,25 @@ impl Pass for Strip<'_> {
                 let kind = ev.get("kind")?.as_str()?;
                 ev.get(&kind)
             };
-            match seen.protocol {
+            let (range, cut) = match seen.protocol {
                 // The payload value, bytes as they came (DESIGN §9).
                 Protocol::Afdata => match payload() {
-                    Some(v) => self.out.write_all(v.raw())?,
+                    Some(v) => (v.span(), None),
                     None => return Ok(seen),
                 },
                 // Only AOI 1.x has an envelope to take off.
-                Protocol::Aoi => match ev.aoi_cut() {
-                    Some((from, to)) => {
-                        self.out.write_all(&bytes[..from])?;
-                        self.out.write_all(&bytes[to..])?;
-                    }
-                    None => self.out.write_all(bytes)?,
-                },
-                Protocol::Aoi02 | Protocol::Ndjson => self.out.write_all(bytes)?,
-            }
-            self.out.write_all(b"\n")?;
+                Protocol::Aoi => ((0, bytes.len()), ev.aoi_cut()),
+                Protocol::Aoi02 | Protocol::Ndjson => ((0, bytes.len()), None),
+            };
+            let exposures = if self.opts.stream.redact {
+                check.exposures()
+            } else {
+                &[]
+            };
+            self.buf.clear();
+            redact(bytes, range, cut, exposures, &mut self.buf);
+            self.buf.push(b'\n');
+            self.out.write_all(&self.buf)?;
         }
         Ok(seen)
     }

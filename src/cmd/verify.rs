@@ -1,11 +1,17 @@
 //! `aoitap verify`: the pass/fail gate (DESIGN §1, §4), and with `--relay`
 //! a judge inside a live pipe (DESIGN §5).
 
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+
 use anyhow::Result;
 
+use crate::check::{Checker, Seen, redact};
 use crate::cli::StreamOptions;
-use crate::cmd::{JudgeOnly, ReportTo, run_stream};
+use crate::cmd::{JudgeOnly, Pass, Report, ReportTo, run_stream};
 use crate::exit::Exit;
+use crate::scan::Line;
+use crate::source;
 
 pub fn run(opts: &StreamOptions) -> Result<Exit> {
     // With --relay, stdout carries the stream itself.
@@ -14,5 +20,50 @@ pub fn run(opts: &StreamOptions) -> Result<Exit> {
     } else {
         ReportTo::Stdout
     };
+    if opts.relay && opts.redact {
+        let mut pass = Redacted {
+            out: BufWriter::with_capacity(256 * 1024, source::stdout_file()?),
+            buf: vec![],
+        };
+        return run_stream(opts, "verify", to, &mut pass);
+    }
     run_stream(opts, "verify", to, &mut JudgeOnly)
+}
+
+/// `--relay --redact`: each line is relayed once judged, its exposed
+/// secrets written as "***" and every other byte as it came (DESIGN §10).
+/// Only lines that were read whole are relayed: a cut last line and a
+/// line over `--max-line-bytes` could not be searched for secrets, so
+/// they are findings and are not passed on.
+struct Redacted {
+    out: BufWriter<File>,
+    buf: Vec<u8>,
+}
+
+impl Pass for Redacted {
+    fn line(
+        &mut self,
+        check: &mut Checker,
+        line: &Line<'_>,
+        report: &mut Report,
+    ) -> io::Result<Seen> {
+        let seen = check.judge(line, report)?;
+        if let Line::Complete { bytes, .. } = *line {
+            self.buf.clear();
+            redact(
+                bytes,
+                (0, bytes.len()),
+                None,
+                check.exposures(),
+                &mut self.buf,
+            );
+            self.buf.push(b'\n');
+            self.out.write_all(&self.buf)?;
+        }
+        Ok(seen)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
 }
