@@ -242,10 +242,12 @@ fn marked_key(raw: &[u8], escaped: bool) -> bool {
             || k.ends_with(b"_URL")
     };
     if escaped {
-        marked(&decode(raw))
-    } else {
-        matches!(raw.last(), Some(b't' | b'T' | b'l' | b'L')) && marked(raw)
+        return marked(&decode(raw));
     }
+    // Most keys fail at once: neither suffix's `_` stands where it would.
+    let n = raw.len();
+    let underscore = (n >= 4 && raw[n - 4] == b'_') || (n >= 7 && raw[n - 7] == b'_');
+    underscore && marked(raw)
 }
 
 impl Parser {

@@ -562,16 +562,13 @@ impl State<'_> {
     fn event(&mut self, sink: &mut dyn Sink, ev: &Event<'_>) -> io::Result<Seen> {
         // Only AOI 1.x names runs; the other protocols' runs are known by
         // where they start.
-        let pinned_other = self.cfg.protocol.is_some_and(|p| p != Protocol::Aoi);
-        let run_v = match ev.aoi() {
-            Aoi::Object { run, .. } if !pinned_other => run,
-            _ => None,
+        // One run takes every line unless --multi-run: nothing to place.
+        let slot = if self.cfg.multi_run {
+            self.place(ev)
+        } else {
+            Target::Slot(self.current_slot())
         };
-        let opens = match self.cfg.protocol {
-            Some(Protocol::Ndjson) => ndjson::opens(self.cfg, ev),
-            _ => ev.get("type").and_then(|v| v.decoded()).as_deref() == Some(b"aoi:meta"),
-        };
-        let slot = match self.target(run_v, opens) {
+        let slot = match slot {
             Target::Slot(s) => s,
             Target::Finished(id) => {
                 let ty = ev.get("type").and_then(|v| v.decoded());
@@ -598,6 +595,9 @@ impl State<'_> {
     /// (DESIGN §10): one finding per exposed value, naming its key path,
     /// never its value.
     fn secrets(&mut self, sink: &mut dyn Sink, slot: usize, ev: &Event<'_>) -> io::Result<()> {
+        if !ev.has_marked_keys() && self.cfg.secret_names.is_empty() {
+            return Ok(());
+        }
         let mut found = std::mem::take(&mut self.exposures);
         secrets::scan(ev, &self.cfg.secret_names, &mut found);
         for e in &found {
@@ -622,6 +622,20 @@ impl State<'_> {
         }
         self.exposures = found;
         Ok(())
+    }
+
+    /// Which run of a log a line belongs to.
+    fn place(&mut self, ev: &Event<'_>) -> Target {
+        let pinned_other = self.cfg.protocol.is_some_and(|p| p != Protocol::Aoi);
+        let run_v = match ev.aoi() {
+            Aoi::Object { run, .. } if !pinned_other => run,
+            _ => None,
+        };
+        let opens = match self.cfg.protocol {
+            Some(Protocol::Ndjson) => ndjson::opens(self.cfg, ev),
+            _ => ev.get("type").and_then(|v| v.decoded()).as_deref() == Some(b"aoi:meta"),
+        };
+        self.target(run_v, opens)
     }
 
     /// An event of an AOI 1.x run (spec §2, §8, §13).
