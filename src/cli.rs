@@ -575,6 +575,14 @@ fn stream_usage(args: &StreamArgs, command: &str) -> Result<(), Exit> {
             "--report {} is an input: writing the report would destroy it",
             input.display()
         ))
+    } else if let Some(report) = &args.report
+        && (args.files.is_empty() || args.files.iter().any(|f| f.as_os_str() == "-"))
+        && stdin_is(report)
+    {
+        Some(format!(
+            "--report {} is standard input: writing the report would destroy it",
+            report.display()
+        ))
     } else if (args.first.is_some() || args.last.is_some()) && args.protocol != ProtocolArg::Ndjson
     {
         Some("--first and --last describe typed NDJSON runs: give --protocol ndjson".into())
@@ -604,6 +612,16 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
         (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
         _ => false,
     }
+}
+
+/// Is standard input the file at `path` (`--report F < F`)?
+fn stdin_is(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(file) = std::fs::metadata(path) else {
+        return false;
+    };
+    rustix::fs::fstat(std::io::stdin())
+        .is_ok_and(|st| st.st_dev == file.dev() && st.st_ino == file.ino())
 }
 
 /// `--output jsonl` (or `--format`) anywhere on the command line.

@@ -582,12 +582,18 @@ const MESSAGE_BYTES: usize = 512;
 /// Text from the input, made safe for a terminal: control characters
 /// (an ESC from a hostile stream) are shown escaped, never interpreted.
 pub fn clean(s: &str) -> String {
-    if !s.chars().any(char::is_control) {
+    // Controls, and the characters that reorder or break a terminal line
+    // without being controls: bidi overrides and isolates, U+2028/2029.
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}')
+    };
+    if !s.chars().any(hidden) {
         return s.to_string();
     }
     s.chars()
         .map(|c| {
-            if c.is_control() {
+            if hidden(c) {
                 c.escape_default().to_string()
             } else {
                 c.to_string()

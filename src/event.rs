@@ -364,7 +364,11 @@ impl Walk<'_> {
                     string(b, j, &mut self.flags)?
                 }
                 Some(b'0'..=b'9' | b'-') => number(b, j)?,
-                Some(b'{') if tag == Tag::Aoi => self.members(j, Level::Aoi)?,
+                // A second `aoi` is a duplicate of its own: its members
+                // are not indexed as the envelope's.
+                Some(b'{') if tag == Tag::Aoi && self.index.first[Tag::Aoi as usize] == NONE => {
+                    self.members(j, Level::Aoi)?
+                }
                 _ => self.value(j)?,
             };
             let m = Member {

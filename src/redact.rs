@@ -36,8 +36,12 @@ const SENSITIVE_QUERY: &[&str] = &[
 
 /// Is a flag or key name sensitive? (`author` is not, though it holds `auth`.)
 pub fn is_sensitive_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase().replace("author", "");
-    SENSITIVE.iter().any(|s| lower.contains(s))
+    let lower = name.to_ascii_lowercase();
+    // `authorization` is sensitive; `author` (which holds `auth`) is not.
+    lower.contains("authorization")
+        || SENSITIVE
+            .iter()
+            .any(|s| lower.replace("author", "").contains(s))
 }
 
 /// Does the value show that it was redacted (or is it a reference, not a value)?
@@ -78,27 +82,30 @@ pub fn url_leaks(value: &str) -> bool {
 /// The first leak in an argv-like list, as a short description that does
 /// not repeat the secret.
 pub fn argv_leak<S: AsRef<str>>(args: &[S]) -> Option<String> {
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].as_ref();
-        if url_leaks(a) {
-            return Some(format!("argument {} is a URL with credentials", i + 1));
+    (0..args.len()).find_map(|i| {
+        let next = args.get(i + 1).map(AsRef::as_ref);
+        arg_leak(i, args[i].as_ref(), next)
+    })
+}
+
+/// A leak at argument `i` (0-based), `a`, given the argument after it:
+/// the whole of what `argv_leak` looks at, so a list can be read as a
+/// window of two, whatever its length.
+pub fn arg_leak(i: usize, a: &str, next: Option<&str>) -> Option<String> {
+    if url_leaks(a) {
+        return Some(format!("argument {} is a URL with credentials", i + 1));
+    }
+    let flag = a.strip_prefix('-')?.trim_start_matches('-');
+    if let Some((name, value)) = flag.split_once('=') {
+        if is_sensitive_name(name) && !is_redacted(value) {
+            return Some(format!("the value of --{name} is not redacted"));
         }
-        if let Some(flag) = a.strip_prefix('-') {
-            let flag = flag.trim_start_matches('-');
-            if let Some((name, value)) = flag.split_once('=') {
-                if is_sensitive_name(name) && !is_redacted(value) {
-                    return Some(format!("the value of --{name} is not redacted"));
-                }
-            } else if is_sensitive_name(flag)
-                && let Some(next) = args.get(i + 1).map(AsRef::as_ref)
-                && !next.starts_with('-')
-                && !is_redacted(next)
-            {
-                return Some(format!("the value after --{flag} is not redacted"));
-            }
-        }
-        i += 1;
+    } else if is_sensitive_name(flag)
+        && let Some(next) = next
+        && !next.starts_with('-')
+        && !is_redacted(next)
+    {
+        return Some(format!("the value after --{flag} is not redacted"));
     }
     None
 }

@@ -258,3 +258,33 @@ fn progress_only_on_a_terminal() {
         let _ = std::fs::remove_dir_all(d);
     }
 }
+
+/// `--report F < F` would destroy the input before it is read: a usage
+/// error, like naming F as an input.
+#[test]
+fn report_naming_stdin_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("in.jsonl");
+    std::fs::write(&f, lines(&good(2))).unwrap();
+    let f = f.to_str().unwrap();
+    let (code, stderr) = sh(&format!("$A verify --report {f} < {f}"));
+    assert_eq!(code, 64, "{stderr}");
+    assert_eq!(std::fs::read(f).unwrap(), lines(&good(2)));
+}
+
+/// `--authorization` is a sensitive flag (`author` alone is not).
+#[test]
+fn authorization_is_sensitive() {
+    let meta = |args: &str| {
+        lines(&[
+            format!(
+                r#"{{"type":"aoi:meta","aoi":{{"seq":0,"run":"R"}},{IDENTITY},"args":{args}}}"#
+            ),
+            ok_summary(1, 0),
+        ])
+    };
+    assert!(
+        verify(&[], &meta(r#"["--authorization","Bearer abc"]"#)).has_rule("meta.args-unredacted")
+    );
+    assert!(!verify(&[], &meta(r#"["--author","ann"]"#)).has_rule("meta.args-unredacted"));
+}

@@ -108,3 +108,19 @@ fn a_line_of_many_members_is_indexed_in_bounded_memory() {
         assert!(peak < 160 * 1024, "{cmd}: peak RSS {peak} KiB");
     }
 }
+
+/// A meta whose `args` holds twenty million strings: checked as a window
+/// of two, not collected (0.1.0 and this issue's first cut took 539 MB).
+#[test]
+fn a_huge_args_list_stays_flat() {
+    let mut line = br#"{"type":"aoi:meta","aoi":{"seq":0,"run":"R"},"args":["#.to_vec();
+    for i in 0..20_000_000 {
+        if i > 0 {
+            line.push(b',');
+        }
+        line.extend_from_slice(b"\"\"");
+    }
+    line.extend_from_slice(b"]}\n");
+    let (kib, _) = peak_kib(&["verify", "-q"], &line);
+    assert!(kib < 160 * 1024, "peak {kib} KiB");
+}

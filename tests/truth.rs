@@ -345,3 +345,96 @@ fn long_run_ids_are_kept_bounded() {
         1000
     );
 }
+
+/// Found by an attacker run (issue 10): each held by a test.
+/// An allowed rule passes in every command: reconcile's own accounting
+/// never overrules the checker (DESIGN §8).
+#[test]
+fn allowed_rules_pass_in_every_command() {
+    let mut no_summary = good(2);
+    no_summary.pop();
+    let late = lines(&[meta(), ok_summary(1, 0), hit(2)]);
+    let mut garbage = lines(&[meta()]);
+    garbage.extend_from_slice(b"garbage\n");
+    garbage.extend(lines(&[summary(2, r#""ok":true,"event_count":3"#)]));
+    for (input, allow) in [
+        (lines(&no_summary), "summary.missing"),
+        (late, "summary.not-last"),
+        (garbage, "json.invalid"),
+    ] {
+        for (cmd, out) in each_command(&input, &["--multi-run", "--allow", allow]) {
+            assert_eq!(out.code, 0, "{cmd} --allow {allow}: {}", out.stdout);
+        }
+    }
+}
+
+/// An unreadable line is a line received and one seq step, in reconcile
+/// as in verify (DESIGN §3).
+#[test]
+fn reconcile_counts_unreadable_lines() {
+    let mut input = lines(&[meta()]);
+    input.extend_from_slice(b"garbage\n");
+    input.extend(lines(&[summary(2, r#""ok":true,"event_count":3"#)]));
+    let out = run(&["reconcile"], &input);
+    assert!(
+        out.stdout.contains("3 received, event_count 3"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("missing"), "{}", out.stdout);
+}
+
+/// A seq past 2^64-1 is said to be uncountable, never clamped into a
+/// false order that passes.
+#[test]
+fn seq_past_u64_is_not_clamped() {
+    let big = "18446744073709551616";
+    let input = lines(&[
+        format!(r#"{{"type":"aoi:meta","aoi":{{"seq":{big},"run":"R"}},{IDENTITY}}}"#),
+        format!(
+            r#"{{"type":"aoi:summary","aoi":{{"seq":{big},"run":"R"}},"ok":true,"event_count":2}}"#
+        ),
+    ]);
+    let out = verify(&["--allow", "seq.not-from-zero"], &input);
+    assert_eq!(out.code, 65);
+    assert!(out.has_rule("seq.not-integer"), "{:?}", out.rules());
+}
+
+/// A marker's count past u64 is still a marker; a second `aoi` member is
+/// named as such.
+#[test]
+fn odd_markers_and_a_second_envelope() {
+    let mut g = good(2);
+    g.insert(2, "[… 99999999999999999999999999 lines omitted …]".into());
+    assert!(verify(&[], &lines(&g)).has_rule("line.elided"));
+    let out = verify(
+        &[],
+        &lines(&[r#"{"type":"hit","aoi":{"seq":0,"run":"R"},"aoi":{"seq":1,"run":"R"}}"#]),
+    );
+    let f = out
+        .findings()
+        .into_iter()
+        .find(|f| f["rule"] == "envelope.duplicate-key")
+        .unwrap();
+    assert!(
+        f["message"].as_str().unwrap().starts_with("aoi appears"),
+        "{f}"
+    );
+}
+
+/// Bidi overrides and line separators in input names are escaped in human
+/// output: they reorder or break a terminal line.
+#[test]
+fn bidi_controls_are_escaped() {
+    let id = "R\u{202e}SSAP";
+    let input = lines(&[
+        format!(r#"{{"type":"aoi:meta","aoi":{{"seq":0,"run":"{id}"}},{IDENTITY}}}"#),
+        format!(
+            r#"{{"type":"aoi:summary","aoi":{{"seq":1,"run":"{id}"}},"ok":true,"event_count":2}}"#
+        ),
+    ]);
+    for cmd in ["verify", "summarize", "reconcile"] {
+        let out = run(&[cmd], &input);
+        assert!(!out.stdout.contains('\u{202e}'), "{cmd}: {}", out.stdout);
+    }
+}

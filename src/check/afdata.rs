@@ -91,8 +91,8 @@ impl State<'_> {
         }
         Ok(Seen {
             event: payload.is_some(),
-            framework: false,
             protocol: Protocol::Afdata,
+            ..Seen::default()
         })
     }
 

@@ -473,11 +473,20 @@ fn is_code(c: &str) -> bool {
 fn args_leak(args: Value<'_>) -> Option<String> {
     match args.kind() {
         Kind::Array => {
-            let argv: Vec<String> = args
-                .children()
-                .filter_map(|(_, v)| v.as_str().map(|s| s.into_owned()))
-                .collect();
-            redact::argv_leak(&argv)
+            // A window of two strings, not the whole list: memory stays
+            // flat however many arguments a line holds.
+            let mut argv = args.children().filter_map(|(_, v)| v.as_str());
+            let mut cur = argv.next();
+            let mut i = 0;
+            while let Some(a) = cur {
+                let next = argv.next();
+                if let Some(leak) = redact::arg_leak(i, &a, next.as_deref()) {
+                    return Some(leak);
+                }
+                cur = next;
+                i += 1;
+            }
+            None
         }
         Kind::Object => args.children().find_map(|(k, v)| {
             let value = v.as_str()?;

@@ -32,6 +32,7 @@ impl State<'_> {
             event: ty.is_some() && ev.duplicate_reserved_key().is_none(),
             framework,
             protocol: Protocol::Aoi02,
+            late: false,
         };
         self.line_of_run(sink, slot, ty == Some(b"aoi:summary"))?;
         if let Some(key) = ev.duplicate_reserved_key() {

@@ -35,7 +35,17 @@ impl Markers {
         self.0.iter().find_map(|m| {
             m.captures(text)
                 .and_then(|c| c.get(1))
-                .and_then(|n| n.as_str().parse::<u64>().ok())
+                // A count past u64 is still a marker (it saturates).
+                .and_then(|n| {
+                    let n = n.as_str();
+                    match n.parse::<u64>() {
+                        Ok(v) => Some(v),
+                        Err(_) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                            Some(u64::MAX)
+                        }
+                        Err(_) => None,
+                    }
+                })
         })
     }
 }

@@ -583,6 +583,7 @@ impl State<'_> {
                     event: ty.is_some() && ev.duplicate_reserved_key().is_none(),
                     framework: ty.is_some_and(|t| t.starts_with(b"aoi:")),
                     protocol: Protocol::Aoi,
+                    late: true,
                 });
             }
         };
@@ -648,6 +649,7 @@ impl State<'_> {
             event: ty.is_some() && ev.duplicate_reserved_key().is_none(),
             framework,
             protocol: Protocol::Aoi,
+            late: false,
         };
         let (seq_v, run_v, aoi_bad) = match ev.aoi() {
             Aoi::Absent => (None, None, false),
@@ -813,13 +815,20 @@ impl State<'_> {
             }
             return Ok(None);
         };
-        let Uint::Int(n) = v.as_uint() else {
+        // aoitap counts seq in 64 bits: a larger one (saturated by
+        // `as_uint`) cannot be placed, and is said so rather than
+        // clamped into a false order.
+        let past_u64 =
+            matches!(v.as_uint(), Uint::Int(u64::MAX)) && v.raw() != b"18446744073709551615";
+        let (Uint::Int(n), false) = (v.as_uint(), past_u64) else {
             track.skip();
             self.run(slot).seq_trouble = true;
-            let msg = format!(
-                "aoi.seq is {}, not a non-negative integer",
-                crate::emit::quote_raw(v.raw())
-            );
+            let what = if past_u64 {
+                "past 2^64-1, more than aoitap can count"
+            } else {
+                "not a non-negative integer"
+            };
+            let msg = format!("aoi.seq is {}, {what}", crate::emit::quote_raw(v.raw()));
             self.report(sink, slot, Rule::SeqNotInteger, None, msg)?;
             return Ok(None);
         };

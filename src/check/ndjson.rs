@@ -78,8 +78,8 @@ impl State<'_> {
         }
         Ok(Seen {
             event: ty.is_some(),
-            framework: false,
             protocol: Protocol::Ndjson,
+            ..Seen::default()
         })
     }
 

@@ -133,6 +133,9 @@ pub struct Seen {
     pub framework: bool,
     /// The protocol of the run the line went to.
     pub protocol: Protocol,
+    /// The line names a run already judged (multi-run): it is reported,
+    /// and belongs to no open run.
+    pub late: bool,
 }
 
 /// The run a line went to.

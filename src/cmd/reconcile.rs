@@ -82,7 +82,8 @@ impl Gap {
 #[derive(Default)]
 struct Recon {
     first_line: u64,
-    /// JSON lines of the run (markers and other text are not events).
+    /// Lines of the run: events and unreadable lines (markers are not
+    /// lines the producer wrote).
     lines: u64,
     /// The line number of the run's last event.
     last_line: u64,
@@ -341,7 +342,11 @@ impl Pass for Reconcile {
         let seen = check.judge(line, &mut held)?;
         let closed = held.runs;
         let number = check.line_number();
-        if let Line::Complete { bytes, .. } = *line {
+        // A late line of a judged run is the checker's finding; it opens
+        // no run of reconcile's own.
+        if let Line::Complete { bytes, .. } = *line
+            && !seen.late
+        {
             match line.event() {
                 Some(ev) => {
                     let run = check.run_of_last_line();
@@ -397,7 +402,13 @@ impl Reconcile {
                 r.unmatched_marker();
                 r.marker = Some((n, number));
             }
-            None => r.other_lines += 1,
+            // Not an event, but a line the producer wrote: it counts as
+            // received and takes one seq step, as in the checker (DESIGN §3).
+            None => {
+                r.other_lines += 1;
+                r.lines += 1;
+                r.seq.skip();
+            }
         }
     }
 
@@ -482,12 +493,16 @@ impl Reconcile {
             return Ok(());
         };
         let ok = r.reconciles(self.unbounded);
-        self.wrong |= !ok;
+        // The checker's verdict is the verdict (DESIGN §8): each way a run
+        // fails to reconcile is a finding of its rules, and one the user
+        // allowed (`--allow seq.gap`) does not fail here either. Only runs
+        // the checker never saw are judged by the accounting alone.
         let verdict = match judged {
-            _ if !ok => Verdict::Nonconforming,
             Some(j) => j.verdict,
+            None if !ok => Verdict::Nonconforming,
             None => Verdict::Pass,
         };
+        self.wrong |= judged.is_none() && !ok;
         if judged.is_none() {
             report.count_verdict(verdict);
         }
@@ -565,7 +580,7 @@ impl Reconcile {
                 t.push_str(&format!(
                     "  counts     count {} vs {} lines; warnings {} vs {}; errors {} vs {}\n",
                     claimed(s.count),
-                    r.lines + r.other_lines,
+                    r.lines,
                     claimed(s.warning_count),
                     r.warnings,
                     claimed(s.error_count),
