@@ -124,3 +124,19 @@ fn a_huge_args_list_stays_flat() {
     let (kib, _) = peak_kib(&["verify", "-q"], &line);
     assert!(kib < 160 * 1024, "peak {kib} KiB");
 }
+
+/// One stream naming 1.6 million run ids (each a `run.changed`): the ids
+/// tracked are capped, so memory stays flat (224 MB before the cap).
+#[test]
+fn many_ids_in_one_run_stay_flat() {
+    let mut input = Vec::new();
+    for i in 0..1_600_000 {
+        writeln!(
+            input,
+            r#"{{"type":"hit","aoi":{{"seq":0,"run":"run-{i:07}"}}}}"#
+        )
+        .unwrap();
+    }
+    let (kib, _) = peak_kib(&["verify", "-q"], &input);
+    assert!(kib < 64 * 1024, "peak {kib} KiB");
+}

@@ -354,3 +354,31 @@ fn a_trickling_producer_is_judged_as_a_file() {
     );
     assert_eq!(out.status.code(), Some(from_file.code));
 }
+
+/// Ctrl-C on a live monitor says which runs were still open, unjudged.
+#[test]
+fn sigint_names_the_runs_left_open() {
+    let mut child = spawn(&["verify"]);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&lines(&[meta(), hit(1)])).unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert!(
+        out.contains("cancelled: run R still open after 2 lines, not judged"),
+        "{out}"
+    );
+    assert!(out.contains("Result: CANCELLED"), "{out}");
+}

@@ -55,7 +55,12 @@ struct Track {
     id: Option<Box<[u8]>>,
     lines: u64,
     seq: SeqTrack,
+    /// The track of every id past `MAX_TRACKS`: its seq is not followed.
+    shared: bool,
 }
+
+/// Run ids tracked within one single-run stream, at most.
+const MAX_TRACKS: usize = 1024;
 
 impl Track {
     fn new(id: Option<Box<[u8]>>) -> Track {
@@ -63,6 +68,7 @@ impl Track {
             id,
             lines: 0,
             seq: SeqTrack::default(),
+            shared: false,
         }
     }
 }
@@ -76,6 +82,7 @@ struct RunState {
     /// single-run mode, where each further id is `run.changed`).
     tracks: Vec<Track>,
     track_index: HashMap<Box<[u8]>, usize>,
+    shared_track: Option<usize>,
     cur: usize,
     meta: Option<Identity>,
     summary: Option<Outcome>,
@@ -107,6 +114,7 @@ impl RunState {
             first_line,
             lines: 0,
             track_index: HashMap::new(),
+            shared_track: None,
             cur: 0,
             meta: None,
             summary: None,
@@ -152,6 +160,19 @@ impl RunState {
             return (0, false);
         }
         if let Some(&i) = self.track_index.get(id) {
+            self.cur = i;
+            return (i, false);
+        }
+        if self.track_index.len() >= MAX_TRACKS {
+            // Past the cap, further ids share one track whose seq is not
+            // followed: memory stays bounded, and the stream has long
+            // been `run.changed` (65) by then.
+            let i = *self.shared_track.get_or_insert_with(|| {
+                let mut t = Track::new(None);
+                t.shared = true;
+                self.tracks.push(t);
+                self.tracks.len() - 1
+            });
             self.cur = i;
             return (i, false);
         }
@@ -355,6 +376,21 @@ impl<'c> Checker<'c> {
     /// replaces.
     pub fn exposures(&self) -> &[Exposure] {
         &self.st.exposures
+    }
+
+    /// The runs still open, in the order they began: name, first line,
+    /// lines read (what a cancelled monitor says was left unjudged).
+    pub fn open_runs(&self) -> Vec<(Option<String>, u64, u64)> {
+        let mut open: Vec<_> = self
+            .st
+            .slots
+            .iter()
+            .flatten()
+            .filter(|r| r.lines > 0)
+            .map(|r| (r.name.clone(), r.first_line, r.lines))
+            .collect();
+        open.sort_by_key(|r| r.1);
+        open
     }
 
     /// Lines read so far (the number of the last one).
@@ -803,6 +839,9 @@ impl State<'_> {
                 None,
                 "aoi.run is not a string".into(),
             )?;
+        }
+        if self.run(slot).tracks[t].shared {
+            return Ok(seq_v.and_then(|v| v.uint()));
         }
         let track = &mut self.run(slot).tracks[t].seq;
         let Some(v) = seq_v else {

@@ -230,7 +230,20 @@ pub fn run_stream(
         }
         if signals.caught().is_some() {
             // What was judged is reported; the runs are not: they were
-            // stopped by us, not cut by the producer.
+            // stopped by us, not cut by the producer. A person watching
+            // is told which were still open.
+            clear(&mut progress);
+            for (name, first_line, lines) in check.open_runs() {
+                let who = match name {
+                    Some(n) => format!("run {}", crate::emit::clean(&n)),
+                    None => format!("run from line {first_line}"),
+                };
+                report.text(&format!(
+                    "{}: cancelled: {who} still open after {}, not judged\n",
+                    crate::emit::clean(&report.file),
+                    crate::emit::plural(lines, "line")
+                ))?;
+            }
             break;
         }
         if let Err(e) = pass.end_input(check, &mut report) {
