@@ -66,6 +66,7 @@ run verify "$aoitap" verify -q $ok "$stream"
 run summarize "$aoitap" summarize -q $ok "$stream"
 run reconcile "$aoitap" reconcile -q $ok "$stream"
 run relay sh -c "cat '$stream' | '$aoitap' verify --relay -q $ok | cat > /dev/null"
+run redact sh -c "cat '$stream' | '$aoitap' verify --relay --redact -q $ok | cat > /dev/null"
 run strip sh -c "'$aoitap' strip-envelope -q $ok '$stream' > /dev/null"
 if [ -z "${SKIP_JQ:-}" ]; then
   # jq on the smaller stream, scaled to the size of the large one.
@@ -88,5 +89,6 @@ fi
 echo "| summarize / verify | $(ratio "${wall[summarize]}" "${wall[verify]}")x | <= 1.3x |"
 echo "| reconcile / verify | $(ratio "${wall[reconcile]}" "${wall[verify]}")x | <= 1.3x |"
 echo "| cat \| verify --relay \| cat / cat \| cat | $(ratio "${wall[relay]}" "${wall[catcat]}")x | <= 1.3x |"
+echo "| cat \| verify --relay --redact \| cat / cat \| cat | $(ratio "${wall[redact]}" "${wall[catcat]}")x | <= 1.5x |"
 echo "| verify peak RSS | ${rss[verify]} KiB | < 32768 KiB |"
 echo "| summarize, reconcile peak RSS | ${rss[summarize]}, ${rss[reconcile]} KiB | < 32768 KiB |"
