@@ -202,20 +202,7 @@ impl State<'_> {
                 "message has a line break or ANSI escape: it must be one plain line".to_string();
             self.report(sink, slot, Rule::ErrorMessageMultiline, seq, msg)?;
         }
-        let retry_after_ms = match retry_after {
-            None => None,
-            Some(v) => match v.as_uint() {
-                Uint::Int(n) => Some(n),
-                Uint::NotUint => {
-                    let msg = format!(
-                        "retry_after_ms is {}, not an integer >= 0",
-                        quote_raw(v.raw())
-                    );
-                    self.report(sink, slot, Rule::ErrorRetryAfterInvalid, seq, msg)?;
-                    None
-                }
-            },
-        };
+        let retry_after_ms = self.retry_after(sink, slot, retry_after, seq)?;
         if retry_after.is_some() && retryable == Some(false) {
             let msg = "retry_after_ms with retryable:false".to_string();
             self.report(sink, slot, Rule::ErrorRetryAfterForbidden, seq, msg)?;
@@ -246,6 +233,30 @@ impl State<'_> {
             run.local_process_error = Some(cause);
         }
         Ok(())
+    }
+
+    /// An error's `retry_after_ms`, when it is an integer >= 0 (§9.1).
+    pub(super) fn retry_after(
+        &mut self,
+        sink: &mut dyn Sink,
+        slot: usize,
+        v: Option<Value<'_>>,
+        seq: Option<u64>,
+    ) -> io::Result<Option<u64>> {
+        let Some(v) = v else {
+            return Ok(None);
+        };
+        match v.as_uint() {
+            Uint::Int(n) => Ok(Some(n)),
+            Uint::NotUint => {
+                let msg = format!(
+                    "retry_after_ms is {}, not an integer >= 0",
+                    quote_raw(v.raw())
+                );
+                self.report(sink, slot, Rule::ErrorRetryAfterInvalid, seq, msg)?;
+                Ok(None)
+            }
+        }
     }
 
     /// The terminal summary (§4, §8.3, §13.1), judged on arrival.

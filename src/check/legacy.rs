@@ -12,9 +12,8 @@
 
 use std::io;
 
-use super::framework::KNOWN_FRAMEWORK;
 use super::{Cause, Outcome, Protocol, Seen, Sink, State};
-use crate::emit::{plural, quote, quote_raw};
+use crate::emit::{plural, quote_raw};
 use crate::event::{Event, Uint};
 use crate::rules::Rule;
 
@@ -47,35 +46,8 @@ impl State<'_> {
             let msg = "ANSI escape inside a string value".to_string();
             self.report(sink, slot, Rule::TextAnsi, None, msg)?;
         }
-        if framework {
-            self.verdict_duplicates(sink, slot, ev, None)?;
-        }
-        match ty {
-            Some(b"aoi:meta") => self.meta(sink, slot, ev, None)?,
-            Some(b"aoi:summary") => {
-                if self.run(slot).summary.is_some() {
-                    let msg = "second aoi:summary: a stream carries at most one".to_string();
-                    self.report(sink, slot, Rule::SummaryDuplicate, None, msg)?;
-                } else {
-                    self.legacy_summary(sink, slot, ev)?;
-                    if self.cfg.multi_run {
-                        self.close(sink, slot)?;
-                    }
-                }
-            }
-            Some(b"aoi:error") => self.legacy_error(sink, slot, ev)?,
-            Some(b"aoi:warning") => self.run(slot).warnings += 1,
-            Some(other) if framework && !KNOWN_FRAMEWORK.iter().any(|k| k.as_bytes() == other) => {
-                let msg = format!(
-                    "unknown framework event {}: it may carry failure, so success cannot be reported",
-                    quote(&String::from_utf8_lossy(other))
-                );
-                self.report(sink, slot, Rule::FrameworkUnknownType, None, msg)?;
-            }
-            Some(_) if framework => {}
-            Some(_) => self.run(slot).domain += 1,
-            None => {}
-        }
+        let t = self.run(slot).cur;
+        self.by_type(sink, slot, t, ev, ty, None)?;
         Ok(seen)
     }
 
@@ -103,7 +75,12 @@ impl State<'_> {
     /// `aoi:error` in 0.2: `code`, `category` and `message`; `retryable`
     /// when present. Without `scope`, every error may be the one that
     /// decides a failed run: the last one does.
-    fn legacy_error(&mut self, sink: &mut dyn Sink, slot: usize, ev: &Event<'_>) -> io::Result<()> {
+    pub(super) fn legacy_error(
+        &mut self,
+        sink: &mut dyn Sink,
+        slot: usize,
+        ev: &Event<'_>,
+    ) -> io::Result<()> {
         let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
         let (category, code, message) = (text("category"), text("code"), text("message"));
         let missing: Vec<&str> = [
@@ -123,20 +100,7 @@ impl State<'_> {
             self.report(sink, slot, Rule::ErrorFieldMissing, None, msg)?;
         }
         let retryable = ev.get("retryable").and_then(|v| v.as_bool()) == Some(true);
-        let retry_after_ms = match ev.get("retry_after_ms") {
-            None => None,
-            Some(v) => match v.as_uint() {
-                Uint::Int(n) => Some(n),
-                Uint::NotUint => {
-                    let msg = format!(
-                        "retry_after_ms is {}, not an integer >= 0",
-                        quote_raw(v.raw())
-                    );
-                    self.report(sink, slot, Rule::ErrorRetryAfterInvalid, None, msg)?;
-                    None
-                }
-            },
-        };
+        let retry_after_ms = self.retry_after(sink, slot, ev.get("retry_after_ms"), None)?;
         let run = self.run(slot);
         run.errors += 1;
         run.local_process_error = Some(Cause {
@@ -150,7 +114,7 @@ impl State<'_> {
     }
 
     /// The 0.2 summary: `ok`, and `count` against the lines that arrived.
-    fn legacy_summary(
+    pub(super) fn legacy_summary(
         &mut self,
         sink: &mut dyn Sink,
         slot: usize,

@@ -753,10 +753,27 @@ impl State<'_> {
         if self.run(slot).unsupported {
             return Ok(seen);
         }
+        self.by_type(sink, slot, t, ev, ty, seq)?;
+        Ok(seen)
+    }
+
+    /// An event by its decoded type: the framework events' rules, and the
+    /// domain count. AOI 0.2 (`legacy.rs`) differs only in its summary and
+    /// error rules.
+    fn by_type(
+        &mut self,
+        sink: &mut dyn Sink,
+        slot: usize,
+        t: usize,
+        ev: &Event<'_>,
+        ty: Option<&[u8]>,
+        seq: Option<u64>,
+    ) -> io::Result<()> {
+        let framework = ty.is_some_and(|t| t.starts_with(b"aoi:"));
+        let legacy = self.run(slot).protocol == Some(Protocol::Aoi02);
         if framework {
             self.verdict_duplicates(sink, slot, ev, seq)?;
         }
-
         match ty {
             Some(b"aoi:meta") => self.meta(sink, slot, ev, seq)?,
             Some(b"aoi:summary") => {
@@ -764,12 +781,17 @@ impl State<'_> {
                     let msg = "second aoi:summary: a stream carries at most one".to_string();
                     self.report(sink, slot, Rule::SummaryDuplicate, seq, msg)?;
                 } else {
-                    self.summary(sink, slot, t, ev, seq)?;
+                    if legacy {
+                        self.legacy_summary(sink, slot, ev)?;
+                    } else {
+                        self.summary(sink, slot, t, ev, seq)?;
+                    }
                     if self.cfg.multi_run {
                         self.close(sink, slot)?;
                     }
                 }
             }
+            Some(b"aoi:error") if legacy => self.legacy_error(sink, slot, ev)?,
             Some(b"aoi:error") => self.error(sink, slot, ev, seq)?,
             Some(b"aoi:warning") => self.run(slot).warnings += 1,
             Some(other) if framework && !KNOWN_FRAMEWORK.iter().any(|k| k.as_bytes() == other) => {
@@ -783,7 +805,7 @@ impl State<'_> {
             Some(_) => self.run(slot).domain += 1,
             None => {}
         }
-        Ok(seen)
+        Ok(())
     }
 
     /// A line for a run already judged (multi-run).
