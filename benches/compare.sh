@@ -31,7 +31,8 @@ gen() { # size -> path
 stream=$(gen "$SIZE")
 jq_stream=$(gen "$JQ_SIZE")
 cargo build --release --quiet
-aoitap=target/release/aoitap
+aoitap=${CARGO_TARGET_DIR:-target}/release/aoitap
+[ -x "$aoitap" ] || { echo "no binary at $aoitap" >&2; exit 1; }
 bytes=$(stat -L -c %s "$stream")
 jq_bytes=$(stat -L -c %s "$jq_stream")
 cat "$stream" "$jq_stream" >/dev/null # into the page cache

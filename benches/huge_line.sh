@@ -11,7 +11,8 @@ SHARED=${SHARED:-../shared}
 WORK=${WORK:-target/bench}
 mkdir -p "$WORK"
 cargo build --release --quiet
-aoitap=target/release/aoitap
+aoitap=${CARGO_TARGET_DIR:-target}/release/aoitap
+[ -x "$aoitap" ] || { echo "no binary at $aoitap" >&2; exit 1; }
 ordinary="$WORK/stream-256M-200.jsonl"
 [ -s "$ordinary" ] || python3 "$SHARED/bench/gen_aoi_stream.py" --bytes 256M --line-bytes 200 -o "$ordinary"
 one_line() { # bytes path: meta, one hit whose snippet fills `bytes`, summary

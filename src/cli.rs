@@ -163,7 +163,7 @@ struct StripArgs {
     /// Keep only the events of this run id.
     #[arg(long, value_name = "RUN")]
     run: Option<String>,
-    /// Write each exposed secret as "***" (URL secrets span by span); every other byte as it came (DESIGN §10).
+    /// Write each exposed secret as "***" (URL secrets span by span); every other byte as it came.
     #[arg(long)]
     redact: bool,
 }
@@ -184,7 +184,7 @@ struct SplitArgs {
     /// Keep at most N run files open at once.
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=65536))]
     max_open: u64,
-    /// Write each exposed secret as "***" (URL secrets span by span); every other byte as it came (DESIGN §10).
+    /// Write each exposed secret as "***" (URL secrets span by span); every other byte as it came.
     #[arg(long)]
     redact: bool,
 }
@@ -198,7 +198,7 @@ struct VerifyArgs {
     #[arg(long)]
     relay: bool,
 
-    /// With --relay: write each exposed secret as "***" (URL secrets span by span), every other byte as it came (DESIGN §10).
+    /// With --relay: write each exposed secret as "***" (URL secrets span by span), every other byte as it came.
     #[arg(long, requires = "relay")]
     redact: bool,
 }
@@ -210,7 +210,7 @@ struct StreamArgs {
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
 
-    /// Report format: human, or jsonl (aoitap's own AOI event stream).
+    /// Report format: human, or jsonl (aoitap's own AOI event stream); summarize also takes json (one object).
     #[arg(long, visible_alias = "format", value_enum, default_value_t = OutputArg::Human, value_name = "FORMAT")]
     output: OutputArg,
 
@@ -258,7 +258,7 @@ struct StreamArgs {
     #[arg(long, value_name = "NAME[@MAJOR]", value_parser = parse_pin)]
     expect_schema: Option<SchemaPin>,
 
-    /// Ignore this rule (repeatable); see the rule list in --help.
+    /// Ignore this rule (repeatable); the rules are listed in `aoitap verify --help` and the man page.
     #[arg(long, value_name = "RULE", value_parser = parse_rule)]
     allow: Vec<Rule>,
 
@@ -278,7 +278,7 @@ struct StreamArgs {
     #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = parse_size)]
     max_line_bytes: usize,
 
-    /// Write the report to FILE instead of stdout (stderr with --relay).
+    /// Write the report to FILE instead of the terminal (never one of the inputs).
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
 
@@ -303,6 +303,8 @@ struct StreamArgs {
 enum OutputArg {
     Human,
     Jsonl,
+    /// summarize only (its doc says so): not listed for the others.
+    #[value(hide = true)]
     Json,
 }
 

@@ -21,7 +21,10 @@ const STREAM_COMMANDS: &[&str] = &[
 
 /// roff text: backslashes and hyphens escaped, no line taken for a request.
 fn esc(s: &str) -> String {
-    let t = s.replace('\\', "\\e").replace('-', "\\-");
+    let t = s
+        .replace('\\', "\\e")
+        .replace('-', "\\-")
+        .replace('…', "\\[u2026]");
     t.lines()
         .map(|l| {
             if l.starts_with('.') || l.starts_with('\'') {

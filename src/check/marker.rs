@@ -8,8 +8,9 @@ use regex::Regex;
 /// The markers recognised without `--marker` (one group: N):
 /// `[… 29 lines omitted …]`, `... 29 lines omitted ...`,
 /// `[29 lines truncated]`, `<29 lines elided>`, and the same with
-/// `skipped`, `hidden` or `removed`, and `more lines`.
-const MARKER: &str = r"^\s*[\[<(]?\s*(?:…|\.\.\.)?\s*(\d+)\s+(?:more\s+)?lines?\s+(?:omitted|truncated|elided|skipped|hidden|removed)\s*(?:…|\.\.\.)?\s*[\]>)]?\s*$";
+/// `skipped`, `hidden` or `removed`, and `N more lines` (with or without
+/// a verb: `[… 29 more lines …]`).
+const MARKER: &str = r"^\s*[\[<(]?\s*(?:…|\.\.\.)?\s*(\d+)\s+(?:more\s+lines?(?:\s+(?:omitted|truncated|elided|skipped|hidden|removed))?|lines?\s+(?:omitted|truncated|elided|skipped|hidden|removed))\s*(?:…|\.\.\.)?\s*[\]>)]?\s*$";
 
 /// Markers are short; a longer line is never one (and is not searched).
 const MARKER_BYTES: usize = 256;
@@ -66,6 +67,8 @@ mod tests {
             ("... 29 lines omitted ...", 29),
             ("[29 lines truncated]", 29),
             ("  (3 more lines hidden)", 3),
+            ("[… 29 more lines …]", 29),
+            ("... 29 more lines", 29),
             ("[1 line omitted]", 1),
         ] {
             assert_eq!(m.claims(line.as_bytes()), Some(n), "{line}");
