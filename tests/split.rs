@@ -257,3 +257,19 @@ fn a_full_disk_is_74_and_named() {
         out.stderr
     );
 }
+
+/// Several FILE operands are several streams: a run id met in two of them
+/// is two runs, in two files, each of which passes on its own.
+#[test]
+fn the_same_run_in_two_inputs_is_two_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("runs");
+    let f = fixture("streams/ok-complete.jsonl");
+    let f = f.to_str().unwrap();
+    let out = run(&["split-by-run", "--dir", d.to_str().unwrap(), f, f], b"");
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let one = std::fs::read(d.join("run-01JZQ7X4TQ9.jsonl")).unwrap();
+    let two = std::fs::read(d.join("run-01JZQ7X4TQ9~2.jsonl")).unwrap();
+    assert_eq!(one, std::fs::read(f).unwrap());
+    assert_eq!(two, one);
+}

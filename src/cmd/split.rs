@@ -273,7 +273,11 @@ impl Pass for Split {
         check.finish(&mut WithPaths {
             report,
             files: &mut self.files,
-        })
+        })?;
+        // Each FILE is a stream of its own: a run id met again in the next
+        // one is another run, and gets a file of its own (`run-R~2.jsonl`).
+        self.files.names.clear();
+        Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {
