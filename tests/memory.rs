@@ -140,3 +140,17 @@ fn many_ids_in_one_run_stay_flat() {
     let (kib, _) = peak_kib(&["verify", "-q"], &input);
     assert!(kib < 64 * 1024, "peak {kib} KiB");
 }
+
+/// Type names of 2 MiB each: summarize counts them by a bounded prefix
+/// (it took 2.6 GB for 256 of them).
+#[test]
+fn huge_type_names_stay_flat() {
+    let mut input = Vec::new();
+    let long = "t".repeat(2 << 20);
+    for i in 0..64 {
+        writeln!(input, r#"{{"type":"{long}{i:03}"}}"#).unwrap();
+    }
+    let (kib, out) = peak_kib(&["summarize", "--output", "json"], &input);
+    assert!(kib < 160 * 1024, "peak {kib} KiB");
+    assert!(out.contains("…"), "names are cut");
+}

@@ -89,7 +89,19 @@ fn terminal_width() -> Option<usize> {
     Some(if cols > 0 { cols } else { 80 })
 }
 
+/// Type names are counted by at most this many bytes (longer ones by
+/// their prefix, marked `…`): with `MAX_KINDS`, the table is bounded in
+/// bytes, whatever the input (DESIGN §8).
+const NAME_BYTES: usize = 128;
+
 fn bump(map: &mut BTreeMap<String, u64>, name: &str) {
+    let cut;
+    let name = if name.len() > NAME_BYTES {
+        cut = format!("{}…", crate::emit::prefix(name, NAME_BYTES));
+        &cut
+    } else {
+        name
+    };
     if let Some(n) = map.get_mut(name) {
         *n += 1;
     } else if map.len() < MAX_KINDS {
