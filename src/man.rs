@@ -1,7 +1,7 @@
 //! The man page, made from the clap definition and the rule catalogue, so
 //! that it cannot fall behind them: `man/aoitap.1` is this output, and a
 //! test fails when the two differ (regenerate with
-//! `AOITAP_UPDATE_MAN=1 cargo test --release man_page`).
+//! `AOITAP_UPDATE_MAN=1 cargo test --profile quick man_page`).
 
 use std::collections::BTreeSet;
 

@@ -18,7 +18,7 @@ fn man_page_is_current() {
     let checked_in = std::fs::read_to_string(page_path()).unwrap();
     assert!(
         made == checked_in,
-        "man/aoitap.1 is stale: run AOITAP_UPDATE_MAN=1 cargo test --release man_page"
+        "man/aoitap.1 is stale: run AOITAP_UPDATE_MAN=1 cargo test --profile quick man_page"
     );
 }
 

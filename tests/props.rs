@@ -6,7 +6,7 @@
 //! under a minute on two cores. For a long local run:
 //!
 //! ```sh
-//! AOITAP_PROPTEST_CASES=2000 cargo test --release props
+//! AOITAP_PROPTEST_CASES=2000 cargo test --profile quick props
 //! ```
 //!
 //! Failures are not persisted (nothing is written into the repository);
