@@ -250,6 +250,8 @@ fn signal_case(signal: &str, status: i32) {
         (&last["ok"], &last["reason"]),
         (&false.into(), &"cancelled".into())
     );
+    // What was read is counted, though the run was not judged.
+    assert_eq!(last["input_count"], 1, "{last}");
     // The cancelled stream is itself conforming: a failure, not a violation.
     let again = verify(&[], &lines(&out));
     assert!(again.findings().is_empty(), "{:?}", again.rules());

@@ -267,6 +267,14 @@ enum Target {
     Finished(Box<[u8]>),
 }
 
+/// A run not yet judged when reading stopped.
+pub struct OpenRun {
+    pub name: Option<String>,
+    pub first_line: u64,
+    pub lines: u64,
+    pub domain: u64,
+}
+
 pub struct Checker<'c> {
     st: State<'c>,
     markers: Markers,
@@ -378,18 +386,23 @@ impl<'c> Checker<'c> {
         &self.st.exposures
     }
 
-    /// The runs still open, in the order they began: name, first line,
-    /// lines read (what a cancelled monitor says was left unjudged).
-    pub fn open_runs(&self) -> Vec<(Option<String>, u64, u64)> {
+    /// The runs still open, in the order they began: what a cancelled
+    /// monitor says was left unjudged, and counts as read.
+    pub fn open_runs(&self) -> Vec<OpenRun> {
         let mut open: Vec<_> = self
             .st
             .slots
             .iter()
             .flatten()
             .filter(|r| r.lines > 0)
-            .map(|r| (r.name.clone(), r.first_line, r.lines))
+            .map(|r| OpenRun {
+                name: r.name.clone(),
+                first_line: r.first_line,
+                lines: r.lines,
+                domain: r.domain,
+            })
             .collect();
-        open.sort_by_key(|r| r.1);
+        open.sort_by_key(|r| r.first_line);
         open
     }
 

@@ -233,15 +233,17 @@ pub fn run_stream(
             // stopped by us, not cut by the producer. A person watching
             // is told which were still open.
             clear(&mut progress);
-            for (name, first_line, lines) in check.open_runs() {
-                let who = match name {
+            for run in check.open_runs() {
+                // Read, though not judged: counted in the summary.
+                report.tally.input_domain += run.domain;
+                let who = match run.name {
                     Some(n) => format!("run {}", crate::emit::clean(&n)),
-                    None => format!("run from line {first_line}"),
+                    None => format!("run from line {}", run.first_line),
                 };
                 report.text(&format!(
                     "{}: cancelled: {who} still open after {}, not judged\n",
                     crate::emit::clean(&report.file),
-                    crate::emit::plural(lines, "line")
+                    crate::emit::plural(run.lines, "line")
                 ))?;
             }
             break;
