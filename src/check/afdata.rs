@@ -27,9 +27,7 @@ impl State<'_> {
         ev: &Event<'_>,
     ) -> io::Result<Seen> {
         let run = self.run(slot);
-        run.lines += 1;
-        let t = run.cur;
-        run.tracks[t].lines += 1;
+        run.count_line();
         let after_terminal = run.summary.is_some();
         if after_terminal && !run.not_last_reported {
             run.not_last_reported = true;

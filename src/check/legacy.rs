@@ -12,7 +12,7 @@
 
 use std::io;
 
-use super::{Cause, Outcome, Protocol, Seen, Sink, State};
+use super::{Cause, Outcome, Protocol, Seen, Sink, State, typed};
 use crate::emit::{plural, quote_raw};
 use crate::event::{Event, Uint};
 use crate::rules::Rule;
@@ -24,15 +24,8 @@ impl State<'_> {
         slot: usize,
         ev: &Event<'_>,
     ) -> io::Result<Seen> {
-        let ty = ev.get("type").and_then(|v| v.decoded());
+        let (ty, seen) = typed(ev, Protocol::Aoi02);
         let ty = ty.as_deref();
-        let framework = ty.is_some_and(|t| t.starts_with(b"aoi:"));
-        let seen = Seen {
-            event: ty.is_some() && ev.duplicate_reserved_key().is_none(),
-            framework,
-            protocol: Protocol::Aoi02,
-            late: false,
-        };
         self.line_of_run(sink, slot, ty == Some(b"aoi:summary"))?;
         if let Some(key) = ev.duplicate_reserved_key() {
             let msg = format!("{key} appears twice: parsers disagree about which one wins");
@@ -60,9 +53,7 @@ impl State<'_> {
         is_summary: bool,
     ) -> io::Result<()> {
         let run = self.run(slot);
-        run.lines += 1;
-        let t = run.cur;
-        run.tracks[t].lines += 1;
+        run.count_line();
         if run.summary.is_some() && !is_summary && !run.not_last_reported {
             run.not_last_reported = true;
             let msg =

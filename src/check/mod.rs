@@ -137,6 +137,12 @@ impl RunState {
         }
     }
 
+    /// One more line of the run, on its current track.
+    fn count_line(&mut self) {
+        self.lines += 1;
+        self.tracks[self.cur].lines += 1;
+    }
+
     /// The track for `id` (the current one when the line names none), and
     /// whether it is new to this run.
     fn track(&mut self, v: Option<Value<'_>>) -> (usize, bool) {
@@ -182,6 +188,20 @@ impl RunState {
         self.cur = i;
         (i, true)
     }
+}
+
+/// An event's decoded `type` (compared, never shown, so no UTF-8 pass is
+/// owed) and what commands that pass lines on need to know of it, in a
+/// protocol with a `type` discriminator (AOI 1.x and 0.2).
+fn typed<'a>(ev: &Event<'a>, protocol: Protocol) -> (Option<Cow<'a, [u8]>>, Seen) {
+    let ty = ev.get("type").and_then(|v| v.decoded());
+    let seen = Seen {
+        event: ty.is_some() && ev.duplicate_reserved_key().is_none(),
+        framework: ty.as_deref().is_some_and(|t| t.starts_with(b"aoi:")),
+        protocol,
+        late: false,
+    };
+    (ty, seen)
 }
 
 /// Ids longer than this are kept as a prefix and a digest.
@@ -597,11 +617,9 @@ impl State<'_> {
         let slot = self.current_slot();
         self.last_run = LastRun::Slot(slot);
         let run = self.run(slot);
-        run.lines += 1;
+        run.count_line();
         run.unreadable = true;
-        let t = &mut run.tracks[run.cur];
-        t.lines += 1;
-        t.seq.skip();
+        run.tracks[run.cur].seq.skip();
         self.emit(sink, slot, Found::new(rule, message).column(column))
     }
 
@@ -620,20 +638,14 @@ impl State<'_> {
         let slot = match slot {
             Target::Slot(s) => s,
             Target::Finished(id) => {
-                let ty = ev.get("type").and_then(|v| v.decoded());
-                let ty = ty.as_deref();
-                self.late(sink, &id, ty)?;
+                let (ty, seen) = typed(ev, Protocol::Aoi);
+                self.late(sink, &id, ty.as_deref())?;
                 self.last_run = LastRun::Gone {
                     id: Some(id),
                     first_line: 0,
                     meta: true,
                 };
-                return Ok(Seen {
-                    event: ty.is_some() && ev.duplicate_reserved_key().is_none(),
-                    framework: ty.is_some_and(|t| t.starts_with(b"aoi:")),
-                    protocol: Protocol::Aoi,
-                    late: true,
-                });
+                return Ok(Seen { late: true, ..seen });
             }
         };
         self.last_run = LastRun::Slot(slot);
@@ -690,16 +702,8 @@ impl State<'_> {
 
     /// An event of an AOI 1.x run (spec §2, §8, §13).
     fn aoi_event(&mut self, sink: &mut dyn Sink, slot: usize, ev: &Event<'_>) -> io::Result<Seen> {
-        // Decoded bytes: compared, never shown, so no UTF-8 pass is owed.
-        let ty = ev.get("type").and_then(|v| v.decoded());
+        let (ty, seen) = typed(ev, Protocol::Aoi);
         let ty = ty.as_deref();
-        let framework = ty.is_some_and(|t| t.starts_with(b"aoi:"));
-        let seen = Seen {
-            event: ty.is_some() && ev.duplicate_reserved_key().is_none(),
-            framework,
-            protocol: Protocol::Aoi,
-            late: false,
-        };
         let (seq_v, run_v, aoi_bad) = match ev.aoi() {
             Aoi::Absent => (None, None, false),
             Aoi::NotObject => (None, None, true),
@@ -707,9 +711,8 @@ impl State<'_> {
         };
         let multi = self.cfg.multi_run;
         let run = self.run(slot);
-        run.lines += 1;
         let (t, new_id) = run.track(run_v);
-        run.tracks[t].lines += 1;
+        run.count_line();
         let late = run.summary.is_some() && ty != Some(b"aoi:summary") && !run.not_last_reported;
         if late {
             run.not_last_reported = true;

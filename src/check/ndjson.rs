@@ -34,9 +34,7 @@ impl State<'_> {
     ) -> io::Result<Seen> {
         let cfg = self.cfg;
         let run = self.run(slot);
-        run.lines += 1;
-        let t = run.cur;
-        run.tracks[t].lines += 1;
+        run.count_line();
         let first_line = run.lines == 1;
         let after_last = run.summary.is_some();
         run.domain += 1;
