@@ -895,9 +895,9 @@ impl State<'_> {
         // aoitap counts seq in 64 bits: a larger one (saturated by
         // `as_uint`) cannot be placed, and is said so rather than
         // clamped into a false order.
-        let past_u64 =
-            matches!(v.as_uint(), Uint::Int(u64::MAX)) && v.raw() != b"18446744073709551615";
-        let (Uint::Int(n), false) = (v.as_uint(), past_u64) else {
+        let uint = v.as_uint();
+        let past_u64 = uint == Uint::Int(u64::MAX) && v.raw() != b"18446744073709551615";
+        let (Uint::Int(n), false) = (uint, past_u64) else {
             track.skip();
             self.run(slot).seq_trouble = true;
             let what = if past_u64 {
