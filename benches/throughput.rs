@@ -82,7 +82,7 @@ fn benches(c: &mut Criterion) {
         let mut parser = Parser::new();
         b.iter(|| {
             for batch in batches.iter_mut() {
-                batch.parse(&mut parser);
+                batch.parse(&mut parser, None);
             }
             black_box(batches.len())
         })
@@ -121,7 +121,7 @@ fn benches(c: &mut Criterion) {
             let mut check = Checker::new(&cfg);
             let mut sink = Count(0);
             while let Some(mut batch) = cut.next_batch().unwrap() {
-                batch.parse(&mut parser);
+                batch.parse(&mut parser, None);
                 for line in batch.lines() {
                     check.judge(&line, &mut sink).unwrap();
                 }

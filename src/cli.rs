@@ -3,9 +3,11 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::check::schema::EventSchema;
 use crate::check::{Config, Protocol, SchemaPin};
 use crate::cmd::reconcile::ReconcileOptions;
 use crate::cmd::split::SplitOptions;
@@ -201,6 +203,10 @@ struct VerifyArgs {
     /// With --relay: write each exposed secret as "***" (URL secrets span by span), every other byte as it came.
     #[arg(long, requires = "relay")]
     redact: bool,
+
+    /// Validate every event against this JSON Schema (2020-12 or draft-07; e.g. <(tool schema --output json)); never fetches a $ref.
+    #[arg(long, value_name = "FILE")]
+    schema: Option<PathBuf>,
 }
 
 /// Options shared by every stream command (DESIGN §1).
@@ -430,12 +436,25 @@ pub fn parse() -> Result<Invocation, Exit> {
         Command::Completions(a) => Ok(Invocation::Completions(a.shell)),
         Command::Verify(a) => {
             stream_usage(&a.stream, "verify")?;
+            let jsonl = a.stream.output == OutputArg::Jsonl;
+            let schema = match &a.schema {
+                None => None,
+                Some(p) if p.as_os_str() == "-" => {
+                    let problem = "--schema cannot be standard input: that is the stream (use a file or <(tool schema --output json))";
+                    return Err(usage_error("verify", problem, jsonl));
+                }
+                Some(p) => match EventSchema::load(p) {
+                    Ok(s) => Some(Arc::new(s)),
+                    Err(problem) => return Err(usage_error("verify", &problem, jsonl)),
+                },
+            };
             let to = if a.relay {
                 ReportTo::Stderr
             } else {
                 ReportTo::Stdout
             };
             let mut opts = a.stream.into_options(to);
+            opts.check.schema = schema;
             opts.relay = a.relay;
             opts.redact = a.redact;
             Ok(Invocation::Verify(opts))
@@ -545,6 +564,7 @@ impl StreamArgs {
                 first: self.first,
                 last: self.last,
                 secret_names: self.secret_name,
+                schema: None,
             },
             max_line_bytes: self.max_line_bytes,
             report: self.report,
@@ -593,17 +613,27 @@ fn stream_usage(args: &StreamArgs, command: &str) -> Result<(), Exit> {
     } else {
         None
     };
-    let Some(problem) = problem else {
-        return Ok(());
-    };
+    match problem {
+        None => Ok(()),
+        Some(problem) => Err(usage_error(
+            command,
+            &problem,
+            args.output == OutputArg::Jsonl,
+        )),
+    }
+}
+
+/// Say a usage error the way clap says its own (and, with `--output
+/// jsonl`, as aoitap's own failed run): 64.
+fn usage_error(command: &str, problem: &str, jsonl: bool) -> Exit {
     let _ = writeln!(
         std::io::stderr(),
         "error: {problem}\n\nFor more information, try 'aoitap {command} --help'."
     );
-    if args.output == OutputArg::Jsonl {
-        let _ = usage_event(command.to_string(), &problem);
+    if jsonl {
+        let _ = usage_event(command.to_string(), problem);
     }
-    Err(Exit::Usage)
+    Exit::Usage
 }
 
 /// The same file, as the system sees it (a link or another spelling of the

@@ -214,6 +214,9 @@ pub fn schema() -> Value {
             "missing_from": count(),
             "missing_to": count(),
             "missing_count": count(),
+            "instance_path": text(),
+            "keyword": text(),
+            "schema_path": text(),
             "message": text(),
         }), &["rule", "severity", "file", "message"]),
         "run": event("run", json!({

@@ -19,7 +19,7 @@ pub const TOOL: &str = "aoitap";
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
 pub const AOI_VERSION: &str = "1.0-alpha";
 pub const SCHEMA_NAME: &str = "dev.aoitap.events";
-pub const SCHEMA_VERSION: &str = "1.1.0";
+pub const SCHEMA_VERSION: &str = "1.2.0";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -430,6 +430,11 @@ impl<W: Write> Sink for Emitter<W> {
                 o.num("missing_to", to);
                 o.num("missing_count", count);
             }
+            if let Some(p) = &f.place {
+                o.str("instance_path", &p.instance_path);
+                o.str("keyword", &p.keyword);
+                o.str("schema_path", &p.schema_path);
+            }
             o.str("message", &f.message);
             self.domain_emitted += 1;
             self.write(o)?;
@@ -574,7 +579,7 @@ pub fn prefix(s: &str, max: usize) -> &str {
 }
 
 /// The most input bytes a message quotes.
-const QUOTE_BYTES: usize = 80;
+pub const QUOTE_BYTES: usize = 80;
 
 /// The longest message aoitap writes.
 const MESSAGE_BYTES: usize = 512;

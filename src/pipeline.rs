@@ -17,12 +17,14 @@
 //! longest accepted line; batches (buffers and indexes) come from a fixed
 //! pool and are reused.
 
+use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Condvar, Mutex};
 
+use crate::check::schema::EventSchema;
 use crate::event::Parser;
 use crate::scan::{Batch, Cutter};
 use crate::source::{Pause, Source};
@@ -83,6 +85,8 @@ impl Budget {
 /// the two cores share the parsing in whatever proportion keeps both busy.
 struct Job {
     claimed: AtomicBool,
+    /// `piece.1`, readable while the claimer holds the lock.
+    done: AtomicBool,
     /// The piece, and whether it is parsed yet.
     piece: Mutex<(Option<Piece>, bool)>,
     parsed: Condvar,
@@ -90,25 +94,34 @@ struct Job {
 
 impl Job {
     /// Claim the job and parse it, unless the other side already did.
-    fn claim(&self, parser: &mut Parser) -> bool {
+    fn claim(&self, parser: &mut Parser, schema: Option<&EventSchema>) -> bool {
         if self.claimed.swap(true, Ordering::AcqRel) {
             return false;
         }
         let mut slot = self.piece.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(p) = slot.0.as_mut() {
-            p.batch.parse(parser);
+            p.batch.parse(parser, schema);
         }
         slot.1 = true;
+        self.done.store(true, Ordering::Release);
         drop(slot);
         self.parsed.notify_all();
         true
+    }
+
+    /// Without blocking: the claimer holds `piece` while it parses.
+    fn is_parsed(&self) -> bool {
+        self.done.load(Ordering::Acquire)
     }
 }
 
 /// The judging side's end of the pipeline for one input.
 pub struct Feed {
     jobs: Receiver<Arc<Job>>,
+    /// Jobs taken from `jobs` early, to parse while waiting (in order).
+    ahead: VecDeque<Arc<Job>>,
     parser: Parser,
+    schema: Option<Arc<EventSchema>>,
     budget: Arc<Budget>,
     /// Judged batches go back to the reader.
     spare: SyncSender<Batch>,
@@ -119,7 +132,12 @@ pub struct Feed {
 impl Feed {
     /// Start reading `source`; `stop` must be the other end of a pair whose
     /// first end is among the source's wake descriptors.
-    pub fn start(source: Source, max_line: usize, stop: UnixStream) -> Feed {
+    pub fn start(
+        source: Source,
+        max_line: usize,
+        schema: Option<Arc<EventSchema>>,
+        stop: UnixStream,
+    ) -> Feed {
         let budget = Arc::new(Budget {
             used: Mutex::new(0),
             freed: Condvar::new(),
@@ -140,15 +158,18 @@ impl Feed {
             }
             .run(&to_judge, &to_parser)
         });
+        let theirs = schema.clone();
         std::thread::spawn(move || {
             let mut parser = Parser::new();
             for job in for_parser {
-                job.claim(&mut parser);
+                job.claim(&mut parser, theirs.as_deref());
             }
         });
         Feed {
             jobs,
+            ahead: VecDeque::new(),
             parser: Parser::new(),
+            schema,
             budget,
             spare,
             stop,
@@ -157,8 +178,23 @@ impl Feed {
 
     /// The next batch, parsed, in input order; `None` once reading is over.
     pub fn next_piece(&mut self) -> Option<Piece> {
-        let job = self.jobs.recv().ok()?;
-        job.claim(&mut self.parser);
+        let job = match self.ahead.pop_front() {
+            Some(job) => job,
+            None => self.jobs.recv().ok()?,
+        };
+        let schema = self.schema.clone();
+        if !job.claim(&mut self.parser, schema.as_deref()) {
+            // The parser thread has it. Rather than wait, parse the
+            // batches after it that nobody has claimed yet: when parsing
+            // is the heavier side (with --schema it is), both cores do it.
+            while !job.is_parsed() {
+                let Ok(next) = self.jobs.try_recv() else {
+                    break;
+                };
+                next.claim(&mut self.parser, schema.as_deref());
+                self.ahead.push_back(next);
+            }
+        }
         // Claimed by one side or the other: wait until it is parsed.
         let mut slot = job.piece.lock().unwrap_or_else(|e| e.into_inner());
         while !slot.1 {
@@ -214,6 +250,7 @@ impl Reader<'_> {
             self.budget.take(batch.bytes().len());
             let job = Arc::new(Job {
                 claimed: AtomicBool::new(false),
+                done: AtomicBool::new(false),
                 piece: Mutex::new((Some(Piece { batch, end }), false)),
                 parsed: Condvar::new(),
             });
@@ -242,7 +279,7 @@ mod tests {
 
     fn own(line: Line<'_>) -> Owned {
         match line {
-            Line::Complete { bytes, json } => Owned::Complete(bytes.to_vec(), json.is_ok()),
+            Line::Complete { bytes, json, .. } => Owned::Complete(bytes.to_vec(), json.is_ok()),
             Line::TooLong { len } => Owned::TooLong(len),
             Line::Unterminated { len } => Owned::Unterminated(len),
         }
@@ -262,13 +299,14 @@ mod tests {
         let mut cut = Cutter::new(file_of(data), max_line);
         let mut parser = Parser::new();
         while let Some(mut batch) = cut.next_batch().unwrap() {
-            batch.parse(&mut parser);
+            batch.parse(&mut parser, None);
             want.extend(batch.lines().map(own));
         }
         let (a, b) = UnixStream::pair().unwrap();
         let mut feed = Feed::start(
             Source::new(file_of(data), None, vec![a.into()], None),
             max_line,
+            None,
             b,
         );
         let mut got = vec![];

@@ -119,6 +119,8 @@ catalogue! {
     NdjsonAfterLast "ndjson.after-last" Error "aiocs daemon stream" "events after the --last type";
     SecretExposed "secret.exposed" Error "11" "a key ending _secret/_SECRET (or a --secret-name) whose value is not \"***\"";
     SecretUrlExposed "secret.url-exposed" Error "11" "a _url value with a password or secret-named parameter not ***";
+    EventSchemaInvalid "event.schema-invalid" Error "10, 18#4" "the event does not validate against --schema (names the path, keyword and type's branch)";
+    EventSchemaUnchecked "event.schema-unchecked" Warning "10" "the event nests deeper than 128 levels: not validated against --schema";
 }
 
 impl Rule {
@@ -222,7 +224,7 @@ mod tests {
             );
             assert_eq!(Rule::from_id(r.id()), Some(*r));
         }
-        assert_eq!(Rule::ALL.len(), 68);
+        assert_eq!(Rule::ALL.len(), 70);
     }
 
     #[test]

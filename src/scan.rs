@@ -14,6 +14,7 @@
 
 use std::io::{self, Read};
 
+use crate::check::schema::{EventSchema, Outcome};
 use crate::event::{Arena, Event, Index, JsonError, Parser};
 
 /// A batch is handed out once it holds this many bytes of whole lines.
@@ -30,6 +31,8 @@ pub enum Line<'a> {
     Complete {
         bytes: &'a [u8],
         json: Result<Event<'a>, JsonError>,
+        /// What `--schema` found, if the batch was validated.
+        schema: Checked<'a>,
     },
     /// A complete line over the cap; its bytes were discarded as they came.
     TooLong { len: u64 },
@@ -56,6 +59,15 @@ impl<'a> Line<'a> {
     }
 }
 
+/// A line against `--schema`, as the batch's parse left it.
+#[derive(Clone, Copy)]
+pub enum Checked<'a> {
+    /// Not validated here (no schema, or not an object).
+    Unchecked,
+    Valid,
+    Found(&'a Outcome),
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Item {
     /// `bytes[start..end]`, and where its parse is.
@@ -78,6 +90,10 @@ pub struct Batch {
     items: Vec<Item>,
     parsed: Vec<Result<Index, JsonError>>,
     arena: Arena,
+    /// With `--schema`: the outcome of each parsed line that is not valid,
+    /// by its place in `parsed`, in order.
+    checked: Vec<(usize, Outcome)>,
+    validated: bool,
 }
 
 impl Batch {
@@ -90,13 +106,27 @@ impl Batch {
         self.items.is_empty()
     }
 
-    /// Walk every complete line once (DESIGN §8: one parse).
-    pub fn parse(&mut self, parser: &mut Parser) {
+    /// Walk every complete line once (DESIGN §8: one parse) and, with
+    /// `--schema`, validate each object there too: this runs on whichever
+    /// thread claims the batch, so validation shares both cores.
+    pub fn parse(&mut self, parser: &mut Parser, schema: Option<&EventSchema>) {
         self.parsed.clear();
         self.arena.clear();
+        self.checked.clear();
+        self.validated = schema.is_some();
         for item in &self.items {
             if let Item::Complete { start, end } = *item {
-                let r = parser.parse(&self.buf[start..end], &mut self.arena);
+                let line = &self.buf[start..end];
+                let r = parser.parse(line, &mut self.arena);
+                if let (Some(schema), Ok(index)) = (schema, &r) {
+                    let ev = index.event(line, &self.arena);
+                    if ev.is_object() {
+                        match schema.check(&ev) {
+                            Outcome::Valid => {}
+                            other => self.checked.push((self.parsed.len(), other)),
+                        }
+                    }
+                }
                 self.parsed.push(r);
             }
         }
@@ -104,11 +134,21 @@ impl Batch {
 
     /// The items, each complete line with its parse. `parse` must have run.
     pub fn lines(&self) -> impl Iterator<Item = Line<'_>> {
-        let mut parsed = self.parsed.iter();
+        let mut parsed = self.parsed.iter().enumerate();
+        let mut checked = self.checked.iter().peekable();
         self.items.iter().map(move |item| match *item {
             Item::Complete { start, end } => {
                 let bytes = &self.buf[start..end];
-                let json = match parsed.next() {
+                let next = parsed.next();
+                let schema = match (next, checked.peek()) {
+                    (Some((k, _)), Some((at, outcome))) if *at == k => {
+                        checked.next();
+                        Checked::Found(outcome)
+                    }
+                    (Some((_, Ok(_))), _) if self.validated => Checked::Valid,
+                    _ => Checked::Unchecked,
+                };
+                let json = match next.map(|(_, r)| r) {
                     Some(Ok(index)) => Ok(index.event(bytes, &self.arena)),
                     Some(Err(e)) => Err(*e),
                     None => Err(JsonError::Syntax {
@@ -116,7 +156,11 @@ impl Batch {
                         expected: "a parsed line",
                     }),
                 };
-                Line::Complete { bytes, json }
+                Line::Complete {
+                    bytes,
+                    json,
+                    schema,
+                }
             }
             Item::TooLong(len) => Line::TooLong { len },
             Item::Unterminated(len) => Line::Unterminated { len },
@@ -128,6 +172,8 @@ impl Batch {
         self.items.clear();
         self.parsed.clear();
         self.arena.clear();
+        self.checked.clear();
+        self.validated = false;
     }
 }
 
@@ -318,7 +364,7 @@ mod tests {
                 "buffer grew to {}",
                 cut.batch.buf.len()
             );
-            batch.parse(&mut parser);
+            batch.parse(&mut parser, None);
             out.extend(batch.lines().map(|line| match line {
                 Line::Complete { bytes, .. } => Owned::Complete(bytes.to_vec()),
                 Line::TooLong { len } => Owned::TooLong(len),

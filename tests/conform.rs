@@ -120,6 +120,56 @@ fn schema_holds_every_commands_real_output() {
     }
 }
 
+/// aoitap holds its own output to its own schema with its own `verify
+/// --schema` (DESIGN §11): every command's jsonl, over failing inputs too.
+#[test]
+fn own_verify_schema_passes_every_commands_own_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = dir.path().join("aoitap.schema.json");
+    std::fs::write(&schema, run(&["schema"], b"").stdout).unwrap();
+    let schema = schema.to_str().unwrap();
+    let mut checked = std::collections::BTreeMap::<String, usize>::new();
+    for (k, file) in inputs().iter().enumerate() {
+        for (cmd, text) in every_report(file) {
+            let report = dir.path().join(format!("{k}-{cmd}.jsonl"));
+            std::fs::write(&report, &text).unwrap();
+            let out = run(
+                &[
+                    "verify",
+                    "--output",
+                    "jsonl",
+                    "--schema",
+                    schema,
+                    report.to_str().unwrap(),
+                ],
+                b"",
+            );
+            let invalid: Vec<_> = out
+                .findings()
+                .into_iter()
+                .filter(|f| f["rule"].as_str().unwrap().starts_with("event.schema"))
+                .collect();
+            assert!(
+                invalid.is_empty(),
+                "{cmd} on {}: {invalid:?}",
+                file.display()
+            );
+            // The report is itself a conforming run: passed or failed
+            // (retryably, when it says the input did), never
+            // nonconforming.
+            assert!(
+                matches!(out.code, 0 | 1 | 75),
+                "{cmd} on {}: exit {}: {}",
+                file.display(),
+                out.code,
+                out.stdout
+            );
+            *checked.entry(cmd).or_default() += 1;
+        }
+    }
+    assert_eq!(checked.len(), 5, "{checked:?}");
+}
+
 #[test]
 fn the_schema_is_closed_where_the_shape_is_fixed() {
     let s = schema();
@@ -366,8 +416,8 @@ fn check_13_schema_version_reported_and_honoured() {
     let out = verify(&[], &lines(&good(1)));
     let meta = &out.events()[0];
     assert_eq!(meta["schema_name"], "dev.aoitap.events");
-    assert_eq!(meta["schema_version"], "1.1.0");
-    assert_eq!(out.summary()["schema_version"], "1.1.0");
+    assert_eq!(meta["schema_version"], "1.2.0");
+    assert_eq!(out.summary()["schema_version"], "1.2.0");
     assert_eq!(run(&["schema", "--schema-version", "1"], b"").code, 0);
     assert_eq!(run(&["schema", "--schema-version", "2"], b"").code, 64);
 }

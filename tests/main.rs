@@ -15,6 +15,7 @@ mod pipe;
 mod props;
 mod protocols;
 mod reconcile;
+mod schema;
 mod secrets;
 mod split;
 mod strip;

@@ -522,6 +522,30 @@ fires!(
     )
 );
 
+const EVENTS_SCHEMA: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/schemas/events.schema.json"
+);
+fires!(
+    event_schema_invalid,
+    "event.schema-invalid",
+    good_with(1, r#"{"type":"hit","aoi":{"seq":1,"run":"R"},"id":"1"}"#),
+    &["--schema", EVENTS_SCHEMA]
+);
+fires!(
+    event_schema_unchecked,
+    "event.schema-unchecked",
+    good_with(
+        1,
+        &format!(
+            r#"{{"type":"hit","aoi":{{"seq":1,"run":"R"}},"id":1,"title":{}1{}}}"#,
+            "[".repeat(130),
+            "]".repeat(130)
+        )
+    ),
+    &["--schema", EVENTS_SCHEMA]
+);
+
 /// Conforming streams that exercise every event kind: no rule may fire.
 fn conforming() -> Vec<(&'static str, Vec<u8>, Vec<&'static str>)> {
     vec![

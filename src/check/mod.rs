@@ -15,7 +15,7 @@ use std::io;
 use crate::emit::plural;
 use crate::event::{Aoi, Event, JsonError, Kind, Uint, Value};
 use crate::rules::{Rule, Severity};
-use crate::scan::Line;
+use crate::scan::{Checked, Line};
 
 mod afdata;
 mod framework;
@@ -24,6 +24,7 @@ mod marker;
 mod ndjson;
 mod protocol;
 mod report;
+pub mod schema;
 mod secrets;
 mod seq;
 mod verdict;
@@ -250,6 +251,7 @@ struct Found {
     message: String,
     column: Option<usize>,
     missing: Option<(u64, u64, u64)>,
+    place: Option<Box<SchemaPlace>>,
 }
 
 impl Found {
@@ -261,6 +263,7 @@ impl Found {
             message,
             column: None,
             missing: None,
+            place: None,
         }
     }
 
@@ -373,8 +376,12 @@ impl<'c> Checker<'c> {
                     None,
                 )
             }
-            Line::Complete { bytes, json } => match json {
-                Ok(ev) if ev.is_object() => return st.event(sink, &ev),
+            Line::Complete {
+                bytes,
+                json,
+                schema,
+            } => match json {
+                Ok(ev) if ev.is_object() => return st.event(sink, &ev, schema),
                 Err(_) if let Some(n) = self.markers.claims(bytes) => {
                     st.elided(sink, n)?;
                     return Ok(Seen::default());
@@ -466,6 +473,7 @@ impl<'c> Checker<'c> {
             message: format!("no line for {ms} ms: the producer is quiet, stuck or gone"),
             column: None,
             missing: None,
+            place: None,
         })
     }
 
@@ -590,6 +598,7 @@ impl State<'_> {
             message,
             column: f.column,
             missing: f.missing,
+            place: f.place,
         })
     }
 
@@ -626,7 +635,12 @@ impl State<'_> {
     /// A line that is a JSON object: placed in its run, then judged by the
     /// run's protocol. Every decision is made on decoded values (DESIGN
     /// §8): `"\u0061oi:meta"` is an `aoi:meta`.
-    fn event(&mut self, sink: &mut dyn Sink, ev: &Event<'_>) -> io::Result<Seen> {
+    fn event(
+        &mut self,
+        sink: &mut dyn Sink,
+        ev: &Event<'_>,
+        checked: Checked<'_>,
+    ) -> io::Result<Seen> {
         // Only AOI 1.x names runs; the other protocols' runs are known by
         // where they start.
         // One run takes every line unless --multi-run: nothing to place.
@@ -650,7 +664,51 @@ impl State<'_> {
         };
         self.last_run = LastRun::Slot(slot);
         self.secrets(sink, slot, ev)?;
+        self.schema(sink, slot, ev, checked)?;
         self.by_protocol(sink, slot, ev)
+    }
+
+    /// `verify --schema`: the event against the producer's schema
+    /// (DESIGN §11), framework and domain events alike.
+    /// The batch was validated where it was parsed (see `Batch::parse`);
+    /// a line that was not is validated here.
+    fn schema(
+        &mut self,
+        sink: &mut dyn Sink,
+        slot: usize,
+        ev: &Event<'_>,
+        checked: Checked<'_>,
+    ) -> io::Result<()> {
+        let Some(schema) = self.cfg.schema.as_deref() else {
+            return Ok(());
+        };
+        let here;
+        let outcome = match checked {
+            Checked::Valid => return Ok(()),
+            Checked::Found(o) => o,
+            Checked::Unchecked => {
+                here = schema.check(ev);
+                &here
+            }
+        };
+        match outcome {
+            schema::Outcome::Valid => Ok(()),
+            schema::Outcome::Invalid(bad) => {
+                let mut f = Found::new(Rule::EventSchemaInvalid, bad.message.clone());
+                f.place = Some(Box::new(bad.place.clone()));
+                self.emit(sink, slot, f)
+            }
+            schema::Outcome::TooDeep => self.report(
+                sink,
+                slot,
+                Rule::EventSchemaUnchecked,
+                None,
+                format!(
+                    "the event nests deeper than {} levels: not validated against the schema",
+                    schema::MAX_DEPTH
+                ),
+            ),
+        }
     }
 
     /// `secret.exposed` and `secret.url-exposed`, in every protocol
@@ -854,6 +912,7 @@ impl State<'_> {
             message: format!("{what} after the run's aoi:summary, which was already judged"),
             column: None,
             missing: None,
+            place: None,
         })
     }
 

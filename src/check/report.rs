@@ -2,8 +2,10 @@
 //! verdicts, and what it learned of each line and run.
 
 use std::io;
+use std::sync::Arc;
 
 use super::Protocol;
+use super::schema::EventSchema;
 use crate::rules::{Levels, Rule, Severity};
 
 /// The checker's plain configuration (made from the command line in cli.rs).
@@ -28,6 +30,8 @@ pub struct Config {
     pub last: Option<String>,
     /// `--secret-name`: more names whose values are secrets (exact).
     pub secret_names: Vec<String>,
+    /// `verify --schema`: the events' JSON Schema, compiled.
+    pub schema: Option<Arc<EventSchema>>,
 }
 
 /// `--expect-schema NAME[@MAJOR]`.
@@ -50,6 +54,19 @@ pub struct Finding {
     pub column: Option<usize>,
     /// `seq.gap` / `seq.not-from-zero`: first, last and count of the missing.
     pub missing: Option<(u64, u64, u64)>,
+    /// `event.schema-invalid`: where in the event and the schema.
+    pub place: Option<Box<SchemaPlace>>,
+}
+
+/// Where an event failed its schema (DESIGN §11).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SchemaPlace {
+    /// A JSON pointer into the event ("" is the whole event).
+    pub instance_path: String,
+    /// The JSON Schema keyword that failed (`type`, `required`, ...).
+    pub keyword: String,
+    /// A JSON pointer to that keyword in the schema document.
+    pub schema_path: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

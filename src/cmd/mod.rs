@@ -179,6 +179,7 @@ pub fn run_stream(
         let mut feed = Feed::start(
             Source::new(file, relay, wake, idle),
             opts.max_line_bytes,
+            opts.check.schema.clone(),
             stop,
         );
         let mut check = Checker::new(&opts.check);

@@ -300,9 +300,9 @@ impl Reference {
             unkeyed: 0,
         };
         while let Some(mut batch) = cut.next_batch()? {
-            batch.parse(&mut parser);
+            batch.parse(&mut parser, None);
             for line in batch.lines() {
-                let Line::Complete { bytes, json } = line else {
+                let Line::Complete { bytes, json, .. } = line else {
                     continue;
                 };
                 match json.ok().as_ref().and_then(run_seq) {
