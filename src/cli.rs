@@ -2,8 +2,10 @@
 //! nothing past this file sees clap.
 
 use std::io::{IsTerminal, Write};
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -85,6 +87,15 @@ enum Command {
                       and 65 where an event does not reconcile (a gap, a marker that disagrees, --against)."
     )]
     Reconcile(ReconcileArgs),
+
+    /// Run CMD, relay its output, and judge it: the stream, and the stream against CMD's exit status.
+    #[command(
+        after_help = "Example: aoitap run -- tool search \"agent tools\"\n         aoitap run --timeout 2m --retries 3 --output tap -- tool sync\n\n\
+                      CMD runs in its own process group; SIGINT and SIGTERM are passed to it. Exit status:\n\
+                      the last attempt's verdict (0, 1, 75, 65), 75 on --timeout, 127 when CMD is not found,\n\
+                      126 when it cannot be executed, 130/143 when cancelled."
+    )]
+    Run(RunArgs),
 
     /// JSON Schema 2020-12 of aoitap's own events: no input, no network, no config.
     #[command(after_help = "Example: aoitap schema --output json > aoitap.schema.json")]
@@ -209,6 +220,79 @@ struct VerifyArgs {
     schema: Option<PathBuf>,
 }
 
+#[derive(Args, Debug)]
+struct RunArgs {
+    #[command(flatten)]
+    stream: StreamArgs,
+
+    /// Validate every event against this JSON Schema, as verify --schema does.
+    #[arg(long, value_name = "FILE")]
+    schema: Option<PathBuf>,
+
+    /// Relay each exposed secret as "***" (URL secrets span by span), as verify --relay --redact.
+    #[arg(long)]
+    redact: bool,
+
+    /// Write CMD's stdout to FILE instead of relaying it; the report then goes to stdout.
+    #[arg(long, value_name = "FILE")]
+    save: Option<PathBuf>,
+
+    /// Stop CMD after DUR (500ms, 2s, 1m): SIGTERM to its process group, SIGKILL after --kill-after; exit 75, reason timeout.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    timeout: Option<Duration>,
+
+    /// How long CMD has to end after SIGTERM (on --timeout or a signal) before SIGKILL.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "5s")]
+    kill_after: Duration,
+
+    /// Run CMD again, up to N more times, while it fails retryably (exit 75).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    retries: u32,
+
+    /// The first wait before a retry, doubled each time, with full jitter; never sooner than the producer's retry_after_ms.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "1s")]
+    backoff: Duration,
+
+    /// The longest wait before a retry; a producer asking for longer is not retried.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "5m")]
+    max_wait: Duration,
+
+    /// The command to run and its arguments, after --.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    command: Vec<OsString>,
+}
+
+/// `aoitap run`: the stream options, and how to run the command.
+pub struct RunOptions {
+    pub stream: StreamOptions,
+    pub command: Vec<OsString>,
+    pub timeout: Option<Duration>,
+    pub kill_after: Duration,
+    pub retries: u32,
+    pub backoff: Duration,
+    pub max_wait: Duration,
+}
+
+/// A human duration: `500ms`, `2s`, `1.5m`, `1h`; a bare number is seconds.
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration: use e.g. 500ms, 2s, 1m"))?;
+    let scale = match unit.trim() {
+        "ms" => 0.001,
+        "" | "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        other => return Err(format!("unknown unit {other:?}: use ms, s, m or h")),
+    };
+    Duration::try_from_secs_f64(n * scale).map_err(|e| format!("{s:?}: {e}"))
+}
+
 /// Options shared by every stream command (DESIGN §1).
 #[derive(Args, Debug)]
 struct StreamArgs {
@@ -216,7 +300,7 @@ struct StreamArgs {
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
 
-    /// Report format: human, or jsonl (aoitap's own AOI event stream); summarize also takes json (one object).
+    /// Report format: human, or jsonl (aoitap's own AOI event stream); verify and run also take tap, summarize json (one object).
     #[arg(long, visible_alias = "format", value_enum, default_value_t = OutputArg::Human, value_name = "FORMAT")]
     output: OutputArg,
 
@@ -312,6 +396,8 @@ enum OutputArg {
     /// summarize only (its doc says so): not listed for the others.
     #[value(hide = true)]
     Json,
+    /// TAP (13, the common ground with 14): verify and run.
+    Tap,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -356,6 +442,7 @@ pub enum Invocation {
     },
     Capabilities,
     Completions(clap_complete::Shell),
+    Run(RunOptions),
 }
 
 /// The clap definition (for the man page and completions).
@@ -378,6 +465,8 @@ pub struct StreamOptions {
     pub relay: bool,
     /// Exposed secrets are written as "***" (relay, strip, split).
     pub redact: bool,
+    /// run --save: the relay goes to this file instead of stdout.
+    pub save: Option<PathBuf>,
 }
 
 /// Parse the command line; help and usage errors are printed here and
@@ -436,18 +525,7 @@ pub fn parse() -> Result<Invocation, Exit> {
         Command::Completions(a) => Ok(Invocation::Completions(a.shell)),
         Command::Verify(a) => {
             stream_usage(&a.stream, "verify")?;
-            let jsonl = a.stream.output == OutputArg::Jsonl;
-            let schema = match &a.schema {
-                None => None,
-                Some(p) if p.as_os_str() == "-" => {
-                    let problem = "--schema cannot be standard input: that is the stream (use a file or <(tool schema --output json))";
-                    return Err(usage_error("verify", problem, jsonl));
-                }
-                Some(p) => match EventSchema::load(p) {
-                    Ok(s) => Some(Arc::new(s)),
-                    Err(problem) => return Err(usage_error("verify", &problem, jsonl)),
-                },
-            };
+            let schema = load_schema(a.schema.as_deref(), &a.stream, "verify")?;
             let to = if a.relay {
                 ReportTo::Stderr
             } else {
@@ -495,6 +573,41 @@ pub fn parse() -> Result<Invocation, Exit> {
                 against: a.against,
             }))
         }
+        Command::Run(a) => {
+            stream_usage(&a.stream, "run")?;
+            if let Some(f) = a.stream.files.first() {
+                let problem = format!(
+                    "run reads CMD's output, not files ({}): give the command after --, as in aoitap run -- tool args",
+                    f.display()
+                );
+                return Err(usage_error(
+                    "run",
+                    &problem,
+                    a.stream.output == OutputArg::Jsonl,
+                ));
+            }
+            let schema = load_schema(a.schema.as_deref(), &a.stream, "run")?;
+            let relay = !a.stream.quiet && a.save.is_none();
+            let save = a.save.filter(|_| !a.stream.quiet);
+            let mut stream = a.stream.into_options(if relay {
+                ReportTo::Stderr
+            } else {
+                ReportTo::Stdout
+            });
+            stream.check.schema = schema;
+            stream.relay = relay || save.is_some();
+            stream.save = save;
+            stream.redact = a.redact;
+            Ok(Invocation::Run(RunOptions {
+                stream,
+                command: a.command,
+                timeout: a.timeout,
+                kill_after: a.kill_after,
+                retries: a.retries,
+                backoff: a.backoff,
+                max_wait: a.max_wait,
+            }))
+        }
         Command::Summarize(a) => {
             stream_usage(&a.stream, "summarize")?;
             let json = a.stream.output == OutputArg::Json;
@@ -513,6 +626,7 @@ impl StreamArgs {
     fn into_options(self, to: ReportTo) -> StreamOptions {
         let format = match self.output {
             OutputArg::Jsonl => Format::Jsonl,
+            OutputArg::Tap => Format::Tap,
             _ => Format::Human,
         };
         let color = match self.color {
@@ -572,6 +686,7 @@ impl StreamArgs {
             idle_timeout_ms: self.idle_timeout_ms,
             relay: false,
             redact: false,
+            save: None,
         }
     }
 }
@@ -589,6 +704,10 @@ fn stream_usage(args: &StreamArgs, command: &str) -> Result<(), Exit> {
     let problem = if args.output == OutputArg::Json && command != "summarize" {
         Some(format!(
             "{command} reports in --output human or jsonl, not json"
+        ))
+    } else if args.output == OutputArg::Tap && !matches!(command, "verify" | "run") {
+        Some(format!(
+            "{command} reports in --output human or jsonl; tap is for verify and run"
         ))
     } else if let Some(report) = &args.report
         && let Some(input) = args.files.iter().find(|f| same_file(f, report))
@@ -620,6 +739,27 @@ fn stream_usage(args: &StreamArgs, command: &str) -> Result<(), Exit> {
             &problem,
             args.output == OutputArg::Jsonl,
         )),
+    }
+}
+
+/// `--schema FILE`, compiled; a schema that cannot be used is a usage
+/// error before anything is read (DESIGN §11).
+fn load_schema(
+    path: Option<&std::path::Path>,
+    args: &StreamArgs,
+    command: &str,
+) -> Result<Option<Arc<EventSchema>>, Exit> {
+    let jsonl = args.output == OutputArg::Jsonl;
+    match path {
+        None => Ok(None),
+        Some(p) if p.as_os_str() == "-" && command == "verify" => {
+            let problem = "--schema cannot be standard input: that is the stream (use a file or <(tool schema --output json))";
+            Err(usage_error(command, problem, jsonl))
+        }
+        Some(p) => match EventSchema::load(p) {
+            Ok(s) => Ok(Some(Arc::new(s))),
+            Err(problem) => Err(usage_error(command, &problem, jsonl)),
+        },
     }
 }
 

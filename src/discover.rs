@@ -18,6 +18,14 @@ pub fn schema_id() -> String {
 
 /// Event types aoitap emits, by command.
 const VERIFY_EVENTS: &[&str] = &["aoi:meta", "finding", "run", "aoi:error", "aoi:summary"];
+const RUN_EVENTS: &[&str] = &[
+    "aoi:meta",
+    "finding",
+    "run",
+    "attempt",
+    "aoi:error",
+    "aoi:summary",
+];
 const SUMMARIZE_EVENTS: &[&str] = &["aoi:meta", "run_summary", "aoi:error", "aoi:summary"];
 const RECONCILE_EVENTS: &[&str] = &[
     "aoi:meta",
@@ -264,6 +272,20 @@ pub fn schema() -> Value {
             "line_number": {"type": "integer", "minimum": 1},
         }), &["file", "kind", "run", "from_seq", "to_seq", "count"]),
         "run_summary": event("run_summary", run_summary_props(), RUN_SUMMARY_REQUIRED),
+        "attempt": event("attempt", json!({
+            "file": text(),
+            "command": text(),
+            "attempt": {"type": "integer", "minimum": 1},
+            "attempts": {"type": "integer", "minimum": 1},
+            "exit_status": {"type": "integer"},
+            "signal": text(),
+            "timed_out": {"type": "boolean"},
+            "cancelled": {"type": "boolean"},
+            "elapsed_ms": count(),
+            "exit": {"type": "integer", "minimum": 0, "maximum": 255},
+            "retry_in_ms": count(),
+            "message": text(),
+        }), &["file", "command", "attempt", "attempts", "timed_out", "cancelled", "elapsed_ms", "exit", "message"]),
         "summarize_document": closed(json!({
             "tool": {"const": TOOL},
             "tool_version": text(),
@@ -282,6 +304,7 @@ pub fn schema() -> Value {
         "gap",
         "difference",
         "run_summary",
+        "attempt",
     ];
     let branches: Vec<Value> = types
         .iter()
@@ -324,16 +347,20 @@ pub fn capabilities() -> Value {
             "event_types": events,
         })
     };
+    let mut run_command = stream("run", RUN_EVENTS, false, &["human", "jsonl", "tap"]);
+    run_command["input_modes"] = json!(["command"]);
+    run_command["bounded"] = json!(false);
     json!({
         "tool": TOOL,
         "tool_version": TOOL_VERSION,
         "aoi_versions": [AOI_VERSION],
-        "outputs": ["human", "jsonl", "json"],
+        "outputs": ["human", "jsonl", "json", "tap"],
         "schemas": [{"name": SCHEMA_NAME, "versions": [SCHEMA_VERSION], "default": SCHEMA_VERSION}],
         "auth": "none",
         "network": false,
         "commands": [
-            stream("verify", VERIFY_EVENTS, true, &["human", "jsonl"]),
+            stream("verify", VERIFY_EVENTS, true, &["human", "jsonl", "tap"]),
+            run_command,
             stream("strip-envelope", VERIFY_EVENTS, true, &["human", "jsonl"]),
             stream("split-by-run", VERIFY_EVENTS, false, &["human", "jsonl"]),
             stream("summarize", SUMMARIZE_EVENTS, true, &["human", "jsonl", "json"]),

@@ -14,6 +14,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::check::{Cause, Finding, Identity, Protocol, RunReport, Sink, Verdict};
 use crate::exit::Exit;
 use crate::rules::Severity;
+use crate::tap::Tap;
 
 pub const TOOL: &str = "aoitap";
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -27,6 +28,8 @@ pub enum Format {
     Jsonl,
     /// One JSON object, written by the command at the end (summarize).
     Json,
+    /// TAP (verify, run): see `tap.rs`.
+    Tap,
 }
 
 /// How the report is written.
@@ -129,6 +132,9 @@ pub struct Emitter<W: Write> {
     domain_emitted: u64,
     local_errors: u64,
     pub tally: Tally,
+    tap: Tap,
+    /// The summary's `reason` when it is not the exit's own (`timeout`).
+    pub reason: Option<&'static str>,
 }
 
 impl<W: Write> Emitter<W> {
@@ -143,6 +149,8 @@ impl<W: Write> Emitter<W> {
             domain_emitted: 0,
             local_errors: 0,
             tally: Tally::default(),
+            tap: Tap::default(),
+            reason: None,
         }
     }
 
@@ -152,6 +160,10 @@ impl<W: Write> Emitter<W> {
 
     fn human(&self) -> bool {
         self.style.format == Format::Human && !self.style.quiet
+    }
+
+    fn tap(&self) -> bool {
+        self.style.format == Format::Tap && !self.style.quiet
     }
 
     /// A new event of aoitap's own stream, envelope filled in.
@@ -205,10 +217,12 @@ impl<W: Write> Emitter<W> {
         self.style.format
     }
 
-    /// Write human text (human mode only).
+    /// Write human text (human mode; a comment in TAP).
     pub fn text(&mut self, text: &str) -> io::Result<()> {
         if self.human() {
             self.out.write_all(text.as_bytes())?;
+        } else if self.tap() {
+            self.tap.comment(&mut self.out, text)?;
         }
         Ok(())
     }
@@ -225,6 +239,9 @@ impl<W: Write> Emitter<W> {
 
     /// Start the report: `aoi:meta` in jsonl mode.
     pub fn begin(&mut self) -> io::Result<()> {
+        if self.tap() {
+            return self.tap.begin(&mut self.out);
+        }
         if !self.jsonl() {
             return Ok(());
         }
@@ -248,6 +265,8 @@ impl<W: Write> Emitter<W> {
             o.bool("retryable", false);
             o.str("scope", "process");
             self.write(o)
+        } else if self.tap() {
+            self.tap.local_error(&mut self.out, code, message)
         } else {
             crate::say!("aoitap: {}", one_line(message));
             Ok(())
@@ -257,44 +276,19 @@ impl<W: Write> Emitter<W> {
     /// End the report: the closing line (human) or the terminal
     /// `aoi:summary` (jsonl), whose `ok` is the exit status being 0.
     pub fn end(&mut self, exit: Exit) -> io::Result<()> {
-        let t = &self.tally;
-        let dropped = t.dropped;
+        let dropped = self.tally.dropped;
         if self.human() && !(self.style.quiet_pass && exit == Exit::Pass) {
             let mut line = String::new();
             if dropped > 0 {
                 line.push_str(&format!("{dropped} more findings not shown (--limit)\n"));
             }
-            let runs: u64 = t.runs.iter().sum();
-            let (word, color) = match exit {
-                Exit::Pass => ("PASS", GREEN),
-                Exit::Interrupted | Exit::Terminated => ("CANCELLED", YELLOW),
-                _ => ("FAIL", RED),
-            };
-            let word = self.paint(word, color);
-            let mut parts = vec![plural(runs, "run")];
-            for v in [
-                Verdict::Pass,
-                Verdict::Failed,
-                Verdict::Retryable,
-                Verdict::Nonconforming,
-            ] {
-                let n = t.runs[v as usize];
-                if n > 0 && n != runs {
-                    parts.push(format!("{n} {}", v.name()));
-                }
-            }
-            for s in [Severity::Error, Severity::Warning] {
-                let n = t.findings[s as usize];
-                if n > 0 {
-                    parts.push(plural(n, s.name()));
-                }
-            }
-            line.push_str(&format!(
-                "Result: {word} ({}; exit {})\n",
-                parts.join(", "),
-                exit.code()
-            ));
+            line.push_str(&self.result_line(exit, true));
+            line.push('\n');
             self.out.write_all(line.as_bytes())?;
+        }
+        if self.tap() {
+            let result = self.result_line(exit, false);
+            self.tap.end(&mut self.out, exit == Exit::Pass, &result)?;
         }
         if self.jsonl() {
             let ok = exit == Exit::Pass;
@@ -315,7 +309,8 @@ impl<W: Write> Emitter<W> {
             o.bool("ok", ok);
             if !ok {
                 let cancelled = matches!(exit, Exit::Interrupted | Exit::Terminated);
-                o.str("reason", if cancelled { "cancelled" } else { "failed" });
+                let reason = if cancelled { "cancelled" } else { "failed" };
+                o.str("reason", self.reason.unwrap_or(reason));
             }
             o.num("event_count", self.seq);
             o.num("count", self.domain_emitted);
@@ -362,6 +357,89 @@ impl<W: Write> Emitter<W> {
         self.out.flush()
     }
 
+    /// `run`: how one attempt of the command ended (DESIGN §12).
+    pub fn attempt(&mut self, a: &Attempt<'_>) -> io::Result<()> {
+        // The input's label names the attempt ("tool (attempt 2 of 4)").
+        let mut message = format!("{} after {}", a.ended, seconds(a.elapsed_ms));
+        if let Some(ms) = a.retry_in_ms {
+            message.push_str(&format!("; again in {}", seconds(ms)));
+        }
+        if let Some(why) = a.note {
+            message.push_str(&format!("; {why}"));
+        }
+        if self.human() {
+            let text = format!("{}: {}\n", clean(&self.file), clean(&message));
+            self.out.write_all(text.as_bytes())?;
+        }
+        if self.tap() {
+            if a.timed_out || a.cancelled {
+                // No run was judged: the attempt is the point.
+                let what = format!("{}: {message}", self.file);
+                self.tap.other(&mut self.out, false, &what)?;
+            } else {
+                self.tap.comment(&mut self.out, &message)?;
+            }
+        }
+        if self.jsonl() {
+            let mut o = self.event("attempt");
+            o.str("file", &self.file);
+            o.str("command", a.command);
+            o.num("attempt", u64::from(a.attempt));
+            o.num("attempts", u64::from(a.attempts));
+            if let Some(code) = a.exit_status {
+                o.raw("exit_status", &code.to_string());
+            }
+            o.opt_str("signal", a.signal);
+            o.bool("timed_out", a.timed_out);
+            o.bool("cancelled", a.cancelled);
+            o.num("elapsed_ms", a.elapsed_ms);
+            o.num("exit", u64::from(a.exit.code()));
+            if let Some(ms) = a.retry_in_ms {
+                o.num("retry_in_ms", ms);
+            }
+            o.str("message", &one_line(&message));
+            self.domain_emitted += 1;
+            self.write(o)?;
+        }
+        Ok(())
+    }
+
+    /// `Result: PASS (1 run; exit 0)`, painted or not.
+    fn result_line(&self, exit: Exit, paint: bool) -> String {
+        let t = &self.tally;
+        let runs: u64 = t.runs.iter().sum();
+        let (word, color) = match exit {
+            Exit::Pass => ("PASS", GREEN),
+            Exit::Interrupted | Exit::Terminated => ("CANCELLED", YELLOW),
+            _ if self.reason == Some("timeout") => ("TIMEOUT", YELLOW),
+            _ => ("FAIL", RED),
+        };
+        let word = if paint {
+            self.paint(word, color)
+        } else {
+            word.to_string()
+        };
+        let mut parts = vec![plural(runs, "run")];
+        for v in [
+            Verdict::Pass,
+            Verdict::Failed,
+            Verdict::Retryable,
+            Verdict::Nonconforming,
+        ] {
+            let n = t.runs[v as usize];
+            if n > 0 && n != runs {
+                parts.push(format!("{n} {}", v.name()));
+            }
+        }
+        for s in [Severity::Error, Severity::Warning] {
+            let n = t.findings[s as usize];
+            if n > 0 {
+                parts.push(plural(n, s.name()));
+            }
+        }
+        format!("Result: {word} ({}; exit {})", parts.join(", "), exit.code())
+    }
+
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
@@ -388,6 +466,9 @@ impl<W: Write> Sink for Emitter<W> {
             return Ok(());
         }
         self.tally.shown += 1;
+        if self.tap() {
+            self.tap.finding(f);
+        }
         if self.human() && !(self.style.quiet_pass && f.severity == Severity::Info) {
             let (word, color) = match f.severity {
                 Severity::Error => ("error", RED),
@@ -451,6 +532,9 @@ impl<W: Write> Emitter<W> {
     /// A run's verdict, and the file that holds its lines (split-by-run).
     pub fn run_at(&mut self, r: &RunReport, path: Option<&str>) -> io::Result<()> {
         self.tally.add_run(r);
+        if self.tap() {
+            self.tap.run(&mut self.out, &self.file, r)?;
+        }
         if self.human() && !(self.style.quiet_pass && r.verdict == Verdict::Pass) {
             let (word, color) = match r.verdict {
                 Verdict::Pass => ("PASS", GREEN),
@@ -525,6 +609,34 @@ fn identity_fields(o: &mut Obj) {
     o.str("aoi_version", AOI_VERSION);
     o.str("schema_name", SCHEMA_NAME);
     o.str("schema_version", SCHEMA_VERSION);
+}
+
+/// How one attempt of `run`'s command ended.
+pub struct Attempt<'a> {
+    pub attempt: u32,
+    pub attempts: u32,
+    pub command: &'a str,
+    /// "exited 0", "was killed by SIGKILL", "timed out (--timeout 2s)".
+    pub ended: &'a str,
+    pub exit_status: Option<i32>,
+    pub signal: Option<&'a str>,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    pub elapsed_ms: u64,
+    /// The attempt's own verdict as an exit status.
+    pub exit: Exit,
+    pub retry_in_ms: Option<u64>,
+    /// Why there is no retry, when one was wanted.
+    pub note: Option<&'a str>,
+}
+
+/// `1.25 s`, `350 ms`.
+pub fn seconds(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else {
+        format!("{:.2} s", ms as f64 / 1000.0)
+    }
 }
 
 pub fn plural(n: u64, word: &str) -> String {

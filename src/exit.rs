@@ -20,6 +20,10 @@ pub enum Exit {
     CantCreate,
     /// Reading or writing failed.
     Io,
+    /// `run`: the command exists but cannot be executed.
+    CannotExecute,
+    /// `run`: no such command.
+    CommandNotFound,
     /// Downstream closed the pipe: a normal ending, without a message.
     BrokenPipe,
     Interrupted,
@@ -37,6 +41,8 @@ impl Exit {
             Exit::CantCreate => 73,
             Exit::Io => 74,
             Exit::Retryable => 75,
+            Exit::CannotExecute => 126,
+            Exit::CommandNotFound => 127,
             Exit::Interrupted => 130,
             Exit::BrokenPipe => 141,
             Exit::Terminated => 143,

@@ -37,3 +37,4 @@ pub mod rules;
 pub mod scan;
 pub mod signal;
 pub mod source;
+pub mod tap;

@@ -19,6 +19,7 @@ fn main() -> ExitCode {
         Invocation::Schema { name, major } => cmd::schema::run(name.as_deref(), major),
         Invocation::Capabilities => cmd::capabilities::run(),
         Invocation::Completions(shell) => cmd::completions::run(shell),
+        Invocation::Run(opts) => cmd::run::run(&opts),
     };
     match result {
         Ok(exit) => exit.into(),

@@ -121,6 +121,7 @@ catalogue! {
     SecretUrlExposed "secret.url-exposed" Error "11" "a _url value with a password or secret-named parameter not ***";
     EventSchemaInvalid "event.schema-invalid" Error "10, 18#4" "the event does not validate against --schema (names the path, keyword and type's branch)";
     EventSchemaUnchecked "event.schema-unchecked" Warning "10" "the event nests deeper than 128 levels: not validated against --schema";
+    ExitDisagrees "exit.disagrees" Error "4.1, 6" "run: the command's exit status contradicts its stream (0 with ok:false, non-zero with ok:true)";
 }
 
 impl Rule {
@@ -224,7 +225,7 @@ mod tests {
             );
             assert_eq!(Rule::from_id(r.id()), Some(*r));
         }
-        assert_eq!(Rule::ALL.len(), 70);
+        assert_eq!(Rule::ALL.len(), 71);
     }
 
     #[test]

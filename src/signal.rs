@@ -49,8 +49,57 @@ impl Signals {
         }
     }
 
+    /// The flags alone, to look at from anywhere (`run` waits with them).
+    pub fn flags(&self) -> Caught {
+        Caught {
+            int: Arc::clone(&self.int),
+            term: Arc::clone(&self.term),
+        }
+    }
+
+    /// Sleep for `d`, or until a signal comes; true if one came.
+    pub fn sleep(&self, d: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + d;
+        while self.caught().is_none() {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            let ms = left.as_millis().clamp(1, 1000) as i32;
+            let mut fds = [rustix::event::PollFd::new(
+                &self.wake,
+                rustix::event::PollFlags::IN,
+            )];
+            let timeout = rustix::event::Timespec {
+                tv_sec: i64::from(ms / 1000),
+                tv_nsec: i64::from(ms % 1000) * 1_000_000,
+            };
+            let _ = rustix::event::poll(&mut fds, Some(&timeout));
+        }
+        true
+    }
+
     /// A descriptor that becomes readable when a signal comes.
     pub fn wake_fd(&self) -> io::Result<OwnedFd> {
         self.wake.as_fd().try_clone_to_owned()
+    }
+}
+
+/// Which signal came, readable without the `Signals` it came from.
+#[derive(Clone)]
+pub struct Caught {
+    int: Arc<AtomicBool>,
+    term: Arc<AtomicBool>,
+}
+
+impl Caught {
+    pub fn caught(&self) -> Option<Exit> {
+        if self.int.load(Ordering::Relaxed) {
+            Some(Exit::Interrupted)
+        } else if self.term.load(Ordering::Relaxed) {
+            Some(Exit::Terminated)
+        } else {
+            None
+        }
     }
 }

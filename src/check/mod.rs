@@ -478,6 +478,31 @@ impl<'c> Checker<'c> {
     }
 
     /// End of input: judge every run still open.
+    /// `run`: the command's exit against what its stream says (spec §4.1,
+    /// §6), for each run still open: `exit.disagrees` when it exited 0 but
+    /// the summary says ok:false, or failed (`how`: "exited 3", "was
+    /// killed by SIGKILL") but the summary says ok:true.
+    pub fn exited(&mut self, sink: &mut dyn Sink, success: bool, how: &str) -> io::Result<()> {
+        let mut open: Vec<usize> = (0..self.st.slots.len())
+            .filter(|&i| self.st.slots[i].is_some())
+            .collect();
+        open.sort_by_key(|&i| self.st.slots[i].as_ref().map_or(0, |r| r.first_line));
+        for slot in open {
+            let ok = self.st.slots[slot]
+                .as_ref()
+                .and_then(|r| r.summary.as_ref())
+                .and_then(|o| o.ok);
+            let says = match (ok, success) {
+                (Some(false), true) => "ok:false",
+                (Some(true), false) => "ok:true",
+                _ => continue,
+            };
+            let msg = format!("the stream's summary says {says}, but the command {how}");
+            self.st.report(sink, slot, Rule::ExitDisagrees, None, msg)?;
+        }
+        Ok(())
+    }
+
     pub fn finish(mut self, sink: &mut dyn Sink) -> io::Result<()> {
         if self.st.line == 0 {
             // Empty input is one run that never began (DESIGN §4): its

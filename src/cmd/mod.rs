@@ -26,6 +26,7 @@ use crate::source::{self, RelayFailed, Source};
 pub mod capabilities;
 pub mod completions;
 pub mod reconcile;
+pub mod run;
 pub mod schema;
 pub mod split;
 pub mod strip;
@@ -96,6 +97,28 @@ pub trait Pass {
         check.judge(line, report)
     }
 
+    /// The `k`th input (from 0), opened; `None` when there are no more.
+    /// The command line's files, unless the command makes its own (run).
+    fn next_input(&mut self, k: usize, inputs: &[Input], _signals: &Signals) -> Option<Opened> {
+        inputs.get(k).map(|i| Opened {
+            label: i.label(),
+            file: i.open(),
+            unopened: Exit::NoInput,
+        })
+    }
+
+    /// Reading an input stopped (its end, or a signal), before its open
+    /// runs are judged. `Some(why)`: they are not judged, because reading
+    /// was stopped by us, not cut by the producer ("cancelled").
+    fn input_read(
+        &mut self,
+        _check: &mut Checker,
+        _report: &mut Report,
+        cancelled: bool,
+    ) -> io::Result<Option<&'static str>> {
+        Ok(cancelled.then_some("cancelled"))
+    }
+
     /// End of one input: judge its open runs.
     fn end_input(&mut self, check: Checker, report: &mut Report) -> io::Result<()> {
         check.finish(report)
@@ -110,6 +133,15 @@ pub trait Pass {
     fn exit(&self, verdict: Exit) -> Exit {
         verdict
     }
+}
+
+/// An input as a pass hands it to the loop.
+pub struct Opened {
+    /// How findings name it.
+    pub label: String,
+    pub file: io::Result<File>,
+    /// The exit status when it could not be opened.
+    pub unopened: Exit,
 }
 
 /// Where a command's report goes when `--report` does not say.
@@ -146,7 +178,16 @@ pub fn run_stream(
     // With --redact the relay is written line by line by the command
     // (verify.rs), once each line is judged.
     let relay = if opts.relay && !opts.redact {
-        Some(source::stdout_file()?)
+        match &opts.save {
+            Some(path) => match File::create(path) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    crate::say!("aoitap: cannot create {}: {e}", path.display());
+                    return Ok(Exit::CantCreate);
+                }
+            },
+            None => Some(source::stdout_file()?),
+        }
     } else {
         None
     };
@@ -158,9 +199,11 @@ pub fn run_stream(
     report.begin()?;
     let mut progress = Progress::new(opts);
     let mut trouble: Option<Exit> = None;
-    for input in &opts.inputs {
-        report.file = input.label();
-        let file = match input.open() {
+    let mut k = 0;
+    while let Some(next) = pass.next_input(k, &opts.inputs, &signals) {
+        k += 1;
+        report.file = next.label;
+        let file = match next.file {
             Ok(f) => f,
             Err(e) => {
                 let (category, code) = match e.kind() {
@@ -168,7 +211,7 @@ pub fn run_stream(
                     _ => ("io", "INPUT_UNREADABLE"),
                 };
                 report.local_error(category, code, &format!("{}: {e}", report.file))?;
-                trouble = trouble.max(Some(Exit::NoInput));
+                trouble = trouble.max(Some(next.unopened));
                 continue;
             }
         };
@@ -229,7 +272,12 @@ pub fn run_stream(
                 break;
             }
         }
-        if signals.caught().is_some() {
+        let cancelled = signals.caught().is_some();
+        let unjudged = match pass.input_read(&mut check, &mut report, cancelled) {
+            Ok(why) => why,
+            Err(e) => return fail(report, e),
+        };
+        if let Some(why) = unjudged {
             // What was judged is reported; the runs are not: they were
             // stopped by us, not cut by the producer. A person watching
             // is told which were still open.
@@ -242,12 +290,15 @@ pub fn run_stream(
                     None => format!("run from line {}", run.first_line),
                 };
                 report.text(&format!(
-                    "{}: cancelled: {who} still open after {}, not judged\n",
+                    "{}: {why}: {who} still open after {}, not judged\n",
                     crate::emit::clean(&report.file),
                     crate::emit::plural(run.lines, "line")
                 ))?;
             }
-            break;
+            if cancelled {
+                break;
+            }
+            continue;
         }
         if let Err(e) = pass.end_input(check, &mut report) {
             return fail(report, e);

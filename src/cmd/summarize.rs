@@ -269,7 +269,8 @@ impl Summarize<'_> {
         report.count_run(r);
         let st = self.stats.remove(&RunKey::of_report(r)).unwrap_or_default();
         match report.format() {
-            Format::Human => {
+            // Refused on the command line (tap is for verify and run).
+            Format::Human | Format::Tap => {
                 let block = human_block(r, &st, &report.file, report.color(), self.width);
                 report.text(&block)
             }

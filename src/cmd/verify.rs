@@ -6,7 +6,7 @@ use std::io::{self, BufWriter, Write};
 
 use anyhow::Result;
 
-use crate::check::{Checker, Seen, redact};
+use crate::check::{Checker, Seen, Sink, redact};
 use crate::cli::StreamOptions;
 use crate::cmd::{JudgeOnly, Pass, Report, ReportTo, run_stream};
 use crate::exit::Exit;
@@ -21,10 +21,10 @@ pub fn run(opts: &StreamOptions) -> Result<Exit> {
         ReportTo::Stdout
     };
     if opts.relay && opts.redact {
-        let mut pass = Redacted {
-            out: BufWriter::with_capacity(256 * 1024, source::stdout_file()?),
-            buf: vec![],
-        };
+        let mut pass = Redacted::new(BufWriter::with_capacity(
+            256 * 1024,
+            source::stdout_file()?,
+        ));
         return run_stream(opts, "verify", to, &mut pass);
     }
     run_stream(opts, "verify", to, &mut JudgeOnly)
@@ -35,19 +35,24 @@ pub fn run(opts: &StreamOptions) -> Result<Exit> {
 /// Only lines that were read whole are relayed: a cut last line and a
 /// line over `--max-line-bytes` could not be searched for secrets, so
 /// they are findings and are not passed on.
-struct Redacted {
+pub struct Redacted {
     out: BufWriter<File>,
     buf: Vec<u8>,
 }
 
-impl Pass for Redacted {
-    fn line(
+impl Redacted {
+    pub fn new(out: BufWriter<File>) -> Redacted {
+        Redacted { out, buf: vec![] }
+    }
+
+    /// Judge the line (into `sink`), then relay it redacted.
+    pub fn line(
         &mut self,
         check: &mut Checker,
         line: &Line<'_>,
-        report: &mut Report,
+        sink: &mut dyn Sink,
     ) -> io::Result<Seen> {
-        let seen = check.judge(line, report)?;
+        let seen = check.judge(line, sink)?;
         if let Line::Complete { bytes, .. } = *line {
             if check.exposures().is_empty() {
                 self.out.write_all(bytes)?;
@@ -62,7 +67,22 @@ impl Pass for Redacted {
         Ok(seen)
     }
 
-    fn flush(&mut self) -> io::Result<()> {
+    pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
+    }
+}
+
+impl Pass for Redacted {
+    fn line(
+        &mut self,
+        check: &mut Checker,
+        line: &Line<'_>,
+        report: &mut Report,
+    ) -> io::Result<Seen> {
+        Redacted::line(self, check, line, report)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Redacted::flush(self)
     }
 }

@@ -1,0 +1,162 @@
+//! `--output tap` (verify and run, DESIGN §12): TAP, so `prove` and every
+//! other TAP consumer can read aoitap's verdict.
+//!
+//! The version line says 13, not 14: what is written here is the common
+//! ground of TAP 13 and 14 (YAML blocks, plan at the end, `\#` escaped),
+//! and `prove` from Test::Harness 3.44 (Debian 12's) rejects a
+//! `TAP version 14` line as a parse error, failing every file.
+//!
+//! One test point per judged run (per attempt under `run`), `ok` only for
+//! a pass; `not ok` carries a YAML diagnostic block with the verdict, its
+//! message and the run's findings (rule, line, message). The plan comes
+//! last (`1..N`), as TAP allows when the count is not known in advance.
+//! Nothing is `# SKIP` or `# TODO`: a run is judged or it is not a point.
+//! YAML strings are written as JSON strings, which YAML 1.2 reads as
+//! double-quoted scalars, so no message can break the block.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use crate::check::{Finding, RunReport, Verdict};
+use crate::emit::{clean, one_line};
+
+/// Findings listed per test point; the rest are counted.
+const LISTED: usize = 10;
+
+/// The TAP side of a report: points so far, and each open run's findings
+/// waiting for its verdict.
+#[derive(Default)]
+pub struct Tap {
+    points: u64,
+    pending: HashMap<Option<String>, Pending>,
+}
+
+#[derive(Default)]
+struct Pending {
+    listed: Vec<String>,
+    more: u64,
+}
+
+impl Tap {
+    pub fn begin(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        out.write_all(b"TAP version 13\n")
+    }
+
+    /// Held until its run's verdict: a test point is one run.
+    pub fn finding(&mut self, f: &Finding) {
+        let p = self.pending.entry(f.run.clone()).or_default();
+        if p.listed.len() >= LISTED {
+            p.more += 1;
+            return;
+        }
+        let mut item = format!(
+            "    - rule: {}\n      severity: {}\n",
+            f.rule.id(),
+            f.severity.name()
+        );
+        if f.line > 0 {
+            item.push_str(&format!("      line: {}\n", f.line));
+        }
+        item.push_str(&format!("      message: {}\n", yaml(&f.message)));
+        p.listed.push(item);
+    }
+
+    /// One run's test point.
+    pub fn run(&mut self, out: &mut dyn Write, file: &str, r: &RunReport) -> io::Result<()> {
+        let who = match &r.run {
+            Some(id) => format!("run {id}"),
+            None => format!("run from line {}", r.first_line),
+        };
+        let mut diag = vec![
+            ("verdict", yaml(r.verdict.name())),
+            ("message", yaml(&r.message)),
+            ("protocol", r.protocol.name().to_string()),
+        ];
+        if let Some(c) = &r.cause {
+            diag.push(("retryable", c.retryable.to_string()));
+            if let Some(ms) = c.retry_after_ms.filter(|_| c.retryable) {
+                diag.push(("retry_after_ms", ms.to_string()));
+            }
+        }
+        // Findings without a run (about the input) go with the next point.
+        let mut found = self.pending.remove(&r.run).unwrap_or_default();
+        if let Some(loose) = self.pending.remove(&None) {
+            found.more += loose.more;
+            found.listed.extend(loose.listed);
+        }
+        self.point(
+            out,
+            r.verdict == Verdict::Pass,
+            &format!("{file}: {who}: {}", r.message),
+            &diag,
+            &found,
+        )
+    }
+
+    /// A failure of aoitap itself (an input that cannot be read, a command
+    /// that cannot be run): a point of its own, never ok.
+    pub fn local_error(&mut self, out: &mut dyn Write, code: &str, message: &str) -> io::Result<()> {
+        let diag = [("code", yaml(code)), ("message", yaml(message))];
+        self.point(out, false, message, &diag, &Pending::default())
+    }
+
+    /// A point for something that is not a run: an attempt that timed
+    /// out or was cancelled before its run could be judged.
+    pub fn other(&mut self, out: &mut dyn Write, ok: bool, what: &str) -> io::Result<()> {
+        self.point(out, ok, what, &[], &Pending::default())
+    }
+
+    fn point(
+        &mut self,
+        out: &mut dyn Write,
+        ok: bool,
+        description: &str,
+        diag: &[(&str, String)],
+        found: &Pending,
+    ) -> io::Result<()> {
+        self.points += 1;
+        let status = if ok { "ok" } else { "not ok" };
+        // `#` would start a directive (TAP 14: escape it).
+        let description = one_line(description).replace('\\', "\\\\").replace('#', "\\#");
+        let mut text = format!("{status} {} - {description}\n", self.points);
+        if !ok || !found.listed.is_empty() {
+            text.push_str("  ---\n");
+            for (k, v) in diag {
+                text.push_str(&format!("  {k}: {v}\n"));
+            }
+            if !found.listed.is_empty() {
+                text.push_str("  findings:\n");
+                for item in &found.listed {
+                    text.push_str(item);
+                }
+            }
+            if found.more > 0 {
+                text.push_str(&format!("  more_findings: {}\n", found.more));
+            }
+            text.push_str("  ...\n");
+        }
+        out.write_all(text.as_bytes())
+    }
+
+    /// The plan, last, and the result as a comment. A report with no
+    /// point still says how it ended, as one point.
+    pub fn end(&mut self, out: &mut dyn Write, pass: bool, result: &str) -> io::Result<()> {
+        if self.points == 0 {
+            self.other(out, pass, result)?;
+        }
+        out.write_all(format!("1..{}\n# {}\n", self.points, clean(result)).as_bytes())
+    }
+
+    /// A comment line (what human output says in passing).
+    pub fn comment(&mut self, out: &mut dyn Write, text: &str) -> io::Result<()> {
+        for line in text.lines() {
+            out.write_all(format!("# {}\n", clean(line)).as_bytes())?;
+        }
+        Ok(())
+    }
+}
+
+/// A YAML scalar that holds any text: a JSON string, one bounded line.
+fn yaml(s: &str) -> String {
+    serde_json::to_string(&one_line(s)).unwrap_or_else(|_| "\"\"".into())
+}
