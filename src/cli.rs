@@ -1,8 +1,8 @@
 //! The command line (clap derive), turned into plain options at once:
 //! nothing past this file sees clap.
 
-use std::io::{IsTerminal, Write};
 use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,7 +32,8 @@ const RULES_HELP: &str = "Rules (id, default severity E/W/I, spec §):";
                   else does: a stream cut at the end (no summary) or in the middle (seq gaps).",
     after_help = "Exit status: 0 pass, 1 producer failed, 75 failed but retryable, 65 stream not \
                   conforming, 64 usage, 66 input missing, 73 cannot create output, 74 I/O error, \
-                  130/143 interrupted/terminated, 141 downstream closed."
+                  126/127 (run) command not executable/not found, 130/143 interrupted/terminated, \
+                  141 downstream closed."
 )]
 struct Cli {
     /// Print the JSON Schema of aoitap's events (the same as `aoitap schema --output json`).
@@ -752,11 +753,17 @@ fn load_schema(
     let jsonl = args.output == OutputArg::Jsonl;
     match path {
         None => Ok(None),
-        Some(p) if p.as_os_str() == "-" && command == "verify" => {
+        Some(p)
+            if command == "verify"
+                && (p.as_os_str() == "-"
+                    || (args.files.is_empty()
+                        || args.files.iter().any(|f| f.as_os_str() == "-"))
+                        && stdin_is(p)) =>
+        {
             let problem = "--schema cannot be standard input: that is the stream (use a file or <(tool schema --output json))";
             Err(usage_error(command, problem, jsonl))
         }
-        Some(p) => match EventSchema::load(p) {
+        Some(p) => match EventSchema::load(p, &args.secret_name) {
             Ok(s) => Ok(Some(Arc::new(s))),
             Err(problem) => Err(usage_error(command, &problem, jsonl)),
         },

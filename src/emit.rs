@@ -404,6 +404,18 @@ impl<W: Write> Emitter<W> {
         Ok(())
     }
 
+    /// TAP: hold the points that follow (see `Tap::hold`).
+    pub fn tap_hold(&mut self) {
+        if self.tap() {
+            self.tap.hold();
+        }
+    }
+
+    /// TAP: write the held points, failures marked `# TODO why`.
+    pub fn tap_release(&mut self, todo: Option<&str>) -> io::Result<()> {
+        self.tap.release(&mut self.out, todo)
+    }
+
     /// `Result: PASS (1 run; exit 0)`, painted or not.
     fn result_line(&self, exit: Exit, paint: bool) -> String {
         let t = &self.tally;
@@ -437,7 +449,11 @@ impl<W: Write> Emitter<W> {
                 parts.push(plural(n, s.name()));
             }
         }
-        format!("Result: {word} ({}; exit {})", parts.join(", "), exit.code())
+        format!(
+            "Result: {word} ({}; exit {})",
+            parts.join(", "),
+            exit.code()
+        )
     }
 
     pub fn flush(&mut self) -> io::Result<()> {

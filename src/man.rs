@@ -17,6 +17,7 @@ const STREAM_COMMANDS: &[&str] = &[
     "split-by-run",
     "summarize",
     "reconcile",
+    "run",
 ];
 
 /// roff text: backslashes and hyphens escaped, no line taken for a request.
@@ -141,7 +142,7 @@ pub fn render() -> String {
     for c in &streams[1..] {
         common = common.intersection(&long_names(c)).cloned().collect();
     }
-    out.push_str(".SH COMMON OPTIONS\nThese options are shared by \\fBverify\\fR, \\fBstrip\\-envelope\\fR, \\fBsplit\\-by\\-run\\fR, \\fBsummarize\\fR and \\fBreconcile\\fR.\n");
+    out.push_str(".SH COMMON OPTIONS\nThese options are shared by \\fBverify\\fR, \\fBstrip\\-envelope\\fR, \\fBsplit\\-by\\-run\\fR, \\fBsummarize\\fR, \\fBreconcile\\fR and \\fBrun\\fR.\n");
     out.push_str(
         &options(streams[0], &BTreeSet::new())
             .split(".TP\n")
@@ -201,6 +202,7 @@ pub fn render() -> String {
          .TP\n\\fB66\\fR\nAn input file is missing.\n\
          .TP\n\\fB73\\fR\nAn output file cannot be created, or exists (split\\-by\\-run without \\fB\\-\\-force\\fR).\n\
          .TP\n\\fB74\\fR\nI/O error.\n\
+         .TP\n\\fB126\\fR, \\fB127\\fR\n\\fBrun\\fR: the command cannot be executed, or is not found.\n\
          .TP\n\\fB130\\fR, \\fB143\\fR\nSIGINT, SIGTERM: what was judged is reported, and in jsonl mode the summary says reason cancelled.\n\
          .TP\n\\fB141\\fR\nThe downstream closed the pipe; aoitap ends quietly.\n",
     );
@@ -218,6 +220,8 @@ pub fn render() -> String {
          aoitap split\\-by\\-run \\-\\-dir runs/ merged.jsonl\n\
          aoitap summarize out.jsonl\n\
          aoitap reconcile transcript.jsonl\n\
+         aoitap run \\-\\-timeout 2m \\-\\-retries 3 \\-\\- tool sync\n\
+         prove \\-\\-exec 'aoitap verify \\-\\-output tap' out1.jsonl out2.jsonl\n\
          .fi\n",
     );
     out.push_str(".SH SEE ALSO\n\\fBjq\\fR(1); the AOI\\-CLI specification v1.0\\-alpha.\n");

@@ -120,7 +120,7 @@ catalogue! {
     SecretExposed "secret.exposed" Error "11" "a key ending _secret/_SECRET (or a --secret-name) whose value is not \"***\"";
     SecretUrlExposed "secret.url-exposed" Error "11" "a _url value with a password or secret-named parameter not ***";
     EventSchemaInvalid "event.schema-invalid" Error "10, 18#4" "the event does not validate against --schema (names the path, keyword and type's branch)";
-    EventSchemaUnchecked "event.schema-unchecked" Warning "10" "the event nests deeper than 128 levels: not validated against --schema";
+    EventSchemaUnchecked "event.schema-unchecked" Warning "10" "the event was not validated against --schema: nested deeper than 128 levels, or a pattern the regex engine gave up on";
     ExitDisagrees "exit.disagrees" Error "4.1, 6" "run: the command's exit status contradicts its stream (0 with ok:false, non-zero with ok:true)";
 }
 

@@ -10,7 +10,8 @@
 //! a pass; `not ok` carries a YAML diagnostic block with the verdict, its
 //! message and the run's findings (rule, line, message). The plan comes
 //! last (`1..N`), as TAP allows when the count is not known in advance.
-//! Nothing is `# SKIP` or `# TODO`: a run is judged or it is not a point.
+//! Nothing is `# SKIP`: a run is judged or it is not a point. The one
+//! `# TODO` is `run`'s: an attempt that failed and was retried.
 //! YAML strings are written as JSON strings, which YAML 1.2 reads as
 //! double-quoted scalars, so no message can break the block.
 
@@ -29,6 +30,8 @@ const LISTED: usize = 10;
 pub struct Tap {
     points: u64,
     pending: HashMap<Option<String>, Pending>,
+    /// Points written but held back (`hold`): their head line and block.
+    held: Option<Vec<(String, String)>>,
 }
 
 #[derive(Default)]
@@ -95,7 +98,12 @@ impl Tap {
 
     /// A failure of aoitap itself (an input that cannot be read, a command
     /// that cannot be run): a point of its own, never ok.
-    pub fn local_error(&mut self, out: &mut dyn Write, code: &str, message: &str) -> io::Result<()> {
+    pub fn local_error(
+        &mut self,
+        out: &mut dyn Write,
+        code: &str,
+        message: &str,
+    ) -> io::Result<()> {
         let diag = [("code", yaml(code)), ("message", yaml(message))];
         self.point(out, false, message, &diag, &Pending::default())
     }
@@ -117,8 +125,11 @@ impl Tap {
         self.points += 1;
         let status = if ok { "ok" } else { "not ok" };
         // `#` would start a directive (TAP 14: escape it).
-        let description = one_line(description).replace('\\', "\\\\").replace('#', "\\#");
-        let mut text = format!("{status} {} - {description}\n", self.points);
+        let description = one_line(description)
+            .replace('\\', "\\\\")
+            .replace('#', "\\#");
+        let head = format!("{status} {} - {description}", self.points);
+        let mut text = String::new();
         if !ok || !found.listed.is_empty() {
             text.push_str("  ---\n");
             for (k, v) in diag {
@@ -135,7 +146,33 @@ impl Tap {
             }
             text.push_str("  ...\n");
         }
-        out.write_all(text.as_bytes())
+        match &mut self.held {
+            Some(held) => {
+                held.push((head, text));
+                Ok(())
+            }
+            None => out.write_all(format!("{head}\n{text}").as_bytes()),
+        }
+    }
+
+    /// Hold the points that follow until `release`: `run` knows whether
+    /// an attempt is retried only once its run is judged.
+    pub fn hold(&mut self) {
+        self.held.get_or_insert_with(Vec::new);
+    }
+
+    /// Write the held points; a failure that is retried is marked
+    /// `# TODO` (TAP's "expected to fail, not counted"), so a consumer
+    /// agrees with the exit status, which is the last attempt's.
+    pub fn release(&mut self, out: &mut dyn Write, todo: Option<&str>) -> io::Result<()> {
+        for (head, block) in self.held.take().unwrap_or_default() {
+            let directive = match todo {
+                Some(why) if head.starts_with("not ok") => format!(" # TODO {why}"),
+                _ => String::new(),
+            };
+            out.write_all(format!("{head}{directive}\n{block}").as_bytes())?;
+        }
+        Ok(())
     }
 
     /// The plan, last, and the result as a comment. A report with no

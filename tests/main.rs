@@ -15,6 +15,7 @@ mod pipe;
 mod props;
 mod protocols;
 mod reconcile;
+mod run;
 mod schema;
 mod secrets;
 mod split;

@@ -281,3 +281,66 @@ fn pipe_and_file_agree_and_relay_is_untouched() {
     assert_eq!(relay.stdout.as_bytes(), &input[..]);
     assert_eq!(relay.code, 65);
 }
+
+fn schema_file(text: &str) -> tempfile::NamedTempFile {
+    let f = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(f.path(), text).unwrap();
+    f
+}
+
+#[test]
+fn schema_messages_never_quote_a_secret() {
+    let s = schema_file(
+        r#"{"properties":{"api_secret":{"enum":["x"]},"db_url":{"maxLength":3},"token":{"maxLength":1}}}"#,
+    );
+    let p = s.path().to_str().unwrap();
+    for (field, extra) in [
+        (r#""api_secret":"hunter2""#, vec![]),
+        (r#""db_url":"postgres://u:hunter2@h/db""#, vec![]),
+        (r#""token":"hunter2""#, vec!["--secret-name", "token"]),
+    ] {
+        let input = with_hits(&format!(r#""id":1,{field}"#), r#""id":3"#);
+        let mut args = vec!["--schema", p];
+        args.extend(extra);
+        let out = verify(&args, &input);
+        assert!(!schema_findings(&out).is_empty(), "{field}: {}", out.stdout);
+        assert!(!out.stdout.contains("hunter2"), "{field}: {}", out.stdout);
+    }
+}
+
+#[test]
+fn a_pattern_the_regex_engine_gives_up_on_is_unchecked_not_invalid() {
+    // Backtracking past fancy-regex's limit; the string does match.
+    let s = schema_file(r#"{"properties":{"title":{"pattern":"^(?:(a|a)*\\1x)|!"}}}"#);
+    let input = with_hits(
+        r#""id":1,"title":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!""#,
+        r#""id":3"#,
+    );
+    let out = verify(&["--schema", s.path().to_str().unwrap()], &input);
+    assert_eq!(out.rules(), ["event.schema-unchecked"], "{}", out.stdout);
+    assert_eq!(out.code, 0);
+}
+
+#[test]
+fn a_schema_naming_standard_input_is_refused_however_spelled() {
+    for path in ["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"] {
+        let (code, err) = sh(&format!("echo '{{}}' | \"$A\" verify --schema {path}"));
+        assert_eq!(code, 64, "{path}: {err}");
+        assert!(err.contains("standard input"), "{path}: {err}");
+    }
+}
+
+#[test]
+fn a_definition_for_several_types_is_still_the_types_branch() {
+    let s = schema_file(
+        r##"{"$defs":{"meta":{"properties":{"type":{"const":"aoi:meta"}}},"sum":{"properties":{"type":{"const":"aoi:summary"}}},
+            "found":{"properties":{"type":{"enum":["hit","miss"]},"id":{"type":"integer"}},"required":["type"]}},
+            "oneOf":[{"$ref":"#/$defs/meta"},{"$ref":"#/$defs/sum"},{"$ref":"#/$defs/found"}]}"##,
+    );
+    let input = with_hits(r#""id":"x""#, r#""id":3"#);
+    let out = verify(&["--schema", s.path().to_str().unwrap()], &input);
+    let found = schema_findings(&out);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let msg = found[0]["message"].as_str().unwrap();
+    assert!(msg.starts_with(r#"hit: /id: "x" is not of type"#), "{msg}");
+}

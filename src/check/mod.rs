@@ -723,16 +723,10 @@ impl State<'_> {
                 f.place = Some(Box::new(bad.place.clone()));
                 self.emit(sink, slot, f)
             }
-            schema::Outcome::TooDeep => self.report(
-                sink,
-                slot,
-                Rule::EventSchemaUnchecked,
-                None,
-                format!(
-                    "the event nests deeper than {} levels: not validated against the schema",
-                    schema::MAX_DEPTH
-                ),
-            ),
+            schema::Outcome::Unchecked(why) => {
+                let why = why.clone();
+                self.report(sink, slot, Rule::EventSchemaUnchecked, None, why)
+            }
         }
     }
 

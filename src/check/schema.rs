@@ -44,6 +44,10 @@ pub struct EventSchema {
     /// (which fails as "matched none" at the root): each event type's own
     /// definition, compiled on first use.
     branches: HashMap<String, Branch>,
+    /// The root picks a definition by `oneOf`/`anyOf`.
+    composite: bool,
+    /// `--secret-name`: values under these keys are never quoted.
+    secret_names: Vec<String>,
 }
 
 struct Branch {
@@ -68,30 +72,39 @@ pub struct Invalid {
 pub enum Outcome {
     Valid,
     Invalid(Invalid),
-    /// Nested past `MAX_DEPTH`: not validated.
-    TooDeep,
+    /// Not validated, and why: nested past `MAX_DEPTH`, or a `pattern`
+    /// the regex engine gave up on (its backtracking limit).
+    Unchecked(String),
 }
 
 impl EventSchema {
     /// Read and compile `--schema FILE`; the error is the usage message.
-    pub fn load(path: &Path) -> Result<EventSchema, String> {
+    pub fn load(path: &Path, secret_names: &[String]) -> Result<EventSchema, String> {
         let name = path.display();
         let text = read_bounded(path).map_err(|e| format!("cannot read --schema {name}: {e}"))?;
-        let doc: Value = serde_json::from_slice(&text)
+        // RFC 8259 §8.1: a parser may ignore a byte order mark; editors
+        // write one.
+        let body = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&text);
+        let doc: Value = serde_json::from_slice(body)
             .map_err(|e| format!("--schema {name} is not JSON: {e}"))?;
         let root = compile(&doc).map_err(|e| format!("--schema {name}: {e}"))?;
         let branches = branches(&doc);
+        let composite = doc.get("oneOf").or_else(|| doc.get("anyOf")).is_some();
         Ok(EventSchema {
             root,
             doc,
             branches,
+            composite,
+            secret_names: secret_names.to_vec(),
         })
     }
 
     /// Validate one event (an object line).
     pub fn check(&self, ev: &Event<'_>) -> Outcome {
         let Some(instance) = tree(ev.as_value().raw()) else {
-            return Outcome::TooDeep;
+            return Outcome::Unchecked(format!(
+                "the event nests deeper than {MAX_DEPTH} levels: not validated against the schema"
+            ));
         };
         if self.root.is_valid(&instance) {
             return Outcome::Valid;
@@ -99,45 +112,54 @@ impl EventSchema {
         let ty = instance.get("type").and_then(Value::as_str);
         // A `oneOf`/`anyOf` over definitions says only "matched none": the
         // event's own definition says why (spec §10.4).
-        let composite = self.root.iter_errors(&instance).any(|e| {
-            matches!(
-                e.kind(),
-                ValidationErrorKind::OneOfNotValid { .. } | ValidationErrorKind::AnyOf { .. }
-            )
-        });
-        if composite
+        if self.composite
             && let Some(t) = ty
             && let Some(branch) = self.branches.get(t)
             && let Some(v) = branch.validator(&self.doc)
             && !v.is_valid(&instance)
         {
-            return Outcome::Invalid(self.explain(v, &instance, Some(clip(t))));
+            return self.explain(v, &instance, Some(clip(t)));
         }
-        Outcome::Invalid(self.explain(&self.root, &instance, None))
+        self.explain(&self.root, &instance, None)
     }
 
     /// The most specific error (the deepest in the event; the first of
     /// equals), with the count of the others.
     /// `branch`: the event type whose definition `v` is, when it is one.
-    fn explain(&self, v: &Validator, instance: &Value, branch: Option<String>) -> Invalid {
-        let mut errors = v.iter_errors(instance);
-        let Some(first) = errors.next() else {
-            // Unreachable in practice (the validator said invalid); said
-            // plainly rather than trusted.
-            return Invalid {
-                message: "does not validate against the schema".into(),
-                place: SchemaPlace::default(),
-            };
-        };
+    fn explain(&self, v: &Validator, instance: &Value, branch: Option<String>) -> Outcome {
         let depth = |e: &ValidationError<'_>| e.instance_path().as_str().matches('/').count();
-        let mut best = first;
+        let mut best: Option<ValidationError<'_>> = None;
         let mut others = 0usize;
-        for e in errors {
-            others += 1;
-            if depth(&e) > depth(&best) {
-                best = e;
+        let mut gave_up = None;
+        for e in v.iter_errors(instance) {
+            // The regex engine's limit is not the event's fault: say the
+            // pattern was not evaluated rather than call the event invalid.
+            if matches!(
+                e.kind(),
+                ValidationErrorKind::BacktrackLimitExceeded { .. }
+                    | ValidationErrorKind::RegexEngineFailure { .. }
+            ) {
+                gave_up.get_or_insert_with(|| e.schema_path().as_str().to_string());
+                continue;
+            }
+            match &best {
+                Some(b) if depth(&e) <= depth(b) => others += 1,
+                Some(_) => {
+                    others += 1;
+                    best = Some(e);
+                }
+                None => best = Some(e),
             }
         }
+        let Some(best) = best else {
+            return Outcome::Unchecked(match gave_up {
+                Some(at) => format!(
+                    "the regex engine gave up on the pattern at {} (backtracking limit): not validated",
+                    clip(&at)
+                ),
+                None => "the validator said invalid but gave no error: not validated".into(),
+            });
+        };
         let instance_path = best.instance_path().as_str().to_string();
         let mut message = String::new();
         let ty = instance.get("type").and_then(Value::as_str);
@@ -149,33 +171,42 @@ impl EventSchema {
             message.push_str(&instance_path);
             message.push_str(": ");
         }
-        message.push_str(&describe(&best));
-        let schema_path = best.schema_path().as_str();
+        let secret = secret_path(&instance_path, &self.secret_names);
+        message.push_str(&describe(&best, secret));
+        let schema_path = match best.schema_path().as_str() {
+            "" => "/",
+            p => p,
+        };
         message.push_str(&format!(" (schema {})", clip(schema_path)));
         if others > 0 {
             let s = if others == 1 { "" } else { "s" };
             message.push_str(&format!("; {others} more error{s} in this event"));
         }
-        Invalid {
+        Outcome::Invalid(Invalid {
             message,
             place: SchemaPlace {
                 instance_path: clip(&instance_path),
                 keyword: best.kind().keyword().to_string(),
                 schema_path: clip(schema_path),
             },
-        }
+        })
     }
 
     /// Which event type's branch an error is in: the definition the first
     /// `$ref` on its evaluation path names, else the event's type when the
     /// path went through a `then` (an `if`/`then` dispatch).
     fn branch_of(&self, e: &ValidationError<'_>, ty: Option<&str>) -> Option<String> {
+        let ty = ty?;
         let path = e.evaluation_path().as_str();
-        if let Some(def) = first_ref_target(&self.doc, path) {
-            return Some(def);
-        }
         let through_then = path.split('/').any(|s| s == "then");
-        through_then.then(|| ty.map(clip)).flatten()
+        // The first definition on the path is the type's own (a `$defs`
+        // keyed by type), or the path went through a `then`: either way
+        // the branch is the type's. Anything else names no branch.
+        let own = self.branches.get(ty).map(|b| b.pointer.as_str());
+        let first = first_ref_target(&self.doc, path);
+        let is_own = first
+            .is_some_and(|def| own.is_some_and(|p| p.ends_with(&format!("/{}", fragment(&def)))));
+        (through_then || is_own).then(|| clip(ty))
     }
 }
 
@@ -217,7 +248,7 @@ fn compile(doc: &Value) -> Result<Validator, String> {
             _ => {
                 let at = e.instance_path().as_str();
                 let at = if at.is_empty() { "/" } else { at };
-                format!("not a valid JSON Schema: at {at}: {}", describe(&e))
+                format!("not a valid JSON Schema: at {at}: {}", describe(&e, false))
             }
         };
         crate::emit::one_line(&why)
@@ -247,21 +278,26 @@ fn branches(doc: &Value) -> HashMap<String, Branch> {
         };
         for (name, def) in defs {
             let prop = def.pointer("/properties/type");
-            let named = prop
-                .and_then(|p| p.get("const"))
-                .or_else(|| {
-                    let one = prop?.get("enum")?.as_array()?;
-                    (one.len() == 1).then(|| &one[0])
-                })
-                .and_then(Value::as_str)
-                .unwrap_or(name);
-            out.insert(
-                named.to_string(),
-                Branch {
-                    pointer: format!("#/{section}/{}", fragment(name)),
-                    validator: OnceLock::new(),
-                },
-            );
+            let mut types: Vec<&str> = match prop.and_then(|p| p.get("const")) {
+                Some(c) => c.as_str().into_iter().collect(),
+                None => prop
+                    .and_then(|p| p.get("enum"))
+                    .and_then(Value::as_array)
+                    .map(|vs| vs.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default(),
+            };
+            if types.is_empty() {
+                types.push(name);
+            }
+            for t in types {
+                out.insert(
+                    t.to_string(),
+                    Branch {
+                        pointer: format!("#/{section}/{}", fragment(name)),
+                        validator: OnceLock::new(),
+                    },
+                );
+            }
         }
     }
     out
@@ -336,8 +372,22 @@ fn clip(s: &str) -> String {
     }
 }
 
-/// One error in words, quoting the value only when it is short.
-fn describe(e: &ValidationError<'_>) -> String {
+/// Does a JSON pointer pass through a key whose value is secret (a
+/// `_secret` or `_url` key, DESIGN §10, or a `--secret-name`)? Its values
+/// are never quoted.
+fn secret_path(pointer: &str, names: &[String]) -> bool {
+    pointer.split('/').skip(1).any(|seg| {
+        let key = seg.replace("~1", "/").replace("~0", "~");
+        ["_secret", "_SECRET", "_url", "_URL"]
+            .iter()
+            .any(|end| key.ends_with(end))
+            || names.contains(&key)
+    })
+}
+
+/// One error in words, quoting the value only when it is short and not
+/// secret.
+fn describe(e: &ValidationError<'_>, secret: bool) -> String {
     let names = |list: &[String]| list.iter().map(|s| clip(s)).collect::<Vec<_>>().join(", ");
     match e.kind() {
         ValidationErrorKind::AdditionalProperties { unexpected }
@@ -349,6 +399,7 @@ fn describe(e: &ValidationError<'_>) -> String {
             Some(p) => format!("missing required field {}", clip(p)),
             None => format!("missing required field {property}"),
         },
+        _ if secret => e.masked_with("the secret value").to_string(),
         _ => e.masked_with(preview(e.instance())).to_string(),
     }
 }

@@ -227,7 +227,11 @@ impl Pass for Attempts<'_> {
                 report.reason = Some("timeout");
                 (ended, "timed out", Exit::Retryable)
             } else {
-                (format!("cancelled, {ended}"), "cancelled", caught.unwrap_or(Exit::Interrupted))
+                (
+                    format!("cancelled, {ended}"),
+                    "cancelled",
+                    caught.unwrap_or(Exit::Interrupted),
+                )
             };
             self.last = Some(exit);
             let retry = status.timed_out && caught.is_none();
@@ -260,6 +264,7 @@ impl Pass for Attempts<'_> {
     }
 
     fn end_input(&mut self, check: Checker, report: &mut Report) -> io::Result<()> {
+        report.tap_hold();
         let mut watch = Watch {
             report,
             retry_after_ms: &mut self.retry_after_ms,
@@ -273,6 +278,7 @@ impl Pass for Attempts<'_> {
         } else {
             (None, None)
         };
+        report.tap_release(retry_in_ms.map(|_| "retried"))?;
         let ended = self.ended.take().unwrap_or_default();
         report.attempt(&Attempt {
             attempt: self.attempt,
@@ -431,7 +437,12 @@ impl Running {
 
 /// After `limit`, SIGTERM to the group; after `kill_after` more, SIGKILL.
 /// Dropping the returned sender (the attempt ended) stops it.
-fn start_timer(group: Pid, limit: Duration, kill_after: Duration, flag: &Arc<AtomicBool>) -> Sender<()> {
+fn start_timer(
+    group: Pid,
+    limit: Duration,
+    kill_after: Duration,
+    flag: &Arc<AtomicBool>,
+) -> Sender<()> {
     let (tx, rx) = channel::<()>();
     let flag = Arc::clone(flag);
     std::thread::spawn(move || {
@@ -503,7 +514,7 @@ fn signal_name(sig: i32) -> String {
 /// A duration as it was given: `500ms`, `2s`, `1.5s`.
 fn human(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms % 1000 != 0 || ms == 0 {
+    if !ms.is_multiple_of(1000) || ms == 0 {
         format!("{ms}ms")
     } else {
         format!("{}s", ms / 1000)

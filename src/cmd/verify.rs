@@ -21,10 +21,7 @@ pub fn run(opts: &StreamOptions) -> Result<Exit> {
         ReportTo::Stdout
     };
     if opts.relay && opts.redact {
-        let mut pass = Redacted::new(BufWriter::with_capacity(
-            256 * 1024,
-            source::stdout_file()?,
-        ));
+        let mut pass = Redacted::new(BufWriter::with_capacity(256 * 1024, source::stdout_file()?));
         return run_stream(opts, "verify", to, &mut pass);
     }
     run_stream(opts, "verify", to, &mut JudgeOnly)

@@ -1,0 +1,378 @@
+//! `aoitap run -- CMD` (DESIGN §12) with fake producers
+//! (`tests/fixtures/producers/*.sh`), and `--output tap`.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::*;
+
+fn producer(name: &str) -> String {
+    fixture("producers")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `aoitap ARGS`, with no stdin.
+fn aoitap(args: &[&str]) -> Out {
+    run(args, b"")
+}
+
+/// Is a process whose command line holds `tag` still alive?
+fn alive(tag: &str) -> bool {
+    let out = Command::new("pgrep").args(["-f", tag]).output().unwrap();
+    out.status.success()
+}
+
+#[test]
+fn a_good_producer_is_relayed_byte_for_byte_and_passes() {
+    let direct = Command::new(producer("good.sh")).output().unwrap();
+    let out = aoitap(&["run", "--", &producer("good.sh")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.as_bytes(), &direct.stdout[..]);
+    assert!(out.stderr.contains("PASS"), "{}", out.stderr);
+    assert!(out.stderr.contains("exited 0"), "{}", out.stderr);
+}
+
+#[test]
+fn exit_status_and_stream_must_agree() {
+    // ok:false, exit 0: the producer lies about its failure.
+    let out = aoitap(&[
+        "run",
+        "--output",
+        "jsonl",
+        "-q",
+        "--",
+        &producer("failed.sh"),
+    ]);
+    assert_eq!(
+        out.code, 65,
+        "-q prints nothing, the status says it: {}",
+        out.stdout
+    );
+    assert!(out.stdout.is_empty());
+    let out = aoitap(&[
+        "run",
+        "--output",
+        "jsonl",
+        "--save",
+        "/dev/null",
+        "--",
+        &producer("failed.sh"),
+    ]);
+    assert_eq!(out.code, 65, "{}", out.stdout);
+    assert_eq!(out.rules(), ["exit.disagrees"], "{}", out.stdout);
+    let msg = out.findings()[0]["message"].as_str().unwrap().to_string();
+    assert!(
+        msg.contains("ok:false") && msg.contains("exited 0"),
+        "{msg}"
+    );
+
+    // ok:true, exit 3.
+    let out = aoitap(&[
+        "run",
+        "--output",
+        "jsonl",
+        "--save",
+        "/dev/null",
+        "--",
+        &producer("good.sh"),
+        "3",
+    ]);
+    assert_eq!(out.code, 65, "{}", out.stdout);
+    assert_eq!(out.rules(), ["exit.disagrees"]);
+
+    // ok:false and exit 1 agree: the producer's failure, 1.
+    let out = aoitap(&[
+        "run",
+        "--save",
+        "/dev/null",
+        "--",
+        &producer("failed.sh"),
+        "1",
+    ]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+}
+
+#[test]
+fn the_attempt_is_an_event_that_validates() {
+    let out = aoitap(&[
+        "run",
+        "--output",
+        "jsonl",
+        "--save",
+        "/dev/null",
+        "--",
+        &producer("good.sh"),
+    ]);
+    let attempts: Vec<_> = out
+        .events()
+        .into_iter()
+        .filter(|e| e["type"] == "attempt")
+        .collect();
+    assert_eq!(attempts.len(), 1, "{}", out.stdout);
+    assert_eq!(attempts[0]["exit_status"], 0);
+    assert_eq!(attempts[0]["exit"], 0);
+    let schema: serde_json::Value = serde_json::from_str(&aoitap(&["schema"]).stdout).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    for e in out.events() {
+        assert!(v.is_valid(&e), "{e}");
+    }
+}
+
+#[test]
+fn a_signal_death_is_named() {
+    let out = aoitap(&["run", "--", &producer("crash.sh")]);
+    assert_eq!(out.code, 65, "{}", out.stderr);
+    assert!(out.stderr.contains("killed by SIGSEGV"), "{}", out.stderr);
+    assert!(out.stderr.contains("summary.missing"), "{}", out.stderr);
+}
+
+#[test]
+fn retries_wait_for_the_producer_and_end_with_the_last_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let count = dir.path().join("count");
+    let started = Instant::now();
+    let out = aoitap(&[
+        "run",
+        "--retries",
+        "3",
+        "--backoff",
+        "10ms",
+        "--output",
+        "jsonl",
+        "--save",
+        "/dev/null",
+        "--",
+        &producer("flaky.sh"),
+        "3",
+        count.to_str().unwrap(),
+    ]);
+    let took = started.elapsed();
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(std::fs::read_to_string(&count).unwrap().trim(), "3");
+    assert!(took >= Duration::from_millis(800), "waited {took:?}");
+    let attempts: Vec<_> = out
+        .events()
+        .into_iter()
+        .filter(|e| e["type"] == "attempt")
+        .collect();
+    assert_eq!(attempts.len(), 3);
+    for a in &attempts[..2] {
+        assert_eq!(a["exit"], 75);
+        assert!(a["retry_in_ms"].as_u64().unwrap() >= 400, "{a}");
+    }
+    // Each attempt is its own run in the report.
+    let runs: Vec<_> = out
+        .events()
+        .into_iter()
+        .filter(|e| e["type"] == "run")
+        .map(|e| e["verdict"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(runs, ["retryable", "retryable", "pass"]);
+
+    std::fs::remove_file(&count).unwrap();
+    let out = aoitap(&[
+        "run",
+        "--retries",
+        "1",
+        "--backoff",
+        "10ms",
+        "--save",
+        "/dev/null",
+        "--",
+        &producer("flaky.sh"),
+        "3",
+        count.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 75, "{}", out.stdout);
+    assert_eq!(std::fs::read_to_string(&count).unwrap().trim(), "2");
+}
+
+#[test]
+fn a_producer_asking_for_more_than_max_wait_is_not_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let count = dir.path().join("count");
+    let out = aoitap(&[
+        "run",
+        "--retries",
+        "3",
+        "--max-wait",
+        "100ms",
+        "--",
+        &producer("flaky.sh"),
+        "3",
+        count.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 75);
+    assert_eq!(std::fs::read_to_string(&count).unwrap().trim(), "1");
+    assert!(out.stderr.contains("--max-wait"), "{}", out.stderr);
+}
+
+#[test]
+fn a_timeout_kills_the_whole_group_and_is_retryable() {
+    let tag = "1234.5";
+    let started = Instant::now();
+    let out = aoitap(&[
+        "run",
+        "--timeout",
+        "500ms",
+        "--kill-after",
+        "1s",
+        "--output",
+        "jsonl",
+        "--save",
+        "/dev/null",
+        "--",
+        &producer("hang.sh"),
+        tag,
+    ]);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(out.code, 75, "{}", out.stdout);
+    let summary = out.summary();
+    assert_eq!(summary["reason"], "timeout");
+    assert!(!alive(&format!("sleep {tag}")), "the forked sleep survived");
+}
+
+#[test]
+fn sigint_reaches_the_command_and_ends_cancelled() {
+    let tag = "2345.5";
+    let child = Command::new(bin())
+        .args(["run", "--output", "jsonl", "--save", "/dev/null", "--"])
+        .arg(producer("hang.sh"))
+        .arg(tag)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "aoi:summary");
+    assert_eq!(last["reason"], "cancelled");
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!alive(&format!("sleep {tag}")), "the forked sleep survived");
+}
+
+#[test]
+fn a_command_that_cannot_run_is_127_or_126() {
+    let out = aoitap(&["run", "--", "/nonexistent/tool"]);
+    assert_eq!(out.code, 127, "{}", out.stderr);
+    assert!(out.stderr.contains("command not found"), "{}", out.stderr);
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("not-executable");
+    std::fs::write(&plain, "echo hi\n").unwrap();
+    let out = aoitap(&["run", "--", plain.to_str().unwrap()]);
+    assert_eq!(out.code, 126, "{}", out.stderr);
+    assert!(out.stderr.contains("permission denied"), "{}", out.stderr);
+    // Usage: no command; a file where the command goes.
+    assert_eq!(aoitap(&["run"]).code, 64);
+    assert_eq!(aoitap(&["run", "x.jsonl", "--", "true"]).code, 64);
+    assert_eq!(aoitap(&["run", "--timeout", "soon", "--", "true"]).code, 64);
+}
+
+#[test]
+fn tap_is_one_point_per_run_with_yaml_diagnostics() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.jsonl");
+    let cut = dir.path().join("cut.jsonl");
+    let stream = Command::new(producer("good.sh")).output().unwrap().stdout;
+    std::fs::write(&good, &stream).unwrap();
+    let half: Vec<&str> = std::str::from_utf8(&stream)
+        .unwrap()
+        .lines()
+        .take(2)
+        .collect();
+    std::fs::write(&cut, lines(&half)).unwrap();
+    let out = aoitap(&[
+        "verify",
+        "--output",
+        "tap",
+        good.to_str().unwrap(),
+        cut.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 65);
+    let text = &out.stdout;
+    assert!(text.starts_with("TAP version 13\n"), "{text}");
+    assert!(text.contains("\nok 1 - "), "{text}");
+    assert!(text.contains("\nnot ok 2 - "), "{text}");
+    assert!(
+        text.contains("  ---\n") && text.contains("    - rule: summary.missing\n"),
+        "{text}"
+    );
+    assert!(text.contains("\n1..2\n"), "{text}");
+    assert!(
+        !text.contains("# SKIP") && !text.contains("# TODO"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("\nok ").count() + text.matches("\nnot ok ").count(),
+        2
+    );
+}
+
+#[test]
+fn prove_reads_verify_tap_one_of_two_failed() {
+    if Command::new("prove").arg("--version").output().is_err() {
+        eprintln!("prove is not installed: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.jsonl");
+    let cut = dir.path().join("cut.jsonl");
+    let stream = Command::new(producer("good.sh")).output().unwrap().stdout;
+    std::fs::write(&good, &stream).unwrap();
+    std::fs::write(&cut, &stream[..stream.len() / 2]).unwrap();
+    let out = Command::new("prove")
+        .arg("--exec")
+        .arg(format!("{} verify --output tap", bin().display()))
+        .arg(&good)
+        .arg(&cut)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{text}");
+    assert!(!text.contains("Parse errors"), "{text}");
+    assert!(text.contains("cut.jsonl (Wstat"), "{text}");
+    assert!(!text.contains("good.jsonl (Wstat"), "{text}");
+    assert!(text.contains("Files=2, Tests=2"), "{text}");
+}
+
+#[test]
+fn run_tap_has_a_point_per_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let count = dir.path().join("count");
+    let out = aoitap(&[
+        "run",
+        "--retries",
+        "2",
+        "--backoff",
+        "10ms",
+        "--output",
+        "tap",
+        "--save",
+        "/dev/null",
+        "--",
+        &producer("flaky.sh"),
+        "2",
+        count.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    // The retried failure is a TODO: TAP consumers agree with exit 0.
+    assert!(out.stdout.contains("\nnot ok 1 - "), "{}", out.stdout);
+    assert!(out.stdout.contains(" # TODO retried\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("retry_after_ms: 400"), "{}", out.stdout);
+    assert!(out.stdout.contains("\nok 2 - "), "{}", out.stdout);
+    assert!(out.stdout.contains("\n1..2\n"), "{}", out.stdout);
+}
