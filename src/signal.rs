@@ -14,8 +14,7 @@ use signal_hook::{flag, low_level::pipe};
 use crate::exit::Exit;
 
 pub struct Signals {
-    int: Arc<AtomicBool>,
-    term: Arc<AtomicBool>,
+    flags: Caught,
     /// Readable once a signal came: lets a blocked poll wake up.
     wake: UnixStream,
 }
@@ -35,26 +34,20 @@ impl Signals {
             flag::register(sig, Arc::clone(seen))?;
             pipe::register(sig, notify.try_clone()?)?;
         }
-        Ok(Signals { int, term, wake })
+        Ok(Signals {
+            flags: Caught { int, term },
+            wake,
+        })
     }
 
     /// The exit status for a signal received, if any.
     pub fn caught(&self) -> Option<Exit> {
-        if self.int.load(Ordering::Relaxed) {
-            Some(Exit::Interrupted)
-        } else if self.term.load(Ordering::Relaxed) {
-            Some(Exit::Terminated)
-        } else {
-            None
-        }
+        self.flags.caught()
     }
 
     /// The flags alone, to look at from anywhere (`run` waits with them).
     pub fn flags(&self) -> Caught {
-        Caught {
-            int: Arc::clone(&self.int),
-            term: Arc::clone(&self.term),
-        }
+        self.flags.clone()
     }
 
     /// Sleep for `d`, or until a signal comes; true if one came.
@@ -93,6 +86,7 @@ pub struct Caught {
 }
 
 impl Caught {
+    /// The exit status for a signal received, if any.
     pub fn caught(&self) -> Option<Exit> {
         if self.int.load(Ordering::Relaxed) {
             Some(Exit::Interrupted)
