@@ -46,10 +46,15 @@ fn good_and_cut(dir: &std::path::Path) -> (String, String) {
     (path(good), path(cut))
 }
 
-/// Is a process whose command line holds `tag` still alive?
+/// Is a process whose command line holds `tag` still alive? (Read from
+/// /proc, so the test needs no pgrep.)
 fn alive(tag: &str) -> bool {
-    let out = Command::new("pgrep").args(["-f", tag]).output().unwrap();
-    out.status.success()
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
+            let line = String::from_utf8_lossy(&c).replace('\0', " ");
+            line.contains(tag) && !line.contains("cargo") && !line.contains("integration")
+        })
+    })
 }
 
 #[test]
@@ -195,6 +200,7 @@ fn sigint_reaches_the_command_and_ends_cancelled() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(500));
+    assert!(alive(&format!("sleep {tag}")), "the producer's sleep runs");
     rustix::process::kill_process(
         rustix::process::Pid::from_child(&child),
         rustix::process::Signal::INT,
