@@ -94,7 +94,8 @@ enum Command {
         after_help = "Example: aoitap run -- tool search \"agent tools\"\n         aoitap run --timeout 2m --retries 3 --output tap -- tool sync\n\n\
                       CMD runs in its own process group; SIGINT and SIGTERM are passed to it. Exit status:\n\
                       the last attempt's verdict (0, 1, 75, 65), 75 on --timeout, 127 when CMD is not found,\n\
-                      126 when it cannot be executed, 130/143 when cancelled."
+                      126 when it cannot be executed, 130/143 when cancelled.",
+        override_usage = "aoitap run [OPTIONS] -- CMD [ARG ...]"
     )]
     Run(RunArgs),
 
@@ -239,7 +240,7 @@ struct RunArgs {
     save: Option<PathBuf>,
 
     /// Stop CMD after DUR (500ms, 2s, 1m): SIGTERM to its process group, SIGKILL after --kill-after; exit 75, reason timeout.
-    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    #[arg(long, value_name = "DUR", value_parser = parse_timeout)]
     timeout: Option<Duration>,
 
     /// How long CMD has to end after SIGTERM (on --timeout or a signal) before SIGKILL.
@@ -274,6 +275,15 @@ pub struct RunOptions {
     pub max_wait: Duration,
 }
 
+/// `--timeout`: a duration, and not zero (which would stop CMD at once).
+fn parse_timeout(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d.is_zero() {
+        return Err("a zero timeout would stop the command before it starts".into());
+    }
+    Ok(d)
+}
+
 /// A human duration: `500ms`, `2s`, `1.5m`, `1h`; a bare number is seconds.
 fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
@@ -291,13 +301,18 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
         "h" => 3600.0,
         other => return Err(format!("unknown unit {other:?}: use ms, s, m or h")),
     };
-    Duration::try_from_secs_f64(n * scale).map_err(|e| format!("{s:?}: {e}"))
+    // A week is longer than any harness waits; past it is a typo.
+    let d = Duration::try_from_secs_f64(n * scale).map_err(|_| format!("{s:?} is too long"))?;
+    if d > Duration::from_secs(7 * 24 * 3600) {
+        return Err(format!("{s:?} is longer than a week"));
+    }
+    Ok(d)
 }
 
 /// Options shared by every stream command (DESIGN §1).
 #[derive(Args, Debug)]
 struct StreamArgs {
-    /// Input files, each an independent stream; none or "-" reads stdin.
+    /// Input files, each an independent stream; none or "-" reads stdin (run reads CMD instead).
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
 
@@ -397,7 +412,8 @@ enum OutputArg {
     /// summarize only (its doc says so): not listed for the others.
     #[value(hide = true)]
     Json,
-    /// TAP (13, the common ground with 14): verify and run.
+    /// TAP (13, the common ground with 14): verify and run (their doc says so).
+    #[value(hide = true)]
     Tap,
 }
 
@@ -588,8 +604,22 @@ pub fn parse() -> Result<Invocation, Exit> {
                 ));
             }
             let schema = load_schema(a.schema.as_deref(), &a.stream, "run")?;
+            if let (Some(save), Some(report)) = (&a.save, &a.stream.report)
+                && (save == report || same_file(save, report))
+            {
+                let problem = format!(
+                    "--save and --report are both {}: the report would overwrite the output",
+                    save.display()
+                );
+                return Err(usage_error(
+                    "run",
+                    &problem,
+                    a.stream.output == OutputArg::Jsonl,
+                ));
+            }
+            // -q silences the relay and the report; --save still saves.
             let relay = !a.stream.quiet && a.save.is_none();
-            let save = a.save.filter(|_| !a.stream.quiet);
+            let save = a.save;
             let mut stream = a.stream.into_options(if relay {
                 ReportTo::Stderr
             } else {
@@ -704,7 +734,12 @@ fn parse_rule(s: &str) -> Result<Rule, String> {
 fn stream_usage(args: &StreamArgs, command: &str) -> Result<(), Exit> {
     let problem = if args.output == OutputArg::Json && command != "summarize" {
         Some(format!(
-            "{command} reports in --output human or jsonl, not json"
+            "{command} reports in --output human, jsonl{}, not json",
+            if matches!(command, "verify" | "run") {
+                " or tap"
+            } else {
+                ""
+            }
         ))
     } else if args.output == OutputArg::Tap && !matches!(command, "verify" | "run") {
         Some(format!(

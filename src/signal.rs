@@ -20,7 +20,10 @@ pub struct Signals {
 }
 
 impl Signals {
-    pub fn install() -> io::Result<Signals> {
+    /// `second_exits`: a second signal ends the process at once, with the
+    /// conventional status (off for `run`, which must stop its command's
+    /// group first).
+    pub fn install(second_exits: bool) -> io::Result<Signals> {
         let (wake, notify) = UnixStream::pair()?;
         notify.set_nonblocking(true)?;
         let any = Arc::new(AtomicBool::new(false));
@@ -29,7 +32,9 @@ impl Signals {
         for (sig, status, seen) in [(SIGINT, 130, &int), (SIGTERM, 143, &term)] {
             // Registered first, so it sees `any` as it was before this
             // signal: only a second signal exits here.
-            flag::register_conditional_shutdown(sig, status, Arc::clone(&any))?;
+            if second_exits {
+                flag::register_conditional_shutdown(sig, status, Arc::clone(&any))?;
+            }
             flag::register(sig, Arc::clone(&any))?;
             flag::register(sig, Arc::clone(seen))?;
             pipe::register(sig, notify.try_clone()?)?;

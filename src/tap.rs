@@ -111,7 +111,13 @@ impl Tap {
     /// A point for something that is not a run: an attempt that timed
     /// out or was cancelled before its run could be judged.
     pub fn other(&mut self, out: &mut dyn Write, ok: bool, what: &str) -> io::Result<()> {
-        self.point(out, ok, what, &[], &Pending::default())
+        self.point(
+            out,
+            ok,
+            what,
+            &[("message", yaml(what))],
+            &Pending::default(),
+        )
     }
 
     fn point(
@@ -130,7 +136,8 @@ impl Tap {
             .replace('#', "\\#");
         let head = format!("{status} {} - {description}", self.points);
         let mut text = String::new();
-        if !ok || !found.listed.is_empty() {
+        // A block is never empty: an empty one is not YAML to `prove`.
+        if (!ok && !diag.is_empty()) || !found.listed.is_empty() {
             text.push_str("  ---\n");
             for (k, v) in diag {
                 text.push_str(&format!("  {k}: {v}\n"));
@@ -178,6 +185,8 @@ impl Tap {
     /// The plan, last, and the result as a comment. A report with no
     /// point still says how it ended, as one point.
     pub fn end(&mut self, out: &mut dyn Write, pass: bool, result: &str) -> io::Result<()> {
+        // Points held for a retry that never began (a signal came).
+        self.release(out, None)?;
         if self.points == 0 {
             self.other(out, pass, result)?;
         }

@@ -297,3 +297,116 @@ fn run_tap_has_a_point_per_attempt() {
     assert!(out.stdout.contains("\nok 2 - "), "{}", out.stdout);
     assert!(out.stdout.contains("\n1..2\n"), "{}", out.stdout);
 }
+
+#[test]
+fn a_process_left_holding_stdout_does_not_hold_aoitap() {
+    let tag = "3456.5";
+    // (The sleep's stderr is not the test's pipe, which would wait for it.)
+    let script = format!("{}; sleep {tag} 2>/dev/null & exit 0", producer("good.sh"));
+    let started = Instant::now();
+    let out = aoitap(&["run", "--kill-after", "300ms", "--", "sh", "-c", &script]);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("held its stdout open"),
+        "{}",
+        out.stderr
+    );
+    // Not stopped by us: a daemon it started is its business.
+    let _ = Command::new("pkill")
+        .args(["-f", &format!("sleep {tag}")])
+        .status();
+}
+
+#[test]
+fn a_second_signal_kills_a_group_that_ignores_the_first() {
+    let tag = "4567.5";
+    let script = format!("trap '' INT TERM; {}; sleep {tag}", producer("good.sh"));
+    let child = Command::new(bin())
+        .args([
+            "run",
+            "--kill-after",
+            "30s",
+            "--output",
+            "jsonl",
+            "--save",
+            "/dev/null",
+        ])
+        .args(["--", "sh", "-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = rustix::process::Pid::from_child(&child);
+    let int = rustix::process::Signal::INT;
+    std::thread::sleep(Duration::from_millis(400));
+    rustix::process::kill_process(pid, int).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let started = Instant::now();
+    rustix::process::kill_process(pid, int).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(130));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .contains(r#""reason":"cancelled""#),
+        "{text}"
+    );
+    assert!(!alive(&format!("sleep {tag}")), "the group survived");
+}
+
+#[test]
+fn quiet_still_saves_and_a_zero_timeout_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved_to = dir.path().join("out.jsonl");
+    let out = aoitap(&[
+        "run",
+        "-q",
+        "--save",
+        saved_to.to_str().unwrap(),
+        "--",
+        &producer("good.sh"),
+    ]);
+    assert_eq!(out.code, 0);
+    let direct = Command::new(producer("good.sh")).output().unwrap().stdout;
+    assert_eq!(std::fs::read(&saved_to).unwrap(), direct);
+    assert_eq!(aoitap(&["run", "--timeout", "0", "--", "true"]).code, 64);
+    let same = saved_to.to_str().unwrap();
+    assert_eq!(
+        aoitap(&["run", "--save", same, "--report", same, "--", "true"]).code,
+        64
+    );
+}
+
+#[test]
+fn a_timed_out_attempt_is_a_tap_point_prove_can_read() {
+    if Command::new("prove").arg("--version").output().is_err() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("timeout.t");
+    std::fs::write(
+        &t,
+        format!(
+            "#!/bin/sh\nexec '{}' run --timeout 300ms --output tap --save /dev/null -- '{}' 5678.5\n",
+            bin().display(),
+            producer("hang.sh")
+        ),
+    )
+    .unwrap();
+    let out = Command::new("prove").arg(&t).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("Parse errors"), "{text}");
+    assert!(text.contains("Failed 1/1"), "{text}");
+}

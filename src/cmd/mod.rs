@@ -104,6 +104,7 @@ pub trait Pass {
             label: i.label(),
             file: i.open(),
             unopened: Exit::NoInput,
+            wake: None,
         })
     }
 
@@ -129,6 +130,12 @@ pub trait Pass {
         Ok(())
     }
 
+    /// A second SIGINT/SIGTERM ends aoitap at once (run: it kills CMD's
+    /// group first, so it waits for it).
+    fn second_signal_exits(&self) -> bool {
+        true
+    }
+
     /// The exit status, given the verdict of what was read.
     fn exit(&self, verdict: Exit) -> Exit {
         verdict
@@ -142,6 +149,9 @@ pub struct Opened {
     pub file: io::Result<File>,
     /// The exit status when it could not be opened.
     pub unopened: Exit,
+    /// Stops the reading when readable (run: a daemon holding CMD's
+    /// stdout after CMD has exited).
+    pub wake: Option<OwnedFd>,
 }
 
 /// Where a command's report goes when `--report` does not say.
@@ -158,7 +168,7 @@ pub fn run_stream(
     to: ReportTo,
     pass: &mut dyn Pass,
 ) -> Result<Exit> {
-    let signals = Signals::install()?;
+    let signals = Signals::install(pass.second_signal_exits())?;
     let out: Box<dyn Write> = match &opts.report {
         Some(path) => match File::create(path) {
             Ok(f) => Box::new(f),
@@ -218,7 +228,8 @@ pub fn run_stream(
         let relay = relay.as_ref().map(File::try_clone).transpose()?;
         let idle = opts.idle_timeout_ms.map(Duration::from_millis);
         let (stopped, stop) = UnixStream::pair()?;
-        let wake = vec![signals.wake_fd()?, OwnedFd::from(stopped)];
+        let mut wake = vec![signals.wake_fd()?, OwnedFd::from(stopped)];
+        wake.extend(next.wake);
         let mut feed = Feed::start(
             Source::new(file, relay, wake, idle),
             opts.max_line_bytes,

@@ -13,17 +13,16 @@
 //! the last attempt's.
 
 use std::fs::File;
-use std::io::{self, BufWriter};
+use std::io::{self, BufWriter, Read, Write};
 use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{RecvTimeoutError, Sender, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use rustix::process::{Pid, Signal, kill_process_group};
+use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 
 use super::verify::Redacted;
 use super::{Input, Opened, Pass, Report, ReportTo, run_stream};
@@ -75,13 +74,18 @@ pub fn run(opts: &RunOptions) -> Result<Exit> {
         before: Counts::default(),
         retry_after_ms: None,
         ended: None,
+        wake: None,
+        signal_wake: None,
+        signal_count: 0,
+        todo_pending: false,
         rng: seed(),
     };
     let exit = run_stream(stream, "run", to, &mut pass);
     // Whatever happened, nothing of ours is left running.
-    if let Some(r) = pass.running.take() {
-        r.kill(Signal::KILL);
-        r.reap();
+    // (Its watcher, told nothing more, kills the group and reaps it.)
+    if let Some(Running { told, ended, .. }) = pass.running.take() {
+        drop(told);
+        let _ = ended.recv();
     }
     exit
 }
@@ -105,17 +109,33 @@ struct Attempts<'o> {
     /// The longest `retry_after_ms` of the attempt's retryable runs.
     retry_after_ms: Option<u64>,
     ended: Option<Ended>,
+    /// The attempt's watcher's end of the reader's wake socket.
+    wake: Option<OwnedFd>,
+    /// aoitap's signal socket, to count signals (`signals_seen`).
+    signal_wake: Option<UnixStream>,
+    signal_count: usize,
+    /// TAP: the last attempt's points are held until the retry begins.
+    todo_pending: bool,
     rng: u64,
 }
 
 /// CMD, running.
 struct Running {
-    child: Child,
     group: Pid,
-    started: Instant,
-    timed_out: Arc<AtomicBool>,
-    /// Dropped when the attempt ends, which stops its timer.
-    _timer: Option<Sender<()>>,
+    /// Tells the watcher that reading ended, and how.
+    told: Sender<Told>,
+    /// The watcher's answer: how CMD ended.
+    ended: Receiver<Status>,
+}
+
+/// What the reading side tells the watcher once CMD's output stops.
+enum Told {
+    /// Its stdout ended (EOF, or the watcher stopped the reading).
+    Read,
+    /// aoitap got a signal: pass it on.
+    Cancel(Signal),
+    /// aoitap got a second one: no more waiting.
+    Kill,
 }
 
 /// What the report had counted: the difference is an attempt's verdict.
@@ -148,6 +168,13 @@ impl Counts {
 impl Pass for Attempts<'_> {
     fn next_input(&mut self, _k: usize, _inputs: &[Input], signals: &Signals) -> Option<Opened> {
         self.flags = Some(signals.flags());
+        if self.signal_wake.is_none() {
+            self.signal_wake = signals
+                .wake_fd()
+                .ok()
+                .map(UnixStream::from)
+                .filter(|w| w.set_nonblocking(true).is_ok());
+        }
         if self.attempt > 0 {
             let wait = self.wait.take()?;
             if signals.sleep(wait) {
@@ -161,7 +188,7 @@ impl Pass for Attempts<'_> {
                 "{} (attempt {} of {})",
                 self.name,
                 self.attempt,
-                self.opts.retries + 1
+                self.opts.retries.saturating_add(1)
             )
         } else {
             self.name.clone()
@@ -186,6 +213,7 @@ impl Pass for Attempts<'_> {
             label,
             file,
             unopened,
+            wake: self.wake.take(),
         })
     }
 
@@ -195,6 +223,7 @@ impl Pass for Attempts<'_> {
         line: &Line<'_>,
         report: &mut Report,
     ) -> io::Result<Seen> {
+        self.retried(report)?;
         let mut watch = Watch {
             report,
             retry_after_ms: &mut self.retry_after_ms,
@@ -214,6 +243,7 @@ impl Pass for Attempts<'_> {
         if let Some(r) = &mut self.redacted {
             r.flush()?;
         }
+        self.retried(report)?;
         let Some(running) = self.running.take() else {
             return Ok(cancelled.then_some("cancelled"));
         };
@@ -238,18 +268,19 @@ impl Pass for Attempts<'_> {
             let (retry_in_ms, note) = if retry { self.plan(None) } else { (None, None) };
             report.attempt(&Attempt {
                 attempt: self.attempt,
-                attempts: self.opts.retries + 1,
+                attempts: self.opts.retries.saturating_add(1),
                 command: &self.name,
                 ended: &ended,
                 exit_status: code,
                 signal: signal.as_deref(),
-                timed_out: status.timed_out,
-                cancelled: !status.timed_out,
+                timed_out: status.timed_out && caught.is_none(),
+                cancelled: caught.is_some(),
                 elapsed_ms: status.elapsed_ms,
                 exit,
                 retry_in_ms,
                 note,
             })?;
+            self.hold_or_release(report, retry_in_ms.is_some())?;
             self.before = Counts::of(report);
             return Ok(Some(why));
         }
@@ -258,6 +289,7 @@ impl Pass for Attempts<'_> {
             signal,
             elapsed_ms: status.elapsed_ms,
             text: ended.clone(),
+            held_open: status.held_open,
         });
         check.exited(report, success, &ended)?;
         Ok(None)
@@ -278,11 +310,17 @@ impl Pass for Attempts<'_> {
         } else {
             (None, None)
         };
-        report.tap_release(retry_in_ms.map(|_| "retried"))?;
         let ended = self.ended.take().unwrap_or_default();
+        let held = ended.held_open.then(|| {
+            format!(
+                "something it left held its stdout open past --kill-after {}; the rest was not read",
+                human(self.opts.kill_after)
+            )
+        });
+        let note = note.or(held.as_deref());
         report.attempt(&Attempt {
             attempt: self.attempt,
-            attempts: self.opts.retries + 1,
+            attempts: self.opts.retries.saturating_add(1),
             command: &self.name,
             ended: &ended.text,
             exit_status: ended.code,
@@ -294,6 +332,7 @@ impl Pass for Attempts<'_> {
             retry_in_ms,
             note,
         })?;
+        self.hold_or_release(report, retry_in_ms.is_some())?;
         self.before = Counts::of(report);
         Ok(())
     }
@@ -308,6 +347,10 @@ impl Pass for Attempts<'_> {
     fn exit(&self, verdict: Exit) -> Exit {
         self.last.unwrap_or(verdict)
     }
+
+    fn second_signal_exits(&self) -> bool {
+        false
+    }
 }
 
 /// How an attempt's command ended, kept from `input_read` (when it is
@@ -318,12 +361,28 @@ struct Ended {
     signal: Option<String>,
     elapsed_ms: u64,
     text: String,
+    held_open: bool,
 }
 
 struct Status {
     status: std::process::ExitStatus,
     timed_out: bool,
+    /// CMD exited, and something it left kept its stdout open past
+    /// `--kill-after`: the rest was not read.
+    held_open: bool,
     elapsed_ms: u64,
+}
+
+impl Status {
+    /// The watcher vanished (it cannot): reported as a kill.
+    fn lost() -> Status {
+        Status {
+            status: std::process::ExitStatus::from_raw(9),
+            timed_out: false,
+            held_open: false,
+            elapsed_ms: 0,
+        }
+    }
 }
 
 impl Attempts<'_> {
@@ -340,57 +399,95 @@ impl Attempts<'_> {
             .spawn()?;
         let group = Pid::from_child(&child);
         let stdout = child.stdout.take().expect("stdout was piped");
-        let timed_out = Arc::new(AtomicBool::new(false));
-        let timer = self
-            .opts
-            .timeout
-            .map(|limit| start_timer(group, limit, self.opts.kill_after, &timed_out));
-        self.running = Some(Running {
-            child,
-            group,
-            started: Instant::now(),
-            timed_out,
-            _timer: timer,
-        });
+        let (told, hear) = channel();
+        let (answer, ended) = channel();
+        let (wake, woken) = UnixStream::pair()?;
+        let limits = Limits {
+            timeout: self.opts.timeout,
+            kill_after: self.opts.kill_after,
+        };
+        std::thread::spawn(move || watch(child, group, limits, &hear, &wake, &answer));
+        self.running = Some(Running { group, told, ended });
+        self.wake = Some(OwnedFd::from(woken));
         Ok(File::from(OwnedFd::from(stdout)))
     }
 
-    /// Wait for CMD once its stdout has ended. On a signal to aoitap, the
-    /// group gets it too, then SIGKILL after `--kill-after`.
-    fn end(&mut self, mut running: Running, caught: Option<Exit>) -> Status {
-        let mut forwarded = None;
-        let status = loop {
-            if let Ok(Some(status)) = running.child.try_wait() {
-                break status;
-            }
-            let now = self.flags.as_ref().and_then(Caught::caught).or(caught);
-            if let Some(exit) = now
-                && forwarded.is_none()
-            {
-                let sig = if exit == Exit::Terminated {
-                    Signal::TERM
-                } else {
-                    Signal::INT
-                };
-                running.kill(sig);
-                forwarded = Some(Instant::now());
-            }
-            if forwarded.is_some_and(|at| at.elapsed() >= self.opts.kill_after) {
-                running.kill(Signal::KILL);
-            }
-            std::thread::sleep(Duration::from_millis(10));
+    /// How CMD ended, from its watcher, once reading has stopped: on a
+    /// signal to aoitap, the watcher passes it on to the group first.
+    fn end(&mut self, running: Running, caught: Option<Exit>) -> Status {
+        let told = match caught {
+            Some(Exit::Terminated) => Told::Cancel(Signal::TERM),
+            Some(_) => Told::Cancel(Signal::INT),
+            None => Told::Read,
         };
-        // Anything the command left in its group goes with it when it was
-        // stopped (timeout, signal): no orphans.
-        let timed_out = running.timed_out.load(Ordering::Acquire);
-        if timed_out || forwarded.is_some() {
-            running.kill(Signal::KILL);
+        let mut passed_on = matches!(told, Told::Cancel(_));
+        let _ = running.told.send(told);
+        loop {
+            match running.ended.recv_timeout(Duration::from_millis(20)) {
+                Ok(status) => return status,
+                Err(RecvTimeoutError::Disconnected) => {
+                    // The watcher cannot be gone without an answer; if it
+                    // is, nothing of the group may stay.
+                    let _ = kill_process_group(running.group, Signal::KILL);
+                    return Status::lost();
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    // A signal while waiting (after EOF): pass it on; a
+                    // second one: kill the group now.
+                    let now = self.flags.as_ref().and_then(Caught::caught);
+                    if caught.is_none()
+                        && !passed_on
+                        && let Some(exit) = now
+                    {
+                        let sig = if exit == Exit::Terminated {
+                            Signal::TERM
+                        } else {
+                            Signal::INT
+                        };
+                        let _ = running.told.send(Told::Cancel(sig));
+                        passed_on = true;
+                    }
+                    if self.signals_seen() >= 2 {
+                        let _ = running.told.send(Told::Kill);
+                    }
+                }
+            }
         }
-        Status {
-            status,
-            timed_out,
-            elapsed_ms: running.started.elapsed().as_millis() as u64,
+    }
+
+    /// TAP: an attempt's points wait until its retry begins, so only a
+    /// failure that really was retried is `# TODO retried`; without a
+    /// retry they go out as they are (at the report's end if a signal
+    /// stops the wait).
+    fn hold_or_release(&mut self, report: &mut Report, retrying: bool) -> io::Result<()> {
+        self.todo_pending = retrying;
+        if retrying {
+            Ok(())
+        } else {
+            report.tap_release(None)
         }
+    }
+
+    /// The retry has begun: the last attempt's held points go out.
+    fn retried(&mut self, report: &mut Report) -> io::Result<()> {
+        if std::mem::take(&mut self.todo_pending) {
+            report.tap_release(Some("retried"))?;
+        }
+        Ok(())
+    }
+
+    /// Signals aoitap has had (each writes a byte to the wake socket).
+    fn signals_seen(&mut self) -> usize {
+        if let Some(w) = &self.signal_wake {
+            let mut buf = [0u8; 16];
+            while let Ok(n) = (&*w).read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                self.signal_count += n;
+            }
+        }
+        self.signal_count
     }
 
     /// Whether to run again after a retryable failure, and when: full
@@ -424,38 +521,102 @@ impl Attempts<'_> {
     }
 }
 
-impl Running {
-    fn kill(&self, sig: Signal) {
-        // The group may be gone already: nothing to do then.
-        let _ = kill_process_group(self.group, sig);
-    }
-
-    fn reap(mut self) {
-        let _ = self.child.wait();
-    }
+/// How long an attempt may take.
+#[derive(Clone, Copy)]
+struct Limits {
+    timeout: Option<Duration>,
+    kill_after: Duration,
 }
 
-/// After `limit`, SIGTERM to the group; after `kill_after` more, SIGKILL.
-/// Dropping the returned sender (the attempt ended) stops it.
-fn start_timer(
+/// One attempt's watcher: it owns CMD. It stops the group at
+/// `--timeout` (SIGTERM, SIGKILL after `--kill-after`); passes on a
+/// signal aoitap got (then SIGKILL after `--kill-after`, to whatever of
+/// the group is left, the leader gone or not); and once CMD has exited,
+/// waits at most `--kill-after` for its output to end, then wakes the
+/// reader (`wake`): a process that CMD left behind holding its stdout
+/// (a daemon) does not hold aoitap.
+fn watch(
+    mut child: Child,
     group: Pid,
-    limit: Duration,
-    kill_after: Duration,
-    flag: &Arc<AtomicBool>,
-) -> Sender<()> {
-    let (tx, rx) = channel::<()>();
-    let flag = Arc::clone(flag);
-    std::thread::spawn(move || {
-        if rx.recv_timeout(limit) != Err(RecvTimeoutError::Timeout) {
-            return;
+    limits: Limits,
+    told: &Receiver<Told>,
+    wake: &UnixStream,
+    answer: &Sender<Status>,
+) {
+    let started = Instant::now();
+    let mut timed_out = false;
+    // When the group was last asked to stop, and when it will be killed.
+    let mut kill_at: Option<Instant> = None;
+    let mut cancelled = false;
+    let mut read_done = false;
+    let mut exited: Option<(std::process::ExitStatus, Duration)> = None;
+    let mut drain_until: Option<Instant> = None;
+    let stop = |sig: Signal| {
+        let _ = kill_process_group(group, sig);
+    };
+    loop {
+        match told.recv_timeout(Duration::from_millis(10)) {
+            Ok(Told::Read) => read_done = true,
+            Ok(Told::Cancel(sig)) if !cancelled => {
+                read_done = true;
+                cancelled = true;
+                stop(sig);
+                kill_at = Some(Instant::now() + limits.kill_after);
+            }
+            Ok(Told::Kill) => {
+                read_done = true;
+                cancelled = true;
+                stop(Signal::KILL);
+                kill_at = None;
+            }
+            Ok(Told::Cancel(_)) | Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                // aoitap is ending: leave nothing behind.
+                stop(Signal::KILL);
+                let _ = child.wait();
+                return;
+            }
         }
-        flag.store(true, Ordering::Release);
-        let _ = kill_process_group(group, Signal::TERM);
-        if rx.recv_timeout(kill_after) == Err(RecvTimeoutError::Timeout) {
-            let _ = kill_process_group(group, Signal::KILL);
+        if exited.is_none()
+            && let Ok(Some(status)) = child.try_wait()
+        {
+            exited = Some((status, started.elapsed()));
+            drain_until = Some(Instant::now() + limits.kill_after);
         }
-    });
-    tx
+        if let Some(limit) = limits.timeout
+            && !timed_out
+            && exited.is_none()
+            && started.elapsed() >= limit
+        {
+            timed_out = true;
+            stop(Signal::TERM);
+            kill_at = Some(Instant::now() + limits.kill_after);
+        }
+        if kill_at.is_some_and(|at| Instant::now() >= at) {
+            // The leader gone or not, whatever is left of the group goes.
+            stop(Signal::KILL);
+            kill_at = None;
+        }
+        let group_gone = test_kill_process_group(group).is_err();
+        if let Some((status, took)) = exited {
+            let drained = read_done || drain_until.is_some_and(|t| Instant::now() >= t);
+            // Stopped by us: the group must be gone (or killed) before
+            // the answer, so no orphan outlives the report.
+            let settled = !(timed_out || cancelled) || group_gone || kill_at.is_none();
+            if !read_done && drained {
+                let _ = (&*wake).write_all(b"x");
+            }
+            if drained && settled && read_done {
+                let _ = answer.send(Status {
+                    status,
+                    timed_out,
+                    held_open: drain_until.is_some_and(|t| Instant::now() >= t),
+                    elapsed_ms: took.as_millis() as u64,
+                });
+                return;
+            }
+        }
+    }
 }
 
 /// A sink that passes everything to the report and keeps what a retry
