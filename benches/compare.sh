@@ -13,6 +13,7 @@
 # unless --continue-on-error (shared/bench/README.md): every aoitap command
 # here takes that flag, so the success path is what is timed.
 set -euo pipefail
+shopt -s inherit_errexit
 cd "$(dirname "$0")/.."
 SIZE=${SIZE:-256M}
 JQ_SIZE=${JQ_SIZE:-64M}
@@ -20,6 +21,10 @@ LINE_BYTES=${LINE_BYTES:-200}
 REPEAT=${REPEAT:-5}
 SHARED=${SHARED:-../shared}
 WORK=${WORK:-target/bench}
+[ -f "$SHARED/bench/gen_aoi_stream.py" ] || {
+  echo "compare.sh: no $SHARED/bench/gen_aoi_stream.py: set SHARED to the shared directory" >&2
+  exit 1
+}
 mkdir -p "$WORK"
 gen() { # size -> path
   local f="$WORK/stream-$1-$LINE_BYTES.jsonl"
