@@ -410,3 +410,20 @@ fn a_timed_out_attempt_is_a_tap_point_prove_can_read() {
     assert!(!text.contains("Parse errors"), "{text}");
     assert!(text.contains("Failed 1/1"), "{text}");
 }
+
+#[test]
+fn a_run_complete_before_the_timeout_is_judged_not_left_open() {
+    let script = format!("{}; sleep 6789.5 2>/dev/null", producer("good.sh"));
+    let out = saved(
+        &["--timeout", "300ms", "--output", "jsonl"],
+        &["sh", "-c", &script],
+    );
+    assert_eq!(out.code, 75, "{}", out.stdout);
+    let verdicts: Vec<_> = of_type(&out, "run")
+        .iter()
+        .map(|e| e["verdict"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(verdicts, ["pass"], "{}", out.stdout);
+    assert_eq!(out.summary()["reason"], "timeout");
+    assert!(!alive("sleep 6789.5"));
+}

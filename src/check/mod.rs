@@ -415,6 +415,24 @@ impl<'c> Checker<'c> {
 
     /// The runs still open, in the order they began: what a cancelled
     /// monitor says was left unjudged, and counts as read.
+    /// Judge the runs that are complete (their summary or terminal event
+    /// read), leaving the others open: what `run` does when it stops a
+    /// command that had already said how it ended.
+    pub fn finish_complete(&mut self, sink: &mut dyn Sink) -> io::Result<()> {
+        let mut done: Vec<usize> = (0..self.st.slots.len())
+            .filter(|&i| {
+                self.st.slots[i]
+                    .as_ref()
+                    .is_some_and(|r| r.summary.is_some())
+            })
+            .collect();
+        done.sort_by_key(|&i| self.st.slots[i].as_ref().map_or(0, |r| r.first_line));
+        for slot in done {
+            self.st.close(sink, slot)?;
+        }
+        Ok(())
+    }
+
     pub fn open_runs(&self) -> Vec<OpenRun> {
         let mut open: Vec<_> = self
             .st

@@ -263,6 +263,14 @@ impl Pass for Attempts<'_> {
                     caught.unwrap_or(Exit::Interrupted),
                 )
             };
+            // A run that had written its summary is complete: judged, so
+            // only what was really cut is reported as not judged.
+            report.tap_hold();
+            let mut watch = Watch {
+                report,
+                retry_after_ms: &mut self.retry_after_ms,
+            };
+            check.finish_complete(&mut watch)?;
             self.last = Some(exit);
             let retry = status.timed_out && caught.is_none();
             let (retry_in_ms, note) = if retry { self.plan(None) } else { (None, None) };
