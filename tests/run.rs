@@ -427,3 +427,26 @@ fn a_run_complete_before_the_timeout_is_judged_not_left_open() {
     assert_eq!(out.summary()["reason"], "timeout");
     assert!(!alive("sleep 6789.5"));
 }
+
+#[test]
+fn a_failed_relay_write_still_ends_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.jsonl");
+    let r = report.to_str().unwrap();
+    let (code, err) = sh(&format!(
+        "\"$A\" run --output jsonl --report '{r}' -- '{}' >/dev/full",
+        producer("good.sh")
+    ));
+    assert_eq!(code, 74, "{err}");
+    let text = std::fs::read_to_string(&report).unwrap();
+    assert!(text.contains(r#""code":"OUTPUT_FAILED""#), "{text}");
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .contains(r#""type":"aoi:summary""#),
+        "{text}"
+    );
+    // Our own report, judged by ourselves: a whole run that failed.
+    assert_eq!(aoitap(&["verify", "-q", r]).code, 1);
+}

@@ -269,7 +269,10 @@ pub fn run_stream(
                 }
                 End::Signal | End::Eof => true,
                 End::Failed(e) if e.get_ref().is_some_and(|i| i.is::<RelayFailed>()) => {
-                    return Err(io::Error::new(e.kind(), e.to_string()).into());
+                    // Our own output failed: said, and the report ended,
+                    // so it still reads as a whole run (a closed
+                    // downstream stays quiet: 141).
+                    return fail(report, io::Error::new(e.kind(), e.to_string()));
                 }
                 End::Failed(e) => {
                     let msg = format!("{}: read failed: {e}", report.file);
