@@ -592,31 +592,24 @@ pub fn parse() -> Result<Invocation, Exit> {
         }
         Command::Run(a) => {
             stream_usage(&a.stream, "run")?;
-            if let Some(f) = a.stream.files.first() {
-                let problem = format!(
+            let problem = match (a.stream.files.first(), &a.save, &a.stream.report) {
+                (Some(f), _, _) => Some(format!(
                     "run reads CMD's output, not files ({}): give the command after --, as in aoitap run -- tool args",
                     f.display()
-                );
-                return Err(usage_error(
-                    "run",
-                    &problem,
-                    a.stream.output == OutputArg::Jsonl,
-                ));
+                )),
+                (None, Some(save), Some(report)) if save == report || same_file(save, report) => {
+                    Some(format!(
+                        "--save and --report are both {}: the report would overwrite the output",
+                        save.display()
+                    ))
+                }
+                _ => None,
+            };
+            if let Some(problem) = problem {
+                let jsonl = a.stream.output == OutputArg::Jsonl;
+                return Err(usage_error("run", &problem, jsonl));
             }
             let schema = load_schema(a.schema.as_deref(), &a.stream, "run")?;
-            if let (Some(save), Some(report)) = (&a.save, &a.stream.report)
-                && (save == report || same_file(save, report))
-            {
-                let problem = format!(
-                    "--save and --report are both {}: the report would overwrite the output",
-                    save.display()
-                );
-                return Err(usage_error(
-                    "run",
-                    &problem,
-                    a.stream.output == OutputArg::Jsonl,
-                ));
-            }
             // -q silences the relay and the report; --save still saves.
             let relay = !a.stream.quiet && a.save.is_none();
             let save = a.save;
