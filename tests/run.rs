@@ -450,3 +450,41 @@ fn a_failed_relay_write_still_ends_the_report() {
     // Our own report, judged by ourselves: a whole run that failed.
     assert_eq!(aoitap(&["verify", "-q", r]).code, 1);
 }
+
+#[test]
+fn a_signal_during_a_timeouts_grace_is_a_cancel_everywhere() {
+    let script = format!("trap '' INT TERM; {}; sleep 7890.5", producer("good.sh"));
+    let child = Command::new(bin())
+        .args([
+            "run",
+            "--timeout",
+            "200ms",
+            "--kill-after",
+            "1s",
+            "--output",
+            "jsonl",
+        ])
+        .args(["--save", "/dev/null", "--", "sh", "-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let events: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let attempt = events.iter().find(|e| e["type"] == "attempt").unwrap();
+    assert_eq!(attempt["exit"], 130, "{text}");
+    assert_eq!(attempt["cancelled"], true, "{text}");
+    assert_eq!(events.last().unwrap()["reason"], "cancelled", "{text}");
+    assert!(!alive("sleep 7890.5"));
+}

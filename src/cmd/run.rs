@@ -251,17 +251,19 @@ impl Pass for Attempts<'_> {
         let status = self.end(running, caught);
         let (success, ended, code, signal) = describe(&status.status);
         if status.timed_out || caught.is_some() {
-            let (ended, why, exit) = if status.timed_out {
-                let limit = self.opts.timeout.unwrap_or_default();
-                let ended = format!("timed out (--timeout {}), {ended}", human(limit));
-                report.reason = Some("timeout");
-                (ended, "timed out", Exit::Retryable)
-            } else {
-                (
-                    format!("cancelled, {ended}"),
-                    "cancelled",
-                    caught.unwrap_or(Exit::Interrupted),
-                )
+            // A signal wins over a timeout: aoitap ends with the signal's
+            // status, and its report says the same.
+            let (ended, why, exit) = match caught {
+                Some(exit) => {
+                    report.reason = None;
+                    (format!("cancelled, {ended}"), "cancelled", exit)
+                }
+                None => {
+                    let limit = self.opts.timeout.unwrap_or_default();
+                    let ended = format!("timed out (--timeout {}), {ended}", human(limit));
+                    report.reason = Some("timeout");
+                    (ended, "timed out", Exit::Retryable)
+                }
             };
             // A run that had written its summary is complete: judged, so
             // only what was really cut is reported as not judged.
