@@ -419,15 +419,7 @@ impl<'c> Checker<'c> {
     /// read), leaving the others open: what `run` does when it stops a
     /// command that had already said how it ended.
     pub fn finish_complete(&mut self, sink: &mut dyn Sink) -> io::Result<()> {
-        let mut done: Vec<usize> = (0..self.st.slots.len())
-            .filter(|&i| {
-                self.st.slots[i]
-                    .as_ref()
-                    .is_some_and(|r| r.summary.is_some())
-            })
-            .collect();
-        done.sort_by_key(|&i| self.st.slots[i].as_ref().map_or(0, |r| r.first_line));
-        for slot in done {
+        for slot in self.st.open_slots(|r| r.summary.is_some()) {
             self.st.close(sink, slot)?;
         }
         Ok(())
@@ -501,11 +493,7 @@ impl<'c> Checker<'c> {
     /// the summary says ok:false, or failed (`how`: "exited 3", "was
     /// killed by SIGKILL") but the summary says ok:true.
     pub fn exited(&mut self, sink: &mut dyn Sink, success: bool, how: &str) -> io::Result<()> {
-        let mut open: Vec<usize> = (0..self.st.slots.len())
-            .filter(|&i| self.st.slots[i].is_some())
-            .collect();
-        open.sort_by_key(|&i| self.st.slots[i].as_ref().map_or(0, |r| r.first_line));
-        for slot in open {
+        for slot in self.st.open_slots(|_| true) {
             let ok = self.st.slots[slot]
                 .as_ref()
                 .and_then(|r| r.summary.as_ref())
@@ -527,11 +515,7 @@ impl<'c> Checker<'c> {
             // summary is missing, in every mode.
             self.st.current_slot();
         }
-        let mut open: Vec<usize> = (0..self.st.slots.len())
-            .filter(|&i| self.st.slots[i].is_some())
-            .collect();
-        open.sort_by_key(|&i| self.st.slots[i].as_ref().map_or(0, |r| r.first_line));
-        for slot in open {
+        for slot in self.st.open_slots(|_| true) {
             self.st.close(sink, slot)?;
         }
         Ok(())
@@ -539,6 +523,16 @@ impl<'c> Checker<'c> {
 }
 
 impl State<'_> {
+    /// The slots of the open runs that `keep` picks, in the order the runs
+    /// began.
+    fn open_slots(&self, keep: impl Fn(&RunState) -> bool) -> Vec<usize> {
+        let mut open: Vec<usize> = (0..self.slots.len())
+            .filter(|&i| self.slots[i].as_ref().is_some_and(&keep))
+            .collect();
+        open.sort_by_key(|&i| self.slots[i].as_ref().map_or(0, |r| r.first_line));
+        open
+    }
+
     fn open(&mut self, id: Option<Box<[u8]>>, name: Option<String>) -> usize {
         // Lines count from 1; a run opened before any line starts at line 1.
         let run = RunState::new(id.clone(), name, self.line.max(1));

@@ -339,7 +339,7 @@ fn first_ref_target(doc: &Value, path: &str) -> Option<String> {
     None
 }
 
-/// A JSON pointer token, percent- and `~`-decoded.
+/// A JSON pointer token from a URI fragment: percent-, then `~`-decoded.
 fn pointer_token(s: &str) -> String {
     let mut bytes = Vec::with_capacity(s.len());
     let b = s.as_bytes();
@@ -357,9 +357,12 @@ fn pointer_token(s: &str) -> String {
         bytes.push(b[i]);
         i += 1;
     }
-    String::from_utf8_lossy(&bytes)
-        .replace("~1", "/")
-        .replace("~0", "~")
+    unescape_token(&String::from_utf8_lossy(&bytes))
+}
+
+/// A JSON pointer token's `~1` and `~0` decoded (RFC 6901 §4).
+fn unescape_token(s: &str) -> String {
+    s.replace("~1", "/").replace("~0", "~")
 }
 
 /// A name from the input or the schema, bounded for a message.
@@ -377,7 +380,7 @@ fn clip(s: &str) -> String {
 /// are never quoted.
 fn secret_path(pointer: &str, names: &[String]) -> bool {
     pointer.split('/').skip(1).any(|seg| {
-        let key = seg.replace("~1", "/").replace("~0", "~");
+        let key = unescape_token(seg);
         ["_secret", "_SECRET", "_url", "_URL"]
             .iter()
             .any(|end| key.ends_with(end))
