@@ -46,6 +46,44 @@ fn good_and_cut(dir: &std::path::Path) -> (String, String) {
     (path(good), path(cut))
 }
 
+/// `aoitap run OPTS --output jsonl --save /dev/null -- CMD...`, running,
+/// to be signalled.
+struct Live(std::process::Child);
+
+impl Live {
+    fn start(opts: &[&str], cmd: &[&str]) -> Live {
+        let child = Command::new(bin())
+            .arg("run")
+            .args(opts)
+            .args(["--output", "jsonl", "--save", "/dev/null", "--"])
+            .args(cmd)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Live(child)
+    }
+
+    fn sigint(&self) {
+        rustix::process::kill_process(
+            rustix::process::Pid::from_child(&self.0),
+            rustix::process::Signal::INT,
+        )
+        .unwrap();
+    }
+
+    /// Its exit status and its jsonl report.
+    fn end(self) -> (Option<i32>, Vec<serde_json::Value>) {
+        let out = self.0.wait_with_output().unwrap();
+        let events = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        (out.status.code(), events)
+    }
+}
+
 /// Is a process whose command line holds `tag` still alive? (Read from
 /// /proc, so the test needs no pgrep.)
 fn alive(tag: &str) -> bool {
@@ -191,25 +229,13 @@ fn a_timeout_kills_the_whole_group_and_is_retryable() {
 #[test]
 fn sigint_reaches_the_command_and_ends_cancelled() {
     let tag = "2345.5";
-    let child = Command::new(bin())
-        .args(["run", "--output", "jsonl", "--save", "/dev/null", "--"])
-        .arg(producer("hang.sh"))
-        .arg(tag)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let live = Live::start(&[], &[&producer("hang.sh"), tag]);
     std::thread::sleep(Duration::from_millis(500));
     assert!(alive(&format!("sleep {tag}")), "the producer's sleep runs");
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::Signal::INT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130));
-    let text = String::from_utf8(out.stdout).unwrap();
-    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    live.sigint();
+    let (code, events) = live.end();
+    assert_eq!(code, Some(130));
+    let last = events.last().unwrap();
     assert_eq!(last["type"], "aoi:summary");
     assert_eq!(last["reason"], "cancelled");
     std::thread::sleep(Duration::from_millis(100));
@@ -326,43 +352,17 @@ fn a_process_left_holding_stdout_does_not_hold_aoitap() {
 fn a_second_signal_kills_a_group_that_ignores_the_first() {
     let tag = "4567.5";
     let script = format!("trap '' INT TERM; {}; sleep {tag}", producer("good.sh"));
-    let child = Command::new(bin())
-        .args([
-            "run",
-            "--kill-after",
-            "30s",
-            "--output",
-            "jsonl",
-            "--save",
-            "/dev/null",
-        ])
-        .args(["--", "sh", "-c", &script])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = rustix::process::Pid::from_child(&child);
-    let int = rustix::process::Signal::INT;
+    let live = Live::start(&["--kill-after", "30s"], &["sh", "-c", &script]);
     std::thread::sleep(Duration::from_millis(400));
-    rustix::process::kill_process(pid, int).unwrap();
+    live.sigint();
     std::thread::sleep(Duration::from_millis(200));
     let started = Instant::now();
-    rustix::process::kill_process(pid, int).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
-    );
-    assert_eq!(out.status.code(), Some(130));
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        text.lines()
-            .last()
-            .unwrap()
-            .contains(r#""reason":"cancelled""#),
-        "{text}"
-    );
+    live.sigint();
+    let (code, events) = live.end();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert_eq!(code, Some(130));
+    assert_eq!(events.last().unwrap()["reason"], "cancelled", "{events:?}");
     assert!(!alive(&format!("sleep {tag}")), "the group survived");
 }
 
@@ -454,37 +454,15 @@ fn a_failed_relay_write_still_ends_the_report() {
 #[test]
 fn a_signal_during_a_timeouts_grace_is_a_cancel_everywhere() {
     let script = format!("trap '' INT TERM; {}; sleep 7890.5", producer("good.sh"));
-    let child = Command::new(bin())
-        .args([
-            "run",
-            "--timeout",
-            "200ms",
-            "--kill-after",
-            "1s",
-            "--output",
-            "jsonl",
-        ])
-        .args(["--save", "/dev/null", "--", "sh", "-c", &script])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let opts = ["--timeout", "200ms", "--kill-after", "1s"];
+    let live = Live::start(&opts, &["sh", "-c", &script]);
     std::thread::sleep(Duration::from_millis(500));
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::Signal::INT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130));
-    let text = String::from_utf8(out.stdout).unwrap();
-    let events: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    live.sigint();
+    let (code, events) = live.end();
+    assert_eq!(code, Some(130));
     let attempt = events.iter().find(|e| e["type"] == "attempt").unwrap();
-    assert_eq!(attempt["exit"], 130, "{text}");
-    assert_eq!(attempt["cancelled"], true, "{text}");
-    assert_eq!(events.last().unwrap()["reason"], "cancelled", "{text}");
+    assert_eq!(attempt["exit"], 130, "{events:?}");
+    assert_eq!(attempt["cancelled"], true, "{events:?}");
+    assert_eq!(events.last().unwrap()["reason"], "cancelled", "{events:?}");
     assert!(!alive("sleep 7890.5"));
 }
