@@ -11,8 +11,8 @@ use std::io::{self, Cursor};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use aoitap::check::{Checker, Config, Finding, RunReport, Sink};
-use aoitap::event::Parser;
-use aoitap::scan::Cutter;
+use aoitap::input::scan::Cutter;
+use aoitap::json::Parser;
 use serde::de::IgnoredAny;
 
 const RUN: &str = "01JZQ7X4TQ9BFY1XJ6D24HSPXY";
@@ -88,7 +88,7 @@ fn benches(c: &mut Criterion) {
         })
     });
     // The same lines through serde_json and simd-json, validating only:
-    // the measurement behind keeping a walker of our own (src/event.rs).
+    // the measurement behind keeping a walker of our own (src/json/mod.rs).
     g.bench_function("parse-serde_json", |b| {
         b.iter(|| {
             let mut n = 0u64;

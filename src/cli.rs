@@ -9,16 +9,14 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::check::rules::{Levels, Rule};
 use crate::check::schema::EventSchema;
 use crate::check::{Config, Protocol, SchemaPin};
-use crate::cmd::reconcile::ReconcileOptions;
-use crate::cmd::split::SplitOptions;
-use crate::cmd::strip::StripOptions;
-use crate::cmd::summarize::SummarizeOptions;
-use crate::cmd::{Input, ReportTo};
-use crate::emit::{Format, Style};
+use crate::config::{
+    Format, Input, Invocation, ReconcileOptions, ReportTo, RunOptions, SplitOptions, StreamOptions,
+    StripOptions, Style, SummarizeOptions,
+};
 use crate::exit::Exit;
-use crate::rules::{Levels, Rule};
 
 const RULES_HELP: &str = "Rules (id, default severity E/W/I, spec §):";
 
@@ -264,17 +262,6 @@ struct RunArgs {
     command: Vec<OsString>,
 }
 
-/// `aoitap run`: the stream options, and how to run the command.
-pub struct RunOptions {
-    pub stream: StreamOptions,
-    pub command: Vec<OsString>,
-    pub timeout: Option<Duration>,
-    pub kill_after: Duration,
-    pub retries: u32,
-    pub backoff: Duration,
-    pub max_wait: Duration,
-}
-
 /// `--timeout`: a duration, and not zero (which would stop CMD at once).
 fn parse_timeout(s: &str) -> Result<Duration, String> {
     let d = parse_duration(s)?;
@@ -446,44 +433,10 @@ enum ColorArg {
     Never,
 }
 
-/// What to run, in plain terms.
-pub enum Invocation {
-    Verify(StreamOptions),
-    StripEnvelope(StripOptions),
-    SplitByRun(SplitOptions),
-    Summarize(SummarizeOptions),
-    Reconcile(ReconcileOptions),
-    Schema {
-        name: Option<String>,
-        major: Option<u64>,
-    },
-    Capabilities,
-    Completions(clap_complete::Shell),
-    Run(RunOptions),
-}
-
 /// The clap definition (for the man page and completions).
 pub fn command() -> clap::Command {
     use clap::CommandFactory;
     Cli::command()
-}
-
-/// The plain form of `StreamArgs`.
-pub struct StreamOptions {
-    pub inputs: Vec<Input>,
-    pub style: Style,
-    pub check: Config,
-    pub max_line_bytes: usize,
-    /// Where the report goes instead of the command's default.
-    pub report: Option<PathBuf>,
-    pub line_buffered: bool,
-    pub idle_timeout_ms: Option<u64>,
-    /// verify --relay: the input is copied to stdout.
-    pub relay: bool,
-    /// Exposed secrets are written as "***" (relay, strip, split).
-    pub redact: bool,
-    /// run --save: the relay goes to this file instead of stdout.
-    pub save: Option<PathBuf>,
 }
 
 /// Parse the command line; help and usage errors are printed here and
@@ -859,7 +812,7 @@ fn usage_event(command: String, message: &str) -> std::io::Result<()> {
         color: false,
         limit: None,
     };
-    let mut em = crate::emit::Emitter::new(std::io::stdout(), style, command);
+    let mut em = crate::output::Emitter::new(std::io::stdout(), style, command);
     em.begin()?;
     em.local_error("usage", "USAGE", message)?;
     em.end(Exit::Usage)
@@ -912,7 +865,7 @@ fn parse_size(s: &str) -> Result<usize, String> {
     if bytes == 0 {
         return Err("must be at least 1 byte".into());
     }
-    // The line index keeps positions in 32 bits (src/event.rs).
+    // The line index keeps positions in 32 bits (src/json/mod.rs).
     if bytes > u64::from(u32::MAX) {
         return Err(format!(
             "{s:?} is too large: a line is at most 4 GiB - 1 bytes"
@@ -926,9 +879,9 @@ fn verify_after_help() -> String {
     s.push('\n');
     for r in Rule::ALL {
         let sev = match r.default_severity() {
-            crate::rules::Severity::Error => 'E',
-            crate::rules::Severity::Warning => 'W',
-            crate::rules::Severity::Info => 'I',
+            crate::check::rules::Severity::Error => 'E',
+            crate::check::rules::Severity::Warning => 'W',
+            crate::check::rules::Severity::Info => 'I',
         };
         s.push_str(&format!(
             "  {:<30} {sev}  §{:<10} {}\n",

@@ -1,8 +1,9 @@
 use std::io;
 use std::process::ExitCode;
 
-use aoitap::cli::{self, Invocation};
+use aoitap::cli;
 use aoitap::cmd;
+use aoitap::config::Invocation;
 use aoitap::exit::Exit;
 
 fn main() -> ExitCode {

@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 
 use clap::Command;
 
+use crate::check::rules::{Rule, Severity};
 use crate::cli;
-use crate::rules::{Rule, Severity};
 
 /// The stream commands, which share the options of DESIGN §1.
 const STREAM_COMMANDS: &[&str] = &[

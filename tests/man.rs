@@ -56,7 +56,7 @@ fn man_page_has_every_flag_and_subcommand() {
     ] {
         assert!(page.contains(&format!(".SH {sec}")), "{sec}");
     }
-    for r in aoitap::rules::Rule::ALL {
+    for r in aoitap::check::rules::Rule::ALL {
         assert!(
             page.contains(&r.id().replace('-', "\\-")),
             "{} not in RULES",

@@ -625,7 +625,7 @@ fn every_rule_has_a_firing_case_here() {
         .skip(1)
         .filter_map(|call| call.split('"').nth(1))
         .collect();
-    for rule in aoitap::rules::Rule::ALL {
+    for rule in aoitap::check::rules::Rule::ALL {
         if !matches!(rule.id(), "stream.idle" | "exit.disagrees") {
             assert!(
                 tested.contains(&rule.id()),

@@ -11,9 +11,9 @@
 use std::io;
 
 use super::{Cause, Outcome, Protocol, Seen, Sink, State};
-use crate::emit::quote;
-use crate::event::{Event, Kind, Value};
-use crate::rules::Rule;
+use crate::check::rules::Rule;
+use crate::json::{Event, Kind, Value};
+use crate::output::quote;
 
 /// The members of an error payload that decide the verdict: read twice,
 /// parsers disagree (DESIGN §8).
@@ -46,7 +46,7 @@ impl State<'_> {
                 None => "no kind: every AFDATA event names its kind".to_string(),
                 Some(v) => format!(
                     "kind {} is not result, error, progress or log",
-                    crate::emit::quote_raw(v.raw())
+                    crate::output::quote_raw(v.raw())
                 ),
             };
             self.report(sink, slot, Rule::AfdataKindInvalid, None, msg)?;
@@ -151,7 +151,7 @@ impl State<'_> {
         if run.summary.is_none() && !unbounded {
             let msg = format!(
                 "the stream ended after {} without a result or error event: it was cut off or the producer crashed",
-                crate::emit::plural(run.lines, "line")
+                crate::output::plural(run.lines, "line")
             );
             self.report(sink, slot, Rule::AfdataTerminalMissing, None, msg)?;
         }

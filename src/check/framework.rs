@@ -4,10 +4,10 @@
 use std::io;
 
 use super::{Cause, Identity, Outcome, Protocol, SchemaPin, Sink, State};
-use crate::emit::{quote, quote_raw};
-use crate::event::{Event, Kind, Uint, Value};
-use crate::redact;
-use crate::rules::{CATEGORIES, Rule};
+use crate::check::redact;
+use crate::check::rules::{CATEGORIES, Rule};
+use crate::json::{Event, Kind, Uint, Value};
+use crate::output::{quote, quote_raw};
 
 /// The members whose value decides a verdict (DESIGN §8): when one appears
 /// twice, aoitap would read the first, jq and Python the last.

@@ -13,9 +13,9 @@
 use std::io;
 
 use super::{Cause, Outcome, Protocol, Seen, Sink, State, typed};
-use crate::emit::{plural, quote_raw};
-use crate::event::{Event, Uint};
-use crate::rules::Rule;
+use crate::check::rules::Rule;
+use crate::json::{Event, Uint};
+use crate::output::{plural, quote_raw};
 
 impl State<'_> {
     pub(super) fn legacy_event(

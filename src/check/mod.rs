@@ -12,10 +12,10 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::io;
 
-use crate::emit::plural;
-use crate::event::{Aoi, Event, JsonError, Kind, Uint, Value};
-use crate::rules::{Rule, Severity};
-use crate::scan::{Checked, Line};
+use crate::check::rules::{Rule, Severity};
+use crate::input::scan::{Checked, Line};
+use crate::json::{Aoi, Event, JsonError, Kind, Uint, Value};
+use crate::output::plural;
 
 mod afdata;
 mod framework;
@@ -23,7 +23,9 @@ mod legacy;
 mod marker;
 mod ndjson;
 mod protocol;
+pub mod redact;
 mod report;
+pub mod rules;
 pub mod schema;
 mod secrets;
 mod seq;
@@ -229,7 +231,7 @@ fn run_name(id: &str) -> String {
     if id.len() <= ID_BYTES {
         return id.to_string();
     }
-    format!("{}… ({} bytes)", crate::emit::prefix(id, 120), id.len())
+    format!("{}… ({} bytes)", crate::output::prefix(id, 120), id.len())
 }
 
 /// Where the last line went, kept past the run's end.
@@ -449,22 +451,22 @@ impl<'c> Checker<'c> {
     }
 
     /// The run the last line went to.
-    pub fn run_of_last_line(&self) -> RunOf<'_> {
+    pub fn run_of_last_line(&self) -> RunRef<'_> {
         match &self.st.last_run {
-            LastRun::Nowhere => RunOf::Nowhere,
+            LastRun::Nowhere => Run::Nowhere,
             LastRun::Slot(s) => match &self.st.slots[*s] {
-                Some(r) => RunOf::of(
+                Some(r) => RunRef::of(
                     r.id.as_deref(),
                     r.first_line,
                     r.meta.is_some() || r.protocol.is_some_and(Protocol::runs_by_position),
                 ),
-                None => RunOf::Nowhere,
+                None => Run::Nowhere,
             },
             LastRun::Gone {
                 id,
                 first_line,
                 meta,
-            } => RunOf::of(id.as_deref(), *first_line, *meta),
+            } => RunRef::of(id.as_deref(), *first_line, *meta),
         }
     }
 
@@ -621,7 +623,7 @@ impl State<'_> {
             return Ok(());
         }
         // Every message is one bounded line, whatever it quotes (DESIGN §8).
-        let message = crate::emit::one_line(&f.message);
+        let message = crate::output::one_line(&f.message);
         if severity == Severity::Error {
             run.error_findings += 1;
             run.first_error.get_or_insert_with(|| message.clone());
@@ -646,7 +648,7 @@ impl State<'_> {
         self.last_run = LastRun::Slot(slot);
         let msg = format!(
             "elision marker: the harness says {} were cut here",
-            crate::emit::plural(claims, "line")
+            crate::output::plural(claims, "line")
         );
         self.emit(sink, slot, Found::new(Rule::LineElided, msg))
     }
@@ -757,7 +759,7 @@ impl State<'_> {
                     Rule::SecretUrlExposed,
                     format!(
                         "{} holds a URL with a secret in it (password or secret-named parameter): redact it to ***",
-                        crate::emit::quote(&e.path)
+                        crate::output::quote(&e.path)
                     ),
                 )
             } else {
@@ -765,7 +767,7 @@ impl State<'_> {
                     Rule::SecretExposed,
                     format!(
                         "{} is marked secret but its value is not \"***\"",
-                        crate::emit::quote(&e.path)
+                        crate::output::quote(&e.path)
                     ),
                 )
             };
@@ -819,7 +821,7 @@ impl State<'_> {
             let name = run_v.and_then(|v| v.as_str()).unwrap_or_default();
             let msg = format!(
                 "run id changed to {}: one stream must be one run (use --multi-run for merged logs)",
-                crate::emit::quote(&name)
+                crate::output::quote(&name)
             );
             self.report(sink, slot, Rule::RunChanged, None, msg)?;
         }
@@ -902,7 +904,7 @@ impl State<'_> {
             Some(other) if framework && !KNOWN_FRAMEWORK.iter().any(|k| k.as_bytes() == other) => {
                 let msg = format!(
                     "unknown framework event {}: it may carry failure, so success cannot be reported",
-                    crate::emit::quote(&String::from_utf8_lossy(other))
+                    crate::output::quote(&String::from_utf8_lossy(other))
                 );
                 self.report(sink, slot, Rule::FrameworkUnknownType, seq, msg)?;
             }
@@ -995,7 +997,7 @@ impl State<'_> {
             } else {
                 "not a non-negative integer"
             };
-            let msg = format!("aoi.seq is {}, {what}", crate::emit::quote_raw(v.raw()));
+            let msg = format!("aoi.seq is {}, {what}", crate::output::quote_raw(v.raw()));
             self.report(sink, slot, Rule::SeqNotInteger, None, msg)?;
             return Ok(None);
         };

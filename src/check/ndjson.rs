@@ -8,9 +8,9 @@
 use std::io;
 
 use super::{Config, Outcome, Protocol, Seen, Sink, State};
-use crate::emit::quote;
-use crate::event::Event;
-use crate::rules::Rule;
+use crate::check::rules::Rule;
+use crate::json::Event;
+use crate::output::quote;
 
 /// Does `ev` open a run (`--first`, with `--multi-run`)?
 pub(super) fn opens(cfg: &Config, ev: &Event<'_>) -> bool {
@@ -88,7 +88,7 @@ impl State<'_> {
         {
             let msg = format!(
                 "the stream ended after {} without its {} line: it was cut off or the producer stopped",
-                crate::emit::plural(self.run(slot).lines, "line"),
+                crate::output::plural(self.run(slot).lines, "line"),
                 quote(last)
             );
             self.report(sink, slot, Rule::NdjsonLastMissing, None, msg)?;

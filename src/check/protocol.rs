@@ -12,8 +12,8 @@
 use std::io;
 
 use super::{Sink, State, major};
-use crate::event::Event;
-use crate::rules::Rule;
+use crate::check::rules::Rule;
+use crate::json::Event;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Protocol {

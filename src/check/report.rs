@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::Protocol;
 use super::schema::EventSchema;
-use crate::rules::{Levels, Rule, Severity};
+use crate::check::rules::{Levels, Rule, Severity};
 
 /// The checker's plain configuration (made from the command line in cli.rs).
 #[derive(Clone, Debug, Default)]
@@ -155,62 +155,58 @@ pub struct Seen {
     pub late: bool,
 }
 
-/// The run a line went to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunOf<'a> {
-    /// A run with an `aoi.run` id (its decoded bytes).
-    Named(&'a [u8]),
-    /// A run without an id, opened by an `aoi:meta` at this line.
-    Anonymous { first_line: u64 },
-    /// Lines that no run id or meta claims.
-    Nowhere,
-}
-
-impl RunOf<'_> {
-    pub(crate) fn of(id: Option<&[u8]>, first_line: u64, meta: bool) -> RunOf<'_> {
-        match id {
-            Some(id) => RunOf::Named(id),
-            None if meta => RunOf::Anonymous { first_line },
-            None => RunOf::Nowhere,
-        }
-    }
-}
-
-/// A run as commands file it: by id, by the line of the meta that opened
-/// it, or nowhere.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum RunKey {
-    Id(Box<[u8]>),
+/// A run as the commands tell runs apart: by its `aoi.run` id (decoded
+/// bytes), by the line of the `aoi:meta` that opened an id-less run, or
+/// nowhere (lines no id or meta claims). The id is borrowed while a line is
+/// judged (`RunRef`) and owned where a command keeps per-run state
+/// (`RunKey`): one shape, so the two cannot drift apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Run<Id> {
+    Id(Id),
     FromLine(u64),
     Nowhere,
 }
 
-impl RunKey {
-    pub fn of(run: RunOf<'_>) -> RunKey {
-        match run {
-            RunOf::Named(id) => RunKey::Id(id.into()),
-            RunOf::Anonymous { first_line } => RunKey::FromLine(first_line),
-            RunOf::Nowhere => RunKey::Nowhere,
+/// The run of the line being judged.
+pub type RunRef<'a> = Run<&'a [u8]>;
+
+/// A run as a key of per-run state.
+pub type RunKey = Run<Box<[u8]>>;
+
+impl<'a> RunRef<'a> {
+    pub(crate) fn of(id: Option<&'a [u8]>, first_line: u64, meta: bool) -> RunRef<'a> {
+        match id {
+            Some(id) => Run::Id(id),
+            None if meta => Run::FromLine(first_line),
+            None => Run::Nowhere,
         }
     }
 
-    /// Is this the key of `run`? (Without building one.)
-    pub fn is(&self, run: RunOf<'_>) -> bool {
-        match (self, run) {
-            (RunKey::Id(a), RunOf::Named(b)) => &a[..] == b,
-            (RunKey::FromLine(a), RunOf::Anonymous { first_line }) => *a == first_line,
-            (RunKey::Nowhere, RunOf::Nowhere) => true,
-            _ => false,
+    pub fn to_key(self) -> RunKey {
+        match self {
+            Run::Id(id) => Run::Id(id.into()),
+            Run::FromLine(n) => Run::FromLine(n),
+            Run::Nowhere => Run::Nowhere,
+        }
+    }
+}
+
+impl RunKey {
+    pub fn as_ref(&self) -> RunRef<'_> {
+        match self {
+            Run::Id(id) => Run::Id(id),
+            Run::FromLine(n) => Run::FromLine(*n),
+            Run::Nowhere => Run::Nowhere,
         }
     }
 
     pub fn of_report(r: &RunReport) -> RunKey {
         match &r.id {
-            Some(id) => RunKey::Id(id.clone()),
+            Some(id) => Run::Id(id.clone()),
             None if r.identity.is_some() || r.protocol.runs_by_position() => {
-                RunKey::FromLine(r.first_line)
+                Run::FromLine(r.first_line)
             }
-            None => RunKey::Nowhere,
+            None => Run::Nowhere,
         }
     }
 }

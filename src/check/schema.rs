@@ -24,8 +24,8 @@ use jsonschema::{ReferencingError, ValidationError, Validator};
 use serde_json::{Map, Number, Value};
 
 use super::report::SchemaPlace;
-use crate::emit::{QUOTE_BYTES, prefix};
-use crate::event::{Event, unescape};
+use crate::json::{Event, unescape};
+use crate::output::{QUOTE_BYTES, prefix};
 
 /// The deepest nesting built for the validator: serde_json's own reading
 /// limit, far past any event schema's depth.
@@ -251,7 +251,7 @@ fn compile(doc: &Value) -> Result<Validator, String> {
                 format!("not a valid JSON Schema: at {at}: {}", describe(&e, false))
             }
         };
-        crate::emit::one_line(&why)
+        crate::output::one_line(&why)
     })
 }
 

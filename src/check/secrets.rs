@@ -11,7 +11,7 @@
 //! redacted line is the same bytes with only those spans changed. Nothing
 //! here ever copies a value into a message: findings name the key path.
 
-use crate::event::{Children, Event, Kind, Value, decode};
+use crate::json::{Children, Event, Kind, Value, decode};
 
 /// One exposed value and what `--redact` writes over it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +48,7 @@ pub fn scan(ev: &Event<'_>, names: &[String], out: &mut Vec<Exposure>) {
     }
     let root = ev.as_value();
     // An explicit stack, not recursion: nesting is limited only by the
-    // line (event.rs), and the call stack must not be.
+    // line (json/mod.rs), and the call stack must not be.
     let mut stack: Vec<(Children<'_>, usize, u64)> = vec![(root.children(), 0, 0)];
     let mut path = String::new();
     while let Some((kids, base, index)) = stack.last_mut() {

@@ -3,8 +3,8 @@
 use anyhow::Result;
 
 use crate::cmd::schema::print_json;
-use crate::discover;
 use crate::exit::Exit;
+use crate::output::discover;
 
 pub fn run() -> Result<Exit> {
     print_json(&discover::capabilities())

@@ -6,22 +6,21 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::check::{Checker, Finding, RunKey, RunOf, RunReport, Seen, Sink};
-use crate::cli::StreamOptions;
-use crate::emit::Emitter;
+use crate::check::{Checker, Finding, RunKey, RunRef, RunReport, Seen, Sink};
+use crate::config::{Input, ReportTo, StreamOptions};
 use crate::exit::{Exit, ExitError};
-use crate::pipeline::{End, Feed};
-use crate::progress::Progress;
-use crate::scan::Line;
+use crate::input::pipeline::{End, Feed};
+use crate::input::scan::Line;
+use crate::input::source::{self, RelayFailed, Source};
+use crate::output::Emitter;
+use crate::output::progress::Progress;
 use crate::signal::Signals;
-use crate::source::{self, RelayFailed, Source};
 
 pub mod capabilities;
 pub mod completions;
@@ -32,54 +31,6 @@ pub mod split;
 pub mod strip;
 pub mod summarize;
 pub mod verify;
-
-/// One input stream.
-#[derive(Clone, Debug)]
-pub enum Input {
-    Stdin,
-    Path(PathBuf),
-}
-
-impl Input {
-    /// How findings name this input.
-    pub fn label(&self) -> String {
-        match self {
-            Input::Stdin => "<stdin>".to_string(),
-            Input::Path(p) => p.display().to_string(),
-        }
-    }
-
-    /// The size of a regular file, if it is one.
-    pub fn file_size(&self) -> Option<u64> {
-        match self {
-            Input::Stdin => None,
-            Input::Path(p) => std::fs::metadata(p)
-                .ok()
-                .filter(|m| m.is_file())
-                .map(|m| m.len()),
-        }
-    }
-
-    /// Open for reading. Stdin is read through its own descriptor, so the
-    /// scanner's large reads are not split by std's small stdin buffer.
-    pub fn open(&self) -> io::Result<File> {
-        match self {
-            Input::Stdin => Ok(File::from(io::stdin().as_fd().try_clone_to_owned()?)),
-            Input::Path(p) => {
-                let f = File::open(p)?;
-                // A directory opens, and fails only at the first read: say
-                // so here, before anything is judged.
-                if f.metadata()?.is_dir() {
-                    return Err(io::Error::new(
-                        io::ErrorKind::IsADirectory,
-                        "is a directory, not a stream",
-                    ));
-                }
-                Ok(f)
-            }
-        }
-    }
-}
 
 /// The report writer every stream command uses.
 pub type Report = Emitter<BufWriter<Box<dyn Write>>>;
@@ -152,13 +103,6 @@ pub struct Opened {
     /// Stops the reading when readable (run: a daemon holding CMD's
     /// stdout after CMD has exited).
     pub wake: Option<OwnedFd>,
-}
-
-/// Where a command's report goes when `--report` does not say.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum ReportTo {
-    Stdout,
-    Stderr,
 }
 
 /// Run a stream command over every input; returns the exit status.
@@ -300,13 +244,13 @@ pub fn run_stream(
                 // Read, though not judged: counted in the summary.
                 report.tally.input_domain += run.domain;
                 let who = match run.name {
-                    Some(n) => format!("run {}", crate::emit::clean(&n)),
+                    Some(n) => format!("run {}", crate::output::clean(&n)),
                     None => format!("run from line {}", run.first_line),
                 };
                 report.text(&format!(
                     "{}: {why}: {who} still open after {}, not judged\n",
-                    crate::emit::clean(&report.file),
-                    crate::emit::plural(run.lines, "line")
+                    crate::output::clean(&report.file),
+                    crate::output::plural(run.lines, "line")
                 ))?;
             }
             if cancelled {
@@ -400,9 +344,13 @@ impl<T> Default for PerRun<T> {
 
 impl<T> PerRun<T> {
     /// The state of `run`, made by `new` if the run is new.
-    pub fn get(&mut self, run: RunOf<'_>, new: impl FnOnce() -> T) -> &mut T {
-        if !self.current.as_ref().is_some_and(|(k, _)| k.is(run)) {
-            let key = RunKey::of(run);
+    pub fn get(&mut self, run: RunRef<'_>, new: impl FnOnce() -> T) -> &mut T {
+        if !self
+            .current
+            .as_ref()
+            .is_some_and(|(k, _)| k.as_ref() == run)
+        {
+            let key = run.to_key();
             let val = self.rest.remove(&key).unwrap_or_else(new);
             if let Some((k, v)) = self.current.replace((key, val)) {
                 self.rest.insert(k, v);
@@ -412,7 +360,7 @@ impl<T> PerRun<T> {
     }
 
     /// The state of the run last asked for, or else of `run`.
-    pub fn last_or(&mut self, run: RunOf<'_>, new: impl FnOnce() -> T) -> &mut T {
+    pub fn last_or(&mut self, run: RunRef<'_>, new: impl FnOnce() -> T) -> &mut T {
         if self.current.is_none() {
             self.get(run, new);
         }

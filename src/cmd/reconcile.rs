@@ -13,30 +13,26 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Result;
 
 use crate::check::{
-    Checker, Markers, Protocol, RunKey, RunOf, RunReport, Seen, SeqTrack, Step, Verdict, id_key,
+    Checker, Markers, Protocol, Run, RunKey, RunRef, RunReport, Seen, SeqTrack, Step, Verdict,
+    id_key,
 };
-use crate::cli::StreamOptions;
-use crate::cmd::{Held, Input, Pass, PerRun, Report, ReportTo, run_stream};
-use crate::emit::{Format, clean, plural};
-use crate::event::{Aoi, Event, Parser, Uint};
+use crate::cmd::{Held, Pass, PerRun, Report, run_stream};
+use crate::config::{Format, Input, ReconcileOptions, ReportTo};
 use crate::exit::Exit;
-use crate::scan::{Cutter, Line};
+use crate::input::scan::{Cutter, Line};
+use crate::json::{Aoi, Event, Parser, Uint};
+use crate::output::{clean, plural};
 
 /// Missing ranges listed per run; more are counted.
 const MAX_GAPS: usize = 1000;
 
 /// Differences from the reference listed; more are counted.
 const MAX_DIFFS: usize = 1000;
-
-pub struct ReconcileOptions {
-    pub stream: StreamOptions,
-    pub against: Option<PathBuf>,
-}
 
 pub fn run(opts: &ReconcileOptions) -> Result<Exit> {
     let markers = Markers::new(&opts.stream.check.markers);
@@ -288,7 +284,7 @@ fn run_seq(ev: &Event<'_>) -> Option<(RunKey, u64)> {
     let Uint::Int(n) = seq.as_uint() else {
         return None;
     };
-    Some((RunKey::Id(id_key(&run.decoded()?).into()), n))
+    Some((Run::Id(id_key(&run.decoded()?).into()), n))
 }
 
 impl Reference {
@@ -396,7 +392,7 @@ impl Reconcile {
     fn text(&mut self, bytes: &[u8], number: u64) {
         let claims = self.markers.claims(bytes);
         // A marker speaks of the gap in the run of the event before it.
-        let r = self.runs.last_or(RunOf::Nowhere, || Recon::new(number));
+        let r = self.runs.last_or(Run::Nowhere, || Recon::new(number));
         match claims {
             Some(n) => {
                 r.unmatched_marker();
@@ -415,7 +411,7 @@ impl Reconcile {
     /// An event of `run`.
     fn event(
         &mut self,
-        run: RunOf<'_>,
+        run: RunRef<'_>,
         ev: &Event<'_>,
         bytes: &[u8],
         number: u64,
@@ -507,7 +503,7 @@ impl Reconcile {
             report.count_verdict(verdict);
         }
         let name = judged.and_then(|j| j.run.clone()).or_else(|| match key {
-            RunKey::Id(id) => Some(String::from_utf8_lossy(id).into_owned()),
+            Run::Id(id) => Some(String::from_utf8_lossy(id).into_owned()),
             _ => None,
         });
         let who = match &name {
@@ -678,7 +674,7 @@ impl Reconcile {
         };
         let mut missing: BTreeMap<Vec<u8>, Vec<u64>> = BTreeMap::new();
         for ((key, seq), (_, seen)) in reference.events.drain() {
-            if !seen && let RunKey::Id(id) = key {
+            if !seen && let Run::Id(id) = key {
                 missing.entry(id.into()).or_default().push(seq);
             }
         }
@@ -727,9 +723,9 @@ impl Reconcile {
 
 fn run_name(key: &RunKey) -> String {
     match key {
-        RunKey::Id(id) => String::from_utf8_lossy(id).into_owned(),
-        RunKey::FromLine(n) => format!("(from line {n})"),
-        RunKey::Nowhere => "(none)".to_string(),
+        Run::Id(id) => String::from_utf8_lossy(id).into_owned(),
+        Run::FromLine(n) => format!("(from line {n})"),
+        Run::Nowhere => "(none)".to_string(),
     }
 }
 

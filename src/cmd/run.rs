@@ -25,14 +25,14 @@ use anyhow::Result;
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 
 use super::verify::Redacted;
-use super::{Input, Opened, Pass, Report, ReportTo, run_stream};
+use super::{Opened, Pass, Report, run_stream};
 use crate::check::{Checker, Finding, RunReport, Seen, Sink, Verdict};
-use crate::cli::RunOptions;
-use crate::emit::Attempt;
+use crate::config::{Input, ReportTo, RunOptions};
 use crate::exit::Exit;
-use crate::scan::Line;
+use crate::input::scan::Line;
+use crate::input::source;
+use crate::output::Attempt;
 use crate::signal::{Caught, Signals};
-use crate::source;
 
 pub fn run(opts: &RunOptions) -> Result<Exit> {
     let stream = &opts.stream;
@@ -150,7 +150,7 @@ impl Counts {
     fn of(report: &Report) -> Counts {
         let t = &report.tally;
         Counts {
-            errors: t.findings[crate::rules::Severity::Error as usize],
+            errors: t.findings[crate::check::rules::Severity::Error as usize],
             failed: t.runs[Verdict::Failed as usize],
             retryable: t.runs[Verdict::Retryable as usize],
         }

@@ -4,9 +4,9 @@ use std::io::{self, Write};
 
 use anyhow::Result;
 
-use crate::discover;
-use crate::emit::SCHEMA_NAME;
 use crate::exit::Exit;
+use crate::output::SCHEMA_NAME;
+use crate::output::discover;
 
 pub fn run(name: Option<&str>, major: Option<u64>) -> Result<Exit> {
     if let Some(n) = name
@@ -16,11 +16,11 @@ pub fn run(name: Option<&str>, major: Option<u64>) -> Result<Exit> {
         return Ok(Exit::Usage);
     }
     if let Some(m) = major
-        && Some(m) != crate::check::major(crate::emit::SCHEMA_VERSION)
+        && Some(m) != crate::check::major(crate::output::SCHEMA_VERSION)
     {
         crate::say!(
             "aoitap: schema version {m} is not served; aoitap serves {}",
-            crate::emit::SCHEMA_VERSION
+            crate::output::SCHEMA_VERSION
         );
         return Ok(Exit::Usage);
     }
@@ -31,7 +31,7 @@ pub fn run(name: Option<&str>, major: Option<u64>) -> Result<Exit> {
 pub fn print_json(v: &serde_json::Value) -> Result<Exit> {
     let mut text = serde_json::to_vec_pretty(v)?;
     text.push(b'\n');
-    crate::source::check_stdout()?;
+    crate::input::source::check_stdout()?;
     let mut out = io::stdout().lock();
     out.write_all(&text)?;
     out.flush()?;

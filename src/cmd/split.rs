@@ -20,21 +20,14 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::check::{Checker, Finding, RunKey, RunReport, Seen, Sink, redact};
-use crate::cli::StreamOptions;
-use crate::cmd::{Pass, Report, ReportTo, run_stream};
+use crate::check::{Checker, Finding, Run, RunKey, RunReport, Seen, Sink, redact};
+use crate::cmd::{Pass, Report, run_stream};
+use crate::config::{ReportTo, SplitOptions};
 use crate::exit::{Exit, ExitError};
-use crate::scan::Line;
+use crate::input::scan::Line;
 
 /// The longest encoded id kept in a file name.
 const NAME_BYTES: usize = 120;
-
-pub struct SplitOptions {
-    pub stream: StreamOptions,
-    pub dir: PathBuf,
-    pub force: bool,
-    pub max_open: usize,
-}
 
 pub fn run(opts: &SplitOptions) -> Result<Exit> {
     if let Err(e) = fs::create_dir_all(&opts.dir) {
@@ -62,9 +55,9 @@ struct Split {
 /// The file name (without `.jsonl`) a run's lines go to.
 fn base_name(key: &RunKey) -> String {
     match key {
-        RunKey::Id(id) => format!("run-{}", encode(id)),
-        RunKey::FromLine(n) => format!("run-from-line-{n}"),
-        RunKey::Nowhere => "unattributed".to_string(),
+        Run::Id(id) => format!("run-{}", encode(id)),
+        Run::FromLine(n) => format!("run-from-line-{n}"),
+        Run::Nowhere => "unattributed".to_string(),
     }
 }
 
@@ -251,7 +244,7 @@ impl Pass for Split {
             },
         )?;
         if let Line::Complete { bytes, .. } = *line {
-            let key = RunKey::of(check.run_of_last_line());
+            let key = check.run_of_last_line().to_key();
             if self.redact && !check.exposures().is_empty() {
                 self.buf.clear();
                 redact(

@@ -7,23 +7,13 @@ use std::io::{self, BufWriter, Write};
 
 use anyhow::Result;
 
-use crate::check::{Checker, Protocol, RunOf, Seen, id_key, redact};
-use crate::cli::StreamOptions;
-use crate::cmd::{Pass, Report, ReportTo, run_stream};
-use crate::event::Event;
+use crate::check::{Checker, Protocol, Run, Seen, id_key, redact};
+use crate::cmd::{Pass, Report, run_stream};
+use crate::config::{ReportTo, StripOptions};
 use crate::exit::Exit;
-use crate::scan::Line;
-use crate::source;
-
-pub struct StripOptions {
-    pub stream: StreamOptions,
-    /// Pass `aoi:*` events too (their envelope still goes).
-    pub keep_framework: bool,
-    /// Only these domain types (none: all).
-    pub types: Vec<String>,
-    /// Only this run.
-    pub run: Option<String>,
-}
+use crate::input::scan::Line;
+use crate::input::source;
+use crate::json::Event;
 
 pub fn run(opts: &StripOptions) -> Result<Exit> {
     let out = BufWriter::with_capacity(256 * 1024, source::stdout_file()?);
@@ -64,7 +54,7 @@ impl Strip<'_> {
         match &o.run {
             None => true,
             Some(want) => {
-                matches!(check.run_of_last_line(), RunOf::Named(id) if id == &*id_key(want.as_bytes()))
+                matches!(check.run_of_last_line(), Run::Id(id) if id == &*id_key(want.as_bytes()))
             }
         }
     }

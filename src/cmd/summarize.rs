@@ -15,18 +15,14 @@ use anyhow::Result;
 
 use crate::check::Protocol;
 use crate::check::{Checker, Identity, RunKey, RunReport, Seen, Verdict};
-use crate::cli::StreamOptions;
-use crate::cmd::{Held, Pass, PerRun, Report, ReportTo, run_stream};
-use crate::emit::{Format, Obj, clean, one_line, plural};
-use crate::event::{Event, Kind};
+use crate::cmd::{Held, Pass, PerRun, Report, run_stream};
+use crate::config::{Format, ReportTo, SummarizeOptions};
 use crate::exit::Exit;
-use crate::scan::Line;
+use crate::input::scan::Line;
+use crate::json::{Event, Kind};
+use crate::output::{Obj, clean, one_line, plural};
 
 const MAX_KINDS: usize = 256;
-
-pub struct SummarizeOptions {
-    pub stream: StreamOptions,
-}
 
 pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
     let mut pass = Summarize {
@@ -97,7 +93,7 @@ const NAME_BYTES: usize = 128;
 fn bump(map: &mut BTreeMap<String, u64>, name: &str) {
     let cut;
     let name = if name.len() > NAME_BYTES {
-        cut = format!("{}…", crate::emit::prefix(name, NAME_BYTES));
+        cut = format!("{}…", crate::output::prefix(name, NAME_BYTES));
         &cut
     } else {
         name
@@ -288,10 +284,10 @@ impl Summarize<'_> {
     /// `--output json`: one object for everything read so far.
     fn write_json(&mut self, report: &mut Report) -> io::Result<()> {
         let mut o = Obj::new();
-        o.str("tool", crate::emit::TOOL);
-        o.str("tool_version", crate::emit::TOOL_VERSION);
-        o.str("schema_name", crate::emit::SCHEMA_NAME);
-        o.str("schema_version", crate::emit::SCHEMA_VERSION);
+        o.str("tool", crate::output::TOOL);
+        o.str("tool_version", crate::output::TOOL_VERSION);
+        o.str("schema_name", crate::output::SCHEMA_NAME);
+        o.str("schema_version", crate::output::SCHEMA_VERSION);
         let runs: Vec<String> = self
             .runs
             .drain(..)

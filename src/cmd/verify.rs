@@ -7,11 +7,11 @@ use std::io::{self, BufWriter, Write};
 use anyhow::Result;
 
 use crate::check::{Checker, Seen, Sink, redact};
-use crate::cli::StreamOptions;
-use crate::cmd::{JudgeOnly, Pass, Report, ReportTo, run_stream};
+use crate::cmd::{JudgeOnly, Pass, Report, run_stream};
+use crate::config::{ReportTo, StreamOptions};
 use crate::exit::Exit;
-use crate::scan::Line;
-use crate::source;
+use crate::input::scan::Line;
+use crate::input::source;
 
 pub fn run(opts: &StreamOptions) -> Result<Exit> {
     // With --relay, stdout carries the stream itself.

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 
 use crate::check::{Finding, RunReport, Verdict};
-use crate::emit::{clean, one_line};
+use crate::output::{clean, one_line};
 
 /// Findings listed per test point; the rest are counted.
 const LISTED: usize = 10;

@@ -11,39 +11,21 @@
 use std::io::{self, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::check::rules::Severity;
 use crate::check::{Cause, Finding, Identity, Protocol, RunReport, Sink, Verdict};
+use crate::config::{Format, Style};
 use crate::exit::Exit;
-use crate::rules::Severity;
-use crate::tap::Tap;
+use crate::output::tap::Tap;
+
+pub mod discover;
+pub mod progress;
+pub mod tap;
 
 pub const TOOL: &str = "aoitap";
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
 pub const AOI_VERSION: &str = "1.0-alpha";
 pub const SCHEMA_NAME: &str = "dev.aoitap.events";
 pub const SCHEMA_VERSION: &str = "1.2.0";
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    Human,
-    Jsonl,
-    /// One JSON object, written by the command at the end (summarize).
-    Json,
-    /// TAP (verify, run): see `tap.rs`.
-    Tap,
-}
-
-/// How the report is written.
-#[derive(Clone, Copy, Debug)]
-pub struct Style {
-    pub format: Format,
-    pub quiet: bool,
-    /// Human output leaves out notes, passing runs and a passing result
-    /// line: a filter (strip-envelope) is silent when all is well.
-    pub quiet_pass: bool,
-    pub color: bool,
-    /// At most this many findings are written (§15); the rest are counted.
-    pub limit: Option<u64>,
-}
 
 /// Counts over everything judged, for the exit status and the summary.
 #[derive(Default, Debug)]

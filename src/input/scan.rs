@@ -15,7 +15,7 @@
 use std::io::{self, Read};
 
 use crate::check::schema::{EventSchema, Outcome};
-use crate::event::{Arena, Event, Index, JsonError, Parser};
+use crate::json::{Arena, Event, Index, JsonError, Parser};
 
 /// A batch is handed out once it holds this many bytes of whole lines.
 pub const BATCH_BYTES: usize = 256 * 1024;

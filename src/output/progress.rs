@@ -14,8 +14,7 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use crate::cli::StreamOptions;
-use crate::emit::Format;
+use crate::config::{Format, StreamOptions};
 
 /// Inputs smaller than this finish before a display would help.
 /// `AOITAP_PROGRESS_FROM` (bytes) overrides it, for tests.

@@ -25,9 +25,9 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Condvar, Mutex};
 
 use crate::check::schema::EventSchema;
-use crate::event::Parser;
-use crate::scan::{Batch, Cutter};
-use crate::source::{Pause, Source};
+use crate::input::scan::{Batch, Cutter};
+use crate::input::source::{Pause, Source};
+use crate::json::Parser;
 
 /// Batches in the pool: one being filled, one in each channel and thread,
 /// and slack. The reader waits for one rather than allocate, so memory is
@@ -267,7 +267,7 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scan::Line;
+    use crate::input::scan::Line;
     use std::io::Seek;
 
     #[derive(Debug, PartialEq, Eq)]

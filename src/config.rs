@@ -1,0 +1,162 @@
+//! The plain options every command reads: `cli.rs` turns clap's values
+//! into these before any input is read, and nothing past here sees clap
+//! (ripgrep's `LowArgs -> HiArgs`). Commands depend on this file, never on
+//! `cli.rs`, so the two cannot import each other.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io;
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::check::Config;
+
+/// What to run, in plain terms.
+pub enum Invocation {
+    Verify(StreamOptions),
+    StripEnvelope(StripOptions),
+    SplitByRun(SplitOptions),
+    Summarize(SummarizeOptions),
+    Reconcile(ReconcileOptions),
+    Schema {
+        name: Option<String>,
+        major: Option<u64>,
+    },
+    Capabilities,
+    Completions(clap_complete::Shell),
+    Run(RunOptions),
+}
+
+/// The plain form of `StreamArgs`.
+pub struct StreamOptions {
+    pub inputs: Vec<Input>,
+    pub style: Style,
+    pub check: Config,
+    pub max_line_bytes: usize,
+    /// Where the report goes instead of the command's default.
+    pub report: Option<PathBuf>,
+    pub line_buffered: bool,
+    pub idle_timeout_ms: Option<u64>,
+    /// verify --relay: the input is copied to stdout.
+    pub relay: bool,
+    /// Exposed secrets are written as "***" (relay, strip, split).
+    pub redact: bool,
+    /// run --save: the relay goes to this file instead of stdout.
+    pub save: Option<PathBuf>,
+}
+
+/// `aoitap run`: the stream options, and how to run the command.
+pub struct RunOptions {
+    pub stream: StreamOptions,
+    pub command: Vec<OsString>,
+    pub timeout: Option<Duration>,
+    pub kill_after: Duration,
+    pub retries: u32,
+    pub backoff: Duration,
+    pub max_wait: Duration,
+}
+
+/// One input stream.
+#[derive(Clone, Debug)]
+pub enum Input {
+    Stdin,
+    Path(PathBuf),
+}
+
+impl Input {
+    /// How findings name this input.
+    pub fn label(&self) -> String {
+        match self {
+            Input::Stdin => "<stdin>".to_string(),
+            Input::Path(p) => p.display().to_string(),
+        }
+    }
+
+    /// The size of a regular file, if it is one.
+    pub fn file_size(&self) -> Option<u64> {
+        match self {
+            Input::Stdin => None,
+            Input::Path(p) => std::fs::metadata(p)
+                .ok()
+                .filter(|m| m.is_file())
+                .map(|m| m.len()),
+        }
+    }
+
+    /// Open for reading. Stdin is read through its own descriptor, so the
+    /// scanner's large reads are not split by std's small stdin buffer.
+    pub fn open(&self) -> io::Result<File> {
+        match self {
+            Input::Stdin => Ok(File::from(io::stdin().as_fd().try_clone_to_owned()?)),
+            Input::Path(p) => {
+                let f = File::open(p)?;
+                // A directory opens, and fails only at the first read: say
+                // so here, before anything is judged.
+                if f.metadata()?.is_dir() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::IsADirectory,
+                        "is a directory, not a stream",
+                    ));
+                }
+                Ok(f)
+            }
+        }
+    }
+}
+
+pub struct ReconcileOptions {
+    pub stream: StreamOptions,
+    pub against: Option<PathBuf>,
+}
+
+pub struct SplitOptions {
+    pub stream: StreamOptions,
+    pub dir: PathBuf,
+    pub force: bool,
+    pub max_open: usize,
+}
+
+pub struct StripOptions {
+    pub stream: StreamOptions,
+    /// Pass `aoi:*` events too (their envelope still goes).
+    pub keep_framework: bool,
+    /// Only these domain types (none: all).
+    pub types: Vec<String>,
+    /// Only this run.
+    pub run: Option<String>,
+}
+
+pub struct SummarizeOptions {
+    pub stream: StreamOptions,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Human,
+    Jsonl,
+    /// One JSON object, written by the command at the end (summarize).
+    Json,
+    /// TAP (verify, run): see `tap.rs`.
+    Tap,
+}
+
+/// How the report is written.
+#[derive(Clone, Copy, Debug)]
+pub struct Style {
+    pub format: Format,
+    pub quiet: bool,
+    /// Human output leaves out notes, passing runs and a passing result
+    /// line: a filter (strip-envelope) is silent when all is well.
+    pub quiet_pass: bool,
+    pub color: bool,
+    /// At most this many findings are written (§15); the rest are counted.
+    pub limit: Option<u64>,
+}
+
+/// Where a command's report goes when `--report` does not say.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum ReportTo {
+    Stdout,
+    Stderr,
+}

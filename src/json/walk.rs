@@ -1,0 +1,592 @@
+//! The one pass over a line: strict RFC 8259 on UTF-8 bytes (spec §2),
+//! recording the member index as it goes.
+
+use super::*;
+
+fn syntax(i: usize, expected: &'static str) -> JsonError {
+    JsonError::Syntax {
+        column: i + 1,
+        expected,
+    }
+}
+
+/// Where a walk stopped and what it wanted there. Eight bytes, so that a
+/// walker step's `Result<usize, Fault>` comes back in registers: on
+/// ~200-byte lines the walk makes some twenty such returns per line.
+#[derive(Debug, Clone, Copy)]
+struct Fault {
+    at: u32,
+    want: Want,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Want {
+    Key,
+    Colon,
+    MemberNext,
+    ElementNext,
+    Value,
+    End,
+    Hex,
+    Escape,
+    Utf8,
+    NoControl,
+    Close,
+    Digit,
+    FractionDigit,
+    ExponentDigit,
+}
+
+impl Want {
+    fn text(self) -> &'static str {
+        match self {
+            Want::Key => "a string key",
+            Want::Colon => "':' after an object key",
+            Want::MemberNext => "',' or '}' after an object member",
+            Want::ElementNext => "',' or ']' after an array element",
+            Want::Value => "a JSON value",
+            Want::End => "end of line after the JSON value",
+            Want::Hex => "four hex digits after \\u",
+            Want::Escape => "an escape: one of \" \\ / b f n r t u",
+            Want::Utf8 => "UTF-8",
+            Want::NoControl => "no raw control character inside a string (escape it)",
+            Want::Close => "a closing '\"'",
+            Want::Digit => "a digit",
+            Want::FractionDigit => "a digit after '.'",
+            Want::ExponentDigit => "a digit in the exponent",
+        }
+    }
+}
+
+/// The walk's result: the index after what was read.
+type Step = Result<usize, Fault>;
+
+/// `i` is within a line of at most `u32::MAX` bytes (`Parser::parse`).
+#[inline]
+fn fault(i: usize, want: Want) -> Fault {
+    Fault { at: i as u32, want }
+}
+
+/// What the walk notices in strings on the way.
+#[derive(Default)]
+struct Flags {
+    /// A string anywhere in the line holds ESC or CSI.
+    ansi: bool,
+    /// The last string read held an escape (reset by the reader).
+    escaped: bool,
+    /// A key anywhere ends in `_secret`/`_SECRET`/`_url`/`_URL`.
+    marked: bool,
+}
+
+/// Does a key (raw, with `escaped` saying whether it holds escapes) end in
+/// a suffix that marks a secret or a URL (AFDATA: `_secret` and `_SECRET`,
+/// `_url` and `_URL`, no other casing)? Checked on every key during the
+/// one walk, so the secret rules cost a few compares per key.
+#[inline(always)]
+fn marked_key(raw: &[u8], escaped: bool) -> bool {
+    let marked = |k: &[u8]| {
+        k.ends_with(b"_secret")
+            || k.ends_with(b"_SECRET")
+            || k.ends_with(b"_url")
+            || k.ends_with(b"_URL")
+    };
+    if escaped {
+        return marked(&decode(raw));
+    }
+    // Most keys fail at once: neither suffix's `_` stands where it would.
+    let n = raw.len();
+    let underscore = (n >= 4 && raw[n - 4] == b'_') || (n >= 7 && raw[n - 7] == b'_');
+    underscore && marked(raw)
+}
+
+impl Parser {
+    pub fn new() -> Parser {
+        Parser::default()
+    }
+
+    /// Validate `line` (without its `\n`) and index its top-level members
+    /// into `arena`. On failure the arena holds no trace of the line.
+    pub fn parse(&mut self, line: &[u8], arena: &mut Arena) -> Result<Index, JsonError> {
+        if line.len() > u32::MAX as usize || arena.top.len() > (u32::MAX / 2) as usize {
+            return Err(syntax(0, "a line of at most 4 GiB"));
+        }
+        let mut index = Index {
+            top: (arena.top.len() as u32, arena.top.len() as u32),
+            aoi: (arena.aoi.len() as u32, arena.aoi.len() as u32),
+            first: [NONE; 5],
+            ..Index::default()
+        };
+        self.stack.clear();
+        let mut walk = Walk {
+            b: line,
+            stack: &mut self.stack,
+            arena,
+            index: &mut index,
+            flags: Flags::default(),
+        };
+        let walked = walk.line();
+        let flags = walk.flags;
+        index.ansi = flags.ansi;
+        index.marked = flags.marked;
+        if let Err(f) = walked {
+            arena.top.truncate(index.top.0 as usize);
+            arena.aoi.truncate(index.aoi.0 as usize);
+            // The walk stops at the first fault; a byte that is not UTF-8
+            // anywhere in the line is the finding that names the cause.
+            return Err(match std::str::from_utf8(line) {
+                Err(u) => JsonError::Utf8 {
+                    column: u.valid_up_to() + 1,
+                },
+                Ok(_) => syntax(f.at as usize, f.want.text()),
+            });
+        }
+        index.top.1 = arena.top.len() as u32;
+        index.aoi.1 = arena.aoi.len() as u32;
+        Ok(index)
+    }
+}
+
+/// One pass over a line.
+struct Walk<'w> {
+    b: &'w [u8],
+    stack: &'w mut BitStack,
+    arena: &'w mut Arena,
+    index: &'w mut Index,
+    flags: Flags,
+}
+
+/// Which object's members are being indexed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Top,
+    Aoi,
+}
+
+impl Walk<'_> {
+    fn line(&mut self) -> Result<(), Fault> {
+        let b = self.b;
+        let i = ws(b, 0);
+        let i = if b.get(i) == Some(&b'{') {
+            self.index.object = true;
+            self.members(i, Level::Top)?
+        } else {
+            self.value(i)?
+        };
+        let i = ws(b, i);
+        if i == b.len() {
+            Ok(())
+        } else {
+            Err(fault(i, Want::End))
+        }
+    }
+
+    /// The object at `i` (its `{`), indexing its members; returns the index
+    /// after its `}`.
+    fn members(&mut self, i: usize, level: Level) -> Step {
+        let b = self.b;
+        let mut i = ws(b, i + 1);
+        if b.get(i) == Some(&b'}') {
+            return Ok(i + 1);
+        }
+        loop {
+            if b.get(i) != Some(&b'"') {
+                return Err(fault(i, Want::Key));
+            }
+            self.flags.escaped = false;
+            let end = string(b, i, &mut self.flags)?;
+            let escaped = self.flags.escaped;
+            let (key_start, key_end) = (i + 1, end - 1);
+            self.flags.marked |= marked_key(&b[key_start..key_end], escaped);
+            let tag = tag_of(level, &b[key_start..key_end], escaped);
+            let mut j = ws(b, end);
+            if b.get(j) != Some(&b':') {
+                return Err(fault(j, Want::Colon));
+            }
+            j = ws(b, j + 1);
+            let value_start = j;
+            // Scalars, the most common values, without a call. A value
+            // counts as escaped unless it is a string seen to hold none.
+            self.flags.escaped = true;
+            j = match b.get(j) {
+                Some(b'"') => {
+                    self.flags.escaped = false;
+                    string(b, j, &mut self.flags)?
+                }
+                Some(b'0'..=b'9' | b'-') => number(b, j)?,
+                // A second `aoi` is a duplicate of its own: its members
+                // are not indexed as the envelope's.
+                Some(b'{') if tag == Tag::Aoi && self.index.first[Tag::Aoi as usize] == NONE => {
+                    self.members(j, Level::Aoi)?
+                }
+                _ => self.value(j)?,
+            };
+            let m = Member {
+                key_start: key_start as u32,
+                key_end: key_end as u32,
+                value_start: value_start as u32,
+                value_end: j as u32,
+                key_escaped: escaped,
+                value_escaped: self.flags.escaped,
+                tag,
+            };
+            self.push(m, level);
+            j = ws(b, j);
+            match b.get(j) {
+                Some(b',') => i = ws(b, j + 1),
+                Some(b'}') => return Ok(j + 1),
+                _ => return Err(fault(j, Want::MemberNext)),
+            }
+        }
+    }
+
+    fn push(&mut self, m: Member, level: Level) {
+        let (list, base) = match level {
+            Level::Top => (&mut self.arena.top, self.index.top.0),
+            Level::Aoi => (&mut self.arena.aoi, self.index.aoi.0),
+        };
+        let slot = &mut self.index.first[m.tag as usize];
+        if m.tag != Tag::Other && *slot != NONE {
+            self.index.duplicate.get_or_insert(m.tag);
+            return;
+        }
+        // The index is bounded, whatever the line: past `MAX_MEMBERS` only
+        // the first member of each reserved name is kept, and lookups of
+        // other names read the line itself (`Event::members`).
+        if list.len() - base as usize >= MAX_MEMBERS {
+            self.index.overflow = true;
+            if m.tag == Tag::Other {
+                return;
+            }
+        }
+        list.push(m);
+        if m.tag != Tag::Other {
+            *slot = (list.len() - 1) as u32 - base;
+        }
+    }
+
+    /// Validate the value at `i`; returns the index after it. Containers
+    /// are walked iteratively, one bit of `stack` per open one.
+    fn value(&mut self, i: usize) -> Step {
+        let b = self.b;
+        let ansi = &mut self.flags;
+        let stack = &mut *self.stack;
+        let base = stack.len();
+        let mut i = i;
+        'value: loop {
+            match b.get(i) {
+                Some(b'"') => i = string(b, i, ansi)?,
+                Some(b'-' | b'0'..=b'9') => i = number(b, i)?,
+                Some(b'{') => {
+                    i = ws(b, i + 1);
+                    if b.get(i) == Some(&b'}') {
+                        i += 1;
+                    } else {
+                        stack.push(true);
+                        i = key(b, i, ansi)?;
+                        continue 'value;
+                    }
+                }
+                Some(b'[') => {
+                    i = ws(b, i + 1);
+                    if b.get(i) == Some(&b']') {
+                        i += 1;
+                    } else {
+                        stack.push(false);
+                        continue 'value;
+                    }
+                }
+                Some(b't') => i = literal(b, i, b"true")?,
+                Some(b'f') => i = literal(b, i, b"false")?,
+                Some(b'n') => i = literal(b, i, b"null")?,
+                _ => return Err(fault(i, Want::Value)),
+            }
+            // After a value: close containers until one continues.
+            loop {
+                if stack.len() == base {
+                    return Ok(i);
+                }
+                i = ws(b, i);
+                let is_object = stack.top() == Some(true);
+                match (b.get(i), is_object) {
+                    (Some(b','), true) => {
+                        i = key(b, ws(b, i + 1), ansi)?;
+                        continue 'value;
+                    }
+                    (Some(b','), false) => {
+                        i = ws(b, i + 1);
+                        continue 'value;
+                    }
+                    (Some(b'}'), true) | (Some(b']'), false) => {
+                        stack.pop();
+                        i += 1;
+                    }
+                    (_, true) => return Err(fault(i, Want::MemberNext)),
+                    (_, false) => return Err(fault(i, Want::ElementNext)),
+                }
+            }
+        }
+    }
+}
+
+/// The tag of a key at `level`, matched on its decoded name.
+#[inline]
+fn tag_of(level: Level, raw: &[u8], escaped: bool) -> Tag {
+    let decoded;
+    let name = if escaped {
+        decoded = decode(raw);
+        &decoded[..]
+    } else {
+        raw
+    };
+    match (level, name) {
+        (Level::Top, b"type") => Tag::Type,
+        (Level::Top, b"aoi") => Tag::Aoi,
+        (Level::Aoi, b"seq") => Tag::Seq,
+        (Level::Aoi, b"run") => Tag::Run,
+        _ => Tag::Other,
+    }
+}
+
+/// Read `"key" :` at `i` inside a nested object; returns the index of the
+/// value.
+#[inline]
+fn key(b: &[u8], i: usize, flags: &mut Flags) -> Step {
+    if b.get(i) != Some(&b'"') {
+        return Err(fault(i, Want::Key));
+    }
+    flags.escaped = false;
+    let end = string(b, i, flags)?;
+    flags.marked |= marked_key(&b[i + 1..end - 1], flags.escaped);
+    let j = ws(b, end);
+    if b.get(j) != Some(&b':') {
+        return Err(fault(j, Want::Colon));
+    }
+    Ok(ws(b, j + 1))
+}
+
+#[inline(always)]
+pub(super) fn ws(b: &[u8], mut i: usize) -> usize {
+    // Compact JSON has none: one compare in the common case.
+    if b.get(i).is_some_and(|&c| c > b' ') {
+        return i;
+    }
+    while let Some(b' ' | b'\t' | b'\r' | b'\n') = b.get(i) {
+        i += 1;
+    }
+    i
+}
+
+/// Bytes that end the fast part of a string: `"`, `\`, controls, and any
+/// byte over 0x7F (UTF-8 is checked there).
+#[inline(always)]
+fn stops_string(x: u8) -> bool {
+    x == b'"' || x == b'\\' || !(0x20..=0x7f).contains(&x)
+}
+
+/// Index of the first byte of `w` (little-endian lanes) that stops a
+/// string's fast path.
+#[inline(always)]
+fn first_stop(w: u64) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let quote = w ^ (ONES * b'"' as u64);
+    let slash = w ^ (ONES * b'\\' as u64);
+    // A zero lane of `quote` or `slash`, a lane under 0x20, or one over
+    // 0x7F sets its high bit. Borrows only run upward, from a lane that is
+    // itself flagged, so the lowest flagged lane is exact.
+    let hit = ((quote.wrapping_sub(ONES) & !quote)
+        | (slash.wrapping_sub(ONES) & !slash)
+        | w.wrapping_sub(ONES * 0x20)
+        | w)
+        & HIGH;
+    (hit != 0).then(|| (hit.trailing_zeros() / 8) as usize)
+}
+
+/// Read a string starting at the quote at `i`; returns the index after the
+/// closing quote, and sets `flags.escaped` if it held an escape. Most
+/// strings are plain ASCII: that path is kept small and inline.
+#[inline(always)]
+fn string(b: &[u8], i: usize, flags: &mut Flags) -> Step {
+    let i = skip_plain(b, i + 1);
+    if b.get(i) == Some(&b'"') {
+        return Ok(i + 1);
+    }
+    string_rest(b, i, flags)
+}
+
+/// The first index from `i` that holds a byte `stops_string` names.
+#[inline(always)]
+fn skip_plain(b: &[u8], mut i: usize) -> usize {
+    while let Some(chunk) = b.get(i..i + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        match first_stop(w) {
+            Some(k) => return i + k,
+            None => i += 8,
+        }
+    }
+    while i < b.len() && !stops_string(b[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// The rest of a string from its first escape, non-ASCII byte or fault.
+#[inline(never)]
+fn string_rest(b: &[u8], mut i: usize, flags: &mut Flags) -> Step {
+    loop {
+        match b.get(i) {
+            Some(b'"') => return Ok(i + 1),
+            Some(b'\\') => {
+                flags.escaped = true;
+                match b.get(i + 1) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                    Some(b'u') => {
+                        let code = hex4(b, i + 2).ok_or_else(|| fault(i + 2, Want::Hex))?;
+                        if code == 0x1b || code == 0x9b {
+                            flags.ansi = true;
+                        }
+                        i += 6;
+                    }
+                    _ => return Err(fault(i + 1, Want::Escape)),
+                }
+            }
+            Some(&c) if c > 0x7f => {
+                let n = utf8_char(b, i).ok_or_else(|| fault(i, Want::Utf8))?;
+                // U+009B (CSI) standing raw, as the bytes C2 9B.
+                if c == 0xc2 && b[i + 1] == 0x9b {
+                    flags.ansi = true;
+                }
+                i += n;
+            }
+            Some(_) => return Err(fault(i, Want::NoControl)),
+            None => return Err(fault(i, Want::Close)),
+        }
+        i = skip_plain(b, i);
+    }
+}
+
+/// The length of the UTF-8 sequence at `i`, if it is a valid one
+/// (RFC 3629: no overlongs, no surrogates, nothing past U+10FFFF).
+#[inline]
+fn utf8_char(b: &[u8], i: usize) -> Option<usize> {
+    let (len, lo, hi) = match b[i] {
+        0xc2..=0xdf => (2, 0x80, 0xbf),
+        0xe0 => (3, 0xa0, 0xbf),
+        0xe1..=0xec | 0xee..=0xef => (3, 0x80, 0xbf),
+        0xed => (3, 0x80, 0x9f),
+        0xf0 => (4, 0x90, 0xbf),
+        0xf1..=0xf3 => (4, 0x80, 0xbf),
+        0xf4 => (4, 0x80, 0x8f),
+        _ => return None,
+    };
+    let second = *b.get(i + 1)?;
+    if !(lo..=hi).contains(&second) {
+        return None;
+    }
+    for k in 2..len {
+        if *b.get(i + k)? & 0xc0 != 0x80 {
+            return None;
+        }
+    }
+    Some(len)
+}
+
+pub(super) fn hex4(b: &[u8], i: usize) -> Option<u32> {
+    let h = b.get(i..i + 4)?;
+    let mut v = 0;
+    for &c in h {
+        v = v * 16 + (c as char).to_digit(16)?;
+    }
+    Some(v)
+}
+
+#[inline(always)]
+fn digits(b: &[u8], i: usize) -> usize {
+    let rest = b.get(i..).unwrap_or_default();
+    i + rest
+        .iter()
+        .position(|c| !c.is_ascii_digit())
+        .unwrap_or(rest.len())
+}
+
+/// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, any size.
+#[inline]
+fn number(b: &[u8], mut i: usize) -> Step {
+    if b[i] == b'-' {
+        i += 1;
+    }
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => i = digits(b, i + 1),
+        _ => return Err(fault(i, Want::Digit)),
+    }
+    if b.get(i) == Some(&b'.') {
+        let j = digits(b, i + 1);
+        if j == i + 1 {
+            return Err(fault(j, Want::FractionDigit));
+        }
+        i = j;
+    }
+    if let Some(b'e' | b'E') = b.get(i) {
+        i += 1;
+        if let Some(b'+' | b'-') = b.get(i) {
+            i += 1;
+        }
+        let j = digits(b, i);
+        if j == i {
+            return Err(fault(j, Want::ExponentDigit));
+        }
+        i = j;
+    }
+    Ok(i)
+}
+
+fn literal(b: &[u8], i: usize, word: &'static [u8]) -> Step {
+    if b.get(i..i + word.len()) == Some(word) {
+        Ok(i + word.len())
+    } else {
+        Err(fault(i, Want::Value))
+    }
+}
+
+/// One bit per open container: memory is 1/8 of the nesting depth.
+#[derive(Default)]
+pub(super) struct BitStack {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl BitStack {
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    fn push(&mut self, bit: bool) {
+        let (w, b) = (self.len / 64, self.len % 64);
+        if w == self.words.len() {
+            self.words.push(0);
+        }
+        if bit {
+            self.words[w] |= 1 << b;
+        } else {
+            self.words[w] &= !(1 << b);
+        }
+        self.len += 1;
+    }
+
+    #[inline]
+    fn pop(&mut self) {
+        self.len -= 1;
+    }
+
+    #[inline]
+    fn top(&self) -> Option<bool> {
+        let i = self.len.checked_sub(1)?;
+        Some(self.words[i / 64] >> (i % 64) & 1 == 1)
+    }
+}
