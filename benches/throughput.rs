@@ -10,7 +10,7 @@ use std::io::{self, Cursor};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
-use aoitap::check::{Checker, Config, Finding, RunReport, Sink};
+use aoitap::check::{Checker, Config, Finding, RunVerdict, Sink};
 use aoitap::input::scan::Cutter;
 use aoitap::json::Parser;
 use serde::de::IgnoredAny;
@@ -52,7 +52,7 @@ impl Sink for Count {
         self.0 += 1;
         Ok(())
     }
-    fn run(&mut self, _: &RunReport) -> io::Result<()> {
+    fn run(&mut self, _: &RunVerdict) -> io::Result<()> {
         Ok(())
     }
 }

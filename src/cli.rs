@@ -28,10 +28,7 @@ const RULES_HELP: &str = "Rules (id, default severity E/W/I, spec §):";
     long_about = "aoitap checks AOI-CLI event streams: aoi:meta first, domain events, a terminal \
                   aoi:summary, every line carrying aoi.seq and aoi.run. It notices what nothing \
                   else does: a stream cut at the end (no summary) or in the middle (seq gaps).",
-    after_help = "Exit status: 0 pass, 1 producer failed, 75 failed but retryable, 65 stream not \
-                  conforming, 64 usage, 66 input missing, 73 cannot create output, 74 I/O error, \
-                  126/127 (run) command not executable/not found, 130/143 interrupted/terminated, \
-                  141 downstream closed."
+    after_help = Exit::help()
 )]
 struct Cli {
     /// Print the JSON Schema of aoitap's events (the same as `aoitap schema --output json`).
@@ -463,7 +460,10 @@ pub fn parse() -> Result<Invocation, Exit> {
                 .unwrap_or("usage error")
                 .trim_start_matches("error: ")
                 .to_string();
-            let _ = usage_event(command_name(&args), &first);
+            let _ = crate::output::error_stream(
+                &command_name(&args),
+                &crate::exit::Error::Usage(first.clone()),
+            );
         }
         Exit::Usage
     })?;
@@ -759,7 +759,8 @@ fn usage_error(command: &str, problem: &str, jsonl: bool) -> Exit {
         "error: {problem}\n\nFor more information, try 'aoitap {command} --help'."
     );
     if jsonl {
-        let _ = usage_event(command.to_string(), problem);
+        let _ =
+            crate::output::error_stream(command, &crate::exit::Error::Usage(problem.to_string()));
     }
     Exit::Usage
 }
@@ -801,21 +802,6 @@ fn command_name(args: &[String]) -> String {
         .find(|a| root.find_subcommand(a.as_str()).is_some())
         .cloned()
         .unwrap_or_else(|| "aoitap".to_string())
-}
-
-/// A usage error as a whole AOI stream: meta, the error, the summary.
-fn usage_event(command: String, message: &str) -> std::io::Result<()> {
-    let style = Style {
-        format: Format::Jsonl,
-        quiet: false,
-        quiet_pass: false,
-        color: false,
-        limit: None,
-    };
-    let mut em = crate::output::Emitter::new(std::io::stdout(), style, command);
-    em.begin()?;
-    em.local_error("usage", "USAGE", message)?;
-    em.end(Exit::Usage)
 }
 
 fn parse_marker(s: &str) -> Result<String, String> {
@@ -890,11 +876,10 @@ fn verify_after_help() -> String {
             r.what()
         ));
     }
+    s.push('\n');
+    s.push_str(&Exit::help());
     s.push_str(
-        "\nExit status: 0 pass · 1 producer reported failure · 75 failed, retryable · \
-         65 not conforming · 64 usage · 66 input missing · 73 cannot create output · 74 I/O error · \
-         130/143 interrupted/terminated · 141 downstream closed\n\
-         \nExamples:\n  set -o pipefail; tool --output jsonl | tee out.jsonl | aoitap verify -q\n  \
+        "\n\nExamples:\n  set -o pipefail; tool --output jsonl | tee out.jsonl | aoitap verify -q\n  \
          aoitap verify --output jsonl out.jsonl | jq 'select(.type==\"finding\")'\n",
     );
     s

@@ -28,6 +28,22 @@ pub enum Invocation {
     Run(RunOptions),
 }
 
+impl Invocation {
+    /// The command's name, when its report is aoitap's jsonl stream.
+    pub fn jsonl_command(&self) -> Option<&'static str> {
+        let (name, stream) = match self {
+            Invocation::Verify(o) => ("verify", o),
+            Invocation::StripEnvelope(o) => ("strip-envelope", &o.stream),
+            Invocation::SplitByRun(o) => ("split-by-run", &o.stream),
+            Invocation::Summarize(o) => ("summarize", &o.stream),
+            Invocation::Reconcile(o) => ("reconcile", &o.stream),
+            Invocation::Run(o) => ("run", &o.stream),
+            _ => return None,
+        };
+        (stream.style.format == Format::Jsonl && !stream.style.quiet).then_some(name)
+    }
+}
+
 /// The plain form of `StreamArgs`.
 pub struct StreamOptions {
     pub inputs: Vec<Input>,

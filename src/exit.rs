@@ -1,5 +1,6 @@
 //! Exit statuses (DESIGN §4, spec §6): the only place that knows the numbers.
 
+use std::io;
 use std::process::ExitCode;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -31,6 +32,23 @@ pub enum Exit {
 }
 
 impl Exit {
+    /// Every status, in the order help and the man page list them.
+    pub const ALL: [Exit; 13] = [
+        Exit::Pass,
+        Exit::Failed,
+        Exit::Retryable,
+        Exit::Nonconforming,
+        Exit::Usage,
+        Exit::NoInput,
+        Exit::CantCreate,
+        Exit::Io,
+        Exit::CannotExecute,
+        Exit::CommandNotFound,
+        Exit::Interrupted,
+        Exit::Terminated,
+        Exit::BrokenPipe,
+    ];
+
     pub fn code(self) -> u8 {
         match self {
             Exit::Pass => 0,
@@ -47,6 +65,63 @@ impl Exit {
             Exit::BrokenPipe => 141,
             Exit::Terminated => 143,
         }
+    }
+
+    /// A few words for `--help`.
+    pub fn brief(self) -> &'static str {
+        match self {
+            Exit::Pass => "pass",
+            Exit::Failed => "producer reported failure",
+            Exit::Retryable => "failed, retryable",
+            Exit::Nonconforming => "not conforming",
+            Exit::Usage => "usage",
+            Exit::NoInput => "input missing",
+            Exit::CantCreate => "cannot create output",
+            Exit::Io => "I/O error",
+            Exit::CannotExecute => "(run) command not executable",
+            Exit::CommandNotFound => "(run) command not found",
+            Exit::Interrupted => "interrupted",
+            Exit::Terminated => "terminated",
+            Exit::BrokenPipe => "downstream closed",
+        }
+    }
+
+    /// A sentence for the man page.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Exit::Pass => "Every run passed: conforming, complete, ok.",
+            Exit::Failed => "Well formed, and the producer reported failure.",
+            Exit::Retryable => {
+                "As 1, and every failed run is retryable; the report gives retry_after_ms."
+            }
+            Exit::Nonconforming => {
+                "The stream violates the contract (any error finding); reconcile: something is \
+                 missing or does not reconcile. Wins over 1 and 75."
+            }
+            Exit::Usage => "Usage error.",
+            Exit::NoInput => "An input file is missing.",
+            Exit::CantCreate => {
+                "An output file cannot be created, or exists (split-by-run without --force)."
+            }
+            Exit::Io => "I/O error.",
+            Exit::CannotExecute => "run: the command cannot be executed.",
+            Exit::CommandNotFound => "run: the command is not found.",
+            Exit::Interrupted => {
+                "SIGINT: what was judged is reported, and in jsonl mode the summary says reason \
+                 cancelled."
+            }
+            Exit::Terminated => "SIGTERM: as SIGINT.",
+            Exit::BrokenPipe => "The downstream closed the pipe; aoitap ends quietly.",
+        }
+    }
+
+    /// `Exit status: 0 pass · 1 producer reported failure · …` for help.
+    pub fn help() -> String {
+        let list: Vec<String> = Exit::ALL
+            .iter()
+            .map(|e| format!("{} {}", e.code(), e.brief()))
+            .collect();
+        format!("Exit status: {}", list.join(" · "))
     }
 
     /// The input's verdict from what was seen: any error finding makes it
@@ -71,33 +146,66 @@ impl From<Exit> for ExitCode {
     }
 }
 
-/// An error that ends the command with a chosen status (e.g. 73 when an
-/// output file may not be overwritten). Its message names the path.
+/// Why a command could not do its job, as opposed to its verdict on the
+/// input. Each kind ends with its own status; `main` prints it once (a
+/// closed downstream: not at all, spec §7) and exits. Commands return
+/// `Result<Exit>`.
 #[derive(Debug)]
-pub struct ExitError {
-    pub exit: Exit,
-    pub message: String,
+pub enum Error {
+    /// A bad request found after parsing (`schema --name other`).
+    Usage(String),
+    /// An input could not be opened.
+    NoInput(String),
+    /// An output could not be created, or exists and may not be replaced.
+    CantCreate(String),
+    /// Reading or writing failed; `what` names the file when known.
+    Io {
+        what: Option<String>,
+        source: io::Error,
+    },
 }
 
-impl std::fmt::Display for ExitError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
+pub type Result<T> = std::result::Result<T, Error>;
 
-impl std::error::Error for ExitError {}
-
-impl ExitError {
-    pub fn io(exit: Exit, message: String) -> std::io::Error {
-        std::io::Error::other(ExitError { exit, message })
+impl Error {
+    /// A failed read or write of the file `what` names.
+    pub fn io(what: String, source: io::Error) -> Error {
+        Error::Io {
+            what: Some(what),
+            source,
+        }
     }
 
-    /// The status an I/O error asks for: its own, if it carries one.
-    pub fn status_of(e: &std::io::Error) -> Exit {
-        match e.get_ref().and_then(|i| i.downcast_ref::<ExitError>()) {
-            Some(x) => x.exit,
-            None if e.kind() == std::io::ErrorKind::BrokenPipe => Exit::BrokenPipe,
-            None => Exit::Io,
+    pub fn exit(&self) -> Exit {
+        match self {
+            Error::Usage(_) => Exit::Usage,
+            Error::NoInput(_) => Exit::NoInput,
+            Error::CantCreate(_) => Exit::CantCreate,
+            Error::Io { source, .. } if source.kind() == io::ErrorKind::BrokenPipe => {
+                Exit::BrokenPipe
+            }
+            Error::Io { .. } => Exit::Io,
         }
     }
 }
+
+impl From<io::Error> for Error {
+    fn from(source: io::Error) -> Error {
+        Error::Io { what: None, source }
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Usage(m) | Error::NoInput(m) | Error::CantCreate(m) => f.write_str(m),
+            Error::Io {
+                what: Some(w),
+                source,
+            } => write!(f, "{w}: {source}"),
+            Error::Io { what: None, source } => write!(f, "{source}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,16 +1,17 @@
-use std::io;
 use std::process::ExitCode;
 
 use aoitap::cli;
 use aoitap::cmd;
 use aoitap::config::Invocation;
-use aoitap::exit::Exit;
+use aoitap::exit::{Error, Exit};
+use aoitap::output;
 
 fn main() -> ExitCode {
     let invocation = match cli::parse() {
         Ok(i) => i,
         Err(exit) => return exit.into(),
     };
+    let jsonl = invocation.jsonl_command();
     let result = match invocation {
         Invocation::Verify(opts) => cmd::verify::run(&opts),
         Invocation::StripEnvelope(opts) => cmd::strip::run(&opts),
@@ -24,17 +25,21 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(exit) => exit.into(),
-        Err(err) if is_broken_pipe(&err) => Exit::BrokenPipe.into(),
         Err(err) => {
-            aoitap::say!("aoitap: {err:#}");
-            Exit::Io.into()
+            let exit = err.exit();
+            // A closed downstream is a normal ending (spec §7): no message.
+            if exit != Exit::BrokenPipe {
+                aoitap::say!("aoitap: {err}");
+            }
+            // Said once more, as the stream a jsonl reader parses, when the
+            // command never got to start its own (a failed read or write
+            // ends the report it started instead: cmd::fail).
+            if let Some(command) = jsonl
+                && !matches!(err, Error::Io { .. })
+            {
+                let _ = output::error_stream(command, &err);
+            }
+            exit.into()
         }
     }
-}
-
-/// A closed downstream is a normal ending (spec §7): no message.
-fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain()
-        .filter_map(|e| e.downcast_ref::<io::Error>())
-        .any(|e| e.kind() == io::ErrorKind::BrokenPipe)
 }

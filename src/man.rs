@@ -9,6 +9,7 @@ use clap::Command;
 
 use crate::check::rules::{Rule, Severity};
 use crate::cli;
+use crate::exit::Exit;
 
 /// The stream commands, which share the options of DESIGN §1.
 const STREAM_COMMANDS: &[&str] = &[
@@ -192,20 +193,14 @@ pub fn render() -> String {
             esc(r.what())
         ));
     }
-    out.push_str(
-        ".SH EXIT STATUS\n\
-         .TP\n\\fB0\\fR\nEvery run passed: conforming, complete, ok.\n\
-         .TP\n\\fB1\\fR\nWell formed, and the producer reported failure.\n\
-         .TP\n\\fB75\\fR\nAs 1, and every failed run is retryable; the report gives retry_after_ms.\n\
-         .TP\n\\fB65\\fR\nThe stream violates the contract (any error finding); reconcile: something is missing or does not reconcile. Wins over 1 and 75.\n\
-         .TP\n\\fB64\\fR\nUsage error.\n\
-         .TP\n\\fB66\\fR\nAn input file is missing.\n\
-         .TP\n\\fB73\\fR\nAn output file cannot be created, or exists (split\\-by\\-run without \\fB\\-\\-force\\fR).\n\
-         .TP\n\\fB74\\fR\nI/O error.\n\
-         .TP\n\\fB126\\fR, \\fB127\\fR\n\\fBrun\\fR: the command cannot be executed, or is not found.\n\
-         .TP\n\\fB130\\fR, \\fB143\\fR\nSIGINT, SIGTERM: what was judged is reported, and in jsonl mode the summary says reason cancelled.\n\
-         .TP\n\\fB141\\fR\nThe downstream closed the pipe; aoitap ends quietly.\n",
-    );
+    out.push_str(".SH EXIT STATUS\n");
+    for e in Exit::ALL {
+        out.push_str(&format!(
+            ".TP\n\\fB{}\\fR\n{}\n",
+            e.code(),
+            esc(e.meaning())
+        ));
+    }
     out.push_str(
         ".SH ENVIRONMENT\n.TP\n\\fBNO_COLOR\\fR\nWhen set and not empty, human output is not coloured unless \\fB\\-\\-color always\\fR. Output that is not a terminal is never coloured.\n",
     );

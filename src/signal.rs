@@ -29,11 +29,14 @@ impl Signals {
         let any = Arc::new(AtomicBool::new(false));
         let int = Arc::new(AtomicBool::new(false));
         let term = Arc::new(AtomicBool::new(false));
-        for (sig, status, seen) in [(SIGINT, 130, &int), (SIGTERM, 143, &term)] {
+        for (sig, status, seen) in [
+            (SIGINT, Exit::Interrupted, &int),
+            (SIGTERM, Exit::Terminated, &term),
+        ] {
             // Registered first, so it sees `any` as it was before this
             // signal: only a second signal exits here.
             if second_exits {
-                flag::register_conditional_shutdown(sig, status, Arc::clone(&any))?;
+                flag::register_conditional_shutdown(sig, status.code().into(), Arc::clone(&any))?;
             }
             flag::register(sig, Arc::clone(&any))?;
             flag::register(sig, Arc::clone(seen))?;

@@ -514,3 +514,41 @@ fn every_subcommand_help_has_a_purpose_and_an_example() {
         );
     }
 }
+
+/// A command that cannot start (a missing reference, an uncreatable
+/// directory, a report that cannot be written) still gives a jsonl reader
+/// one whole stream, with the status as the error's (DESIGN §5): never an
+/// empty stdout, never a second meta.
+#[test]
+fn an_error_before_the_report_is_still_a_whole_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocked = dir.path().join("file");
+    std::fs::write(&blocked, b"").unwrap();
+    let under_file = blocked.join("sub");
+    let under_file = under_file.to_str().unwrap();
+    let cases: [(&[&str], i32, &str); 4] = [
+        (
+            &["reconcile", "--against", "/no/such/reference"],
+            66,
+            "INPUT_NOT_FOUND",
+        ),
+        (&["split-by-run", "--dir", under_file], 73, "OUTPUT_FAILED"),
+        (&["verify", "--report", under_file], 73, "OUTPUT_FAILED"),
+        (&["summarize", "--report", under_file], 73, "OUTPUT_FAILED"),
+    ];
+    for (args, code, error) in cases {
+        let mut all = args.to_vec();
+        all.extend(["--output", "jsonl"]);
+        let out = run(&all, b"");
+        assert_eq!(out.code, code, "{args:?}: {}", out.stderr);
+        let events = out.events();
+        let types: Vec<_> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+        assert_eq!(types, ["aoi:meta", "aoi:error", "aoi:summary"], "{args:?}");
+        assert_eq!(events[1]["code"], error, "{args:?}");
+        assert_eq!(events[0]["command"], args[0], "{args:?}");
+        let again = run(&["verify"], out.stdout.as_bytes());
+        assert_eq!(again.code, 1, "{args:?}: own output: {}", again.stdout);
+        // Said once on stderr too, for a person.
+        assert_eq!(out.stderr.matches("aoitap: ").count(), 1, "{}", out.stderr);
+    }
+}

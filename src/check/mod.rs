@@ -18,26 +18,28 @@ use crate::json::{Aoi, Event, JsonError, Kind, Uint, Value};
 use crate::output::plural;
 
 mod afdata;
+mod facts;
 mod framework;
 mod legacy;
 mod marker;
 mod ndjson;
 mod protocol;
 pub mod redact;
-mod report;
 pub mod rules;
 pub mod schema;
 mod secrets;
 mod seq;
+mod tally;
 mod verdict;
 
+pub use facts::*;
 pub use framework::major;
 use framework::{KNOWN_FRAMEWORK, pin_text};
 pub use marker::Markers;
 pub use protocol::Protocol;
-pub use report::*;
 pub use secrets::{Exposure, redact};
 pub use seq::{SeqTrack, Step};
+pub use tally::Tally;
 use verdict::judge;
 
 /// Finished run ids remembered (so late lines are `summary.not-last`, not a

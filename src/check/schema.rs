@@ -23,7 +23,7 @@ use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ReferencingError, ValidationError, Validator};
 use serde_json::{Map, Number, Value};
 
-use super::report::SchemaPlace;
+use super::facts::SchemaPlace;
 use crate::json::{Event, unescape};
 use crate::output::{QUOTE_BYTES, prefix};
 

@@ -1,10 +1,10 @@
 //! The verdict of a finished run (DESIGN §4).
 
-use super::{Cause, Config, Protocol, RunReport, RunState, Verdict};
+use super::{Cause, Config, Protocol, RunState, RunVerdict, Verdict};
 
 /// The verdict of a finished run (DESIGN §4), the same in every protocol:
 /// each protocol's rules fill in the run's outcome.
-pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol) -> RunReport {
+pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol) -> RunVerdict {
     let item_failure = run.item_errors + run.forwarded_errors > 0 && !cfg.continue_on_error;
     let (verdict, message, cause) = if run.error_findings > 0 {
         let more = match run.error_findings - 1 {
@@ -58,7 +58,7 @@ pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol) -> RunRepor
             }
         }
     };
-    RunReport {
+    RunVerdict {
         run: run.name,
         id: run.id,
         first_line: run.first_line,

@@ -1,9 +1,7 @@
 //! `aoitap capabilities`: the capability manifest (spec §17).
 
-use anyhow::Result;
-
 use crate::cmd::schema::print_json;
-use crate::exit::Exit;
+use crate::exit::{Exit, Result};
 use crate::output::discover;
 
 pub fn run() -> Result<Exit> {

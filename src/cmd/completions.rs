@@ -2,10 +2,8 @@
 
 use std::io::{self, Write};
 
-use anyhow::Result;
-
 use crate::cli;
-use crate::exit::Exit;
+use crate::exit::{Exit, Result};
 
 pub fn run(shell: clap_complete::Shell) -> Result<Exit> {
     // Made in memory first: clap_complete panics on a failed write.

@@ -10,11 +10,9 @@ use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use anyhow::Result;
-
-use crate::check::{Checker, Finding, RunKey, RunRef, RunReport, Seen, Sink};
+use crate::check::{Checker, Finding, RunKey, RunRef, RunVerdict, Seen, Sink, Tally};
 use crate::config::{Input, ReportTo, StreamOptions};
-use crate::exit::{Exit, ExitError};
+use crate::exit::{Error, Exit, Result};
 use crate::input::pipeline::{End, Feed};
 use crate::input::scan::Line;
 use crate::input::source::{self, RelayFailed, Source};
@@ -32,20 +30,44 @@ pub mod strip;
 pub mod summarize;
 pub mod verify;
 
-/// The report writer every stream command uses.
-pub type Report = Emitter<BufWriter<Box<dyn Write>>>;
+/// A stream command's report: what it writes (`out`) and the tally its
+/// exit status is made from. Every finding and verdict goes through here,
+/// so the two cannot disagree.
+pub struct Report {
+    pub tally: Tally,
+    pub out: Emitter<BufWriter<Box<dyn Write>>>,
+}
+
+impl Report {
+    /// A run's verdict, and the file that holds its lines (split-by-run).
+    pub fn run_at(&mut self, r: &RunVerdict, path: Option<&str>) -> io::Result<()> {
+        self.tally.run(r);
+        self.out.run_at(r, path)
+    }
+
+    /// End the report with `exit`.
+    pub fn end(&mut self, exit: Exit) -> io::Result<()> {
+        self.out.end(exit, &self.tally)
+    }
+}
+
+impl Sink for Report {
+    fn finding(&mut self, f: &Finding) -> io::Result<()> {
+        self.tally.finding(f);
+        self.out.finding(f)
+    }
+
+    fn run(&mut self, r: &RunVerdict) -> io::Result<()> {
+        self.run_at(r, None)
+    }
+}
 
 /// What a command does with the lines beyond judging them.
-pub trait Pass {
+pub trait Consumer {
     /// Judge one line (through `check`, with `report` or a sink of the
     /// command's own) and act on it.
-    fn line(
-        &mut self,
-        check: &mut Checker,
-        line: &Line<'_>,
-        report: &mut Report,
-    ) -> io::Result<Seen> {
-        check.judge(line, report)
+    fn line(&mut self, check: &mut Checker, line: &Line<'_>, report: &mut Report) -> Result<Seen> {
+        Ok(check.judge(line, report)?)
     }
 
     /// The `k`th input (from 0), opened; `None` when there are no more.
@@ -67,17 +89,17 @@ pub trait Pass {
         _check: &mut Checker,
         _report: &mut Report,
         cancelled: bool,
-    ) -> io::Result<Option<&'static str>> {
+    ) -> Result<Option<&'static str>> {
         Ok(cancelled.then_some("cancelled"))
     }
 
     /// End of one input: judge its open runs.
-    fn end_input(&mut self, check: Checker, report: &mut Report) -> io::Result<()> {
-        check.finish(report)
+    fn end_input(&mut self, check: Checker, report: &mut Report) -> Result<()> {
+        Ok(check.finish(report)?)
     }
 
     /// The input would make us wait: push out what is buffered.
-    fn flush(&mut self) -> io::Result<()> {
+    fn flush(&mut self) -> Result<()> {
         Ok(())
     }
 
@@ -93,7 +115,7 @@ pub trait Pass {
     }
 }
 
-/// An input as a pass hands it to the loop.
+/// An input as a consumer hands it to the loop.
 pub struct Opened {
     /// How findings name it.
     pub label: String,
@@ -110,15 +132,17 @@ pub fn run_stream(
     opts: &StreamOptions,
     command: &'static str,
     to: ReportTo,
-    pass: &mut dyn Pass,
+    consumer: &mut dyn Consumer,
 ) -> Result<Exit> {
-    let signals = Signals::install(pass.second_signal_exits())?;
+    let signals = Signals::install(consumer.second_signal_exits())?;
     let out: Box<dyn Write> = match &opts.report {
         Some(path) => match File::create(path) {
             Ok(f) => Box::new(f),
             Err(e) => {
-                crate::say!("aoitap: cannot create the report {}: {e}", path.display());
-                return Ok(Exit::CantCreate);
+                return Err(Error::CantCreate(format!(
+                    "cannot create the report {}: {e}",
+                    path.display()
+                )));
             }
         },
         None if to == ReportTo::Stderr => Box::new(io::stderr()),
@@ -136,8 +160,10 @@ pub fn run_stream(
             Some(path) => match File::create(path) {
                 Ok(f) => Some(f),
                 Err(e) => {
-                    crate::say!("aoitap: cannot create {}: {e}", path.display());
-                    return Ok(Exit::CantCreate);
+                    return Err(Error::CantCreate(format!(
+                        "cannot create {}: {e}",
+                        path.display()
+                    )));
                 }
             },
             None => Some(source::stdout_file()?),
@@ -145,18 +171,21 @@ pub fn run_stream(
     } else {
         None
     };
-    let mut report = Emitter::new(
-        BufWriter::with_capacity(64 * 1024, out),
-        opts.style,
-        command,
-    );
-    report.begin()?;
+    let mut report = Report {
+        tally: Tally::default(),
+        out: Emitter::new(
+            BufWriter::with_capacity(64 * 1024, out),
+            opts.style,
+            command,
+        ),
+    };
+    report.out.begin()?;
     let mut progress = Progress::new(opts);
     let mut trouble: Option<Exit> = None;
     let mut k = 0;
-    while let Some(next) = pass.next_input(k, &opts.inputs, &signals) {
+    while let Some(next) = consumer.next_input(k, &opts.inputs, &signals) {
         k += 1;
-        report.file = next.label;
+        report.out.file = next.label;
         let file = match next.file {
             Ok(f) => f,
             Err(e) => {
@@ -164,7 +193,9 @@ pub fn run_stream(
                     io::ErrorKind::NotFound => ("not_found", "INPUT_NOT_FOUND"),
                     _ => ("io", "INPUT_UNREADABLE"),
                 };
-                report.local_error(category, code, &format!("{}: {e}", report.file))?;
+                report
+                    .out
+                    .local_error(category, code, &format!("{}: {e}", report.out.file))?;
                 trouble = trouble.max(Some(next.unopened));
                 continue;
             }
@@ -184,13 +215,13 @@ pub fn run_stream(
         while let Some(piece) = feed.next_piece() {
             let mut judged = 0;
             for line in piece.batch.lines() {
-                if let Err(e) = pass.line(&mut check, &line, &mut report) {
+                if let Err(e) = consumer.line(&mut check, &line, &mut report) {
                     return fail(report, e);
                 }
                 judged += line.input_bytes();
                 if opts.line_buffered {
                     clear(&mut progress);
-                    report.flush()?;
+                    report.out.flush()?;
                 }
             }
             if let Some(p) = &mut progress {
@@ -199,16 +230,16 @@ pub fn run_stream(
             let stop = match &piece.end {
                 End::More => false,
                 End::WouldBlock => {
-                    pass.flush()?;
+                    consumer.flush()?;
                     clear(&mut progress);
-                    report.flush()?;
+                    report.out.flush()?;
                     false
                 }
                 End::Idle => {
                     check.idle(&mut report, opts.idle_timeout_ms.unwrap_or(0))?;
-                    pass.flush()?;
+                    consumer.flush()?;
                     clear(&mut progress);
-                    report.flush()?;
+                    report.out.flush()?;
                     false
                 }
                 End::Signal | End::Eof => true,
@@ -216,11 +247,11 @@ pub fn run_stream(
                     // Our own output failed: said, and the report ended,
                     // so it still reads as a whole run (a closed
                     // downstream stays quiet: 141).
-                    return fail(report, io::Error::new(e.kind(), e.to_string()));
+                    return fail(report, io::Error::new(e.kind(), e.to_string()).into());
                 }
                 End::Failed(e) => {
-                    let msg = format!("{}: read failed: {e}", report.file);
-                    report.local_error("io", "READ_FAILED", &msg)?;
+                    let msg = format!("{}: read failed: {e}", report.out.file);
+                    report.out.local_error("io", "READ_FAILED", &msg)?;
                     trouble = trouble.max(Some(Exit::Io));
                     true
                 }
@@ -231,7 +262,7 @@ pub fn run_stream(
             }
         }
         let cancelled = signals.caught().is_some();
-        let unjudged = match pass.input_read(&mut check, &mut report, cancelled) {
+        let unjudged = match consumer.input_read(&mut check, &mut report, cancelled) {
             Ok(why) => why,
             Err(e) => return fail(report, e),
         };
@@ -247,9 +278,9 @@ pub fn run_stream(
                     Some(n) => format!("run {}", crate::output::clean(&n)),
                     None => format!("run from line {}", run.first_line),
                 };
-                report.text(&format!(
+                report.out.text(&format!(
                     "{}: {why}: {who} still open after {}, not judged\n",
-                    crate::output::clean(&report.file),
+                    crate::output::clean(&report.out.file),
                     crate::output::plural(run.lines, "line")
                 ))?;
             }
@@ -258,18 +289,18 @@ pub fn run_stream(
             }
             continue;
         }
-        if let Err(e) = pass.end_input(check, &mut report) {
+        if let Err(e) = consumer.end_input(check, &mut report) {
             return fail(report, e);
         }
     }
     clear(&mut progress);
-    if let Err(e) = pass.flush() {
+    if let Err(e) = consumer.flush() {
         return fail(report, e);
     }
     let exit = signals
         .caught()
         .or(trouble)
-        .unwrap_or_else(|| pass.exit(report.tally.exit()));
+        .unwrap_or_else(|| consumer.exit(report.tally.exit()));
     report.end(exit)?;
     Ok(exit)
 }
@@ -283,17 +314,19 @@ fn clear(progress: &mut Option<Progress>) {
 /// A command's own output failed: say so (an `aoi:error` in jsonl mode),
 /// end the report, and exit with the status the error asks for. A closed
 /// downstream ends quietly instead (spec §7).
-fn fail(mut report: Report, e: io::Error) -> Result<Exit> {
-    let exit = ExitError::status_of(&e);
+fn fail(mut report: Report, e: Error) -> Result<Exit> {
+    let exit = e.exit();
     if exit == Exit::BrokenPipe {
-        return Err(e.into());
+        return Err(e);
     }
     let category = if exit == Exit::CantCreate {
         "conflict"
     } else {
         "io"
     };
-    report.local_error(category, "OUTPUT_FAILED", &e.to_string())?;
+    report
+        .out
+        .local_error(category, "OUTPUT_FAILED", &e.to_string())?;
     report.end(exit)?;
     Ok(exit)
 }
@@ -303,27 +336,27 @@ fn fail(mut report: Report, e: io::Error) -> Result<Exit> {
 /// findings only counted into `tally`'s report, when there is one.
 pub struct Held<'a> {
     pub tally: Option<&'a mut Report>,
-    pub runs: Vec<RunReport>,
+    pub runs: Vec<RunVerdict>,
 }
 
 impl Sink for Held<'_> {
     fn finding(&mut self, f: &Finding) -> io::Result<()> {
         if let Some(r) = self.tally.as_mut() {
-            r.count_finding(f);
+            r.tally.finding(f);
         }
         Ok(())
     }
 
-    fn run(&mut self, r: &RunReport) -> io::Result<()> {
+    fn run(&mut self, r: &RunVerdict) -> io::Result<()> {
         self.runs.push(r.clone());
         Ok(())
     }
 }
 
-/// A pass that only judges (verify).
+/// A consumer that only judges (verify).
 pub struct JudgeOnly;
 
-impl Pass for JudgeOnly {}
+impl Consumer for JudgeOnly {}
 
 /// State a command keeps per run, with the run of the line before held
 /// apart: most lines belong to the same run as the one before, so they

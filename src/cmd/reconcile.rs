@@ -15,15 +15,13 @@ use std::hash::{Hash, Hasher};
 use std::io;
 use std::path::Path;
 
-use anyhow::Result;
-
 use crate::check::{
-    Checker, Markers, Protocol, Run, RunKey, RunRef, RunReport, Seen, SeqTrack, Step, Verdict,
+    Checker, Markers, Protocol, Run, RunKey, RunRef, RunVerdict, Seen, SeqTrack, Step, Verdict,
     id_key,
 };
-use crate::cmd::{Held, Pass, PerRun, Report, run_stream};
+use crate::cmd::{Consumer, Held, PerRun, Report, run_stream};
 use crate::config::{Format, Input, ReconcileOptions, ReportTo};
-use crate::exit::Exit;
+use crate::exit::{Error, Exit, Result};
 use crate::input::scan::{Cutter, Line};
 use crate::json::{Aoi, Event, Parser, Uint};
 use crate::output::{clean, plural};
@@ -41,23 +39,23 @@ pub fn run(opts: &ReconcileOptions) -> Result<Exit> {
         Some(path) => match Reference::read(path, opts.stream.max_line_bytes) {
             Ok(r) => Some(r),
             Err(e) => {
-                crate::say!("aoitap: cannot read the reference {}: {e}", path.display());
-                return Ok(if e.kind() == io::ErrorKind::NotFound {
-                    Exit::NoInput
+                let what = format!("cannot read the reference {}", path.display());
+                return Err(if e.kind() == io::ErrorKind::NotFound {
+                    Error::NoInput(format!("{what}: {e}"))
                 } else {
-                    Exit::Io
+                    Error::io(what, e)
                 });
             }
         },
     };
-    let mut pass = Reconcile {
+    let mut consumer = Reconcile {
         markers,
         unbounded: opts.stream.check.unbounded,
         runs: PerRun::default(),
         wrong: false,
         against,
     };
-    run_stream(&opts.stream, "reconcile", ReportTo::Stdout, &mut pass)
+    run_stream(&opts.stream, "reconcile", ReportTo::Stdout, &mut consumer)
 }
 
 /// One missing range.
@@ -322,13 +320,8 @@ struct Reconcile {
     against: Option<Reference>,
 }
 
-impl Pass for Reconcile {
-    fn line(
-        &mut self,
-        check: &mut Checker,
-        line: &Line<'_>,
-        report: &mut Report,
-    ) -> io::Result<Seen> {
+impl Consumer for Reconcile {
+    fn line(&mut self, check: &mut Checker, line: &Line<'_>, report: &mut Report) -> Result<Seen> {
         // The checker only attributes here; its verdicts are not this
         // command's, and its findings are not counted.
         let mut held = Held {
@@ -352,13 +345,13 @@ impl Pass for Reconcile {
             }
         }
         for r in closed {
-            report.count_run(&r);
+            report.tally.run(&r);
             self.close(&RunKey::of_report(&r), Some(&r), report)?;
         }
         Ok(seen)
     }
 
-    fn end_input(&mut self, check: Checker, report: &mut Report) -> io::Result<()> {
+    fn end_input(&mut self, check: Checker, report: &mut Report) -> Result<()> {
         let mut held = Held {
             tally: Some(report),
             runs: vec![],
@@ -366,7 +359,7 @@ impl Pass for Reconcile {
         check.finish(&mut held)?;
         let closed = held.runs;
         for r in closed {
-            report.count_run(&r);
+            report.tally.run(&r);
             self.close(&RunKey::of_report(&r), Some(&r), report)?;
         }
         // Runs the checker never opened (only text lines).
@@ -374,7 +367,7 @@ impl Pass for Reconcile {
         for key in rest {
             self.close(&key, None, report)?;
         }
-        self.differences(report)
+        Ok(self.differences(report)?)
     }
 
     /// The checker's verdict (DESIGN §8), and 65 where reconciling found
@@ -462,12 +455,12 @@ impl Reconcile {
         };
         self.wrong = true;
         let run = run_name(&k.0);
-        report.text(&format!(
+        report.out.text(&format!(
             "{}:{number}: {kind} event: run {} seq {seq}\n",
-            report.file,
+            report.out.file,
             clean(&run)
         ))?;
-        report.domain("difference", |o| {
+        report.out.domain("difference", |o| {
             o.str("kind", kind);
             o.str("run", &run);
             o.num("from_seq", seq);
@@ -482,7 +475,7 @@ impl Reconcile {
     fn close(
         &mut self,
         key: &RunKey,
-        judged: Option<&RunReport>,
+        judged: Option<&RunVerdict>,
         report: &mut Report,
     ) -> io::Result<()> {
         let Some(r) = self.runs.remove(key) else {
@@ -500,7 +493,7 @@ impl Reconcile {
         };
         self.wrong |= judged.is_none() && !ok;
         if judged.is_none() {
-            report.count_verdict(verdict);
+            report.tally.verdict(verdict);
         }
         let name = judged.and_then(|j| j.run.clone()).or_else(|| match key {
             Run::Id(id) => Some(String::from_utf8_lossy(id).into_owned()),
@@ -511,9 +504,13 @@ impl Reconcile {
             None => format!("run from line {}", r.first_line),
         };
         let s = r.summary.as_ref();
-        if report.format() == Format::Human {
+        if report.out.format() == Format::Human {
             let word = if ok { "RECONCILED" } else { "INCOMPLETE" };
-            let mut t = format!("{who} ({}:{})  {word}\n", clean(&report.file), r.first_line);
+            let mut t = format!(
+                "{who} ({}:{})  {word}\n",
+                clean(&report.out.file),
+                r.first_line
+            );
             if r.seq.started() {
                 let n = r.space();
                 let present = n - r.missing_in(0, n.saturating_sub(1)).min(n);
@@ -613,10 +610,10 @@ impl Reconcile {
                 t.push_str(&format!("  marker     the marker at line {at} claims {claims} lines, but no event followed it\n"));
             }
             t.push('\n');
-            report.text(&t)?;
+            report.out.text(&t)?;
         }
         for g in &r.gaps {
-            report.domain("gap", |o| {
+            report.out.domain("gap", |o| {
                 o.opt_str("run", name.as_deref());
                 o.num("from_seq", g.from);
                 o.num("to_seq", g.to);
@@ -627,7 +624,7 @@ impl Reconcile {
                 }
             })?;
         }
-        report.domain("run", |o| {
+        report.out.domain("run", |o| {
             o.opt_str("run", name.as_deref());
             o.num("first_line", r.first_line);
             o.num("lines", r.lines);
@@ -694,13 +691,13 @@ impl Reconcile {
                     let (from, to) = (seqs[i], seqs[j]);
                     let text = format!(
                         "{}: missing against the reference: run {} seq {} ({})\n",
-                        report.file,
+                        report.out.file,
                         clean(&run),
                         range_text(from, to),
                         to - from + 1
                     );
-                    report.text(&text)?;
-                    report.domain("difference", |o| {
+                    report.out.text(&text)?;
+                    report.out.domain("difference", |o| {
                         o.str("kind", "missing");
                         o.str("run", &run);
                         o.num("from_seq", from);
@@ -712,7 +709,7 @@ impl Reconcile {
             }
         }
         if listed > MAX_DIFFS {
-            report.text(&format!(
+            report.out.text(&format!(
                 "{} more missing ranges not listed\n",
                 listed - MAX_DIFFS
             ))?;

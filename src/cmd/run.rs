@@ -21,14 +21,13 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 
 use super::verify::Redacted;
-use super::{Opened, Pass, Report, run_stream};
-use crate::check::{Checker, Finding, RunReport, Seen, Sink, Verdict};
+use super::{Consumer, Opened, Report, run_stream};
+use crate::check::{Checker, Finding, RunVerdict, Seen, Sink, Verdict};
 use crate::config::{Input, ReportTo, RunOptions};
-use crate::exit::Exit;
+use crate::exit::{Error, Exit, Result};
 use crate::input::scan::Line;
 use crate::input::source;
 use crate::output::Attempt;
@@ -47,8 +46,10 @@ pub fn run(opts: &RunOptions) -> Result<Exit> {
             Some(path) => match File::create(path) {
                 Ok(f) => f,
                 Err(e) => {
-                    crate::say!("aoitap: cannot create {}: {e}", path.display());
-                    return Ok(Exit::CantCreate);
+                    return Err(Error::CantCreate(format!(
+                        "cannot create {}: {e}",
+                        path.display()
+                    )));
                 }
             },
             None => source::stdout_file()?,
@@ -62,7 +63,7 @@ pub fn run(opts: &RunOptions) -> Result<Exit> {
         .first()
         .map(|c| c.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut pass = Attempts {
+    let mut consumer = Attempts {
         opts,
         name,
         redacted,
@@ -80,10 +81,10 @@ pub fn run(opts: &RunOptions) -> Result<Exit> {
         todo_pending: false,
         rng: seed(),
     };
-    let exit = run_stream(stream, "run", to, &mut pass);
+    let exit = run_stream(stream, "run", to, &mut consumer);
     // Whatever happened, nothing of ours is left running.
     // (Its watcher, told nothing more, kills the group and reaps it.)
-    if let Some(Running { told, ended, .. }) = pass.running.take() {
+    if let Some(Running { told, ended, .. }) = consumer.running.take() {
         drop(told);
         let _ = ended.recv();
     }
@@ -165,7 +166,7 @@ impl Counts {
     }
 }
 
-impl Pass for Attempts<'_> {
+impl Consumer for Attempts<'_> {
     fn next_input(&mut self, _k: usize, _inputs: &[Input], signals: &Signals) -> Option<Opened> {
         self.flags = Some(signals.flags());
         if self.signal_wake.is_none() {
@@ -217,12 +218,7 @@ impl Pass for Attempts<'_> {
         })
     }
 
-    fn line(
-        &mut self,
-        check: &mut Checker,
-        line: &Line<'_>,
-        report: &mut Report,
-    ) -> io::Result<Seen> {
+    fn line(&mut self, check: &mut Checker, line: &Line<'_>, report: &mut Report) -> Result<Seen> {
         self.retried(report)?;
         let mut watch = Watch {
             report,
@@ -230,7 +226,7 @@ impl Pass for Attempts<'_> {
         };
         match &mut self.redacted {
             Some(r) => r.line(check, line, &mut watch),
-            None => check.judge(line, &mut watch),
+            None => Ok(check.judge(line, &mut watch)?),
         }
     }
 
@@ -239,7 +235,7 @@ impl Pass for Attempts<'_> {
         check: &mut Checker,
         report: &mut Report,
         cancelled: bool,
-    ) -> io::Result<Option<&'static str>> {
+    ) -> Result<Option<&'static str>> {
         if let Some(r) = &mut self.redacted {
             r.flush()?;
         }
@@ -255,19 +251,19 @@ impl Pass for Attempts<'_> {
             // status, and its report says the same.
             let (ended, why, exit) = match caught {
                 Some(exit) => {
-                    report.reason = None;
+                    report.out.reason = None;
                     (format!("cancelled, {ended}"), "cancelled", exit)
                 }
                 None => {
                     let limit = self.opts.timeout.unwrap_or_default();
                     let ended = format!("timed out (--timeout {}), {ended}", human(limit));
-                    report.reason = Some("timeout");
+                    report.out.reason = Some("timeout");
                     (ended, "timed out", Exit::Retryable)
                 }
             };
             // A run that had written its summary is complete: judged, so
             // only what was really cut is reported as not judged.
-            report.tap_hold();
+            report.out.tap_hold();
             let mut watch = Watch {
                 report,
                 retry_after_ms: &mut self.retry_after_ms,
@@ -276,7 +272,7 @@ impl Pass for Attempts<'_> {
             self.last = Some(exit);
             let retry = status.timed_out && caught.is_none();
             let (retry_in_ms, note) = if retry { self.plan(None) } else { (None, None) };
-            report.attempt(&Attempt {
+            report.out.attempt(&Attempt {
                 attempt: self.attempt,
                 attempts: self.opts.retries.saturating_add(1),
                 command: &self.name,
@@ -305,8 +301,8 @@ impl Pass for Attempts<'_> {
         Ok(None)
     }
 
-    fn end_input(&mut self, check: Checker, report: &mut Report) -> io::Result<()> {
-        report.tap_hold();
+    fn end_input(&mut self, check: Checker, report: &mut Report) -> Result<()> {
+        report.out.tap_hold();
         let mut watch = Watch {
             report,
             retry_after_ms: &mut self.retry_after_ms,
@@ -314,7 +310,7 @@ impl Pass for Attempts<'_> {
         check.finish(&mut watch)?;
         let exit = Counts::of(report).since(self.before);
         self.last = Some(exit);
-        report.reason = None;
+        report.out.reason = None;
         let (retry_in_ms, note) = if exit == Exit::Retryable {
             self.plan(self.retry_after_ms)
         } else {
@@ -328,7 +324,7 @@ impl Pass for Attempts<'_> {
             )
         });
         let note = note.or(held.as_deref());
-        report.attempt(&Attempt {
+        report.out.attempt(&Attempt {
             attempt: self.attempt,
             attempts: self.opts.retries.saturating_add(1),
             command: &self.name,
@@ -347,7 +343,7 @@ impl Pass for Attempts<'_> {
         Ok(())
     }
 
-    fn flush(&mut self) -> io::Result<()> {
+    fn flush(&mut self) -> Result<()> {
         match &mut self.redacted {
             Some(r) => r.flush(),
             None => Ok(()),
@@ -474,14 +470,14 @@ impl Attempts<'_> {
         if retrying {
             Ok(())
         } else {
-            report.tap_release(None)
+            report.out.tap_release(None)
         }
     }
 
     /// The retry has begun: the last attempt's held points go out.
     fn retried(&mut self, report: &mut Report) -> io::Result<()> {
         if std::mem::take(&mut self.todo_pending) {
-            report.tap_release(Some("retried"))?;
+            report.out.tap_release(Some("retried"))?;
         }
         Ok(())
     }
@@ -641,7 +637,7 @@ impl Sink for Watch<'_> {
         self.report.finding(f)
     }
 
-    fn run(&mut self, r: &RunReport) -> io::Result<()> {
+    fn run(&mut self, r: &RunVerdict) -> io::Result<()> {
         if r.verdict == Verdict::Retryable
             && let Some(ms) = r.cause.as_ref().and_then(|c| c.retry_after_ms)
         {

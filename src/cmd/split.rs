@@ -18,12 +18,10 @@ use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
-use anyhow::Result;
-
-use crate::check::{Checker, Finding, Run, RunKey, RunReport, Seen, Sink, redact};
-use crate::cmd::{Pass, Report, run_stream};
+use crate::check::{Checker, Finding, Run, RunKey, RunVerdict, Seen, Sink, redact};
+use crate::cmd::{Consumer, Report, run_stream};
 use crate::config::{ReportTo, SplitOptions};
-use crate::exit::{Exit, ExitError};
+use crate::exit::{Error, Exit, Result};
 use crate::input::scan::Line;
 
 /// The longest encoded id kept in a file name.
@@ -31,18 +29,22 @@ const NAME_BYTES: usize = 120;
 
 pub fn run(opts: &SplitOptions) -> Result<Exit> {
     if let Err(e) = fs::create_dir_all(&opts.dir) {
-        crate::say!(
-            "aoitap: cannot create the directory {}: {e}",
+        return Err(Error::CantCreate(format!(
+            "cannot create the directory {}: {e}",
             opts.dir.display()
-        );
-        return Ok(Exit::CantCreate);
+        )));
     }
-    let mut pass = Split {
+    let mut consumer = Split {
         files: Files::new(opts),
         redact: opts.stream.redact,
         buf: vec![],
     };
-    run_stream(&opts.stream, "split-by-run", ReportTo::Stdout, &mut pass)
+    run_stream(
+        &opts.stream,
+        "split-by-run",
+        ReportTo::Stdout,
+        &mut consumer,
+    )
 }
 
 struct Split {
@@ -127,7 +129,7 @@ impl Files {
     }
 
     /// Append one line to the file of `key`, opening (or creating) it.
-    fn write(&mut self, key: &RunKey, line: &[u8]) -> io::Result<()> {
+    fn write(&mut self, key: &RunKey, line: &[u8]) -> Result<()> {
         let name = self.name(key).to_string();
         if !self.open.contains_key(&name) {
             let file = self.open_file(&name)?;
@@ -151,7 +153,7 @@ impl Files {
 
     /// The first open creates the file (refusing to overwrite one that is
     /// there, unless --force); later opens append. Links are never followed.
-    fn open_file(&mut self, name: &str) -> io::Result<File> {
+    fn open_file(&mut self, name: &str) -> Result<File> {
         let path = self.path(name);
         let mut oo = OpenOptions::new();
         oo.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
@@ -170,35 +172,25 @@ impl Files {
                 self.created.insert(name.to_string());
                 Ok(f)
             }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(ExitError::io(
-                Exit::CantCreate,
-                format!(
-                    "{} exists; refusing to overwrite it (use --force)",
-                    path.display()
-                ),
-            )),
-            Err(e) => Err(ExitError::io(
-                Exit::CantCreate,
-                format!("cannot create {}: {e}", path.display()),
-            )),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(Error::CantCreate(format!(
+                "{} exists; refusing to overwrite it (use --force)",
+                path.display()
+            ))),
+            Err(e) => Err(Error::CantCreate(format!(
+                "cannot create {}: {e}",
+                path.display()
+            ))),
         }
     }
 
-    fn failed(&self, name: &str, e: io::Error) -> io::Error {
-        ExitError::io(
-            Exit::Io,
-            format!("writing {}: {e}", self.path(name).display()),
-        )
+    fn failed(&self, name: &str, e: io::Error) -> Error {
+        Error::io(format!("writing {}", self.path(name).display()), e)
     }
 
-    fn flush(&mut self) -> io::Result<()> {
+    fn flush(&mut self) -> Result<()> {
         for (name, w) in &mut self.open {
-            w.flush().map_err(|e| {
-                ExitError::io(
-                    Exit::Io,
-                    format!("writing {}: {e}", self.dir.join(name).display()),
-                )
-            })?;
+            w.flush()
+                .map_err(|e| Error::io(format!("writing {}", self.dir.join(name).display()), e))?;
         }
         Ok(())
     }
@@ -215,7 +207,7 @@ impl Sink for WithPaths<'_> {
         self.report.finding(f)
     }
 
-    fn run(&mut self, r: &RunReport) -> io::Result<()> {
+    fn run(&mut self, r: &RunVerdict) -> io::Result<()> {
         let key = RunKey::of_report(r);
         let name = self.files.name(&key).to_string();
         // A run whose every line was over-long (never held, so never
@@ -229,13 +221,8 @@ impl Sink for WithPaths<'_> {
     }
 }
 
-impl Pass for Split {
-    fn line(
-        &mut self,
-        check: &mut Checker,
-        line: &Line<'_>,
-        report: &mut Report,
-    ) -> io::Result<Seen> {
+impl Consumer for Split {
+    fn line(&mut self, check: &mut Checker, line: &Line<'_>, report: &mut Report) -> Result<Seen> {
         let seen = check.judge(
             line,
             &mut WithPaths {
@@ -262,7 +249,7 @@ impl Pass for Split {
         Ok(seen)
     }
 
-    fn end_input(&mut self, check: Checker, report: &mut Report) -> io::Result<()> {
+    fn end_input(&mut self, check: Checker, report: &mut Report) -> Result<()> {
         check.finish(&mut WithPaths {
             report,
             files: &mut self.files,
@@ -273,7 +260,7 @@ impl Pass for Split {
         Ok(())
     }
 
-    fn flush(&mut self) -> io::Result<()> {
+    fn flush(&mut self) -> Result<()> {
         self.files.flush()
     }
 }

@@ -3,27 +3,30 @@
 //! nothing else; the verdict of what was read stays in the exit status.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
-
-use anyhow::Result;
+use std::io::{BufWriter, Write};
 
 use crate::check::{Checker, Protocol, Run, Seen, id_key, redact};
-use crate::cmd::{Pass, Report, run_stream};
+use crate::cmd::{Consumer, Report, run_stream};
 use crate::config::{ReportTo, StripOptions};
-use crate::exit::Exit;
+use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
 use crate::input::source;
 use crate::json::Event;
 
 pub fn run(opts: &StripOptions) -> Result<Exit> {
     let out = BufWriter::with_capacity(256 * 1024, source::stdout_file()?);
-    let mut pass = Strip {
+    let mut consumer = Strip {
         opts,
         out,
         buf: vec![],
     };
     // stdout carries the stripped events; diagnostics go to stderr.
-    run_stream(&opts.stream, "strip-envelope", ReportTo::Stderr, &mut pass)
+    run_stream(
+        &opts.stream,
+        "strip-envelope",
+        ReportTo::Stderr,
+        &mut consumer,
+    )
 }
 
 struct Strip<'o> {
@@ -60,13 +63,8 @@ impl Strip<'_> {
     }
 }
 
-impl Pass for Strip<'_> {
-    fn line(
-        &mut self,
-        check: &mut Checker,
-        line: &Line<'_>,
-        report: &mut Report,
-    ) -> io::Result<Seen> {
+impl Consumer for Strip<'_> {
+    fn line(&mut self, check: &mut Checker, line: &Line<'_>, report: &mut Report) -> Result<Seen> {
         let seen = check.judge(line, report)?;
         if let Some(ev) = line.event()
             && self.wanted(check, &seen, &ev)
@@ -99,7 +97,7 @@ impl Pass for Strip<'_> {
         Ok(seen)
     }
 
-    fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+    fn flush(&mut self) -> Result<()> {
+        Ok(self.out.flush()?)
     }
 }

@@ -11,13 +11,11 @@
 use std::collections::BTreeMap;
 use std::io::{self, IsTerminal};
 
-use anyhow::Result;
-
 use crate::check::Protocol;
-use crate::check::{Checker, Identity, RunKey, RunReport, Seen, Verdict};
-use crate::cmd::{Held, Pass, PerRun, Report, run_stream};
+use crate::check::{Checker, Identity, RunKey, RunVerdict, Seen, Verdict};
+use crate::cmd::{Consumer, Held, PerRun, Report, run_stream};
 use crate::config::{Format, ReportTo, SummarizeOptions};
-use crate::exit::Exit;
+use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
 use crate::json::{Event, Kind};
 use crate::output::{Obj, clean, one_line, plural};
@@ -25,13 +23,13 @@ use crate::output::{Obj, clean, one_line, plural};
 const MAX_KINDS: usize = 256;
 
 pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
-    let mut pass = Summarize {
+    let mut consumer = Summarize {
         type_field: &opts.stream.check.type_field,
         stats: PerRun::default(),
         runs: vec![],
         width: terminal_width(),
     };
-    let exit = run_stream(&opts.stream, "summarize", ReportTo::Stdout, &mut pass)?;
+    let exit = run_stream(&opts.stream, "summarize", ReportTo::Stdout, &mut consumer)?;
     Ok(exit)
 }
 
@@ -208,13 +206,8 @@ impl Stats {
     }
 }
 
-impl Pass for Summarize<'_> {
-    fn line(
-        &mut self,
-        check: &mut Checker,
-        line: &Line<'_>,
-        report: &mut Report,
-    ) -> io::Result<Seen> {
+impl Consumer for Summarize<'_> {
+    fn line(&mut self, check: &mut Checker, line: &Line<'_>, report: &mut Report) -> Result<Seen> {
         let mut held = Held {
             tally: Some(report),
             runs: vec![],
@@ -242,7 +235,7 @@ impl Pass for Summarize<'_> {
         Ok(seen)
     }
 
-    fn end_input(&mut self, check: Checker, report: &mut Report) -> io::Result<()> {
+    fn end_input(&mut self, check: Checker, report: &mut Report) -> Result<()> {
         let mut held = Held {
             tally: Some(report),
             runs: vec![],
@@ -253,7 +246,7 @@ impl Pass for Summarize<'_> {
         for r in done {
             self.emit(&r, report)?;
         }
-        if report.format() == Format::Json {
+        if report.out.format() == Format::Json {
             self.write_json(report)?;
         }
         Ok(())
@@ -261,19 +254,19 @@ impl Pass for Summarize<'_> {
 }
 
 impl Summarize<'_> {
-    fn emit(&mut self, r: &RunReport, report: &mut Report) -> io::Result<()> {
-        report.count_run(r);
+    fn emit(&mut self, r: &RunVerdict, report: &mut Report) -> io::Result<()> {
+        report.tally.run(r);
         let st = self.stats.remove(&RunKey::of_report(r)).unwrap_or_default();
-        match report.format() {
+        match report.out.format() {
             // Refused on the command line (tap is for verify and run).
             Format::Human | Format::Tap => {
-                let block = human_block(r, &st, &report.file, report.color(), self.width);
-                report.text(&block)
+                let block = human_block(r, &st, &report.out.file, report.out.color(), self.width);
+                report.out.text(&block)
             }
-            Format::Jsonl => report.domain("run_summary", |o| fill(o, r, &st)),
+            Format::Jsonl => report.out.domain("run_summary", |o| fill(o, r, &st)),
             Format::Json => {
                 let mut o = Obj::new();
-                o.str("file", &report.file);
+                o.str("file", &report.out.file);
                 fill(&mut o, r, &st);
                 self.runs.push(o.finish());
                 Ok(())
@@ -296,12 +289,12 @@ impl Summarize<'_> {
         o.raw("runs", &format!("[{}]", runs.join(",")));
         let mut bytes = o.finish();
         bytes.push(b'\n');
-        report.raw(&bytes)
+        report.out.raw(&bytes)
     }
 }
 
 /// The fields of a `run_summary` (also each run of `--output json`).
-fn fill(o: &mut Obj, r: &RunReport, st: &Stats) {
+fn fill(o: &mut Obj, r: &RunVerdict, st: &Stats) {
     o.opt_str("run", r.run.as_deref());
     o.num("first_line", r.first_line);
     if let Some(id) = &r.identity {
@@ -375,7 +368,13 @@ fn fill(o: &mut Obj, r: &RunReport, st: &Stats) {
 
 /// A block per run, cut to `width` columns on a terminal (never in a
 /// pipe, where a reader wants every name whole).
-fn human_block(r: &RunReport, st: &Stats, file: &str, color: bool, width: Option<usize>) -> String {
+fn human_block(
+    r: &RunVerdict,
+    st: &Stats,
+    file: &str,
+    color: bool,
+    width: Option<usize>,
+) -> String {
     let fit = |s: &str, room: usize| match width {
         Some(w) => fit(s, (room + w).saturating_sub(80).max(20)),
         None => s.to_string(),

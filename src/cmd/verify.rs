@@ -2,14 +2,12 @@
 //! a judge inside a live pipe (DESIGN §5).
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
-
-use anyhow::Result;
+use std::io::{BufWriter, Write};
 
 use crate::check::{Checker, Seen, Sink, redact};
-use crate::cmd::{JudgeOnly, Pass, Report, run_stream};
+use crate::cmd::{Consumer, JudgeOnly, Report, run_stream};
 use crate::config::{ReportTo, StreamOptions};
-use crate::exit::Exit;
+use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
 use crate::input::source;
 
@@ -21,8 +19,9 @@ pub fn run(opts: &StreamOptions) -> Result<Exit> {
         ReportTo::Stdout
     };
     if opts.relay && opts.redact {
-        let mut pass = Redacted::new(BufWriter::with_capacity(256 * 1024, source::stdout_file()?));
-        return run_stream(opts, "verify", to, &mut pass);
+        let mut consumer =
+            Redacted::new(BufWriter::with_capacity(256 * 1024, source::stdout_file()?));
+        return run_stream(opts, "verify", to, &mut consumer);
     }
     run_stream(opts, "verify", to, &mut JudgeOnly)
 }
@@ -48,7 +47,7 @@ impl Redacted {
         check: &mut Checker,
         line: &Line<'_>,
         sink: &mut dyn Sink,
-    ) -> io::Result<Seen> {
+    ) -> Result<Seen> {
         let seen = check.judge(line, sink)?;
         if let Line::Complete { bytes, .. } = *line {
             if check.exposures().is_empty() {
@@ -64,22 +63,17 @@ impl Redacted {
         Ok(seen)
     }
 
-    pub fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+    pub fn flush(&mut self) -> Result<()> {
+        Ok(self.out.flush()?)
     }
 }
 
-impl Pass for Redacted {
-    fn line(
-        &mut self,
-        check: &mut Checker,
-        line: &Line<'_>,
-        report: &mut Report,
-    ) -> io::Result<Seen> {
+impl Consumer for Redacted {
+    fn line(&mut self, check: &mut Checker, line: &Line<'_>, report: &mut Report) -> Result<Seen> {
         Redacted::line(self, check, line, report)
     }
 
-    fn flush(&mut self) -> io::Result<()> {
+    fn flush(&mut self) -> Result<()> {
         Redacted::flush(self)
     }
 }

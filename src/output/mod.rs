@@ -12,9 +12,9 @@ use std::io::{self, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::check::rules::Severity;
-use crate::check::{Cause, Finding, Identity, Protocol, RunReport, Sink, Verdict};
+use crate::check::{Finding, Protocol, RunVerdict, Tally, Verdict};
 use crate::config::{Format, Style};
-use crate::exit::Exit;
+use crate::exit::{Error, Exit};
 use crate::output::tap::Tap;
 
 pub mod discover;
@@ -27,82 +27,6 @@ pub const AOI_VERSION: &str = "1.0-alpha";
 pub const SCHEMA_NAME: &str = "dev.aoitap.events";
 pub const SCHEMA_VERSION: &str = "1.2.0";
 
-/// Counts over everything judged, for the exit status and the summary.
-#[derive(Default, Debug)]
-pub struct Tally {
-    pub findings: [u64; 3],
-    pub shown: u64,
-    /// Findings not written because of --limit.
-    pub dropped: u64,
-    pub runs: [u64; 4],
-    pub upstream_warnings: u64,
-    pub upstream_errors: u64,
-    pub input_domain: u64,
-    /// The cause to report when failing: the retryable one with the
-    /// longest wait, else the first non-retryable one.
-    pub cause: Option<Cause>,
-    pub identity: Option<Identity>,
-    pub identities: u8,
-}
-
-impl Tally {
-    pub fn exit(&self) -> Exit {
-        Exit::verdict(
-            self.findings[Severity::Error as usize],
-            self.runs[Verdict::Failed as usize],
-            self.runs[Verdict::Retryable as usize],
-        )
-    }
-
-    fn add_run(&mut self, r: &RunReport) {
-        self.runs[r.verdict as usize] += 1;
-        self.upstream_warnings += r.warnings;
-        self.upstream_errors += r.errors;
-        self.input_domain += r.domain_events;
-        if let Some(id) = &r.identity {
-            let same = |a: &Identity| {
-                (&a.tool, &a.tool_version, &a.schema_name, &a.schema_version)
-                    == (
-                        &id.tool,
-                        &id.tool_version,
-                        &id.schema_name,
-                        &id.schema_version,
-                    )
-            };
-            match &self.identity {
-                None if self.identities == 0 => {
-                    self.identity = Some(id.clone());
-                    self.identities = 1;
-                }
-                Some(known) if !same(known) => {
-                    // `upstream` names one direct upstream (§13.1); with
-                    // several, it is unknown and so omitted.
-                    self.identity = None;
-                    self.identities = 2;
-                }
-                _ => {}
-            }
-        }
-        if let Some(c) = &r.cause {
-            match r.verdict {
-                Verdict::Failed if self.cause.as_ref().is_none_or(|k| k.retryable) => {
-                    self.cause = Some(c.clone());
-                }
-                Verdict::Retryable => {
-                    let longer = match &self.cause {
-                        None => true,
-                        Some(k) => k.retryable && c.retry_after_ms > k.retry_after_ms,
-                    };
-                    if longer {
-                        self.cause = Some(c.clone());
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-}
-
 pub struct Emitter<W: Write> {
     out: W,
     style: Style,
@@ -113,7 +37,9 @@ pub struct Emitter<W: Write> {
     seq: u64,
     domain_emitted: u64,
     local_errors: u64,
-    pub tally: Tally,
+    /// Findings written, and those left out because of --limit.
+    shown: u64,
+    dropped: u64,
     tap: Tap,
     /// The summary's `reason` when it is not the exit's own (`timeout`).
     pub reason: Option<&'static str>,
@@ -130,7 +56,8 @@ impl<W: Write> Emitter<W> {
             seq: 0,
             domain_emitted: 0,
             local_errors: 0,
-            tally: Tally::default(),
+            shown: 0,
+            dropped: 0,
             tap: Tap::default(),
             reason: None,
         }
@@ -170,21 +97,6 @@ impl<W: Write> Emitter<W> {
         fill(&mut o);
         self.domain_emitted += 1;
         self.write(o)
-    }
-
-    /// Count a finding without writing it (commands that show totals).
-    pub fn count_finding(&mut self, f: &Finding) {
-        self.tally.findings[f.severity as usize] += 1;
-    }
-
-    /// Count a verdict of a command's own (reconcile).
-    pub fn count_verdict(&mut self, v: Verdict) {
-        self.tally.runs[v as usize] += 1;
-    }
-
-    /// Count a verdict without writing it.
-    pub fn count_run(&mut self, r: &RunReport) {
-        self.tally.add_run(r);
     }
 
     /// Bytes as they are (the one object of `--output json`).
@@ -257,25 +169,25 @@ impl<W: Write> Emitter<W> {
 
     /// End the report: the closing line (human) or the terminal
     /// `aoi:summary` (jsonl), whose `ok` is the exit status being 0.
-    pub fn end(&mut self, exit: Exit) -> io::Result<()> {
-        let dropped = self.tally.dropped;
+    pub fn end(&mut self, exit: Exit, tally: &Tally) -> io::Result<()> {
+        let dropped = self.dropped;
         if self.human() && !(self.style.quiet_pass && exit == Exit::Pass) {
             let mut line = String::new();
             if dropped > 0 {
                 line.push_str(&format!("{dropped} more findings not shown (--limit)\n"));
             }
-            line.push_str(&self.result_line(exit, true));
+            line.push_str(&self.result_line(exit, tally, true));
             line.push('\n');
             self.out.write_all(line.as_bytes())?;
         }
         if self.tap() {
-            let result = self.result_line(exit, false);
+            let result = self.result_line(exit, tally, false);
             self.tap.end(&mut self.out, exit == Exit::Pass, &result)?;
         }
         if self.jsonl() {
             let ok = exit == Exit::Pass;
             if !ok && exit == Exit::Nonconforming && self.local_errors == 0 {
-                let n = self.tally.findings[Severity::Error as usize];
+                let n = tally.findings[Severity::Error as usize];
                 let msg = if n > 0 {
                     format!(
                         "the input does not conform to AOI-CLI: {}",
@@ -287,7 +199,7 @@ impl<W: Write> Emitter<W> {
                 self.local_error("validation", "STREAM_NONCONFORMING", &msg)?;
             }
             let mut o = self.event("aoi:summary");
-            let t = &self.tally;
+            let t = tally;
             o.bool("ok", ok);
             if !ok {
                 let cancelled = matches!(exit, Exit::Interrupted | Exit::Terminated);
@@ -399,8 +311,7 @@ impl<W: Write> Emitter<W> {
     }
 
     /// `Result: PASS (1 run; exit 0)`, painted or not.
-    fn result_line(&self, exit: Exit, paint: bool) -> String {
-        let t = &self.tally;
+    fn result_line(&self, exit: Exit, t: &Tally, paint: bool) -> String {
         let runs: u64 = t.runs.iter().sum();
         let (word, color) = match exit {
             Exit::Pass => ("PASS", GREEN),
@@ -456,14 +367,14 @@ const GREEN: &str = "1;32";
 const YELLOW: &str = "1;33";
 const CYAN: &str = "1;36";
 
-impl<W: Write> Sink for Emitter<W> {
-    fn finding(&mut self, f: &Finding) -> io::Result<()> {
-        self.tally.findings[f.severity as usize] += 1;
-        if self.style.limit.is_some_and(|n| self.tally.shown >= n) {
-            self.tally.dropped += 1;
+impl<W: Write> Emitter<W> {
+    /// A finding, unless --limit has been reached (then only counted).
+    pub fn finding(&mut self, f: &Finding) -> io::Result<()> {
+        if self.style.limit.is_some_and(|n| self.shown >= n) {
+            self.dropped += 1;
             return Ok(());
         }
-        self.tally.shown += 1;
+        self.shown += 1;
         if self.tap() {
             self.tap.finding(f);
         }
@@ -521,15 +432,8 @@ impl<W: Write> Sink for Emitter<W> {
         Ok(())
     }
 
-    fn run(&mut self, r: &RunReport) -> io::Result<()> {
-        self.run_at(r, None)
-    }
-}
-
-impl<W: Write> Emitter<W> {
     /// A run's verdict, and the file that holds its lines (split-by-run).
-    pub fn run_at(&mut self, r: &RunReport, path: Option<&str>) -> io::Result<()> {
-        self.tally.add_run(r);
+    pub fn run_at(&mut self, r: &RunVerdict, path: Option<&str>) -> io::Result<()> {
         if self.tap() {
             self.tap.run(&mut self.out, &self.file, r)?;
         }
@@ -599,6 +503,30 @@ impl<W: Write> Emitter<W> {
         }
         Ok(())
     }
+}
+
+/// A command that could not start, as a whole AOI stream on stdout (meta,
+/// the error, the summary), for a reader that asked for jsonl and parses
+/// stdout whatever happens.
+pub fn error_stream(command: &str, err: &Error) -> io::Result<()> {
+    let style = Style {
+        format: Format::Jsonl,
+        quiet: false,
+        quiet_pass: false,
+        color: false,
+        limit: None,
+    };
+    let exit = err.exit();
+    let (category, code) = match exit {
+        Exit::Usage => ("usage", "USAGE"),
+        Exit::NoInput => ("not_found", "INPUT_NOT_FOUND"),
+        Exit::CantCreate => ("conflict", "OUTPUT_FAILED"),
+        _ => ("io", "IO_FAILED"),
+    };
+    let mut em = Emitter::new(io::stdout(), style, command);
+    em.begin()?;
+    em.local_error(category, code, &err.to_string())?;
+    em.end(exit, &Tally::default())
 }
 
 fn identity_fields(o: &mut Obj) {

@@ -18,7 +18,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use crate::check::{Finding, RunReport, Verdict};
+use crate::check::{Finding, RunVerdict, Verdict};
 use crate::output::{clean, one_line};
 
 /// Findings listed per test point; the rest are counted.
@@ -65,7 +65,7 @@ impl Tap {
     }
 
     /// One run's test point.
-    pub fn run(&mut self, out: &mut dyn Write, file: &str, r: &RunReport) -> io::Result<()> {
+    pub fn run(&mut self, out: &mut dyn Write, file: &str, r: &RunVerdict) -> io::Result<()> {
         let who = match &r.run {
             Some(id) => format!("run {id}"),
             None => format!("run from line {}", r.first_line),

@@ -111,7 +111,7 @@ pub struct Identity {
 
 /// A judged run.
 #[derive(Clone, Debug)]
-pub struct RunReport {
+pub struct RunVerdict {
     pub run: Option<String>,
     /// The run id's raw bytes (the JSON string's inside), if it has one.
     pub id: Option<Box<[u8]>>,
@@ -137,7 +137,7 @@ pub struct RunReport {
 /// Where findings and verdicts go.
 pub trait Sink {
     fn finding(&mut self, f: &Finding) -> io::Result<()>;
-    fn run(&mut self, r: &RunReport) -> io::Result<()>;
+    fn run(&mut self, r: &RunVerdict) -> io::Result<()>;
 }
 
 /// What the checker learned of a line, for commands that pass lines on.
@@ -200,7 +200,7 @@ impl RunKey {
         }
     }
 
-    pub fn of_report(r: &RunReport) -> RunKey {
+    pub fn of_report(r: &RunVerdict) -> RunKey {
         match &r.id {
             Some(id) => Run::Id(id.clone()),
             None if r.identity.is_some() || r.protocol.runs_by_position() => {

@@ -1,0 +1,89 @@
+//! What a command's exit status is made from (DESIGN §4): every finding
+//! and run verdict its report saw, and what the upstream said of itself.
+//! The report writer reads it for the summary; it never decides with it.
+
+use super::rules::Severity;
+use super::{Cause, Finding, Identity, RunVerdict, Verdict};
+use crate::exit::Exit;
+
+/// Counts over everything judged, for the exit status and the summary.
+#[derive(Default, Debug)]
+pub struct Tally {
+    pub findings: [u64; 3],
+    pub runs: [u64; 4],
+    pub upstream_warnings: u64,
+    pub upstream_errors: u64,
+    pub input_domain: u64,
+    /// The cause to report when failing: the retryable one with the
+    /// longest wait, else the first non-retryable one.
+    pub cause: Option<Cause>,
+    pub identity: Option<Identity>,
+    pub identities: u8,
+}
+
+impl Tally {
+    pub fn exit(&self) -> Exit {
+        Exit::verdict(
+            self.findings[Severity::Error as usize],
+            self.runs[Verdict::Failed as usize],
+            self.runs[Verdict::Retryable as usize],
+        )
+    }
+
+    pub fn finding(&mut self, f: &Finding) {
+        self.findings[f.severity as usize] += 1;
+    }
+
+    /// A verdict of a command's own (reconcile).
+    pub fn verdict(&mut self, v: Verdict) {
+        self.runs[v as usize] += 1;
+    }
+
+    pub fn run(&mut self, r: &RunVerdict) {
+        self.runs[r.verdict as usize] += 1;
+        self.upstream_warnings += r.warnings;
+        self.upstream_errors += r.errors;
+        self.input_domain += r.domain_events;
+        if let Some(id) = &r.identity {
+            let same = |a: &Identity| {
+                (&a.tool, &a.tool_version, &a.schema_name, &a.schema_version)
+                    == (
+                        &id.tool,
+                        &id.tool_version,
+                        &id.schema_name,
+                        &id.schema_version,
+                    )
+            };
+            match &self.identity {
+                None if self.identities == 0 => {
+                    self.identity = Some(id.clone());
+                    self.identities = 1;
+                }
+                Some(known) if !same(known) => {
+                    // `upstream` names one direct upstream (§13.1); with
+                    // several, it is unknown and so omitted.
+                    self.identity = None;
+                    self.identities = 2;
+                }
+                _ => {}
+            }
+        }
+        if let Some(c) = &r.cause {
+            match r.verdict {
+                Verdict::Failed if self.cause.as_ref().is_none_or(|k| k.retryable) => {
+                    self.cause = Some(c.clone());
+                }
+                Verdict::Retryable => {
+                    let longer = match &self.cause {
+                        None => true,
+                        Some(k) => k.retryable && c.retry_after_ms > k.retry_after_ms,
+                    };
+                    if longer {
+                        self.cause = Some(c.clone());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
