@@ -4,25 +4,40 @@
 use crate::util::*;
 
 /// `verify --output jsonl ARGS < input` reports `rule`.
-fn assert_fires(rule: &str, input: &[u8], args: &[&str]) {
+/// The findings are exactly `want`: each (rule, line) as many times as
+/// listed, nothing else (line 0: a finding about the whole input).
+fn assert_fires(want: &[(&str, u64)], input: &[u8], args: &[&str]) {
     let out = verify(args, input);
-    assert!(
-        out.has_rule(rule),
-        "{rule} not reported (exit {}); findings: {:?}\ninput:\n{}",
+    let mut got: Vec<(String, u64)> = out
+        .findings()
+        .iter()
+        .map(|f| {
+            let rule = f["rule"].as_str().unwrap().to_string();
+            (rule, f["line_number"].as_u64().unwrap_or(0))
+        })
+        .collect();
+    let mut want: Vec<(String, u64)> = want.iter().map(|(r, l)| (r.to_string(), *l)).collect();
+    got.sort();
+    want.sort();
+    assert_eq!(
+        got,
+        want,
+        "findings (exit {}) differ; input:\n{}",
         out.code,
-        out.rules(),
         String::from_utf8_lossy(input)
     );
 }
 
+/// `fires!(name, ["rule" @ line, ...], input[, args])`: the rule the test
+/// is named for first, then every other finding the input must give.
 macro_rules! fires {
-    ($name:ident, $rule:literal, $input:expr) => {
-        fires!($name, $rule, $input, &[]);
+    ($name:ident, [$($rule:literal @ $line:literal),+ $(,)?], $input:expr) => {
+        fires!($name, [$($rule @ $line),+], $input, &[]);
     };
-    ($name:ident, $rule:literal, $input:expr, $args:expr) => {
+    ($name:ident, [$($rule:literal @ $line:literal),+ $(,)?], $input:expr, $args:expr) => {
         #[test]
         fn $name() {
-            assert_fires($rule, &$input, $args);
+            assert_fires(&[$(($rule, $line)),+], &$input, $args);
         }
     };
 }
@@ -59,53 +74,53 @@ fn with_error(fields: &str) -> Vec<u8> {
 
 const ERR: &str = r#""category":"validation","code":"BAD_INPUT","message":"bad","retryable":false"#;
 
-fires!(line_unterminated, "line.unterminated", {
+fires!(line_unterminated, ["line.unterminated" @ 3, "summary.missing" @ 3], {
     let mut b = lines(&good(1));
     b.pop();
     b
 });
-fires!(line_blank, "line.blank", good_plus(1, "  "));
+fires!(line_blank, ["line.blank" @ 2, "seq.repeat" @ 3, "summary.event-count-mismatch" @ 5], good_plus(1, "  "));
 fires!(
     line_elided,
-    "line.elided",
+    ["line.elided" @ 3],
     good_plus(2, "[… 1 lines omitted …]")
 );
 fires!(
     line_too_long,
-    "line.too-long",
+    ["line.too-long" @ 2, "line.too-long" @ 4, "summary.missing" @ 4],
     good_with(1, &ev(1, "hit", &format!(r#""x":"{}""#, "a".repeat(500)))),
     &["--max-line-bytes", "200"]
 );
 fires!(
     json_invalid,
-    "json.invalid",
+    ["json.invalid" @ 2],
     good_with(1, r#"{"type":"hit","aoi":{"seq":1,"run":"R"},}"#)
 );
-fires!(json_invalid_utf8, "json.invalid-utf8", {
+fires!(json_invalid_utf8, ["json.invalid-utf8" @ 2], {
     let mut b = lines(&[meta()]);
     b.extend_from_slice(b"{\"type\":\"hit\",\"aoi\":{\"seq\":1,\"run\":\"R\"},\"x\":\"\xff\"}\n");
     b.extend_from_slice(&lines(&[ok_summary(2, 1)]));
     b
 });
-fires!(json_not_object, "json.not-object", good_with(1, "[1,2]"));
+fires!(json_not_object, ["json.not-object" @ 2], good_with(1, "[1,2]"));
 fires!(
     verdict_duplicate_key,
-    "verdict.duplicate-key",
+    ["verdict.duplicate-key" @ 3],
     with_summary(r#""ok":true,"ok":false,"event_count":3,"count":1"#)
 );
 fires!(
     envelope_type_missing,
-    "envelope.type-missing",
+    ["envelope.type-missing" @ 2, "summary.count-mismatch" @ 4],
     good_with(1, r#"{"aoi":{"seq":1,"run":"R"},"id":1}"#)
 );
 fires!(
     envelope_type_not_string,
-    "envelope.type-missing",
+    ["envelope.type-missing" @ 2, "summary.count-mismatch" @ 4],
     good_with(1, r#"{"type":7,"aoi":{"seq":1,"run":"R"}}"#)
 );
 fires!(
     envelope_duplicate_type,
-    "envelope.duplicate-key",
+    ["envelope.duplicate-key" @ 2],
     good_with(
         1,
         r#"{"type":"hit","aoi":{"seq":1,"run":"R"},"type":"aoi:summary"}"#
@@ -113,59 +128,59 @@ fires!(
 );
 fires!(
     envelope_duplicate_seq,
-    "envelope.duplicate-key",
+    ["envelope.duplicate-key" @ 2],
     good_with(1, r#"{"type":"hit","aoi":{"seq":1,"seq":9,"run":"R"}}"#)
 );
 fires!(
     envelope_aoi_not_object,
-    "envelope.aoi-not-object",
+    ["envelope.aoi-not-object" @ 2],
     good_with(1, r#"{"type":"hit","aoi":[1]}"#)
 );
 fires!(
     text_ansi,
-    "text.ansi",
+    ["text.ansi" @ 2],
     good_with(1, &ev(1, "hit", r#""title":"\u001b[31mred\u001b[0m""#))
 );
 fires!(
     seq_not_integer,
-    "seq.not-integer",
+    ["seq.not-integer" @ 2],
     good_with(1, r#"{"type":"hit","aoi":{"seq":1.0,"run":"R"}}"#)
 );
 fires!(
     seq_not_integer_string,
-    "seq.not-integer",
+    ["seq.not-integer" @ 2],
     good_with(1, r#"{"type":"hit","aoi":{"seq":"1","run":"R"}}"#)
 );
 fires!(
     seq_missing,
-    "seq.missing",
+    ["seq.missing" @ 2],
     good_with(1, r#"{"type":"hit","aoi":{"run":"R"}}"#)
 );
 fires!(
     seq_not_from_zero,
-    "seq.not-from-zero",
+    ["seq.not-from-zero" @ 1, "summary.event-count-mismatch" @ 2, "meta.missing" @ 2],
     lines(&[ev(5, "hit", ""), ok_summary(6, 1)])
 );
-fires!(seq_gap, "seq.gap", good_with(2, &hit(7)));
-fires!(seq_repeat, "seq.repeat", good_with(2, &hit(1)));
+fires!(seq_gap, ["seq.gap" @ 3, "seq.repeat" @ 4], good_with(2, &hit(7)));
+fires!(seq_repeat, ["seq.repeat" @ 3, "seq.gap" @ 4], good_with(2, &hit(1)));
 fires!(
     run_missing,
-    "run.missing",
+    ["run.missing" @ 2],
     good_with(1, r#"{"type":"hit","aoi":{"seq":1}}"#)
 );
 fires!(
     run_not_string,
-    "run.not-string",
+    ["run.not-string" @ 2],
     good_with(1, r#"{"type":"hit","aoi":{"seq":1,"run":7}}"#)
 );
 fires!(
     run_changed,
-    "run.changed",
+    ["run.changed" @ 2, "seq.not-from-zero" @ 2, "seq.gap" @ 3, "summary.event-count-mismatch" @ 4],
     good_with(1, r#"{"type":"hit","aoi":{"seq":1,"run":"OTHER"}}"#)
 );
 fires!(
     verifiable_not_claimed,
-    "verifiable.not-claimed",
+    ["verifiable.not-claimed" @ 2],
     lines(&[
         format!(r#"{{"type":"aoi:meta",{IDENTITY}}}"#),
         format!(r#"{{"type":"aoi:summary","ok":true,{IDENTITY}}}"#),
@@ -173,12 +188,12 @@ fires!(
 );
 fires!(
     meta_missing,
-    "meta.missing",
+    ["meta.missing" @ 2],
     lines(&[ev(0, "hit", ""), ok_summary(1, 1)])
 );
 fires!(
     meta_not_first,
-    "meta.not-first",
+    ["meta.not-first" @ 2],
     lines(&[
         ev(0, "hit", ""),
         ev(1, "aoi:meta", IDENTITY),
@@ -187,17 +202,17 @@ fires!(
 );
 fires!(
     meta_duplicate,
-    "meta.duplicate",
+    ["meta.duplicate" @ 2, "summary.count-mismatch" @ 4],
     good_with(1, &ev(1, "aoi:meta", IDENTITY))
 );
 fires!(
     meta_identity_missing,
-    "meta.identity-missing",
+    ["meta.identity-missing" @ 1],
     good_with(0, &ev(0, "aoi:meta", r#""tool":"t""#))
 );
 fires!(
     summary_identity_missing,
-    "summary.identity-missing",
+    ["summary.identity-missing" @ 3],
     lines(&[
         meta(),
         hit(1),
@@ -206,7 +221,7 @@ fires!(
 );
 fires!(
     meta_args_unredacted,
-    "meta.args-unredacted",
+    ["meta.args-unredacted" @ 1],
     good_with(
         0,
         &ev(
@@ -218,7 +233,7 @@ fires!(
 );
 fires!(
     meta_args_object_unredacted,
-    "meta.args-unredacted",
+    ["meta.args-unredacted" @ 1],
     good_with(
         0,
         &ev(
@@ -230,7 +245,7 @@ fires!(
 );
 fires!(
     meta_args_url,
-    "meta.args-unredacted",
+    ["meta.args-unredacted" @ 1],
     good_with(
         0,
         &ev(
@@ -242,106 +257,106 @@ fires!(
 );
 fires!(
     version_aoi_unsupported,
-    "version.aoi-unsupported",
+    ["version.aoi-unsupported" @ 1],
     good_with(0, &ev(0, "aoi:meta", r#""aoi_version":"2.0""#))
 );
 fires!(
     version_schema_mismatch_major,
-    "version.schema-mismatch",
+    ["version.schema-mismatch" @ 1],
     lines(&good(1)),
     &["--expect-schema", "com.example.t@2"]
 );
 fires!(
     version_schema_mismatch_name,
-    "version.schema-mismatch",
+    ["version.schema-mismatch" @ 1],
     lines(&good(1)),
     &["--expect-schema", "com.other"]
 );
 fires!(
     version_schema_mismatch_no_meta,
-    "version.schema-mismatch",
+    ["version.schema-mismatch" @ 2, "meta.missing" @ 2],
     lines(&[ev(0, "hit", ""), ok_summary(1, 1)]),
     &["--expect-schema", "com.example.t"]
 );
 fires!(
     framework_unknown_type,
-    "framework.unknown-type",
+    ["framework.unknown-type" @ 2, "summary.count-mismatch" @ 4],
     good_with(1, &ev(1, "aoi:telemetry", ""))
 );
-fires!(summary_missing, "summary.missing", lines(&[meta(), hit(1)]));
+fires!(summary_missing, ["summary.missing" @ 2], lines(&[meta(), hit(1)]));
 fires!(
     summary_missing_empty_input,
-    "summary.missing",
+    ["summary.missing" @ 0, "meta.missing" @ 0, "verifiable.not-claimed" @ 0],
     Vec::<u8>::new()
 );
 fires!(
     summary_not_last,
-    "summary.not-last",
+    ["summary.not-last" @ 3],
     lines(&[meta(), ok_summary(1, 0), hit(2)])
 );
 fires!(
     summary_duplicate,
-    "summary.duplicate",
+    ["summary.duplicate" @ 3],
     lines(&[meta(), ok_summary(1, 0), ok_summary(2, 0)])
 );
 fires!(
     summary_ok_missing,
-    "summary.ok-missing",
+    ["summary.ok-missing" @ 3],
     with_summary(r#""event_count":3,"count":1"#)
 );
 fires!(
     summary_ok_not_bool,
-    "summary.ok-missing",
+    ["summary.ok-missing" @ 3],
     with_summary(r#""ok":"true","event_count":3"#)
 );
 fires!(
     summary_reason_missing,
-    "summary.reason-missing",
+    ["summary.reason-missing" @ 3],
     with_summary(r#""ok":false,"event_count":3"#)
 );
 fires!(
     summary_reason_invalid,
-    "summary.reason-invalid",
+    ["summary.reason-invalid" @ 3],
     with_summary(r#""ok":false,"reason":"oops","event_count":3"#)
 );
 fires!(
     summary_reason_with_ok,
-    "summary.reason-invalid",
+    ["summary.reason-invalid" @ 3],
     with_summary(r#""ok":true,"reason":"failed","event_count":3"#)
 );
 fires!(
     summary_event_count_mismatch,
-    "summary.event-count-mismatch",
+    ["summary.event-count-mismatch" @ 3],
     with_summary(r#""ok":true,"event_count":4"#)
 );
 fires!(
     summary_event_count_missing,
-    "summary.event-count-missing",
+    ["summary.event-count-missing" @ 3],
     with_summary(r#""ok":true,"count":1"#)
 );
 fires!(
     summary_count_mismatch,
-    "summary.count-mismatch",
+    ["summary.count-mismatch" @ 3],
     with_summary(r#""ok":true,"event_count":3,"count":2"#)
 );
 fires!(
     summary_counter_low,
-    "summary.counter-low",
+    ["summary.counter-low" @ 5, "seq.repeat" @ 4, "summary.event-count-mismatch" @ 5],
     good_plus(2, &ev(2, "aoi:warning", r#""code":"W","message":"w""#))
 );
 fires!(
     summary_counter_invalid,
-    "summary.counter-invalid",
+    ["summary.counter-invalid" @ 3],
     with_summary(r#""ok":true,"event_count":3,"count":-1"#)
 );
 fires!(
     summary_counter_invalid_float,
-    "summary.counter-invalid",
+    ["summary.counter-invalid" @ 3],
     with_summary(r#""ok":true,"event_count":3.0"#)
 );
 fires!(
     summary_partial_inconsistent,
-    "summary.partial-inconsistent",
+    ["summary.partial-inconsistent" @ 4],
     lines(&[
         meta(),
         hit(1),
@@ -354,12 +369,12 @@ fires!(
 );
 fires!(
     summary_partial_without_item_error,
-    "summary.partial-inconsistent",
+    ["summary.partial-inconsistent" @ 3],
     with_summary(r#""ok":true,"event_count":3,"count":1,"partial":true"#)
 );
 fires!(
     summary_ok_despite_error,
-    "summary.ok-despite-error",
+    ["summary.ok-despite-error" @ 3],
     lines(&[
         meta(),
         ev(1, "aoi:error", ERR),
@@ -368,7 +383,7 @@ fires!(
 );
 fires!(
     summary_caused_by_missing,
-    "summary.caused-by-missing",
+    ["summary.caused-by-missing" @ 3],
     lines(&[
         meta(),
         ev(1, "aoi:error", &format!(r#"{ERR},"origin":"up""#)),
@@ -380,57 +395,57 @@ fires!(
 );
 fires!(
     summary_upstream_null,
-    "summary.upstream-null",
+    ["summary.upstream-null" @ 3],
     with_summary(r#""ok":true,"event_count":3,"count":1,"upstream":null"#)
 );
 fires!(
     summary_upstream_null_member,
-    "summary.upstream-null",
+    ["summary.upstream-null" @ 3],
     with_summary(r#""ok":true,"event_count":3,"count":1,"upstream":{"tool":null}"#)
 );
 fires!(
     error_field_missing,
-    "error.field-missing",
+    ["error.field-missing" @ 2],
     with_error(r#""category":"validation","message":"m","retryable":false"#)
 );
 fires!(
     error_category_removed,
-    "error.category-removed",
+    ["error.category-removed" @ 2],
     with_error(r#""category":"temporary","code":"X","message":"m","retryable":true"#)
 );
 fires!(
     error_category_unknown,
-    "error.category-unknown",
+    ["error.category-unknown" @ 2],
     with_error(r#""category":"weird","code":"X","message":"m","retryable":false"#)
 );
 fires!(
     error_code_format,
-    "error.code-format",
+    ["error.code-format" @ 2],
     with_error(r#""category":"io","code":"bad-code","message":"m","retryable":false"#)
 );
 fires!(
     error_message_multiline,
-    "error.message-multiline",
+    ["error.message-multiline" @ 2],
     with_error(r#""category":"io","code":"X","message":"a\nb","retryable":false"#)
 );
 fires!(
     error_message_ansi,
-    "error.message-multiline",
+    ["error.message-multiline" @ 2, "text.ansi" @ 2],
     with_error(r#""category":"io","code":"X","message":"\u001b[1mb","retryable":false"#)
 );
 fires!(
     error_retry_after_forbidden,
-    "error.retry-after-forbidden",
+    ["error.retry-after-forbidden" @ 2],
     with_error(r#""category":"io","code":"X","message":"m","retryable":false,"retry_after_ms":5"#)
 );
 fires!(
     error_retry_after_invalid,
-    "error.retry-after-invalid",
+    ["error.retry-after-invalid" @ 2],
     with_error(r#""category":"io","code":"X","message":"m","retryable":true,"retry_after_ms":-5"#)
 );
 fires!(
     error_scope_invalid,
-    "error.scope-invalid",
+    ["error.scope-invalid" @ 2],
     with_error(&format!(r#"{ERR},"scope":"global""#))
 );
 
@@ -441,73 +456,73 @@ const V02_META: &str = r#"{"type":"aoi:meta","tool":"t","tool_version":"1.0.0","
 
 fires!(
     protocol_mismatch,
-    "protocol.mismatch",
+    ["protocol.mismatch" @ 1, "version.legacy" @ 1, "envelope.type-missing" @ 1, "envelope.type-missing" @ 2, "summary.missing" @ 2, "meta.missing" @ 2],
     lines(&[AF_LOG, AF_RESULT]),
     &["--protocol", "aoi-0.2"]
 );
 fires!(
     version_legacy,
-    "version.legacy",
+    ["version.legacy" @ 1],
     lines(&[V02_META, r#"{"type":"aoi:summary","ok":true,"count":2}"#])
 );
 fires!(
     afdata_kind_invalid,
-    "afdata.kind-invalid",
+    ["afdata.kind-invalid" @ 2],
     lines(&[AF_LOG, r#"{"kind":"debug","debug":1}"#, AF_RESULT])
 );
 fires!(
     afdata_payload_missing,
-    "afdata.payload-missing",
+    ["afdata.payload-missing" @ 2],
     lines(&[AF_LOG, r#"{"kind":"progress","trace":{}}"#, AF_RESULT])
 );
 fires!(
     afdata_trace_not_object,
-    "afdata.trace-not-object",
+    ["afdata.trace-not-object" @ 2],
     lines(&[AF_LOG, r#"{"kind":"result","result":{},"trace":[]}"#])
 );
 fires!(
     afdata_error_fields,
-    "afdata.error-fields",
+    ["afdata.error-fields" @ 1],
     lines(&[r#"{"kind":"error","error":{"message":"no code"}}"#])
 );
 fires!(
     afdata_terminal_missing,
-    "afdata.terminal-missing",
+    ["afdata.terminal-missing" @ 1],
     lines(&[AF_LOG])
 );
 fires!(
     afdata_terminal_not_last,
-    "afdata.terminal-not-last",
+    ["afdata.terminal-not-last" @ 3],
     lines(&[AF_LOG, AF_RESULT, AF_LOG])
 );
 fires!(
     ndjson_type_missing,
-    "ndjson.type-missing",
+    ["ndjson.type-missing" @ 2],
     lines(&[r#"{"type":"a"}"#, r#"{"kind":"b"}"#]),
     &["--protocol", "ndjson"]
 );
 fires!(
     ndjson_first_wrong,
-    "ndjson.first-wrong",
+    ["ndjson.first-wrong" @ 1],
     lines(&[r#"{"type":"b"}"#, r#"{"type":"z"}"#]),
     &["--protocol", "ndjson", "--first", "a"]
 );
 fires!(
     ndjson_last_missing,
-    "ndjson.last-missing",
+    ["ndjson.last-missing" @ 2],
     lines(&[r#"{"type":"a"}"#, r#"{"type":"b"}"#]),
     &["--protocol", "ndjson", "--last", "z"]
 );
 fires!(
     ndjson_after_last,
-    "ndjson.after-last",
+    ["ndjson.after-last" @ 3],
     lines(&[r#"{"type":"a"}"#, r#"{"type":"z"}"#, r#"{"type":"b"}"#]),
     &["--protocol", "ndjson", "--last", "z"]
 );
 
 fires!(
     secret_exposed,
-    "secret.exposed",
+    ["secret.exposed" @ 2],
     good_with(
         1,
         r#"{"type":"hit","aoi":{"seq":1,"run":"R"},"api_key_secret":"sk-1"}"#
@@ -515,7 +530,7 @@ fires!(
 );
 fires!(
     secret_url_exposed,
-    "secret.url-exposed",
+    ["secret.url-exposed" @ 2],
     good_with(
         1,
         r#"{"type":"hit","aoi":{"seq":1,"run":"R"},"cb_url":"https://u:pw@h/"}"#
@@ -528,13 +543,13 @@ const EVENTS_SCHEMA: &str = concat!(
 );
 fires!(
     event_schema_invalid,
-    "event.schema-invalid",
+    ["event.schema-invalid" @ 2],
     good_with(1, r#"{"type":"hit","aoi":{"seq":1,"run":"R"},"id":"1"}"#),
     &["--schema", EVENTS_SCHEMA]
 );
 fires!(
     event_schema_unchecked,
-    "event.schema-unchecked",
+    ["event.schema-unchecked" @ 2],
     good_with(
         1,
         &format!(
