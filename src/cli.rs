@@ -64,7 +64,10 @@ enum Command {
     #[command(
         name = "split-by-run",
         after_help = "Example: aoitap split-by-run --dir runs/ merged.jsonl\n\n\
-                      Files are named run-ID.jsonl with unsafe bytes of the id written %XX; see the man page."
+                      Files: run-ID.jsonl, where ID is the run id with every byte outside A-Z a-z 0-9 . _ -\n\
+                      written %XX (a leading . too), cut to 120 bytes; ~2, ~3... before .jsonl when two ids\n\
+                      would give one name (also equal but for case). A run without an id, opened by an\n\
+                      aoi:meta at line N: run-from-line-N.jsonl. Lines no run claims: unattributed.jsonl."
     )]
     SplitByRun(SplitArgs),
 
@@ -300,7 +303,7 @@ struct StreamArgs {
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
 
-    /// Report format: human, or jsonl (aoitap's own AOI event stream); verify and run also take tap, summarize json (one object).
+    /// Report format: human, jsonl (aoitap's own AOI event stream), json (summarize: one document), tap (verify and run).
     #[arg(long, visible_alias = "format", value_enum, default_value_t = OutputArg::Human, value_name = "FORMAT")]
     output: OutputArg,
 
@@ -393,11 +396,9 @@ struct StreamArgs {
 enum OutputArg {
     Human,
     Jsonl,
-    /// summarize only (its doc says so): not listed for the others.
-    #[value(hide = true)]
+    /// One JSON document (summarize only).
     Json,
-    /// TAP (13, the common ground with 14): verify and run (their doc says so).
-    #[value(hide = true)]
+    /// TAP 13 (verify and run only).
     Tap,
 }
 
@@ -615,7 +616,7 @@ impl StreamArgs {
                     (None, ReportTo::Stderr) => std::io::stderr().is_terminal(),
                     (None, ReportTo::Stdout) => std::io::stdout().is_terminal(),
                 };
-                tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                crate::output::style::auto(tty)
             }
         };
         let inputs = if self.files.is_empty() {

@@ -1,3 +1,6 @@
+//! The binary: parse the command line, dispatch to one command, and turn
+//! its result into the one exit status (DESIGN §4); nothing else.
+
 use std::process::ExitCode;
 
 use aoitap::cli;

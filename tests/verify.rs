@@ -1030,7 +1030,7 @@ fn human_report_reads_without_the_spec() {
     );
     assert!(
         out.stdout
-            .contains("\x1b[1;31merror[line.unterminated]\x1b[0m")
+            .contains("\x1b[1m\x1b[31merror[line.unterminated]\x1b[0m")
     );
 }
 

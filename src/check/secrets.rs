@@ -5,7 +5,7 @@
 //! userinfo password or a query or `k=v` fragment parameter whose
 //! form-decoded name is secret, not `***`.
 //!
-//! The walk (`event.rs`) marks a line whose keys carry those suffixes, so
+//! The walk (`json/walk.rs`) marks a line whose keys carry those suffixes, so
 //! only marked lines are searched here (every line when `--secret-name`
 //! is given). Each exposure keeps the byte spans `--redact` replaces, so a
 //! redacted line is the same bytes with only those spans changed. Nothing

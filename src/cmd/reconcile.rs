@@ -19,6 +19,8 @@ use crate::check::{
     Checker, Markers, Protocol, Run, RunKey, RunRef, RunVerdict, Seen, SeqTrack, Step, Verdict,
     id_key,
 };
+use serde::Serialize;
+
 use crate::cmd::{Consumer, Held, PerRun, Report, run_stream};
 use crate::config::{Format, Input, ReconcileOptions, ReportTo};
 use crate::exit::{Error, Exit, Result};
@@ -460,14 +462,17 @@ impl Reconcile {
             report.out.file,
             clean(&run)
         ))?;
-        report.out.domain("difference", |o| {
-            o.str("kind", kind);
-            o.str("run", &run);
-            o.num("from_seq", seq);
-            o.num("to_seq", seq);
-            o.num("count", 1);
-            o.num("line_number", number);
-        })
+        report.out.domain(
+            "difference",
+            Difference {
+                kind,
+                run: &run,
+                from_seq: seq,
+                to_seq: seq,
+                count: 1,
+                line_number: Some(number),
+            },
+        )
     }
 
     /// Report a run and let it go.
@@ -613,55 +618,42 @@ impl Reconcile {
             report.out.text(&t)?;
         }
         for g in &r.gaps {
-            report.out.domain("gap", |o| {
-                o.opt_str("run", name.as_deref());
-                o.num("from_seq", g.from);
-                o.num("to_seq", g.to);
-                o.num("missing_count", g.count());
-                o.num("after_line_number", g.after_line);
-                if let Some((claims, _)) = g.marker {
-                    o.num("marker_claims", claims);
-                }
-            })?;
+            report.out.domain(
+                "gap",
+                GapEvent {
+                    run: name.as_deref(),
+                    from_seq: g.from,
+                    to_seq: g.to,
+                    missing_count: g.count(),
+                    after_line_number: g.after_line,
+                    marker_claims: g.marker.map(|(claims, _)| claims),
+                },
+            )?;
         }
-        report.out.domain("run", |o| {
-            o.opt_str("run", name.as_deref());
-            o.num("first_line", r.first_line);
-            o.num("lines", r.lines);
-            o.str("verdict", verdict.name());
-            let present: Vec<String> = r
-                .present()
-                .iter()
-                .map(|(a, b)| format!("[{a},{b}]"))
-                .collect();
-            o.raw("present", &format!("[{}]", present.join(",")));
-            o.num("missing_count", r.missing);
-            o.num("gaps_not_listed", r.gaps_unlisted);
-            o.num("repeats", r.repeats);
-            o.num("reorders", r.reorders);
-            o.num("text_lines", r.other_lines);
-            o.num("seen_domain", r.domain);
-            o.num("seen_warnings", r.warnings);
-            o.num("seen_errors", r.errors);
-            if let Some(s) = s {
-                for (k, v) in [
-                    ("event_count", s.event_count),
-                    ("count", s.count),
-                    ("warning_count", s.warning_count),
-                    ("error_count", s.error_count),
-                ] {
-                    if let Some(v) = v {
-                        o.num(k, v);
-                    }
-                }
-            }
-            let notes: Vec<String> = r
-                .marker_notes
-                .iter()
-                .map(|n| serde_json::to_string(n).unwrap_or_default())
-                .collect();
-            o.raw("marker_notes", &format!("[{}]", notes.join(",")));
-        })
+        let claimed = |f: fn(&Counters) -> Option<u64>| s.and_then(f);
+        report.out.domain(
+            "run",
+            RunEvent {
+                run: name.as_deref(),
+                first_line: r.first_line,
+                lines: r.lines,
+                verdict: verdict.name(),
+                present: r.present(),
+                missing_count: r.missing,
+                gaps_not_listed: r.gaps_unlisted,
+                repeats: r.repeats,
+                reorders: r.reorders,
+                text_lines: r.other_lines,
+                seen_domain: r.domain,
+                seen_warnings: r.warnings,
+                seen_errors: r.errors,
+                event_count: claimed(|c| c.event_count),
+                count: claimed(|c| c.count),
+                warning_count: claimed(|c| c.warning_count),
+                error_count: claimed(|c| c.error_count),
+                marker_notes: &r.marker_notes,
+            },
+        )
     }
 
     /// `--against`: reference events never seen, by run, as ranges.
@@ -697,13 +689,17 @@ impl Reconcile {
                         to - from + 1
                     );
                     report.out.text(&text)?;
-                    report.out.domain("difference", |o| {
-                        o.str("kind", "missing");
-                        o.str("run", &run);
-                        o.num("from_seq", from);
-                        o.num("to_seq", to);
-                        o.num("count", to - from + 1);
-                    })?;
+                    report.out.domain(
+                        "difference",
+                        Difference {
+                            kind: "missing",
+                            run: &run,
+                            from_seq: from,
+                            to_seq: to,
+                            count: to - from + 1,
+                            line_number: None,
+                        },
+                    )?;
                 }
                 i = j + 1;
             }
@@ -749,6 +745,60 @@ fn fit_list(items: &[String]) -> String {
         out.push_str(it);
     }
     out
+}
+
+/// `difference`: an event that is not the reference's (DESIGN §6).
+#[derive(Serialize)]
+struct Difference<'a> {
+    kind: &'a str,
+    run: &'a str,
+    from_seq: u64,
+    to_seq: u64,
+    count: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line_number: Option<u64>,
+}
+
+/// `gap`: seqs a run lacks.
+#[derive(Serialize)]
+struct GapEvent<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run: Option<&'a str>,
+    from_seq: u64,
+    to_seq: u64,
+    missing_count: u64,
+    after_line_number: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    marker_claims: Option<u64>,
+}
+
+/// reconcile's `run`: every event of a run accounted for.
+#[derive(Serialize)]
+struct RunEvent<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run: Option<&'a str>,
+    first_line: u64,
+    lines: u64,
+    verdict: &'a str,
+    /// Present seqs as `[from, to]` ranges.
+    present: Vec<(u64, u64)>,
+    missing_count: u64,
+    gaps_not_listed: u64,
+    repeats: u64,
+    reorders: u64,
+    text_lines: u64,
+    seen_domain: u64,
+    seen_warnings: u64,
+    seen_errors: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    event_count: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    count: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    warning_count: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_count: Option<u64>,
+    marker_notes: &'a [String],
 }
 
 #[cfg(test)]

@@ -13,12 +13,14 @@ use std::io::{self, IsTerminal};
 
 use crate::check::Protocol;
 use crate::check::{Checker, Identity, RunKey, RunVerdict, Seen, Verdict};
+use serde::Serialize;
+
 use crate::cmd::{Consumer, Held, PerRun, Report, run_stream};
 use crate::config::{Format, ReportTo, SummarizeOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
 use crate::json::{Event, Kind};
-use crate::output::{Obj, clean, one_line, plural};
+use crate::output::{clean, one_line, plural, style};
 
 const MAX_KINDS: usize = 256;
 
@@ -46,6 +48,7 @@ struct Stats {
     outcome: Option<Outcome>,
 }
 
+#[derive(Serialize)]
 struct Problem {
     category: String,
     code: String,
@@ -54,13 +57,18 @@ struct Problem {
     first_line: u64,
 }
 
-#[derive(Default)]
+#[derive(Default, Serialize)]
 struct Outcome {
+    #[serde(skip_serializing_if = "Option::is_none")]
     ok: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     partial: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     truncated: Option<bool>,
     next_cursor: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
     elapsed_ms: Option<u64>,
 }
 
@@ -68,7 +76,7 @@ struct Summarize<'o> {
     type_field: &'o str,
     stats: PerRun<Stats>,
     /// Objects of `--output json`, in order.
-    runs: Vec<Vec<u8>>,
+    runs: Vec<serde_json::Value>,
     /// Standard output's width, when it is a terminal.
     width: Option<usize>,
 }
@@ -111,9 +119,13 @@ impl Stats {
             self.afdata(ev, line);
         }
         let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
-        let ty = ev.get(type_field).and_then(|v| v.as_str());
-        let name = ty.as_deref().unwrap_or("(none)");
         let aoi_type = ev.ty();
+        // Most streams count by `type`: decoded once for both uses.
+        let ty = match type_field {
+            "type" => aoi_type.clone(),
+            field => ev.get(field).and_then(|v| v.as_str()),
+        };
+        let name = ty.as_deref().unwrap_or("(none)");
         if name.starts_with("aoi:") {
             bump(&mut self.framework, name);
         } else {
@@ -263,12 +275,13 @@ impl Summarize<'_> {
                 let block = human_block(r, &st, &report.out.file, report.out.color(), self.width);
                 report.out.text(&block)
             }
-            Format::Jsonl => report.out.domain("run_summary", |o| fill(o, r, &st)),
+            Format::Jsonl => report
+                .out
+                .domain("run_summary", RunSummary::of(None, r, &st)),
             Format::Json => {
-                let mut o = Obj::new();
-                o.str("file", &report.out.file);
-                fill(&mut o, r, &st);
-                self.runs.push(o.finish());
+                let run = RunSummary::of(Some(&report.out.file), r, &st);
+                self.runs
+                    .push(serde_json::to_value(run).map_err(io::Error::other)?);
                 Ok(())
             }
         }
@@ -276,94 +289,103 @@ impl Summarize<'_> {
 
     /// `--output json`: one object for everything read so far.
     fn write_json(&mut self, report: &mut Report) -> io::Result<()> {
-        let mut o = Obj::new();
-        o.str("tool", crate::output::TOOL);
-        o.str("tool_version", crate::output::TOOL_VERSION);
-        o.str("schema_name", crate::output::SCHEMA_NAME);
-        o.str("schema_version", crate::output::SCHEMA_VERSION);
-        let runs: Vec<String> = self
-            .runs
-            .drain(..)
-            .map(|r| String::from_utf8_lossy(&r).into_owned())
-            .collect();
-        o.raw("runs", &format!("[{}]", runs.join(",")));
-        let mut bytes = o.finish();
+        let doc = Document {
+            tool: crate::output::TOOL,
+            tool_version: crate::output::TOOL_VERSION,
+            schema_name: crate::output::SCHEMA_NAME,
+            schema_version: crate::output::SCHEMA_VERSION,
+            runs: std::mem::take(&mut self.runs),
+        };
+        let mut bytes = serde_json::to_vec(&doc).map_err(io::Error::other)?;
         bytes.push(b'\n');
         report.out.raw(&bytes)
     }
 }
 
-/// The fields of a `run_summary` (also each run of `--output json`).
-fn fill(o: &mut Obj, r: &RunVerdict, st: &Stats) {
-    o.opt_str("run", r.run.as_deref());
-    o.num("first_line", r.first_line);
-    if let Some(id) = &r.identity {
-        for (k, v) in [
-            ("tool", &id.tool),
-            ("tool_version", &id.tool_version),
-            ("command", &id.command),
-            ("schema_name", &id.schema_name),
-            ("schema_version", &id.schema_version),
-            ("aoi_version", &id.aoi_version),
-        ] {
-            o.opt_str(k, v.as_deref());
+/// `--output json`: the whole input's runs as one document.
+#[derive(Serialize)]
+struct Document {
+    tool: &'static str,
+    tool_version: &'static str,
+    schema_name: &'static str,
+    schema_version: &'static str,
+    runs: Vec<serde_json::Value>,
+}
+
+/// A `run_summary` event (also each run of `--output json`, with `file`).
+#[derive(Serialize)]
+struct RunSummary<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run: Option<&'a str>,
+    first_line: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_version: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    command: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    schema_name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    schema_version: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    aoi_version: Option<&'a str>,
+    lines: u64,
+    bytes: u64,
+    domain_types: &'a BTreeMap<String, u64>,
+    framework_types: &'a BTreeMap<String, u64>,
+    warnings: &'a [Problem],
+    errors: &'a [Problem],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outcome: Option<&'a Outcome>,
+    seq: SeqShape,
+    protocol: &'a str,
+    verdict: &'a str,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct SeqShape {
+    numbered: bool,
+    complete: bool,
+    missing: u64,
+    repeats: u64,
+}
+
+impl<'a> RunSummary<'a> {
+    fn of(file: Option<&'a str>, r: &'a RunVerdict, st: &'a Stats) -> RunSummary<'a> {
+        let id =
+            |f: fn(&Identity) -> &Option<String>| r.identity.as_ref().and_then(|i| f(i).as_deref());
+        RunSummary {
+            file,
+            run: r.run.as_deref(),
+            first_line: r.first_line,
+            tool: id(|i| &i.tool),
+            tool_version: id(|i| &i.tool_version),
+            command: id(|i| &i.command),
+            schema_name: id(|i| &i.schema_name),
+            schema_version: id(|i| &i.schema_version),
+            aoi_version: id(|i| &i.aoi_version),
+            lines: st.lines,
+            bytes: st.bytes,
+            domain_types: &st.domain,
+            framework_types: &st.framework,
+            warnings: &st.warnings,
+            errors: &st.errors,
+            outcome: st.outcome.as_ref(),
+            seq: SeqShape {
+                numbered: r.uses_seq,
+                complete: r.uses_seq && r.missing == 0 && r.repeats == 0,
+                missing: r.missing,
+                repeats: r.repeats,
+            },
+            protocol: r.protocol.name(),
+            verdict: r.verdict.name(),
+            message: &r.message,
         }
     }
-    o.num("lines", st.lines);
-    o.num("bytes", st.bytes);
-    let counts = |m: &BTreeMap<String, u64>| {
-        let mut c = Obj::new();
-        for (k, v) in m {
-            c.num_key(k, *v);
-        }
-        c
-    };
-    o.obj("domain_types", counts(&st.domain));
-    o.obj("framework_types", counts(&st.framework));
-    let problems = |list: &[Problem]| {
-        let items: Vec<String> = list
-            .iter()
-            .map(|p| {
-                let mut q = Obj::new();
-                q.str("category", &p.category);
-                q.str("code", &p.code);
-                q.num("count", p.count);
-                q.str("first_message", &p.first_message);
-                q.num("first_line", p.first_line);
-                String::from_utf8_lossy(&q.finish()).into_owned()
-            })
-            .collect();
-        format!("[{}]", items.join(","))
-    };
-    o.raw("warnings", &problems(&st.warnings));
-    o.raw("errors", &problems(&st.errors));
-    if let Some(out) = &st.outcome {
-        let mut q = Obj::new();
-        if let Some(ok) = out.ok {
-            q.bool("ok", ok);
-        }
-        q.opt_str("reason", out.reason.as_deref());
-        if let Some(p) = out.partial {
-            q.bool("partial", p);
-        }
-        if let Some(t) = out.truncated {
-            q.bool("truncated", t);
-        }
-        q.bool("next_cursor", out.next_cursor);
-        if let Some(ms) = out.elapsed_ms {
-            q.num("elapsed_ms", ms);
-        }
-        o.obj("outcome", q);
-    }
-    let mut seq = Obj::new();
-    seq.bool("numbered", r.uses_seq);
-    seq.bool("complete", r.uses_seq && r.missing == 0 && r.repeats == 0);
-    seq.num("missing", r.missing);
-    seq.num("repeats", r.repeats);
-    o.obj("seq", seq);
-    o.str("protocol", r.protocol.name());
-    o.str("verdict", r.verdict.name());
-    o.str("message", &r.message);
 }
 
 /// A block per run, cut to `width` columns on a terminal (never in a
@@ -379,18 +401,12 @@ fn human_block(
         Some(w) => fit(s, (room + w).saturating_sub(80).max(20)),
         None => s.to_string(),
     };
-    let paint = |text: &str, code: &str| {
-        if color {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text.to_string()
-        }
-    };
+    let paint = |text: &str, style| style::paint(color, style, text);
     let (word, code) = match r.verdict {
-        Verdict::Pass => ("PASS", "1;32"),
-        Verdict::Failed => ("FAIL", "1;31"),
-        Verdict::Retryable => ("RETRYABLE", "1;33"),
-        Verdict::Nonconforming => ("NOT CONFORMING", "1;31"),
+        Verdict::Pass => ("PASS", style::GOOD),
+        Verdict::Failed => ("FAIL", style::BAD),
+        Verdict::Retryable => ("RETRYABLE", style::WARN),
+        Verdict::Nonconforming => ("NOT CONFORMING", style::BAD),
     };
     let who = match &r.run {
         Some(id) => format!("run {}", clean(id)),

@@ -1,5 +1,7 @@
-//! The report writer: human findings and verdicts, or aoitap's own AOI
-//! stream (DESIGN §5), and the tally the exit status is made from.
+//! The report writer: human findings and verdicts (colour: `style.rs`),
+//! aoitap's own AOI stream (DESIGN §5; the wire structs: `jsonl.rs`), or
+//! TAP (`tap.rs`). It writes; it decides nothing: the exit status is made
+//! from `check::Tally`, which the writer only reads for the summary.
 //!
 //! In jsonl mode aoitap is an AOI producer and keeps its own rules: one
 //! `aoi:meta` first, `seq` contiguous from 0 on one `run`, a terminal
@@ -11,6 +13,8 @@
 use std::io::{self, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use serde::Serialize;
+
 use crate::check::rules::Severity;
 use crate::check::{Finding, Protocol, RunVerdict, Tally, Verdict};
 use crate::config::{Format, Style};
@@ -18,7 +22,9 @@ use crate::exit::{Error, Exit};
 use crate::output::tap::Tap;
 
 pub mod discover;
+pub mod jsonl;
 pub mod progress;
+pub mod style;
 pub mod tap;
 
 pub const TOOL: &str = "aoitap";
@@ -75,28 +81,31 @@ impl<W: Write> Emitter<W> {
         self.style.format == Format::Tap && !self.style.quiet
     }
 
-    /// A new event of aoitap's own stream, envelope filled in.
-    pub fn event(&mut self, ty: &str) -> Obj {
-        let mut o = Obj::new();
-        o.str("type", ty);
-        o.raw_key("aoi");
-        o.buf.extend_from_slice(
-            format!("{{\"seq\":{},\"run\":\"{}\"}}", self.seq, self.run_id).as_bytes(),
-        );
+    /// Write one event of aoitap's own stream, envelope filled in; `file`
+    /// for events about an input.
+    fn event<T: Serialize>(&mut self, ty: &str, file: bool, body: T) -> io::Result<()> {
+        let line = jsonl::Line {
+            ty,
+            aoi: jsonl::Envelope {
+                seq: self.seq,
+                run: &self.run_id,
+            },
+            file: file.then_some(self.file.as_str()),
+            body,
+        };
+        let mut buf = serde_json::to_vec(&line).map_err(io::Error::other)?;
+        buf.push(b'\n');
         self.seq += 1;
-        o
+        self.out.write_all(&buf)
     }
 
     /// Write a domain event of a command's own (jsonl mode only).
-    pub fn domain(&mut self, ty: &str, fill: impl FnOnce(&mut Obj)) -> io::Result<()> {
+    pub fn domain<T: Serialize>(&mut self, ty: &str, body: T) -> io::Result<()> {
         if !self.jsonl() {
             return Ok(());
         }
-        let mut o = self.event(ty);
-        o.str("file", &self.file);
-        fill(&mut o);
         self.domain_emitted += 1;
-        self.write(o)
+        self.event(ty, true, body)
     }
 
     /// Bytes as they are (the one object of `--output json`).
@@ -125,12 +134,6 @@ impl<W: Write> Emitter<W> {
         self.style.color
     }
 
-    fn write(&mut self, o: Obj) -> io::Result<()> {
-        let mut buf = o.finish();
-        buf.push(b'\n');
-        self.out.write_all(&buf)
-    }
-
     /// Start the report: `aoi:meta` in jsonl mode.
     pub fn begin(&mut self) -> io::Result<()> {
         if self.tap() {
@@ -139,10 +142,12 @@ impl<W: Write> Emitter<W> {
         if !self.jsonl() {
             return Ok(());
         }
-        let mut o = self.event("aoi:meta");
-        identity_fields(&mut o);
-        o.str("command", &self.command);
-        self.write(o)?;
+        let command = self.command.clone();
+        let meta = jsonl::Meta {
+            identity: jsonl::IDENTITY,
+            command: &command,
+        };
+        self.event("aoi:meta", false, meta)?;
         // Out at once: a reader can tell "started" from "wedged" (§13.1).
         self.out.flush()
     }
@@ -152,13 +157,14 @@ impl<W: Write> Emitter<W> {
     pub fn local_error(&mut self, category: &str, code: &str, message: &str) -> io::Result<()> {
         self.local_errors += 1;
         if self.jsonl() {
-            let mut o = self.event("aoi:error");
-            o.str("category", category);
-            o.str("code", code);
-            o.str("message", &one_line(message));
-            o.bool("retryable", false);
-            o.str("scope", "process");
-            self.write(o)
+            let error = jsonl::Error {
+                category,
+                code,
+                message: &one_line(message),
+                retryable: false,
+                scope: "process",
+            };
+            self.event("aoi:error", false, error)
         } else if self.tap() {
             self.tap.local_error(&mut self.out, code, message)
         } else {
@@ -198,55 +204,54 @@ impl<W: Write> Emitter<W> {
                 };
                 self.local_error("validation", "STREAM_NONCONFORMING", &msg)?;
             }
-            let mut o = self.event("aoi:summary");
             let t = tally;
-            o.bool("ok", ok);
-            if !ok {
+            let reason = (!ok).then(|| {
                 let cancelled = matches!(exit, Exit::Interrupted | Exit::Terminated);
-                let reason = if cancelled { "cancelled" } else { "failed" };
-                o.str("reason", self.reason.unwrap_or(reason));
-            }
-            o.num("event_count", self.seq);
-            o.num("count", self.domain_emitted);
-            o.num("input_count", t.input_domain);
-            o.num("warning_count", t.upstream_warnings);
-            o.num("error_count", t.upstream_errors + self.local_errors);
-            o.bool("partial", false);
-            o.bool("truncated", dropped > 0);
-            if !ok
-                && matches!(exit, Exit::Failed | Exit::Retryable)
-                && let Some(c) = &t.cause
-            {
-                let mut cb = Obj::new();
-                let origin = c
-                    .origin
-                    .clone()
-                    .or_else(|| t.identity.as_ref().and_then(|i| i.tool.clone()));
-                cb.opt_str("origin", origin.as_deref());
-                cb.opt_str("category", c.category.as_deref());
-                cb.opt_str("code", c.code.as_deref());
-                cb.bool("retryable", c.retryable);
-                if let Some(ms) = c.retry_after_ms {
-                    cb.num("retry_after_ms", ms);
-                }
-                o.obj("caused_by", cb);
-            }
-            if let Some(id) = &t.identity {
-                let mut up = Obj::new();
-                up.opt_str("tool", id.tool.as_deref());
-                up.opt_str("tool_version", id.tool_version.as_deref());
-                up.opt_str("schema_name", id.schema_name.as_deref());
-                up.opt_str("schema_version", id.schema_version.as_deref());
-                o.obj("upstream", up);
-            }
-            let mut props = Obj::new();
-            for s in [Severity::Error, Severity::Warning, Severity::Info] {
-                props.num(&format!("{}_findings", s.name()), t.findings[s as usize]);
-            }
-            props.num("findings_not_shown", dropped);
-            o.obj("properties", props);
-            identity_fields(&mut o);
-            self.write(o)?;
+                self.reason
+                    .unwrap_or(if cancelled { "cancelled" } else { "failed" })
+            });
+            let caused_by = t
+                .cause
+                .as_ref()
+                .filter(|_| !ok && matches!(exit, Exit::Failed | Exit::Retryable))
+                .map(|c| jsonl::CausedBy {
+                    origin: c
+                        .origin
+                        .as_deref()
+                        .or_else(|| t.identity.as_ref().and_then(|i| i.tool.as_deref())),
+                    category: c.category.as_deref(),
+                    code: c.code.as_deref(),
+                    retryable: c.retryable,
+                    retry_after_ms: c.retry_after_ms,
+                });
+            let upstream = t.identity.as_ref().map(|id| jsonl::Upstream {
+                tool: id.tool.as_deref(),
+                tool_version: id.tool_version.as_deref(),
+                schema_name: id.schema_name.as_deref(),
+                schema_version: id.schema_version.as_deref(),
+            });
+            let summary = jsonl::Summary {
+                ok,
+                reason,
+                // This summary is one of the events.
+                event_count: self.seq + 1,
+                count: self.domain_emitted,
+                input_count: t.input_domain,
+                warning_count: t.upstream_warnings,
+                error_count: t.upstream_errors + self.local_errors,
+                partial: false,
+                truncated: dropped > 0,
+                caused_by,
+                upstream,
+                properties: jsonl::Properties {
+                    error_findings: t.findings[Severity::Error as usize],
+                    warning_findings: t.findings[Severity::Warning as usize],
+                    info_findings: t.findings[Severity::Info as usize],
+                    findings_not_shown: dropped,
+                },
+                identity: jsonl::IDENTITY,
+            };
+            self.event("aoi:summary", false, summary)?;
         }
         self.out.flush()
     }
@@ -275,25 +280,21 @@ impl<W: Write> Emitter<W> {
             }
         }
         if self.jsonl() {
-            let mut o = self.event("attempt");
-            o.str("file", &self.file);
-            o.str("command", a.command);
-            o.num("attempt", u64::from(a.attempt));
-            o.num("attempts", u64::from(a.attempts));
-            if let Some(code) = a.exit_status {
-                o.raw("exit_status", &code.to_string());
-            }
-            o.opt_str("signal", a.signal);
-            o.bool("timed_out", a.timed_out);
-            o.bool("cancelled", a.cancelled);
-            o.num("elapsed_ms", a.elapsed_ms);
-            o.num("exit", u64::from(a.exit.code()));
-            if let Some(ms) = a.retry_in_ms {
-                o.num("retry_in_ms", ms);
-            }
-            o.str("message", &one_line(&message));
+            let attempt = jsonl::Attempt {
+                command: a.command,
+                attempt: a.attempt,
+                attempts: a.attempts,
+                exit_status: a.exit_status,
+                signal: a.signal,
+                timed_out: a.timed_out,
+                cancelled: a.cancelled,
+                elapsed_ms: a.elapsed_ms,
+                exit: a.exit.code(),
+                retry_in_ms: a.retry_in_ms,
+                message: &one_line(&message),
+            };
             self.domain_emitted += 1;
-            self.write(o)?;
+            self.event("attempt", true, attempt)?;
         }
         Ok(())
     }
@@ -314,10 +315,10 @@ impl<W: Write> Emitter<W> {
     fn result_line(&self, exit: Exit, t: &Tally, paint: bool) -> String {
         let runs: u64 = t.runs.iter().sum();
         let (word, color) = match exit {
-            Exit::Pass => ("PASS", GREEN),
-            Exit::Interrupted | Exit::Terminated => ("CANCELLED", YELLOW),
-            _ if self.reason == Some("timeout") => ("TIMEOUT", YELLOW),
-            _ => ("FAIL", RED),
+            Exit::Pass => ("PASS", style::GOOD),
+            Exit::Interrupted | Exit::Terminated => ("CANCELLED", style::WARN),
+            _ if self.reason == Some("timeout") => ("TIMEOUT", style::WARN),
+            _ => ("FAIL", style::BAD),
         };
         let word = if paint {
             self.paint(word, color)
@@ -353,19 +354,10 @@ impl<W: Write> Emitter<W> {
         self.out.flush()
     }
 
-    fn paint(&self, text: &str, color: &str) -> String {
-        if self.style.color {
-            format!("\x1b[{color}m{text}\x1b[0m")
-        } else {
-            text.to_string()
-        }
+    fn paint(&self, text: &str, style: anstyle::Style) -> String {
+        style::paint(self.style.color, style, text)
     }
 }
-
-const RED: &str = "1;31";
-const GREEN: &str = "1;32";
-const YELLOW: &str = "1;33";
-const CYAN: &str = "1;36";
 
 impl<W: Write> Emitter<W> {
     /// A finding, unless --limit has been reached (then only counted).
@@ -380,9 +372,9 @@ impl<W: Write> Emitter<W> {
         }
         if self.human() && !(self.style.quiet_pass && f.severity == Severity::Info) {
             let (word, color) = match f.severity {
-                Severity::Error => ("error", RED),
-                Severity::Warning => ("warning", YELLOW),
-                Severity::Info => ("note", CYAN),
+                Severity::Error => ("error", style::BAD),
+                Severity::Warning => ("warning", style::WARN),
+                Severity::Info => ("note", style::NOTE),
             };
             // File names and run ids come from outside: escaped, so no
             // control byte reaches a terminal (DESIGN §8).
@@ -401,33 +393,27 @@ impl<W: Write> Emitter<W> {
             self.out.write_all(text.as_bytes())?;
         }
         if self.jsonl() {
-            let mut o = self.event("finding");
-            o.str("rule", f.rule.id());
-            o.str("severity", f.severity.name());
-            o.str("file", &self.file);
-            if f.line > 0 {
-                o.num("line_number", f.line);
-            }
-            o.opt_str("run", f.run.as_deref());
-            if let Some(s) = f.seq {
-                o.num("seq", s);
-            }
-            if let Some(c) = f.column {
-                o.num("column", c as u64);
-            }
-            if let Some((from, to, count)) = f.missing {
-                o.num("missing_from", from);
-                o.num("missing_to", to);
-                o.num("missing_count", count);
-            }
-            if let Some(p) = &f.place {
-                o.str("instance_path", &p.instance_path);
-                o.str("keyword", &p.keyword);
-                o.str("schema_path", &p.schema_path);
-            }
-            o.str("message", &f.message);
+            let place = f.place.as_deref();
+            // Findings are few: a copy of the name is cheaper than a borrow dance.
+            let file = self.file.clone();
+            let finding = jsonl::Finding {
+                rule: f.rule.id(),
+                severity: f.severity.name(),
+                file: &file,
+                line_number: (f.line > 0).then_some(f.line),
+                run: f.run.as_deref(),
+                seq: f.seq,
+                column: f.column.map(|c| c as u64),
+                missing_from: f.missing.map(|m| m.0),
+                missing_to: f.missing.map(|m| m.1),
+                missing_count: f.missing.map(|m| m.2),
+                instance_path: place.map(|p| p.instance_path.as_str()),
+                keyword: place.map(|p| p.keyword.as_str()),
+                schema_path: place.map(|p| p.schema_path.as_str()),
+                message: &f.message,
+            };
             self.domain_emitted += 1;
-            self.write(o)?;
+            self.event("finding", false, finding)?;
         }
         Ok(())
     }
@@ -439,10 +425,10 @@ impl<W: Write> Emitter<W> {
         }
         if self.human() && !(self.style.quiet_pass && r.verdict == Verdict::Pass) {
             let (word, color) = match r.verdict {
-                Verdict::Pass => ("PASS", GREEN),
-                Verdict::Failed => ("FAIL", RED),
-                Verdict::Retryable => ("RETRYABLE", YELLOW),
-                Verdict::Nonconforming => ("NOT CONFORMING", RED),
+                Verdict::Pass => ("PASS", style::GOOD),
+                Verdict::Failed => ("FAIL", style::BAD),
+                Verdict::Retryable => ("RETRYABLE", style::WARN),
+                Verdict::Nonconforming => ("NOT CONFORMING", style::BAD),
             };
             let who = match &r.run {
                 Some(id) => format!("run {}", clean(id)),
@@ -481,25 +467,22 @@ impl<W: Write> Emitter<W> {
             self.out.write_all(text.as_bytes())?;
         }
         if self.jsonl() {
-            let mut o = self.event("run");
-            o.str("file", &self.file);
-            o.opt_str("run", r.run.as_deref());
-            o.opt_str("path", path);
-            o.num("first_line", r.first_line);
-            o.num("lines", r.lines);
-            o.str("protocol", r.protocol.name());
-            o.str("verdict", r.verdict.name());
-            if let Some(ms) = r
-                .cause
-                .as_ref()
-                .filter(|c| c.retryable)
-                .and_then(|c| c.retry_after_ms)
-            {
-                o.num("retry_after_ms", ms);
-            }
-            o.str("message", &r.message);
+            let run = jsonl::Run {
+                run: r.run.as_deref(),
+                path,
+                first_line: r.first_line,
+                lines: r.lines,
+                protocol: r.protocol.name(),
+                verdict: r.verdict.name(),
+                retry_after_ms: r
+                    .cause
+                    .as_ref()
+                    .filter(|c| c.retryable)
+                    .and_then(|c| c.retry_after_ms),
+                message: &r.message,
+            };
             self.domain_emitted += 1;
-            self.write(o)?;
+            self.event("run", true, run)?;
         }
         Ok(())
     }
@@ -527,14 +510,6 @@ pub fn error_stream(command: &str, err: &Error) -> io::Result<()> {
     em.begin()?;
     em.local_error(category, code, &err.to_string())?;
     em.end(exit, &Tally::default())
-}
-
-fn identity_fields(o: &mut Obj) {
-    o.str("tool", TOOL);
-    o.str("tool_version", TOOL_VERSION);
-    o.str("aoi_version", AOI_VERSION);
-    o.str("schema_name", SCHEMA_NAME);
-    o.str("schema_version", SCHEMA_VERSION);
 }
 
 /// How one attempt of `run`'s command ended.
@@ -643,82 +618,6 @@ pub fn clean(s: &str) -> String {
             }
         })
         .collect()
-}
-
-/// A JSON object written key by key, in order (serde_json's own map would
-/// sort the keys, putting `aoi` before `type`).
-pub struct Obj {
-    buf: Vec<u8>,
-}
-
-impl Default for Obj {
-    fn default() -> Obj {
-        Obj::new()
-    }
-}
-
-impl Obj {
-    pub fn new() -> Obj {
-        Obj { buf: vec![b'{'] }
-    }
-
-    pub fn raw_key(&mut self, k: &str) {
-        if self.buf.len() > 1 {
-            self.buf.push(b',');
-        }
-        // Keys are aoitap's own literals, never input.
-        self.buf.push(b'"');
-        self.buf.extend_from_slice(k.as_bytes());
-        self.buf.extend_from_slice(b"\":");
-    }
-
-    pub fn str(&mut self, k: &str, v: &str) {
-        self.raw_key(k);
-        serde_json::to_writer(&mut self.buf, v).expect("writing to a Vec cannot fail");
-    }
-
-    pub fn opt_str(&mut self, k: &str, v: Option<&str>) {
-        if let Some(v) = v {
-            self.str(k, v);
-        }
-    }
-
-    pub fn num(&mut self, k: &str, v: u64) {
-        self.raw_key(k);
-        self.buf.extend_from_slice(v.to_string().as_bytes());
-    }
-
-    pub fn bool(&mut self, k: &str, v: bool) {
-        self.raw_key(k);
-        self.buf
-            .extend_from_slice(if v { b"true" } else { b"false" });
-    }
-
-    pub fn obj(&mut self, k: &str, v: Obj) {
-        self.raw_key(k);
-        self.buf.extend_from_slice(&v.finish());
-    }
-
-    /// A number under a key that comes from the input (so it is escaped).
-    pub fn num_key(&mut self, k: &str, v: u64) {
-        if self.buf.len() > 1 {
-            self.buf.push(b',');
-        }
-        serde_json::to_writer(&mut self.buf, k).expect("writing to a Vec cannot fail");
-        self.buf.push(b':');
-        self.buf.extend_from_slice(v.to_string().as_bytes());
-    }
-
-    /// Any JSON value already written as text (e.g. an array).
-    pub fn raw(&mut self, k: &str, json: &str) {
-        self.raw_key(k);
-        self.buf.extend_from_slice(json.as_bytes());
-    }
-
-    pub fn finish(mut self) -> Vec<u8> {
-        self.buf.push(b'}');
-        self.buf
-    }
 }
 
 /// A ULID (spec §8.1 recommends one for `aoi.run`): 48 bits of
