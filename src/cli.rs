@@ -537,6 +537,19 @@ pub fn parse() -> Result<Invocation, Exit> {
         }
         Command::Reconcile(a) => {
             stream_usage(&a.stream, "reconcile")?;
+            if let (Some(report), Some(against)) = (&a.stream.report, &a.against)
+                && same_file(report, against)
+            {
+                let problem = format!(
+                    "--report {} is the --against reference: writing the report would destroy it",
+                    report.display()
+                );
+                return Err(usage_error(
+                    "reconcile",
+                    &problem,
+                    a.stream.output == OutputArg::Jsonl,
+                ));
+            }
             let mut stream = a.stream.into_options(ReportTo::Stdout);
             stream.check.multi_run = true;
             Ok(Invocation::Reconcile(ReconcileOptions {

@@ -42,10 +42,11 @@ impl Signals {
             flag::register(sig, Arc::clone(seen))?;
             pipe::register(sig, notify.try_clone()?)?;
         }
-        Ok(Signals {
-            flags: Caught { int, term },
-            wake,
-        })
+        let flags = Caught { int, term };
+        if second_exits {
+            watchdog(flags.clone())?;
+        }
+        Ok(Signals { flags, wake })
     }
 
     /// The exit status for a signal received, if any.
@@ -104,4 +105,34 @@ impl Caught {
             None
         }
     }
+}
+
+/// How long the first signal's orderly stop may take before aoitap exits
+/// without it.
+const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The first signal stops reading and ends the report; but a write to a
+/// reader that has stopped reading (or a schema validation that will not
+/// end) blocks where no flag is looked at. A thread of its own waits for
+/// the first signal and, `GRACE` later, ends the process with the signal's
+/// status: a signal is never ignored. Nothing is written then: the output
+/// that blocked would block again.
+fn watchdog(flags: Caught) -> io::Result<()> {
+    use std::io::Read as _;
+    let (mut rx, tx) = UnixStream::pair()?;
+    tx.set_nonblocking(true)?;
+    for sig in [SIGINT, SIGTERM] {
+        pipe::register(sig, tx.try_clone()?)?;
+    }
+    std::thread::Builder::new()
+        .name("signal-watchdog".into())
+        .spawn(move || {
+            let mut byte = [0u8; 1];
+            if rx.read(&mut byte).is_ok_and(|n| n == 1) {
+                std::thread::sleep(GRACE);
+                let exit = flags.caught().unwrap_or(Exit::Terminated);
+                std::process::exit(exit.code().into());
+            }
+        })?;
+    Ok(())
 }

@@ -288,3 +288,40 @@ fn authorization_is_sensitive() {
     );
     assert!(!verify(&[], &meta(r#"["--author","ann"]"#)).has_rule("meta.args-unredacted"));
 }
+
+/// A signal while aoitap is blocked writing to a reader that has stopped
+/// reading ends it within the grace, with the signal's status: a signal
+/// is never ignored (0.1.0 waited until the reader went away).
+#[test]
+fn a_signal_ends_a_write_blocked_on_a_stalled_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.jsonl");
+    let line = format!("{{\"type\":\"hit\",\"p\":\"{}\"}}\n", "x".repeat(200));
+    std::fs::write(&big, line.repeat(20_000)).unwrap();
+    // stdout is a pipe nobody reads: the relay blocks once it is full.
+    let mut child = std::process::Command::new(bin())
+        .args(["verify", "--relay", big.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(child.try_wait().unwrap().is_none(), "should be blocked");
+    let sent = std::time::Instant::now();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let code = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s.code();
+        }
+        assert!(
+            sent.elapsed() < std::time::Duration::from_secs(10),
+            "still running 10 s after SIGTERM"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(code, Some(143));
+}

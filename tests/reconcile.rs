@@ -223,3 +223,17 @@ fn human_rendering_snapshot() {
         std::fs::read_to_string(fixture("snapshots/reconcile-elided-with-marker.txt")).unwrap();
     assert_eq!(out.stdout, want);
 }
+
+/// `--report` naming the `--against` reference would overwrite the
+/// capture before it is read: a usage error, and the file is untouched.
+#[test]
+fn report_over_the_reference_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let reference = dir.path().join("ref.jsonl");
+    let original = std::fs::read(fixture("streams/ok-complete.jsonl")).unwrap();
+    std::fs::write(&reference, &original).unwrap();
+    let r = reference.to_str().unwrap();
+    let out = run(&["reconcile", "--report", r, "--against", r], &original);
+    assert_eq!(out.code, 64, "{}", out.stderr);
+    assert_eq!(std::fs::read(&reference).unwrap(), original);
+}

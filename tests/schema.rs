@@ -199,6 +199,20 @@ fn bad_schemas_are_usage_errors_at_once() {
         ),
         ("nowhere.json", r##"{"$ref":"#/$defs/nope"}"##, "nope"),
     ];
+    // 1.4 KB whose $refs double per level: 2^20 subschemas (0.1.0 spent
+    // 74 s and 4 GB on one small file).
+    let mut defs = serde_json::Map::new();
+    defs.insert("d0".into(), serde_json::json!({"type": "string"}));
+    for i in 1..20 {
+        let r = serde_json::json!({"$ref": format!("#/$defs/d{}", i - 1)});
+        defs.insert(
+            format!("d{i}"),
+            serde_json::json!({"anyOf": [r.clone(), r]}),
+        );
+    }
+    let doubling = serde_json::json!({"$defs": defs, "$ref": "#/$defs/d19"}).to_string();
+    let mut cases = cases.to_vec();
+    cases.push(("doubling.json", &doubling, "expand to more than"));
     for (name, text, says) in cases {
         let path = dir.path().join(name);
         std::fs::write(&path, text).unwrap();

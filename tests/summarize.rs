@@ -230,3 +230,25 @@ fn human_rendering_snapshot() {
     let want = std::fs::read_to_string(fixture("snapshots/summarize-ok-complete.txt")).unwrap();
     assert_eq!(out.stdout, want);
 }
+
+/// `--output json` is one document for the whole invocation, however many
+/// FILE operands.
+#[test]
+fn json_output_is_one_document_over_several_files() {
+    let a = fixture("streams/ok-complete.jsonl");
+    let b = fixture("streams/no-summary.jsonl");
+    let out = run(
+        &[
+            "summarize",
+            "--output",
+            "json",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("not one JSON document ({e}): {}", out.stdout));
+    assert_eq!(doc["runs"].as_array().unwrap().len(), 2, "{doc}");
+    assert_eq!(out.code, 65);
+}

@@ -88,6 +88,14 @@ impl EventSchema {
         let doc: Value = serde_json::from_slice(body)
             .map_err(|e| format!("--schema {name} is not JSON: {e}"))?;
         let root = compile(&doc).map_err(|e| format!("--schema {name}: {e}"))?;
+        let steps = expansion(&doc);
+        if steps > MAX_EXPANSION {
+            return Err(format!(
+                "--schema {name}: its $refs expand to more than {MAX_EXPANSION} subschemas \
+                 (anyOf over $refs that are anyOfs, level after level?); a failing event would \
+                 be tried against each, so aoitap refuses it rather than stall on one line"
+            ));
+        }
         let branches = branches(&doc);
         let composite = doc.get("oneOf").or_else(|| doc.get("anyOf")).is_some();
         Ok(EventSchema {
@@ -229,6 +237,80 @@ impl Branch {
 
 /// Compile without ever fetching (the crate is built without resolvers);
 /// the error is one bounded line.
+/// The most subschemas a schema may expand to, its local `$ref`s followed
+/// (see `expansion`). Real schemas stay in the hundreds or thousands.
+const MAX_EXPANSION: u64 = 100_000;
+
+/// How many subschemas the schema holds with every local `$ref` replaced
+/// by what it points to: the most a validator may visit for one value of
+/// the event. A schema is a tree, but `$ref` makes it a graph, and a chain
+/// of `anyOf`s that each refer twice to the next one doubles per level, so
+/// a 1 KB schema can cost minutes and gigabytes per event. Each target is
+/// counted once and remembered, so this takes time linear in the schema;
+/// a `$ref` back into its own expansion (recursion) counts 1, since it
+/// recurses only as deep as the event does. Non-local refs are refused at
+/// compile time; `#anchor` refs count 1.
+fn expansion(doc: &Value) -> u64 {
+    struct Count<'a> {
+        doc: &'a Value,
+        done: HashMap<String, u64>,
+        open: std::collections::HashSet<String>,
+    }
+    impl Count<'_> {
+        fn node(&mut self, v: &Value) -> u64 {
+            let mut n: u64 = 1;
+            match v {
+                Value::Object(m) => {
+                    for (k, c) in m {
+                        n = n.saturating_add(match (k.as_str(), c) {
+                            ("$ref", Value::String(r)) => match r.strip_prefix('#') {
+                                Some(p) if p.is_empty() || p.starts_with('/') => self.target(p),
+                                _ => 1,
+                            },
+                            // Values, not subschemas.
+                            ("enum" | "const" | "default" | "examples", _) => 1,
+                            _ => self.node(c),
+                        });
+                        if n > MAX_EXPANSION {
+                            return n;
+                        }
+                    }
+                }
+                Value::Array(a) => {
+                    for c in a {
+                        n = n.saturating_add(self.node(c));
+                        if n > MAX_EXPANSION {
+                            return n;
+                        }
+                    }
+                }
+                _ => {}
+            }
+            n
+        }
+
+        fn target(&mut self, pointer: &str) -> u64 {
+            if let Some(&n) = self.done.get(pointer) {
+                return n;
+            }
+            if !self.open.insert(pointer.to_string()) {
+                return 1;
+            }
+            let doc = self.doc;
+            let n = doc.pointer(pointer).map_or(1, |t| self.node(t));
+            self.open.remove(pointer);
+            self.done.insert(pointer.to_string(), n);
+            n
+        }
+    }
+    Count {
+        doc,
+        done: HashMap::new(),
+        open: std::collections::HashSet::new(),
+    }
+    .node(doc)
+}
+
 fn compile(doc: &Value) -> Result<Validator, String> {
     jsonschema::options().build(doc).map_err(|e| {
         let why = match e.kind() {

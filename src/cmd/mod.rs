@@ -98,6 +98,11 @@ pub trait Consumer {
         Ok(check.finish(report)?)
     }
 
+    /// Every input has been read: write what covers them all.
+    fn end_all(&mut self, _report: &mut Report) -> Result<()> {
+        Ok(())
+    }
+
     /// The input would make us wait: push out what is buffered.
     fn flush(&mut self) -> Result<()> {
         Ok(())
@@ -294,7 +299,10 @@ pub fn run_stream(
         }
     }
     clear(&mut progress);
-    if let Err(e) = consumer.flush() {
+    if let Err(e) = consumer
+        .end_all(&mut report)
+        .and_then(|()| consumer.flush())
+    {
         return fail(report, e);
     }
     let exit = signals

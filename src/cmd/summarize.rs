@@ -20,7 +20,7 @@ use crate::config::{Format, ReportTo, SummarizeOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
 use crate::json::{Event, Kind};
-use crate::output::{clean, one_line, plural, style};
+use crate::output::{clean, human, one_line, plural, style};
 
 const MAX_KINDS: usize = 256;
 
@@ -258,6 +258,11 @@ impl Consumer for Summarize<'_> {
         for r in done {
             self.emit(&r, report)?;
         }
+        Ok(())
+    }
+
+    /// `--output json` is one document, however many inputs.
+    fn end_all(&mut self, report: &mut Report) -> Result<()> {
         if report.out.format() == Format::Json {
             self.write_json(report)?;
         }
@@ -402,16 +407,8 @@ fn human_block(
         None => s.to_string(),
     };
     let paint = |text: &str, style| style::paint(color, style, text);
-    let (word, code) = match r.verdict {
-        Verdict::Pass => ("PASS", style::GOOD),
-        Verdict::Failed => ("FAIL", style::BAD),
-        Verdict::Retryable => ("RETRYABLE", style::WARN),
-        Verdict::Nonconforming => ("NOT CONFORMING", style::BAD),
-    };
-    let who = match &r.run {
-        Some(id) => format!("run {}", clean(id)),
-        None => format!("run from line {}", r.first_line),
-    };
+    let (word, code) = human::verdict(r.verdict);
+    let who = human::run_name(r);
     let place = format!("{who} ({}:{})", clean(file), r.first_line);
     let mut out = format!("{}  {}\n", fit(&place, 62), paint(word, code));
     let mut row = |label: &str, value: String| {

@@ -223,7 +223,14 @@ impl<'a> Value<'a> {
     }
 
     pub fn as_str(&self) -> Option<Cow<'a, str>> {
-        self.raw_str().map(unescape)
+        let raw = self.raw_str()?;
+        // A string the walk saw hold no escape is its own text (and valid
+        // UTF-8, checked by the walk): no search for a backslash.
+        Some(if self.plain {
+            String::from_utf8_lossy(raw)
+        } else {
+            unescape(raw)
+        })
     }
 
     pub fn as_bool(&self) -> Option<bool> {

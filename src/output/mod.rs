@@ -16,12 +16,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use crate::check::rules::Severity;
-use crate::check::{Finding, Protocol, RunVerdict, Tally, Verdict};
+use crate::check::{Finding, RunVerdict, Tally, Verdict};
 use crate::config::{Format, Style};
 use crate::exit::{Error, Exit};
 use crate::output::tap::Tap;
 
 pub mod discover;
+pub mod human;
 pub mod jsonl;
 pub mod progress;
 pub mod style;
@@ -182,12 +183,17 @@ impl<W: Write> Emitter<W> {
             if dropped > 0 {
                 line.push_str(&format!("{dropped} more findings not shown (--limit)\n"));
             }
-            line.push_str(&self.result_line(exit, tally, true));
+            line.push_str(&human::result(
+                exit,
+                tally,
+                self.reason == Some("timeout"),
+                self.style.color,
+            ));
             line.push('\n');
             self.out.write_all(line.as_bytes())?;
         }
         if self.tap() {
-            let result = self.result_line(exit, tally, false);
+            let result = human::result(exit, tally, self.reason == Some("timeout"), false);
             self.tap.end(&mut self.out, exit == Exit::Pass, &result)?;
         }
         if self.jsonl() {
@@ -311,51 +317,8 @@ impl<W: Write> Emitter<W> {
         self.tap.release(&mut self.out, todo)
     }
 
-    /// `Result: PASS (1 run; exit 0)`, painted or not.
-    fn result_line(&self, exit: Exit, t: &Tally, paint: bool) -> String {
-        let runs: u64 = t.runs.iter().sum();
-        let (word, color) = match exit {
-            Exit::Pass => ("PASS", style::GOOD),
-            Exit::Interrupted | Exit::Terminated => ("CANCELLED", style::WARN),
-            _ if self.reason == Some("timeout") => ("TIMEOUT", style::WARN),
-            _ => ("FAIL", style::BAD),
-        };
-        let word = if paint {
-            self.paint(word, color)
-        } else {
-            word.to_string()
-        };
-        let mut parts = vec![plural(runs, "run")];
-        for v in [
-            Verdict::Pass,
-            Verdict::Failed,
-            Verdict::Retryable,
-            Verdict::Nonconforming,
-        ] {
-            let n = t.runs[v as usize];
-            if n > 0 && n != runs {
-                parts.push(format!("{n} {}", v.name()));
-            }
-        }
-        for s in [Severity::Error, Severity::Warning] {
-            let n = t.findings[s as usize];
-            if n > 0 {
-                parts.push(plural(n, s.name()));
-            }
-        }
-        format!(
-            "Result: {word} ({}; exit {})",
-            parts.join(", "),
-            exit.code()
-        )
-    }
-
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
-    }
-
-    fn paint(&self, text: &str, style: anstyle::Style) -> String {
-        style::paint(self.style.color, style, text)
     }
 }
 
@@ -371,25 +334,7 @@ impl<W: Write> Emitter<W> {
             self.tap.finding(f);
         }
         if self.human() && !(self.style.quiet_pass && f.severity == Severity::Info) {
-            let (word, color) = match f.severity {
-                Severity::Error => ("error", style::BAD),
-                Severity::Warning => ("warning", style::WARN),
-                Severity::Info => ("note", style::NOTE),
-            };
-            // File names and run ids come from outside: escaped, so no
-            // control byte reaches a terminal (DESIGN §8).
-            let place = if f.line > 0 {
-                format!("{}:{}", clean(&self.file), f.line)
-            } else {
-                clean(&self.file)
-            };
-            let run = f
-                .run
-                .as_ref()
-                .map(|r| format!(" (run {})", clean(r)))
-                .unwrap_or_default();
-            let head = self.paint(&format!("{word}[{}]", f.rule), color);
-            let text = format!("{place}: {head}: {}{run}\n", clean(&f.message));
+            let text = human::finding(&self.file, f, self.style.color);
             self.out.write_all(text.as_bytes())?;
         }
         if self.jsonl() {
@@ -424,46 +369,7 @@ impl<W: Write> Emitter<W> {
             self.tap.run(&mut self.out, &self.file, r)?;
         }
         if self.human() && !(self.style.quiet_pass && r.verdict == Verdict::Pass) {
-            let (word, color) = match r.verdict {
-                Verdict::Pass => ("PASS", style::GOOD),
-                Verdict::Failed => ("FAIL", style::BAD),
-                Verdict::Retryable => ("RETRYABLE", style::WARN),
-                Verdict::Nonconforming => ("NOT CONFORMING", style::BAD),
-            };
-            let who = match &r.run {
-                Some(id) => format!("run {}", clean(id)),
-                None => format!("run from line {}", r.first_line),
-            };
-            let what = r
-                .identity
-                .as_ref()
-                .map(|i| {
-                    let parts: Vec<&str> = [i.tool.as_deref(), i.command.as_deref()]
-                        .into_iter()
-                        .flatten()
-                        .collect();
-                    if parts.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", clean(&parts.join(" ")))
-                    }
-                })
-                .unwrap_or_default();
-            let to = path
-                .map(|p| format!(" -> {}", clean(p)))
-                .unwrap_or_default();
-            // AOI 1.x is the default and goes unsaid; any other protocol is
-            // named, so a pass is never read as a 1.x pass.
-            let proto = match r.protocol {
-                Protocol::Aoi => String::new(),
-                p => format!(" [{}]", p.name()),
-            };
-            let text = format!(
-                "{}: {}: {who}{what}{proto}{to}: {}\n",
-                clean(&self.file),
-                self.paint(word, color),
-                clean(&r.message)
-            );
+            let text = human::run(&self.file, r, path, self.style.color);
             self.out.write_all(text.as_bytes())?;
         }
         if self.jsonl() {
