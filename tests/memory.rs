@@ -154,3 +154,23 @@ fn huge_type_names_stay_flat() {
     assert!(kib < 160 * 1024, "peak {kib} KiB");
     assert!(out.contains("…"), "names are cut");
 }
+
+/// split-by-run keeps digests per finished run, not ids and names: about
+/// 90 bytes a run (0.1.0's successor kept ~360, so a million runs took
+/// 357 MB; now 96 MB).
+#[test]
+fn split_by_run_costs_little_per_finished_run() {
+    let peak = |runs: usize| {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("out");
+        let (kib, _) = peak_kib(
+            &["split-by-run", "-q", "--dir", d.to_str().unwrap()],
+            &many_runs(runs, 0),
+        );
+        kib
+    };
+    let (small, large) = (peak(4_000), peak(40_000));
+    let per_run = (large.saturating_sub(small) * 1024) / 36_000;
+    eprintln!("split-by-run peak RSS: 4,000 runs {small} KiB, 40,000 runs {large} KiB");
+    assert!(per_run < 200, "{per_run} bytes per finished run");
+}

@@ -12,8 +12,10 @@
 //! claims go to `unattributed.jsonl`. None of these can be `.`, `..`, or
 //! hold `/` or NUL.
 
+use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::{self, File, OpenOptions};
+use std::hash::{Hash, Hasher};
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
@@ -54,6 +56,12 @@ struct Split {
     buf: Vec<u8>,
 }
 
+fn digest(x: &(impl Hash + ?Sized)) -> u64 {
+    let mut h = DefaultHasher::new();
+    x.hash(&mut h);
+    h.finish()
+}
+
 /// The file name (without `.jsonl`) a run's lines go to.
 fn base_name(key: &RunKey) -> String {
     match key {
@@ -82,15 +90,25 @@ fn encode(id: &[u8]) -> String {
 }
 
 /// The run files: names given once, at most `max_open` open at a time.
+///
+/// What is kept per run is a few digests, not ids or names, so a million
+/// runs cost tens of MB, not hundreds (DESIGN §8: state bounded in bytes).
+/// A name is its run's base name (`base_name`) and the suffix it was
+/// given; two 64-bit digests colliding among a million runs has odds
+/// near 1 in 10^7.
 struct Files {
     dir: PathBuf,
     force: bool,
     max_open: usize,
-    names: HashMap<RunKey, String>,
-    /// Names given, lower-cased: no two may differ only in case.
-    taken: HashSet<String>,
-    /// Files this run created: reopened for appending after eviction.
-    created: HashSet<String>,
+    /// The suffix each run's name was given (1: none), by digest of its key.
+    names: HashMap<u64, u32>,
+    /// Names given, lower-cased, by digest: no two may differ only in case.
+    taken: HashSet<u64>,
+    /// Files this run created, by digest of the name: reopened for
+    /// appending after eviction.
+    created: HashSet<u64>,
+    /// The name last asked for: most lines go to the run before's file.
+    last: Option<(RunKey, String)>,
     open: HashMap<String, BufWriter<File>>,
     /// Open files, least recently used first.
     order: VecDeque<String>,
@@ -105,23 +123,37 @@ impl Files {
             names: HashMap::new(),
             taken: HashSet::new(),
             created: HashSet::new(),
+            last: None,
             open: HashMap::new(),
             order: VecDeque::new(),
         }
     }
 
     fn name(&mut self, key: &RunKey) -> &str {
-        if !self.names.contains_key(key) {
+        if self.last.as_ref().is_none_or(|(k, _)| k != key) {
             let base = base_name(key);
-            let mut name = format!("{base}.jsonl");
-            let mut n = 1;
-            while !self.taken.insert(name.to_lowercase()) {
-                n += 1;
-                name = format!("{base}~{n}.jsonl");
-            }
-            self.names.insert(key.clone(), name);
+            let named = |n: u32| match n {
+                1 => format!("{base}.jsonl"),
+                n => format!("{base}~{n}.jsonl"),
+            };
+            let n = match self.names.get(&digest(key)) {
+                Some(&n) => n,
+                None => {
+                    let mut n = 1;
+                    while !self.taken.insert(digest(&named(n).to_lowercase())) {
+                        n += 1;
+                    }
+                    self.names.insert(digest(key), n);
+                    n
+                }
+            };
+            self.last = Some((key.clone(), named(n)));
         }
-        &self.names[key]
+        &self.last.as_ref().expect("set above").1
+    }
+
+    fn created(&self, name: &str) -> bool {
+        self.created.contains(&digest(name))
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -157,7 +189,7 @@ impl Files {
         let path = self.path(name);
         let mut oo = OpenOptions::new();
         oo.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
-        if self.created.contains(name) {
+        if self.created(name) {
             return oo
                 .append(true)
                 .open(&path)
@@ -169,7 +201,7 @@ impl Files {
         }
         match oo.write(true).create_new(true).open(&path) {
             Ok(f) => {
-                self.created.insert(name.to_string());
+                self.created.insert(digest(name));
                 Ok(f)
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(Error::CantCreate(format!(
@@ -214,8 +246,7 @@ impl Sink for WithPaths<'_> {
         // written) has no file to name.
         let path = self
             .files
-            .created
-            .contains(&name)
+            .created(&name)
             .then(|| self.files.path(&name).display().to_string());
         self.report.run_at(r, path.as_deref())
     }
@@ -257,6 +288,7 @@ impl Consumer for Split {
         // Each FILE is a stream of its own: a run id met again in the next
         // one is another run, and gets a file of its own (`run-R~2.jsonl`).
         self.files.names.clear();
+        self.files.last = None;
         Ok(())
     }
 
