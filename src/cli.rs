@@ -441,16 +441,21 @@ pub fn command() -> clap::Command {
 /// come back as the exit status to end with.
 pub fn parse() -> Result<Invocation, Exit> {
     let cli = Cli::try_parse().map_err(|e| {
-        let printed = e.print();
         if !e.use_stderr() {
             // --help, --version: the text is the answer, so failing to
-            // write it is a failure (a closed pipe is a normal ending).
+            // write it is a failure (a closed pipe is a normal ending),
+            // said as every other failed write is.
+            let printed = crate::input::source::check_stdout().and_then(|()| e.print());
             return match printed {
                 Ok(()) => Exit::Pass,
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Exit::BrokenPipe,
-                Err(_) => Exit::Io,
+                Err(e) => {
+                    crate::say!("aoitap: cannot write the help: {e}");
+                    Exit::Io
+                }
             };
         }
+        let _ = e.print();
         // In machine mode the error is also an event (spec §2, §9: usage).
         let args: Vec<String> = std::env::args().collect();
         if wants_jsonl(&args) {

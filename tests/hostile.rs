@@ -90,6 +90,12 @@ fn failed_writes_are_74_never_a_panic() {
         assert!(!stderr.contains("panicked"), "{script}: {stderr}");
         assert_eq!(code, want, "{script}: {stderr}");
     }
+    // Help that cannot be written says so, once, like any other write.
+    for script in ["$A --help > /dev/full", "$A --help >&-", "$A --version >&-"] {
+        let (code, stderr) = sh(script);
+        assert_eq!(code, 74, "{script}: {stderr}");
+        assert_eq!(stderr.matches("aoitap: ").count(), 1, "{script}: {stderr}");
+    }
 }
 
 /// `--report` naming an input is refused before anything is opened for

@@ -174,3 +174,45 @@ fn split_by_run_costs_little_per_finished_run() {
     eprintln!("split-by-run peak RSS: 4,000 runs {small} KiB, 40,000 runs {large} KiB");
     assert!(per_run < 200, "{per_run} bytes per finished run");
 }
+
+/// Ever-new run ids that never end (no summary) cannot grow memory
+/// without end: past 32,768 open runs the oldest is judged as it stands,
+/// its summary missing (0.1.0's successor: 500,000 such runs took 1.1 GB
+/// in summarize).
+#[test]
+fn open_runs_are_capped() {
+    let open = |n: usize| {
+        let mut v = vec![];
+        for r in 0..n {
+            v.extend_from_slice(
+                format!("{{\"type\":\"hit\",\"aoi\":{{\"seq\":0,\"run\":\"r{r}\"}}}}\n").as_bytes(),
+            );
+        }
+        v
+    };
+    for args in [
+        &["verify", "--multi-run", "--output", "jsonl"][..],
+        &["summarize", "--output", "jsonl"][..],
+    ] {
+        let (small, _) = peak_kib(args, &open(40_000));
+        let (large, out) = peak_kib(args, &open(160_000));
+        eprintln!("{args:?}: 40,000 open runs {small} KiB, 160,000 {large} KiB");
+        assert!(
+            large < small + 16 * 1024,
+            "{args:?}: {small} -> {large} KiB"
+        );
+        assert!(large < 160 * 1024, "{args:?}: {large} KiB");
+        // Every run is judged once, the early ones saying why.
+        let per_run = if args[0] == "summarize" {
+            "run_summary"
+        } else {
+            "run"
+        };
+        let runs = out
+            .lines()
+            .filter(|l| l.contains(&format!(r#""type":"{per_run}""#)))
+            .count();
+        assert_eq!(runs, 160_000, "{args:?}");
+        assert!(out.contains("runs were open at once"), "{args:?}");
+    }
+}

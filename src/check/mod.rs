@@ -46,6 +46,13 @@ use verdict::judge;
 /// new run); older ones are forgotten to keep memory flat over long logs.
 const FINISHED_REMEMBERED: usize = 4096;
 
+/// Runs open at once, at most (multi-run). Each costs a few hundred bytes
+/// here and as much again in a command's own state, so a log of ever-new
+/// run ids without summaries would grow without end; past the cap the
+/// run opened longest ago is judged as it stands (its summary missing),
+/// and a later line of it is a late line (DESIGN §8: state bounded).
+const MAX_OPEN_RUNS: usize = 32_768;
+
 /// The summary's outcome fields, kept until the run is judged.
 #[derive(Default)]
 struct Outcome {
@@ -91,6 +98,8 @@ struct RunState {
     cur: usize,
     meta: Option<Identity>,
     summary: Option<Outcome>,
+    /// Judged early: more than `MAX_OPEN_RUNS` runs were open.
+    evicted: bool,
     not_last_reported: bool,
     unreadable: bool,
     seq_trouble: bool,
@@ -123,6 +132,7 @@ impl RunState {
             cur: 0,
             meta: None,
             summary: None,
+            evicted: false,
             not_last_reported: false,
             unreadable: false,
             seq_trouble: false,
@@ -318,6 +328,9 @@ struct State<'c> {
     current: Option<usize>,
     finished: HashMap<Box<[u8]>, bool>,
     finished_order: VecDeque<Box<[u8]>>,
+    /// Multi-run: (slot, first line) of runs in the order they opened; an
+    /// entry whose slot has since been freed or reused is stale.
+    opened: VecDeque<(usize, u64)>,
     last_run: LastRun,
     /// The last line's exposed secrets (for `--redact`).
     exposures: Vec<Exposure>,
@@ -335,6 +348,7 @@ impl<'c> Checker<'c> {
             current: None,
             finished: HashMap::new(),
             finished_order: VecDeque::new(),
+            opened: VecDeque::new(),
             last_run: LastRun::Nowhere,
             exposures: vec![],
         };
@@ -553,7 +567,35 @@ impl State<'_> {
         if let Some(id) = id {
             self.index.insert(id, slot);
         }
+        if self.cfg.multi_run {
+            self.opened.push_back((slot, self.line.max(1)));
+        }
         slot
+    }
+
+    /// Multi-run: keep fewer than `MAX_OPEN_RUNS` runs open, so that the
+    /// line about to be placed can open one more. The run opened longest
+    /// ago is judged now, as at the end of input.
+    fn make_room(&mut self, sink: &mut dyn Sink) -> io::Result<()> {
+        while self.slots.len() - self.free.len() >= MAX_OPEN_RUNS {
+            let Some((slot, first)) = self.opened.pop_front() else {
+                break;
+            };
+            let live = self.slots[slot]
+                .as_ref()
+                .is_some_and(|r| r.first_line == first);
+            if live {
+                self.run(slot).evicted = true;
+                self.close(sink, slot)?;
+            }
+        }
+        if self.opened.len() > 2 * MAX_OPEN_RUNS {
+            // Drop stale entries now and then: the queue stays bounded.
+            let slots = &self.slots;
+            self.opened
+                .retain(|&(s, f)| slots[s].as_ref().is_some_and(|r| r.first_line == f));
+        }
+        Ok(())
     }
 
     fn run(&mut self, slot: usize) -> &mut RunState {
@@ -686,6 +728,7 @@ impl State<'_> {
         // where they start.
         // One run takes every line unless --multi-run: nothing to place.
         let slot = if self.cfg.multi_run {
+            self.make_room(sink)?;
             self.place(ev)
         } else {
             Target::Slot(self.current_slot())
@@ -1072,7 +1115,13 @@ impl State<'_> {
         let run = self.run(slot);
         if run.summary.is_none() {
             let lines = run.lines;
-            let msg = if cfg.unbounded {
+            let msg = if run.evicted {
+                format!(
+                    "judged after {} without its aoi:summary: more than {MAX_OPEN_RUNS} runs \
+                     were open at once, and the oldest is judged to keep memory bounded",
+                    plural(lines, "line")
+                )
+            } else if cfg.unbounded {
                 format!(
                     "no aoi:summary after {} (allowed: --unbounded)",
                     plural(lines, "line")

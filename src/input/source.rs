@@ -188,7 +188,8 @@ pub fn check_stdout() -> io::Result<()> {
         .is_ok_and(|f| f & rustix::fs::OFlags::RWMODE == rustix::fs::OFlags::RDWR);
     if null && rw {
         return Err(io::Error::other(
-            "standard output is closed: nothing can be written (give >/dev/null to discard)",
+            "standard output is closed (or is /dev/null opened read-write, which is how a closed \
+             one looks): nothing can be written; open /dev/null write-only to discard output",
         ));
     }
     Ok(())

@@ -227,7 +227,10 @@ impl<'a> Value<'a> {
         // A string the walk saw hold no escape is its own text (and valid
         // UTF-8, checked by the walk): no search for a backslash.
         Some(if self.plain {
-            String::from_utf8_lossy(raw)
+            // from_utf8 is the fast check on ASCII; the lossy form only
+            // for the walk's WTF-8 (a lone surrogate written raw cannot
+            // occur: the walk rejects invalid UTF-8).
+            std::str::from_utf8(raw).map_or_else(|_| String::from_utf8_lossy(raw), Cow::Borrowed)
         } else {
             unescape(raw)
         })
