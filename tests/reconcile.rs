@@ -237,3 +237,31 @@ fn report_over_the_reference_is_a_usage_error() {
     assert_eq!(out.code, 64, "{}", out.stderr);
     assert_eq!(std::fs::read(&reference).unwrap(), original);
 }
+
+/// A seq past 2^64-1 is one verify cannot count (seq.not-integer): reconcile
+/// reads the seq the checker placed, so both see the same gap after it.
+#[test]
+fn a_seq_past_u64_is_read_alike_by_verify_and_reconcile() {
+    let input = lines(&[
+        meta(),
+        hit(1),
+        ev(10, "hit", "").replace(r#""seq":10"#, &format!(r#""seq":1{}"#, "0".repeat(40))),
+        hit(5),
+    ]);
+    let v = verify(&["--multi-run"], &input);
+    let gap = v
+        .findings()
+        .into_iter()
+        .find(|f| f["rule"] == "seq.gap")
+        .expect("a gap");
+    let r = run(&["reconcile", "--output", "jsonl"], &input);
+    let gaps: Vec<Value> = r
+        .events()
+        .into_iter()
+        .filter(|e| e["type"] == "gap")
+        .collect();
+    assert_eq!(gaps.len(), 1, "{}", r.stdout);
+    assert_eq!(gaps[0]["from_seq"], gap["missing_from"], "{}", r.stdout);
+    assert_eq!(gaps[0]["to_seq"], gap["missing_to"], "{}", r.stdout);
+    assert_eq!(v.code, r.code);
+}

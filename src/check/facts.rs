@@ -153,6 +153,22 @@ pub struct Seen {
     /// The line names a run already judged (multi-run): it is reported,
     /// and belongs to no open run.
     pub late: bool,
+    /// How the checker stepped the run's seq on this line: reconcile keeps
+    /// its account in the same steps, so the two count the same gaps.
+    pub seq: SeqSeen,
+}
+
+/// A line's place in its run's seq (AOI 1.x, spec §8.1).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum SeqSeen {
+    /// Not followed (another protocol, or ids past the per-run cap).
+    #[default]
+    Untracked,
+    /// It takes a step, but carries no seq that can be counted (none, or
+    /// not an integer in 64 bits): one step, as for an unreadable line.
+    Skipped,
+    /// At this seq.
+    At(u64),
 }
 
 /// A run as the commands tell runs apart: by its `aoi.run` id (decoded

@@ -215,6 +215,7 @@ fn typed<'a>(ev: &Event<'a>, protocol: Protocol) -> (Option<Cow<'a, [u8]>>, Seen
         framework: ty.as_deref().is_some_and(|t| t.starts_with(b"aoi:")),
         protocol,
         late: false,
+        seq: SeqSeen::Untracked,
     };
     (ty, seen)
 }
@@ -589,8 +590,10 @@ impl State<'_> {
                 self.close(sink, slot)?;
             }
         }
-        if self.opened.len() > 2 * MAX_OPEN_RUNS {
-            // Drop stale entries now and then: the queue stays bounded.
+        if self.opened.len() > 2 * (self.slots.len() - self.free.len()) + 1024 {
+            // Drop the entries of finished runs now and then: the queue
+            // stays near the number of open runs (amortized, each pass
+            // at least halves it).
             let slots = &self.slots;
             self.opened
                 .retain(|&(s, f)| slots[s].as_ref().is_some_and(|r| r.first_line == f));
@@ -847,7 +850,13 @@ impl State<'_> {
         };
         let multi = self.cfg.multi_run;
         let run = self.run(slot);
-        let (t, new_id) = run.track(run_v);
+        // Multi-run: `place` sent the line here by its id, so once the run
+        // has an id every id it gets is that one.
+        let (t, new_id) = if multi && run.tracks[0].id.is_some() {
+            (0, false)
+        } else {
+            run.track(run_v)
+        };
         run.count_line();
         let late = run.summary.is_some() && ty != Some(b"aoi:summary") && !run.not_last_reported;
         if late {
@@ -901,7 +910,11 @@ impl State<'_> {
                 "ANSI escape inside a string value".into(),
             )?;
         }
-        let seq = self.seq(sink, slot, t, seq_v, run_v, aoi_bad)?;
+        let (seq, stepped) = self.seq(sink, slot, t, seq_v, run_v, aoi_bad)?;
+        let seen = Seen {
+            seq: stepped,
+            ..seen
+        };
         if self.run(slot).unsupported {
             return Ok(seen);
         }
@@ -1003,7 +1016,7 @@ impl State<'_> {
         seq_v: Option<Value<'_>>,
         run_v: Option<Value<'_>>,
         aoi_bad: bool,
-    ) -> io::Result<Option<u64>> {
+    ) -> io::Result<(Option<u64>, SeqSeen)> {
         if let Some(v) = run_v
             && v.kind() != Kind::String
         {
@@ -1016,7 +1029,7 @@ impl State<'_> {
             )?;
         }
         if self.run(slot).tracks[t].shared {
-            return Ok(seq_v.and_then(|v| v.uint()));
+            return Ok((seq_v.and_then(|v| v.uint()), SeqSeen::Untracked));
         }
         let track = &mut self.run(slot).tracks[t].seq;
         let Some(v) = seq_v else {
@@ -1027,7 +1040,7 @@ impl State<'_> {
                 let msg = "no aoi.seq in a run that numbers its events".to_string();
                 self.report(sink, slot, Rule::SeqMissing, None, msg)?;
             }
-            return Ok(None);
+            return Ok((None, SeqSeen::Skipped));
         };
         // aoitap counts seq in 64 bits: a larger one (saturated by
         // `as_uint`) cannot be placed, and is said so rather than
@@ -1044,7 +1057,7 @@ impl State<'_> {
             };
             let msg = format!("aoi.seq is {}, {what}", crate::output::quote_raw(v.raw()));
             self.report(sink, slot, Rule::SeqNotInteger, None, msg)?;
-            return Ok(None);
+            return Ok((None, SeqSeen::Skipped));
         };
         let step = track.step(n);
         if run_v.is_none() {
@@ -1086,7 +1099,7 @@ impl State<'_> {
                 self.report(sink, slot, Rule::SeqRepeat, Some(n), msg)?;
             }
         }
-        Ok(Some(n))
+        Ok((Some(n), SeqSeen::At(n)))
     }
 
     /// Judge a run and release it.

@@ -16,8 +16,8 @@ use std::io;
 use std::path::Path;
 
 use crate::check::{
-    Checker, Markers, Protocol, Run, RunKey, RunRef, RunVerdict, Seen, SeqTrack, Step, Verdict,
-    id_key,
+    Checker, Markers, Protocol, Run, RunKey, RunRef, RunVerdict, Seen, SeqSeen, SeqTrack, Step,
+    Verdict, id_key,
 };
 use serde::Serialize;
 
@@ -219,6 +219,9 @@ impl Recon {
     /// Present ranges: the complement of the listed gaps.
     fn present(&self) -> Vec<(u64, u64)> {
         let mut out = vec![];
+        if !self.seq.started() {
+            return out;
+        }
         let mut at = 0;
         for g in &self.gaps {
             if g.from > at {
@@ -341,7 +344,7 @@ impl Consumer for Reconcile {
             match line.event() {
                 Some(ev) => {
                     let run = check.run_of_last_line();
-                    self.event(run, &ev, bytes, number, seen.protocol, report)?;
+                    self.event(run, &ev, bytes, number, &seen, report)?;
                 }
                 None => self.text(bytes, number),
             }
@@ -410,19 +413,18 @@ impl Reconcile {
         ev: &Event<'_>,
         bytes: &[u8],
         number: u64,
-        protocol: Protocol,
+        seen: &Seen,
         report: &mut Report,
     ) -> io::Result<()> {
         let ty = ev.ty();
-        let seq = match ev.aoi() {
-            Aoi::Object { seq: Some(v), .. } => v.uint(),
-            _ => None,
-        };
         let r = self.runs.get(run, || Recon::new(number));
-        r.protocol = protocol;
+        r.protocol = seen.protocol;
         r.lines += 1;
-        if let Some(n) = seq {
-            r.seq(n, r.last_line);
+        // Stepped as the checker stepped it: the two count one gap.
+        match seen.seq {
+            SeqSeen::At(n) => r.seq(n, r.last_line),
+            SeqSeen::Skipped => r.seq.skip(),
+            SeqSeen::Untracked => {}
         }
         r.last_line = number;
         match ty.as_deref() {
