@@ -67,22 +67,25 @@ fn a_200_mib_line_is_a_finding_not_an_allocation() {
     );
 }
 
+/// How many runs `cmd`'s jsonl output reports, one event each.
+fn runs_reported(cmd: &str, out: &str) -> usize {
+    let per_run = if cmd == "summarize" {
+        "run_summary"
+    } else {
+        "run"
+    };
+    out.lines()
+        .filter(|l| l.contains(&format!(r#""type":"{per_run}""#)))
+        .count()
+}
+
 #[test]
 fn summarize_and_reconcile_release_finished_runs() {
     for cmd in ["summarize", "reconcile"] {
         let args = [cmd, "--output", "jsonl"];
         let (small, _) = peak_kib(&args, &many_runs(1_000, 20));
         let (large, out) = peak_kib(&args, &many_runs(10_000, 2));
-        let per_run = if cmd == "summarize" {
-            "run_summary"
-        } else {
-            "run"
-        };
-        let reported = out
-            .lines()
-            .filter(|l| l.contains(&format!(r#""type":"{per_run}""#)))
-            .count();
-        assert_eq!(reported, 10_000, "{cmd}");
+        assert_eq!(runs_reported(cmd, &out), 10_000, "{cmd}");
         eprintln!("{cmd} peak RSS: 1,000 runs {small} KiB, 10,000 runs {large} KiB");
         assert!(
             large < small + 1024,
@@ -203,16 +206,7 @@ fn open_runs_are_capped() {
         );
         assert!(large < 160 * 1024, "{args:?}: {large} KiB");
         // Every run is judged once, the early ones saying why.
-        let per_run = if args[0] == "summarize" {
-            "run_summary"
-        } else {
-            "run"
-        };
-        let runs = out
-            .lines()
-            .filter(|l| l.contains(&format!(r#""type":"{per_run}""#)))
-            .count();
-        assert_eq!(runs, 160_000, "{args:?}");
+        assert_eq!(runs_reported(args[0], &out), 160_000, "{args:?}");
         assert!(out.contains("runs were open at once"), "{args:?}");
     }
 }
