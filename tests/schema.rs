@@ -211,8 +211,25 @@ fn bad_schemas_are_usage_errors_at_once() {
         );
     }
     let doubling = serde_json::json!({"$defs": defs, "$ref": "#/$defs/d19"}).to_string();
+    // The same through $anchor names and a percent-encoded pointer.
+    let mut defs = serde_json::Map::new();
+    for i in 0..30 {
+        let r = serde_json::json!({"$ref": format!("#d{}", i + 1)});
+        let mut d = if i == 29 {
+            serde_json::json!({"type": "integer"})
+        } else {
+            serde_json::json!({"allOf": [r.clone(), r]})
+        };
+        d["$anchor"] = format!("d{i}").into();
+        defs.insert(format!("d{i}"), d);
+    }
+    let anchored = serde_json::json!({"$defs": defs, "properties": {"v": {"$ref": "#d0"}}});
+    let anchored = anchored.to_string();
+    let encoded = doubling.replace("#/$defs/", "#/%24defs/");
     let mut cases = cases.to_vec();
     cases.push(("doubling.json", &doubling, "expand to more than"));
+    cases.push(("anchored.json", &anchored, "expand to more than"));
+    cases.push(("encoded.json", &encoded, "expand to more than"));
     for (name, text, says) in cases {
         let path = dir.path().join(name);
         std::fs::write(&path, text).unwrap();
@@ -357,4 +374,35 @@ fn a_definition_for_several_types_is_still_the_types_branch() {
     assert_eq!(found.len(), 1, "{found:?}");
     let msg = found[0]["message"].as_str().unwrap();
     assert!(msg.starts_with(r#"hit: /id: "x" is not of type"#), "{msg}");
+}
+
+/// A large schema of the usual shape (200 event types sharing a
+/// 100-property envelope, chosen by `oneOf`) is not mistaken for a costly
+/// one: `properties` and `$defs` are not summed as if all applied at once.
+#[test]
+fn a_large_ordinary_schema_is_accepted() {
+    let mut defs = serde_json::Map::new();
+    let props: serde_json::Map<String, serde_json::Value> = (0..100)
+        .map(|i| (format!("p{i}"), serde_json::json!({"type": "string"})))
+        .collect();
+    defs.insert(
+        "envelope".into(),
+        serde_json::json!({"type": "object", "properties": props}),
+    );
+    for t in 0..200 {
+        defs.insert(
+            format!("ev{t}"),
+            serde_json::json!({"allOf": [{"$ref": "#/$defs/envelope"}],
+                               "properties": {"type": {"const": format!("ev{t}")}}}),
+        );
+    }
+    let one_of: Vec<serde_json::Value> = (0..200)
+        .map(|t| serde_json::json!({"$ref": format!("#/$defs/ev{t}")}))
+        .collect();
+    let schema = serde_json::json!({"$defs": defs, "oneOf": one_of});
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("large.json");
+    std::fs::write(&path, schema.to_string()).unwrap();
+    let out = verify(&["--schema", path.to_str().unwrap()], &lines(&good(1)));
+    assert_ne!(out.code, 64, "{}", out.stderr);
 }

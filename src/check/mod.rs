@@ -574,11 +574,12 @@ impl State<'_> {
         slot
     }
 
-    /// Multi-run: keep fewer than `MAX_OPEN_RUNS` runs open, so that the
-    /// line about to be placed can open one more. The run opened longest
-    /// ago is judged now, as at the end of input.
+    /// Multi-run: at most `MAX_OPEN_RUNS` runs open. Called once a line is
+    /// placed: only a line that opened a run can pass the cap, and that
+    /// run is the newest, so the one judged now (the run opened longest
+    /// ago, as at the end of input) is never the line's own.
     fn make_room(&mut self, sink: &mut dyn Sink) -> io::Result<()> {
-        while self.slots.len() - self.free.len() >= MAX_OPEN_RUNS {
+        while self.slots.len() - self.free.len() > MAX_OPEN_RUNS {
             let Some((slot, first)) = self.opened.pop_front() else {
                 break;
             };
@@ -731,8 +732,9 @@ impl State<'_> {
         // where they start.
         // One run takes every line unless --multi-run: nothing to place.
         let slot = if self.cfg.multi_run {
+            let placed = self.place(ev);
             self.make_room(sink)?;
-            self.place(ev)
+            placed
         } else {
             Target::Slot(self.current_slot())
         };

@@ -241,74 +241,124 @@ impl Branch {
 /// (see `expansion`). Real schemas stay in the hundreds or thousands.
 const MAX_EXPANSION: u64 = 100_000;
 
-/// How many subschemas the schema holds with every local `$ref` replaced
-/// by what it points to: the most a validator may visit for one value of
-/// the event. A schema is a tree, but `$ref` makes it a graph, and a chain
-/// of `anyOf`s that each refer twice to the next one doubles per level, so
-/// a 1 KB schema can cost minutes and gigabytes per event. Each target is
-/// counted once and remembered, so this takes time linear in the schema;
-/// a `$ref` back into its own expansion (recursion) counts 1, since it
-/// recurses only as deep as the event does. Non-local refs are refused at
-/// compile time; `#anchor` refs count 1.
+/// About how many subschemas a validator may visit for one value of the
+/// event: the schema with every `$ref` replaced by what it points to. A
+/// schema is a tree, but `$ref` makes it a graph, and a chain of `anyOf`s
+/// that each refer twice to the next one doubles per level, so a 1 KB
+/// schema can cost minutes and gigabytes per event.
+///
+/// Each target is counted once and remembered, so this takes time linear
+/// in the schema; a `$ref` back into its own expansion (recursion) counts
+/// 1, since it recurses only as deep as the event does. Refs are followed
+/// as JSON pointers (percent-decoded), `$anchor`/`$dynamicAnchor` names,
+/// and `other.json#/...` read against this document. `$defs` count only
+/// where referred to, and a `properties` map counts as its costliest
+/// member: one instance member meets one of them.
 fn expansion(doc: &Value) -> u64 {
     struct Count<'a> {
         doc: &'a Value,
+        anchors: HashMap<&'a str, &'a Value>,
         done: HashMap<String, u64>,
         open: std::collections::HashSet<String>,
     }
-    impl Count<'_> {
-        fn node(&mut self, v: &Value) -> u64 {
-            let mut n: u64 = 1;
+    impl<'a> Count<'a> {
+        fn anchors(&mut self, v: &'a Value) {
             match v {
                 Value::Object(m) => {
                     for (k, c) in m {
-                        n = n.saturating_add(match (k.as_str(), c) {
-                            ("$ref", Value::String(r)) => match r.strip_prefix('#') {
-                                Some(p) if p.is_empty() || p.starts_with('/') => self.target(p),
-                                _ => 1,
-                            },
-                            // Values, not subschemas.
-                            ("enum" | "const" | "default" | "examples", _) => 1,
-                            _ => self.node(c),
-                        });
-                        if n > MAX_EXPANSION {
-                            return n;
+                        if let ("$anchor" | "$dynamicAnchor", Value::String(a)) = (k.as_str(), c) {
+                            self.anchors.insert(a, v);
                         }
+                        self.anchors(c);
                     }
                 }
-                Value::Array(a) => {
-                    for c in a {
-                        n = n.saturating_add(self.node(c));
-                        if n > MAX_EXPANSION {
-                            return n;
-                        }
-                    }
-                }
+                Value::Array(a) => a.iter().for_each(|c| self.anchors(c)),
                 _ => {}
+            }
+        }
+
+        fn node(&mut self, v: &Value) -> u64 {
+            let Value::Object(m) = v else {
+                // A bare `true`/`false` schema, or a list of schemas.
+                return match v {
+                    Value::Array(a) => a.iter().map(|c| self.node(c)).fold(0, u64::saturating_add),
+                    _ => 0,
+                };
+            };
+            let mut n: u64 = 1;
+            for (k, c) in m {
+                n = n.saturating_add(match (k.as_str(), c) {
+                    ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(r)) => self.target(r),
+                    // Values and words, not subschemas; `$defs` count where
+                    // they are referred to.
+                    (
+                        "enum" | "const" | "default" | "examples" | "$defs" | "definitions"
+                        | "$comment" | "title" | "description",
+                        _,
+                    ) => 0,
+                    ("properties" | "patternProperties" | "dependentSchemas", Value::Object(p)) => {
+                        p.values().map(|c| self.node(c)).max().unwrap_or(0)
+                    }
+                    _ => self.node(c),
+                });
+                if n > MAX_EXPANSION {
+                    return n;
+                }
             }
             n
         }
 
-        fn target(&mut self, pointer: &str) -> u64 {
-            if let Some(&n) = self.done.get(pointer) {
+        fn target(&mut self, r: &str) -> u64 {
+            if let Some(&n) = self.done.get(r) {
                 return n;
             }
-            if !self.open.insert(pointer.to_string()) {
+            if !self.open.insert(r.to_string()) {
                 return 1;
             }
+            let fragment = r.split_once('#').map_or("", |(_, f)| f);
             let doc = self.doc;
-            let n = doc.pointer(pointer).map_or(1, |t| self.node(t));
-            self.open.remove(pointer);
-            self.done.insert(pointer.to_string(), n);
+            let found = if fragment.is_empty() || fragment.starts_with('/') {
+                doc.pointer(&percent_decode(fragment))
+            } else {
+                self.anchors.get(fragment).copied()
+            };
+            let n = found.map_or(1, |t| self.node(t));
+            self.open.remove(r);
+            self.done.insert(r.to_string(), n);
             n
         }
     }
-    Count {
+    let mut count = Count {
         doc,
+        anchors: HashMap::new(),
         done: HashMap::new(),
         open: std::collections::HashSet::new(),
+    };
+    count.anchors(doc);
+    count.node(doc)
+}
+
+/// `%24defs` is `$defs` (RFC 3986 in a URI fragment).
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match (b[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(x)) => {
+                out.push(x);
+                i += 3;
+            }
+            (x, _) => {
+                out.push(x);
+                i += 1;
+            }
+        }
     }
-    .node(doc)
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn compile(doc: &Value) -> Result<Validator, String> {

@@ -24,12 +24,19 @@ use crate::output::{clean, human, one_line, plural, style};
 
 const MAX_KINDS: usize = 256;
 
+/// Names kept over all open runs together (types, and category/code
+/// pairs): each costs up to a couple of hundred bytes, and 32,768 open
+/// runs of `MAX_KINDS` each would hold gigabytes. Past it, a run's new
+/// names count under `(other)` until other runs end (DESIGN §8).
+const MAX_KEPT: usize = 100_000;
+
 pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
     let mut consumer = Summarize {
         type_field: &opts.stream.check.type_field,
         stats: PerRun::default(),
         runs: vec![],
         width: terminal_width(),
+        room: MAX_KEPT,
     };
     let exit = run_stream(&opts.stream, "summarize", ReportTo::Stdout, &mut consumer)?;
     Ok(exit)
@@ -46,6 +53,8 @@ struct Stats {
     errors: Vec<Problem>,
     summary_identity: bool,
     outcome: Option<Outcome>,
+    /// Names this run holds against `MAX_KEPT`.
+    kept: usize,
 }
 
 #[derive(Serialize)]
@@ -79,6 +88,8 @@ struct Summarize<'o> {
     runs: Vec<serde_json::Value>,
     /// Standard output's width, when it is a terminal.
     width: Option<usize>,
+    /// Names that may still be kept (`MAX_KEPT` less those held).
+    room: usize,
 }
 
 /// The width of the terminal on standard output, if it is one.
@@ -96,7 +107,7 @@ fn terminal_width() -> Option<usize> {
 /// bytes, whatever the input (DESIGN §8).
 const NAME_BYTES: usize = 128;
 
-fn bump(map: &mut BTreeMap<String, u64>, name: &str) {
+fn bump(map: &mut BTreeMap<String, u64>, name: &str, room: &mut Room) {
     let cut;
     let name = if name.len() > NAME_BYTES {
         cut = format!("{}…", crate::output::prefix(name, NAME_BYTES));
@@ -106,18 +117,46 @@ fn bump(map: &mut BTreeMap<String, u64>, name: &str) {
     };
     if let Some(n) = map.get_mut(name) {
         *n += 1;
-    } else if map.len() < MAX_KINDS {
+    } else if map.len() < MAX_KINDS && room.take() {
         map.insert(name.to_string(), 1);
     } else {
         *map.entry("(other)".to_string()).or_default() += 1;
     }
 }
 
+/// A run's claim on the names all runs may keep.
+struct Room<'a> {
+    left: &'a mut usize,
+    taken: &'a mut usize,
+}
+
+impl Room<'_> {
+    fn take(&mut self) -> bool {
+        let ok = *self.left > 0;
+        if ok {
+            *self.left -= 1;
+            *self.taken += 1;
+        }
+        ok
+    }
+}
+
 impl Stats {
-    fn event(&mut self, ev: &Event<'_>, type_field: &str, line: u64, protocol: Protocol) {
+    fn event(
+        &mut self,
+        ev: &Event<'_>,
+        type_field: &str,
+        line: u64,
+        protocol: Protocol,
+        left: &mut usize,
+    ) {
         if protocol == Protocol::Afdata {
             self.afdata(ev, line);
         }
+        let mut room = Room {
+            left,
+            taken: &mut self.kept,
+        };
         let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
         let aoi_type = ev.ty();
         // Most streams count by `type`: decoded once for both uses.
@@ -127,9 +166,9 @@ impl Stats {
         };
         let name = ty.as_deref().unwrap_or("(none)");
         if name.starts_with("aoi:") {
-            bump(&mut self.framework, name);
+            bump(&mut self.framework, name, &mut room);
         } else {
-            bump(&mut self.domain, name);
+            bump(&mut self.domain, name, &mut room);
         }
         match aoi_type.as_deref() {
             Some(t @ ("aoi:error" | "aoi:warning")) => {
@@ -145,7 +184,7 @@ impl Stats {
                     .find(|p| p.category == category && p.code == code)
                 {
                     p.count += 1;
-                } else if list.len() < MAX_KINDS {
+                } else if list.len() < MAX_KINDS && room.take() {
                     list.push(Problem {
                         category,
                         code,
@@ -239,7 +278,7 @@ impl Consumer for Summarize<'_> {
                 Protocol::Afdata if self.type_field == "type" => "kind",
                 _ => self.type_field,
             };
-            st.event(&ev, field, number, seen.protocol);
+            st.event(&ev, field, number, seen.protocol, &mut self.room);
         }
         for r in done {
             self.emit(&r, report)?;
@@ -274,6 +313,7 @@ impl Summarize<'_> {
     fn emit(&mut self, r: &RunVerdict, report: &mut Report) -> io::Result<()> {
         report.tally.run(r);
         let st = self.stats.remove(&RunKey::of_report(r)).unwrap_or_default();
+        self.room += st.kept;
         match report.out.format() {
             // Refused on the command line (tap is for verify and run).
             Format::Human | Format::Tap => {
