@@ -230,6 +230,17 @@ fn bad_schemas_are_usage_errors_at_once() {
     cases.push(("doubling.json", &doubling, "expand to more than"));
     cases.push(("anchored.json", &anchored, "expand to more than"));
     cases.push(("encoded.json", &encoded, "expand to more than"));
+    // A chain of 50,000 refs: refused, never a stack overflow.
+    let mut defs = serde_json::Map::new();
+    for i in 0..50_000 {
+        defs.insert(
+            format!("d{i}"),
+            serde_json::json!({"$ref": format!("#/$defs/d{}", i + 1)}),
+        );
+    }
+    defs.insert("d50000".into(), serde_json::json!({"type": "integer"}));
+    let chain = serde_json::json!({"$defs": defs, "$ref": "#/$defs/d0"}).to_string();
+    cases.push(("chain.json", &chain, "nest past"));
     for (name, text, says) in cases {
         let path = dir.path().join(name);
         std::fs::write(&path, text).unwrap();

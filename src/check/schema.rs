@@ -87,15 +87,18 @@ impl EventSchema {
         let body = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&text);
         let doc: Value = serde_json::from_slice(body)
             .map_err(|e| format!("--schema {name} is not JSON: {e}"))?;
-        let root = compile(&doc).map_err(|e| format!("--schema {name}: {e}"))?;
+        // Costed before it is compiled: compiling a hostile schema (a chain
+        // of 50,000 refs) takes seconds of its own.
         let steps = expansion(&doc);
         if steps > MAX_EXPANSION {
             return Err(format!(
                 "--schema {name}: its $refs expand to more than {MAX_EXPANSION} subschemas \
-                 (anyOf over $refs that are anyOfs, level after level?); a failing event would \
-                 be tried against each, so aoitap refuses it rather than stall on one line"
+                 (anyOf over $refs that are anyOfs, level after level?) or nest past \
+                 {MAX_REF_DEPTH} levels; a failing event would be tried against each, so aoitap \
+                 refuses it rather than stall on one line"
             ));
         }
+        let root = compile(&doc).map_err(|e| format!("--schema {name}: {e}"))?;
         let branches = branches(&doc);
         let composite = doc.get("oneOf").or_else(|| doc.get("anyOf")).is_some();
         Ok(EventSchema {
@@ -241,6 +244,10 @@ impl Branch {
 /// (see `expansion`). Real schemas stay in the hundreds or thousands.
 const MAX_EXPANSION: u64 = 100_000;
 
+/// The deepest a schema may nest, counting each `$ref` followed as a
+/// level (a chain of 50,000 refs is no schema anyone writes by hand).
+const MAX_REF_DEPTH: usize = 1_000;
+
 /// About how many subschemas a validator may visit for one value of the
 /// event: the schema with every `$ref` replaced by what it points to. A
 /// schema is a tree, but `$ref` makes it a graph, and a chain of `anyOf`s
@@ -260,6 +267,10 @@ fn expansion(doc: &Value) -> u64 {
         anchors: HashMap<&'a str, &'a Value>,
         done: HashMap<String, u64>,
         open: std::collections::HashSet<String>,
+        /// Nesting of the walk, refs followed included: past
+        /// `MAX_REF_DEPTH` the schema counts as too costly, and the call
+        /// stack stays small whatever the schema.
+        depth: usize,
     }
     impl<'a> Count<'a> {
         fn anchors(&mut self, v: &'a Value) {
@@ -278,6 +289,16 @@ fn expansion(doc: &Value) -> u64 {
         }
 
         fn node(&mut self, v: &Value) -> u64 {
+            if self.depth >= MAX_REF_DEPTH {
+                return MAX_EXPANSION + 1;
+            }
+            self.depth += 1;
+            let n = self.members(v);
+            self.depth -= 1;
+            n
+        }
+
+        fn members(&mut self, v: &Value) -> u64 {
             let Value::Object(m) = v else {
                 // A bare `true`/`false` schema, or a list of schemas.
                 return match v {
@@ -333,6 +354,7 @@ fn expansion(doc: &Value) -> u64 {
         anchors: HashMap::new(),
         done: HashMap::new(),
         open: std::collections::HashSet::new(),
+        depth: 0,
     };
     count.anchors(doc);
     count.node(doc)
