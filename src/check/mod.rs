@@ -231,12 +231,18 @@ pub fn id_key(id: &[u8]) -> Cow<'_, [u8]> {
     if id.len() <= ID_BYTES {
         return Cow::Borrowed(id);
     }
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    id.hash(&mut h);
     let mut key = id[..192].to_vec();
     key.push(0xff);
-    key.extend_from_slice(&h.finish().to_be_bytes());
+    key.extend_from_slice(&digest(id).to_be_bytes());
     Cow::Owned(key)
+}
+
+/// A 64-bit digest, the same within one process (SipHash with fixed
+/// keys): what is kept where the value itself would cost too much.
+pub fn digest(x: &(impl Hash + ?Sized)) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    x.hash(&mut h);
+    h.finish()
 }
 
 /// A run id as reports show it: a long one cut, with its length.

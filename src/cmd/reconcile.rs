@@ -9,15 +9,13 @@
 //! missing ranges are listed per run (the rest are counted, and the report
 //! says so); `--against` keeps one 8-byte digest per reference event.
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{Hash, Hasher};
 use std::io;
 use std::path::Path;
 
 use crate::check::{
     Checker, Markers, Protocol, Run, RunKey, RunRef, RunVerdict, Seen, SeqSeen, SeqTrack, Step,
-    Verdict, id_key,
+    Verdict, digest, id_key,
 };
 use serde::Serialize;
 
@@ -267,12 +265,6 @@ impl Recon {
 struct Reference {
     events: HashMap<(RunKey, u64), (u64, bool)>,
     unkeyed: u64,
-}
-
-fn digest(bytes: &[u8]) -> u64 {
-    let mut h = DefaultHasher::new();
-    bytes.hash(&mut h);
-    h.finish()
 }
 
 /// The run id and seq of an event, if it carries both.

@@ -189,7 +189,7 @@ impl Consumer for Attempts<'_> {
                 "{} (attempt {} of {})",
                 self.name,
                 self.attempt,
-                self.opts.retries.saturating_add(1)
+                self.attempts()
             )
         } else {
             self.name.clone()
@@ -274,7 +274,7 @@ impl Consumer for Attempts<'_> {
             let (retry_in_ms, note) = if retry { self.plan(None) } else { (None, None) };
             report.out.attempt(&Attempt {
                 attempt: self.attempt,
-                attempts: self.opts.retries.saturating_add(1),
+                attempts: self.attempts(),
                 command: &self.name,
                 ended: &ended,
                 exit_status: code,
@@ -286,8 +286,7 @@ impl Consumer for Attempts<'_> {
                 retry_in_ms,
                 note,
             })?;
-            self.hold_or_release(report, retry_in_ms.is_some())?;
-            self.before = Counts::of(report);
+            self.attempt_over(report, retry_in_ms.is_some())?;
             return Ok(Some(why));
         }
         self.ended = Some(Ended {
@@ -326,7 +325,7 @@ impl Consumer for Attempts<'_> {
         let note = note.or(held.as_deref());
         report.out.attempt(&Attempt {
             attempt: self.attempt,
-            attempts: self.opts.retries.saturating_add(1),
+            attempts: self.attempts(),
             command: &self.name,
             ended: &ended.text,
             exit_status: ended.code,
@@ -338,8 +337,7 @@ impl Consumer for Attempts<'_> {
             retry_in_ms,
             note,
         })?;
-        self.hold_or_release(report, retry_in_ms.is_some())?;
-        self.before = Counts::of(report);
+        self.attempt_over(report, retry_in_ms.is_some())?;
         Ok(())
     }
 
@@ -461,11 +459,18 @@ impl Attempts<'_> {
         }
     }
 
-    /// TAP: an attempt's points wait until its retry begins, so only a
+    /// How many times CMD may run: once, and once per retry.
+    fn attempts(&self) -> u32 {
+        self.opts.retries.saturating_add(1)
+    }
+
+    /// An attempt has been reported: the next one's verdict counts from
+    /// here. TAP: its points wait until its retry begins, so only a
     /// failure that really was retried is `# TODO retried`; without a
     /// retry they go out as they are (at the report's end if a signal
     /// stops the wait).
-    fn hold_or_release(&mut self, report: &mut Report, retrying: bool) -> io::Result<()> {
+    fn attempt_over(&mut self, report: &mut Report, retrying: bool) -> io::Result<()> {
+        self.before = Counts::of(report);
         self.todo_pending = retrying;
         if retrying {
             Ok(())

@@ -12,15 +12,13 @@
 //! claims go to `unattributed.jsonl`. None of these can be `.`, `..`, or
 //! hold `/` or NUL.
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::{self, File, OpenOptions};
-use std::hash::{Hash, Hasher};
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
-use crate::check::{Checker, Finding, Run, RunKey, RunVerdict, Seen, Sink, redact};
+use crate::check::{Checker, Finding, Run, RunKey, RunVerdict, Seen, Sink, digest, redact};
 use crate::cmd::{Consumer, Report, run_stream};
 use crate::config::{ReportTo, SplitOptions};
 use crate::exit::{Error, Exit, Result};
@@ -54,12 +52,6 @@ struct Split {
     /// `--redact`: exposed secrets are written as "***".
     redact: bool,
     buf: Vec<u8>,
-}
-
-fn digest(x: &(impl Hash + ?Sized)) -> u64 {
-    let mut h = DefaultHasher::new();
-    x.hash(&mut h);
-    h.finish()
 }
 
 /// The file name (without `.jsonl`) a run's lines go to.
