@@ -209,7 +209,7 @@ impl RunState {
 /// owed) and what commands that pass lines on need to know of it, in a
 /// protocol with a `type` discriminator (AOI 1.x and 0.2).
 fn typed<'a>(ev: &Event<'a>, protocol: Protocol) -> (Option<Cow<'a, [u8]>>, Seen) {
-    let ty = ev.get("type").and_then(|v| v.decoded());
+    let ty = ev.ty_bytes();
     let seen = Seen {
         event: ty.is_some() && ev.duplicate_reserved_key().is_none(),
         framework: ty.as_deref().is_some_and(|t| t.starts_with(b"aoi:")),
@@ -842,7 +842,7 @@ impl State<'_> {
         };
         let opens = match self.cfg.protocol {
             Some(Protocol::Ndjson) => ndjson::opens(self.cfg, ev),
-            _ => ev.get("type").and_then(|v| v.decoded()).as_deref() == Some(b"aoi:meta"),
+            _ => ev.ty_bytes().as_deref() == Some(b"aoi:meta"),
         };
         self.target(run_v, opens)
     }
@@ -851,10 +851,11 @@ impl State<'_> {
     fn aoi_event(&mut self, sink: &mut dyn Sink, slot: usize, ev: &Event<'_>) -> io::Result<Seen> {
         let (ty, seen) = typed(ev, Protocol::Aoi);
         let ty = ty.as_deref();
-        let (seq_v, run_v, aoi_bad) = match ev.aoi() {
-            Aoi::Absent => (None, None, false),
-            Aoi::NotObject => (None, None, true),
-            Aoi::Object { seq, run } => (seq, run, false),
+        let aoi = ev.aoi();
+        let (run_v, aoi_bad) = match aoi {
+            Aoi::Absent => (None, false),
+            Aoi::NotObject => (None, true),
+            Aoi::Object { run, .. } => (run, false),
         };
         let multi = self.cfg.multi_run;
         let run = self.run(slot);
@@ -918,7 +919,7 @@ impl State<'_> {
                 "ANSI escape inside a string value".into(),
             )?;
         }
-        let (seq, stepped) = self.seq(sink, slot, t, seq_v, run_v, aoi_bad)?;
+        let (seq, stepped) = self.seq(sink, slot, t, aoi, ev.seq_uint())?;
         let seen = Seen {
             seq: stepped,
             ..seen
@@ -1015,16 +1016,21 @@ impl State<'_> {
         })
     }
 
-    /// `aoi.seq` and `aoi.run` (§8.1, §18 check 15). Returns the seq when readable.
+    /// `aoi.seq` and `aoi.run` (§8.1, §18 check 15), with `uint` the seq as
+    /// the walk decoded it. Returns the seq when readable.
     fn seq(
         &mut self,
         sink: &mut dyn Sink,
         slot: usize,
         t: usize,
-        seq_v: Option<Value<'_>>,
-        run_v: Option<Value<'_>>,
-        aoi_bad: bool,
+        aoi: Aoi<'_>,
+        uint: Uint,
     ) -> io::Result<(Option<u64>, SeqSeen)> {
+        let (seq_v, run_v, aoi_bad) = match aoi {
+            Aoi::Absent => (None, None, false),
+            Aoi::NotObject => (None, None, true),
+            Aoi::Object { seq, run } => (seq, run, false),
+        };
         if let Some(v) = run_v
             && v.kind() != Kind::String
         {
@@ -1037,7 +1043,11 @@ impl State<'_> {
             )?;
         }
         if self.run(slot).tracks[t].shared {
-            return Ok((seq_v.and_then(|v| v.uint()), SeqSeen::Untracked));
+            let n = match (seq_v, uint) {
+                (Some(_), Uint::Int(n)) => Some(n),
+                _ => None,
+            };
+            return Ok((n, SeqSeen::Untracked));
         }
         let track = &mut self.run(slot).tracks[t].seq;
         let Some(v) = seq_v else {
@@ -1053,7 +1063,6 @@ impl State<'_> {
         // aoitap counts seq in 64 bits: a larger one (saturated by
         // `as_uint`) cannot be placed, and is said so rather than
         // clamped into a false order.
-        let uint = v.as_uint();
         let past_u64 = uint == Uint::Int(u64::MAX) && v.raw() != b"18446744073709551615";
         let (Uint::Int(n), false) = (uint, past_u64) else {
             track.skip();

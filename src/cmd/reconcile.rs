@@ -408,7 +408,8 @@ impl Reconcile {
         seen: &Seen,
         report: &mut Report,
     ) -> io::Result<()> {
-        let ty = ev.ty();
+        // Compared, never shown: the decoded bytes, with no UTF-8 pass.
+        let ty = ev.ty_bytes();
         let r = self.runs.get(run, || Recon::new(number));
         r.protocol = seen.protocol;
         r.lines += 1;
@@ -420,9 +421,9 @@ impl Reconcile {
         }
         r.last_line = number;
         match ty.as_deref() {
-            Some("aoi:warning") => r.warnings += 1,
-            Some("aoi:error") => r.errors += 1,
-            Some("aoi:summary") => {
+            Some(b"aoi:warning") => r.warnings += 1,
+            Some(b"aoi:error") => r.errors += 1,
+            Some(b"aoi:summary") => {
                 let num = |k: &str| ev.get(k).and_then(|v| v.uint());
                 r.summary = Some(Counters {
                     event_count: num("event_count"),
@@ -431,7 +432,7 @@ impl Reconcile {
                     error_count: num("error_count"),
                 });
             }
-            Some(t) if !t.starts_with("aoi:") => r.domain += 1,
+            Some(t) if !t.starts_with(b"aoi:") => r.domain += 1,
             _ => {}
         }
         let Some(reference) = &mut self.against else {

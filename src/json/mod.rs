@@ -110,6 +110,13 @@ pub struct Index {
     overflow: bool,
     /// Some key, at any depth, is marked `_secret` or `_url`.
     marked: bool,
+    /// The first top-level `aoi` is an object (its members are in `aoi`):
+    /// known from the walk, so `Event::aoi` need not look at the line.
+    aoi_object: bool,
+    /// The envelope's `aoi.seq`, read while its bytes are at hand on the
+    /// parsing thread, so the judging thread (the serial stage) does not
+    /// go back to the line for it. `NotUint` when there is none.
+    seq: Uint,
 }
 
 /// No member has the tag.
@@ -156,11 +163,39 @@ pub enum Kind {
 }
 
 /// An integer literal `>= 0`, which may be larger than `u64` (then saturated).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Uint {
     Int(u64),
-    /// Any other number, or a negative one.
+    /// Any other number, a negative one, or no number at all.
+    #[default]
     NotUint,
+}
+
+impl Uint {
+    /// The integer a number's raw text spells, `Int` only for `[0-9]+`.
+    #[inline]
+    pub fn of(raw: &[u8]) -> Uint {
+        // Up to 19 digits cannot pass u64::MAX: one pass, no overflow
+        // checks (a seq is read on every line).
+        if !raw.is_empty() && raw.len() <= 19 {
+            let mut n = 0u64;
+            for &d in raw {
+                let digit = d.wrapping_sub(b'0');
+                if digit > 9 {
+                    return Uint::NotUint;
+                }
+                n = n * 10 + u64::from(digit);
+            }
+            return Uint::Int(n);
+        }
+        if raw.is_empty() || !raw.iter().all(u8::is_ascii_digit) {
+            return Uint::NotUint;
+        }
+        let n = raw.iter().fold(0u64, |n, &d| {
+            n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+        });
+        Uint::Int(n)
+    }
 }
 
 #[cfg(test)]

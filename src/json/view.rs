@@ -17,6 +17,7 @@ pub enum Aoi<'a> {
 }
 
 impl Index {
+    #[inline]
     fn first(&self, tag: Tag) -> Option<usize> {
         let k = self.first[tag as usize];
         (k != NONE).then_some(k as usize)
@@ -34,6 +35,7 @@ impl Index {
 }
 
 impl Member {
+    #[inline]
     fn value<'a>(&self, line: &'a [u8]) -> Value<'a> {
         let (s, e) = (self.value_start as usize, self.value_end as usize);
         Value {
@@ -140,6 +142,7 @@ impl<'a> Event<'a> {
         }
     }
 
+    #[inline]
     fn tagged(&self, tag: Tag) -> Option<Value<'a>> {
         let list = match tag {
             Tag::Seq | Tag::Run => self.aoi,
@@ -154,20 +157,36 @@ impl<'a> Event<'a> {
         self.tagged(Tag::Type).and_then(|v| v.as_str())
     }
 
+    /// The decoded bytes of `type`, when it is a string: what is compared
+    /// (no UTF-8 pass, as nothing is shown).
+    #[inline]
+    pub fn ty_bytes(&self) -> Option<Cow<'a, [u8]>> {
+        self.tagged(Tag::Type).and_then(|v| v.decoded())
+    }
+
     /// Top-level `type`, `aoi` (and inside it `seq`, `run`) that appear more
     /// than once: parsers disagree about which one wins (RFC 8259 §4).
     pub fn duplicate_reserved_key(&self) -> Option<&'static str> {
         self.index.duplicate.map(Tag::reserved_name)
     }
 
+    /// `aoi.seq` as an integer (`Value::as_uint`), decoded during the
+    /// walk; `NotUint` when the envelope has no seq.
+    pub fn seq_uint(&self) -> Uint {
+        self.index.seq
+    }
+
+    #[inline]
     pub fn aoi(&self) -> Aoi<'a> {
-        match self.tagged(Tag::Aoi) {
-            None => Aoi::Absent,
-            Some(v) if v.kind() != Kind::Object => Aoi::NotObject,
-            Some(_) => Aoi::Object {
+        if self.index.first(Tag::Aoi).is_none() {
+            Aoi::Absent
+        } else if !self.index.aoi_object {
+            Aoi::NotObject
+        } else {
+            Aoi::Object {
                 seq: self.tagged(Tag::Seq),
                 run: self.tagged(Tag::Run),
-            },
+            }
         }
     }
 }
@@ -213,6 +232,7 @@ impl<'a> Value<'a> {
 
     /// The string's exact decoded bytes (see [`decode`]): what identifies
     /// a run, so `"R\u0031"` and `"R1"` are one run (DESIGN §8).
+    #[inline]
     pub fn decoded(&self) -> Option<Cow<'a, [u8]>> {
         let raw = self.raw_str()?;
         Some(if self.plain {
@@ -247,13 +267,7 @@ impl<'a> Value<'a> {
     /// An integer literal `>= 0` (`1.0`, `1e0`, `-1` are not). Values past
     /// `u64` saturate.
     pub fn as_uint(&self) -> Uint {
-        if self.raw.is_empty() || !self.raw.iter().all(u8::is_ascii_digit) {
-            return Uint::NotUint;
-        }
-        let n = self.raw.iter().fold(0u64, |n, &d| {
-            n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
-        });
-        Uint::Int(n)
+        Uint::of(self.raw)
     }
 
     pub fn uint(&self) -> Option<u64> {

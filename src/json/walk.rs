@@ -168,7 +168,7 @@ impl Walk<'_> {
         let i = ws(b, 0);
         let i = if b.get(i) == Some(&b'{') {
             self.index.object = true;
-            self.members(i, Level::Top)?
+            self.members::<false>(i)?
         } else {
             self.value(i)?
         };
@@ -181,8 +181,11 @@ impl Walk<'_> {
     }
 
     /// The object at `i` (its `{`), indexing its members; returns the index
-    /// after its `}`.
-    fn members(&mut self, i: usize, level: Level) -> Step {
+    /// after its `}`. One copy per level (`AOI`: the envelope's own
+    /// members), so the list and the reserved names are known when
+    /// compiling.
+    fn members<const AOI: bool>(&mut self, i: usize) -> Step {
+        let level = if AOI { Level::Aoi } else { Level::Top };
         let b = self.b;
         let mut i = ws(b, i + 1);
         if b.get(i) == Some(&b'}') {
@@ -216,7 +219,8 @@ impl Walk<'_> {
                 // A second `aoi` is a duplicate of its own: its members
                 // are not indexed as the envelope's.
                 Some(b'{') if tag == Tag::Aoi && self.index.first[Tag::Aoi as usize] == NONE => {
-                    self.members(j, Level::Aoi)?
+                    self.index.aoi_object = true;
+                    self.members::<true>(j)?
                 }
                 _ => self.value(j)?,
             };
@@ -239,6 +243,7 @@ impl Walk<'_> {
         }
     }
 
+    #[inline(always)]
     fn push(&mut self, m: Member, level: Level) {
         let (list, base) = match level {
             Level::Top => (&mut self.arena.top, self.index.top.0),
@@ -261,6 +266,9 @@ impl Walk<'_> {
         list.push(m);
         if m.tag != Tag::Other {
             *slot = (list.len() - 1) as u32 - base;
+        }
+        if m.tag == Tag::Seq {
+            self.index.seq = Uint::of(&self.b[m.value_start as usize..m.value_end as usize]);
         }
     }
 
@@ -329,7 +337,7 @@ impl Walk<'_> {
 }
 
 /// The tag of a key at `level`, matched on its decoded name.
-#[inline]
+#[inline(always)]
 fn tag_of(level: Level, raw: &[u8], escaped: bool) -> Tag {
     let decoded;
     let name = if escaped {
