@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Time aoitap against jq and cat on one generated stream, in one run, and
 # print the ratios (DESIGN §7: ratios, not absolute times; machines are
-# shared and noisy). Each command is run REPEAT times; the median counts.
+# shared and noisy). Each command is run REPEAT times, round-robin; the
+# median counts.
 # jq is slow, so it reads a smaller stream cut from the same generator
 # (JQ_SIZE) and its time is scaled to SIZE by bytes.
 #
 # usage: benches/compare.sh      (256 MiB reference stream, 200-byte lines)
-# env:   SIZE=256M  JQ_SIZE=64M  LINE_BYTES=200  REPEAT=5  SHARED=../shared
-#        WORK=target/bench  SKIP_JQ=1
+# env:   SIZE=256M  JQ_SIZE=64M  LINE_BYTES=200  REPEAT=5  JQ_REPEAT=3
+#        SHARED=../shared  WORK=target/bench  SKIP_JQ=1
 #
 # The generator's aoi:error events are item-scope, so the stream exits 1
 # unless --continue-on-error (shared/bench/README.md): every aoitap command
@@ -42,47 +43,61 @@ bytes=$(stat -L -c %s "$stream")
 jq_bytes=$(stat -L -c %s "$jq_stream")
 cat "$stream" "$jq_stream" >/dev/null # into the page cache
 
-# median wall seconds and max peak RSS (KiB) of REPEAT runs of "$@"
-measure() {
-  local walls=() peak=0 out tf="$WORK/time.out"
-  for _ in $(seq "$REPEAT"); do
-    /usr/bin/time -o "$tf" -f '%e %M' "$@" >/dev/null 2>&1 || true
-    out=$(tail -1 "$tf")
-    walls+=("${out% *}")
-    [ "${out#* }" -gt "$peak" ] && peak=${out#* }
-  done
-  printf '%s %s\n' "$(printf '%s\n' "${walls[@]}" | sort -n | sed -n "$(( (REPEAT + 1) / 2 ))p")" "$peak"
+# The commands, timed round-robin: every command runs once per round, so
+# a change in the machine's load falls on all of them alike, rather than
+# on whichever happened to be running then. Wall time is taken with
+# microseconds (EPOCHREALTIME: /usr/bin/time's %e has 10 ms steps, 4% of
+# a verify run); /usr/bin/time gives the peak RSS.
+names=() cmds=()
+add() { names+=("$1"); cmds+=("$2"); } # name (one word), sh command
+declare -A walls peaks wall rss
+once() { # index
+  local tf="$WORK/time.out" t0 t1 r
+  t0=$EPOCHREALTIME
+  /usr/bin/time -o "$tf" -f '%M' sh -c "${cmds[$1]}" >/dev/null 2>&1 || true
+  t1=$EPOCHREALTIME
+  r=$(tail -1 "$tf")
+  walls[${names[$1]}]+="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }') "
+  [ "$r" -gt "${peaks[${names[$1]}]:-0}" ] && peaks[${names[$1]}]=$r
+  return 0
 }
-
-declare -A wall rss
-run() { # name (one word) command...
-  local name=$1 w r; shift
-  read -r w r < <(measure "$@")
-  wall[$name]=$w
-  rss[$name]=$r
-  printf '%-12s %8.3f s %10.0f MB/s %8d KiB peak\n' "$name" "${wall[$name]}" \
-    "$(awk -v b="${RUN_BYTES:-$bytes}" -v s="${wall[$name]}" 'BEGIN { print (s > 0 ? b / s / 1e6 : 0) }')" "${rss[$name]}"
+median() { printf '%s\n' $1 | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+report() { # name bytes
+  wall[$1]=$(median "${walls[$1]}")
+  rss[$1]=${peaks[$1]}
+  printf '%-12s %8.3f s %10.0f MB/s %8d KiB peak\n' "$1" "${wall[$1]}" \
+    "$(awk -v b="$2" -v s="${wall[$1]}" 'BEGIN { print (s > 0 ? b / s / 1e6 : 0) }')" "${rss[$1]}"
 }
 
 ok=--continue-on-error
-echo "stream: $stream ($bytes bytes), median of $REPEAT"
-run cat cat "$stream"
-run catcat sh -c "cat '$stream' | cat"
-run verify "$aoitap" verify -q $ok "$stream"
-run schema "$aoitap" verify -q $ok --schema benches/search.schema.json "$stream"
-run summarize "$aoitap" summarize -q $ok "$stream"
-run reconcile "$aoitap" reconcile -q $ok "$stream"
-run relay sh -c "cat '$stream' | '$aoitap' verify --relay -q $ok | cat > /dev/null"
-run redact sh -c "cat '$stream' | '$aoitap' verify --relay --redact -q $ok | cat > /dev/null"
-run strip sh -c "'$aoitap' strip-envelope -q $ok '$stream' > /dev/null"
+add cat "exec cat '$stream'"
+add catcat "cat '$stream' | cat"
+add verify "exec '$aoitap' verify -q $ok '$stream'"
+add schema "exec '$aoitap' verify -q $ok --schema benches/search.schema.json '$stream'"
+add summarize "exec '$aoitap' summarize -q $ok '$stream'"
+add reconcile "exec '$aoitap' reconcile -q $ok '$stream'"
+add relay "cat '$stream' | '$aoitap' verify --relay -q $ok | cat > /dev/null"
+add redact "cat '$stream' | '$aoitap' verify --relay --redact -q $ok | cat > /dev/null"
+add strip "exec '$aoitap' strip-envelope -q $ok '$stream' > /dev/null"
+echo "stream: $stream ($bytes bytes), median of $REPEAT rounds"
+for _ in $(seq "$REPEAT"); do
+  for i in "${!names[@]}"; do once "$i"; done
+done
+for name in "${names[@]}"; do report "$name" "$bytes"; done
 if [ -z "${SKIP_JQ:-}" ]; then
-  # jq on the smaller stream, scaled to the size of the large one.
+  # jq on the smaller stream (it takes ~35 s per 256 MiB), its median
+  # scaled to the size of the large one by bytes.
+  JQ_REPEAT=${JQ_REPEAT:-3}
+  n=${#names[@]}
+  add jq "exec jq -n -c -f '$SHARED/bench/verify.jq' '$jq_stream'"
+  add jqstrip "exec jq -c 'select(.type|startswith(\"aoi:\")|not) | del(.aoi)' '$jq_stream' > /dev/null"
+  for _ in $(seq "$JQ_REPEAT"); do once "$n"; once "$((n + 1))"; done
   scale() { awk -v s="$1" -v a="$bytes" -v b="$jq_bytes" 'BEGIN { printf "%.3f", s * a / b }'; }
-  RUN_BYTES=$jq_bytes REPEAT=1 run jq jq -n -c -f "$SHARED/bench/verify.jq" "$jq_stream"
-  wall[jq]=$(scale "${wall[jq]}")
-  RUN_BYTES=$jq_bytes REPEAT=1 run jqstrip sh -c "jq -c 'select(.type|startswith(\"aoi:\")|not) | del(.aoi)' '$jq_stream' > /dev/null"
-  wall[jqstrip]=$(scale "${wall[jqstrip]}")
-  echo "(jq rows: $jq_stream, $jq_bytes bytes; times scaled to $bytes bytes below)"
+  for name in jq jqstrip; do
+    report "$name" "$jq_bytes"
+    wall[$name]=$(scale "${wall[$name]}")
+  done
+  echo "(jq rows: $jq_stream, $jq_bytes bytes, median of $JQ_REPEAT; times scaled to $bytes bytes below)"
 fi
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }

@@ -1,6 +1,8 @@
 //! The one pass over a line: strict RFC 8259 on UTF-8 bytes (spec §2),
 //! recording the member index as it goes.
 
+use wide::i8x16;
+
 use super::*;
 
 fn syntax(i: usize, expected: &'static str) -> JsonError {
@@ -422,9 +424,33 @@ fn string(b: &[u8], i: usize, flags: &mut Flags) -> Step {
     string_rest(b, i, flags)
 }
 
+/// The bytes of `chunk` that `stops_string` names, one bit each (bit k
+/// for byte k). As signed bytes, the controls and everything over 0x7F are
+/// exactly those under 0x20: one compare, with the two for `"` and `\`.
+#[inline(always)]
+fn stops16(chunk: &[u8; 16]) -> u32 {
+    let v = i8x16::new(chunk.map(|x| x as i8));
+    let stop = v.simd_eq(i8x16::splat(b'"' as i8))
+        | v.simd_eq(i8x16::splat(b'\\' as i8))
+        | v.simd_lt(i8x16::splat(0x20));
+    stop.to_bitmask()
+}
+
 /// The first index from `i` that holds a byte `stops_string` names.
+/// Sixteen bytes a step (SSE2 on x86-64, `wide`'s fallback elsewhere),
+/// then eight (SWAR) near the end of the line. Most strings of the
+/// reference stream end within one step; the 16-byte step took `verify`
+/// from 123.2M to 117.9M instructions on its first 40,000 lines
+/// (callgrind), against 8-byte SWAR alone.
 #[inline(always)]
 fn skip_plain(b: &[u8], mut i: usize) -> usize {
+    while let Some(chunk) = b.get(i..i + 16) {
+        let stop = stops16(chunk.try_into().expect("16 bytes"));
+        if stop != 0 {
+            return i + stop.trailing_zeros() as usize;
+        }
+        i += 16;
+    }
     while let Some(chunk) = b.get(i..i + 8) {
         let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
         match first_stop(w) {
@@ -596,5 +622,24 @@ impl BitStack {
     fn top(&self) -> Option<bool> {
         let i = self.len.checked_sub(1)?;
         Some(self.words[i / 64] >> (i % 64) & 1 == 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The 16-byte scan stops at exactly the bytes the byte-wise test
+    /// names, in every lane.
+    #[test]
+    fn stops16_matches_stops_string() {
+        for x in 0..=255u8 {
+            for k in 0..16 {
+                let mut chunk = [b'a'; 16];
+                chunk[k] = x;
+                let want = if stops_string(x) { 1 << k } else { 0 };
+                assert_eq!(stops16(&chunk), want, "byte {x:#04x} in lane {k}");
+            }
+        }
     }
 }
