@@ -197,34 +197,27 @@ impl Walk<'_> {
             if b.get(i) != Some(&b'"') {
                 return Err(fault(i, Want::Key));
             }
-            self.flags.escaped = false;
-            let end = string(b, i, &mut self.flags)?;
-            let escaped = self.flags.escaped;
+            let (end, escaped) = string_escaped(b, i, &mut self.flags)?;
             let (key_start, key_end) = (i + 1, end - 1);
-            self.flags.marked |= marked_key(&b[key_start..key_end], escaped);
-            let tag = tag_of(level, &b[key_start..key_end], escaped);
-            let mut j = ws(b, end);
-            if b.get(j) != Some(&b':') {
-                return Err(fault(j, Want::Colon));
-            }
-            j = ws(b, j + 1);
-            let value_start = j;
+            let key = &b[key_start..key_end];
+            self.flags.marked |= marked_key(key, escaped);
+            let tag = tag_of(level, key, escaped);
+            let value_start = match after(b, end, b':') {
+                Some(j) => ws(b, j),
+                None => return Err(fault(ws(b, end), Want::Colon)),
+            };
             // Scalars, the most common values, without a call. A value
             // counts as escaped unless it is a string seen to hold none.
-            self.flags.escaped = true;
-            j = match b.get(j) {
-                Some(b'"') => {
-                    self.flags.escaped = false;
-                    string(b, j, &mut self.flags)?
-                }
-                Some(b'0'..=b'9' | b'-') => number(b, j)?,
+            let (j, value_escaped) = match b.get(value_start) {
+                Some(b'"') => string_escaped(b, value_start, &mut self.flags)?,
+                Some(b'0'..=b'9' | b'-') => (number(b, value_start)?, true),
                 // A second `aoi` is a duplicate of its own: its members
                 // are not indexed as the envelope's.
                 Some(b'{') if tag == Tag::Aoi && self.index.first[Tag::Aoi as usize] == NONE => {
                     self.index.aoi_object = true;
-                    self.members::<true>(j)?
+                    (self.members::<true>(value_start)?, true)
                 }
-                _ => self.value(j)?,
+                _ => (self.value(value_start)?, true),
             };
             let m = Member {
                 key_start: key_start as u32,
@@ -232,15 +225,16 @@ impl Walk<'_> {
                 value_start: value_start as u32,
                 value_end: j as u32,
                 key_escaped: escaped,
-                value_escaped: self.flags.escaped,
+                value_escaped,
                 tag,
             };
             self.push(m, level);
-            j = ws(b, j);
-            match b.get(j) {
-                Some(b',') => i = ws(b, j + 1),
-                Some(b'}') => return Ok(j + 1),
-                _ => return Err(fault(j, Want::MemberNext)),
+            if let Some(k) = after(b, j, b',') {
+                i = ws(b, k);
+            } else if let Some(k) = after(b, j, b'}') {
+                return Ok(k);
+            } else {
+                return Err(fault(ws(b, j), Want::MemberNext));
             }
         }
     }
@@ -251,24 +245,28 @@ impl Walk<'_> {
             Level::Top => (&mut self.arena.top, self.index.top.0),
             Level::Aoi => (&mut self.arena.aoi, self.index.aoi.0),
         };
-        let slot = &mut self.index.first[m.tag as usize];
-        if m.tag != Tag::Other && *slot != NONE {
-            self.index.duplicate.get_or_insert(m.tag);
-            return;
-        }
+        let count = list.len() - base as usize;
         // The index is bounded, whatever the line: past `MAX_MEMBERS` only
         // the first member of each reserved name is kept, and lookups of
         // other names read the line itself (`Event::members`).
-        if list.len() - base as usize >= MAX_MEMBERS {
-            self.index.overflow = true;
-            if m.tag == Tag::Other {
-                return;
+        if m.tag == Tag::Other {
+            if count < MAX_MEMBERS {
+                list.push(m);
+            } else {
+                self.index.overflow = true;
             }
+            return;
+        }
+        let slot = &mut self.index.first[m.tag as usize];
+        if *slot != NONE {
+            self.index.duplicate.get_or_insert(m.tag);
+            return;
+        }
+        if count >= MAX_MEMBERS {
+            self.index.overflow = true;
         }
         list.push(m);
-        if m.tag != Tag::Other {
-            *slot = (list.len() - 1) as u32 - base;
-        }
+        *slot = count as u32;
         if m.tag == Tag::Seq {
             self.index.seq = Uint::of(&self.b[m.value_start as usize..m.value_end as usize]);
         }
@@ -384,6 +382,30 @@ pub(super) fn ws(b: &[u8], mut i: usize) -> usize {
         i += 1;
     }
     i
+}
+
+/// The index after the byte `c` at `i`, with whitespace before it
+/// skipped; `None` if another byte stands there. Compact JSON has no
+/// whitespace: one compare in the common case.
+#[inline(always)]
+fn after(b: &[u8], i: usize, c: u8) -> Option<usize> {
+    if b.get(i) == Some(&c) {
+        return Some(i + 1);
+    }
+    let i = ws(b, i);
+    (b.get(i) == Some(&c)).then_some(i + 1)
+}
+
+/// `string`, also saying whether the string held an escape.
+#[inline(always)]
+fn string_escaped(b: &[u8], i: usize, flags: &mut Flags) -> Result<(usize, bool), Fault> {
+    let k = skip_plain(b, i + 1);
+    if b.get(k) == Some(&b'"') {
+        return Ok((k + 1, false));
+    }
+    flags.escaped = false;
+    let end = string_rest(b, k, flags)?;
+    Ok((end, flags.escaped))
 }
 
 /// Bytes that end the fast part of a string: `"`, `\`, controls, and any
@@ -543,8 +565,9 @@ fn digits(b: &[u8], i: usize) -> usize {
         .unwrap_or(rest.len())
 }
 
-/// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, any size.
-#[inline]
+/// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, any size. Integers,
+/// the common case, are read inline; a fraction or exponent out of line.
+#[inline(always)]
 fn number(b: &[u8], mut i: usize) -> Step {
     if b[i] == b'-' {
         i += 1;
@@ -554,6 +577,15 @@ fn number(b: &[u8], mut i: usize) -> Step {
         Some(b'1'..=b'9') => i = digits(b, i + 1),
         _ => return Err(fault(i, Want::Digit)),
     }
+    match b.get(i) {
+        Some(b'.' | b'e' | b'E') => number_rest(b, i),
+        _ => Ok(i),
+    }
+}
+
+/// The fraction and exponent of a number, from `i` (at `.`, `e` or `E`).
+#[inline(never)]
+fn number_rest(b: &[u8], mut i: usize) -> Step {
     if b.get(i) == Some(&b'.') {
         let j = digits(b, i + 1);
         if j == i + 1 {
