@@ -252,3 +252,50 @@ fn json_output_is_one_document_over_several_files() {
     assert_eq!(doc["runs"].as_array().unwrap().len(), 2, "{doc}");
     assert_eq!(out.code, 65);
 }
+
+/// Counts stay right when the type changes from line to line, between
+/// interleaved runs, and when one type is written escaped: summarize
+/// counts a repeated type without looking it up again, so this holds the
+/// shortcut to what a count made here says.
+#[test]
+fn counts_survive_changing_and_escaped_types() {
+    let line = |run: &str, seq: u64, ty: &str| {
+        format!("{{\"type\":\"{ty}\",\"aoi\":{{\"seq\":{seq},\"run\":\"{run}\"}}}}\n")
+    };
+    let meta = |run: &str| {
+        format!(
+            "{{\"type\":\"aoi:meta\",\"aoi\":{{\"seq\":0,\"run\":\"{run}\"}},\"tool\":\"t\",\"tool_version\":\"1\",\"aoi_version\":\"1.0-alpha\",\"schema_name\":\"s\",\"schema_version\":\"1\",\"command\":\"c\"}}\n"
+        )
+    };
+    let mut input = meta("A") + &meta("B");
+    let types = [
+        "hit",
+        "hit",
+        "h\\u0069t",
+        "other",
+        "hit",
+        "aoi:warning",
+        "hit",
+        "other",
+        "other",
+        "hit",
+    ];
+    for (k, ty) in types.iter().enumerate() {
+        let seq = k as u64 / 2 + 1;
+        input += &line(if k % 2 == 0 { "A" } else { "B" }, seq, ty);
+        input += &line("A", 100 + k as u64, ty);
+    }
+    let want = count(input.as_bytes());
+    let json = run(&["summarize", "--output", "json"], input.as_bytes());
+    let doc: Value = serde_json::from_str(&json.stdout).unwrap();
+    let got: BTreeMap<String, Count> = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["run"].as_str().unwrap_or("").to_string(), counts_of(r)))
+        .collect();
+    assert_eq!(got, want);
+    // Six of the ten types are "hit" (one escaped); A has every second
+    // line of the first column (four of them) and all of the second.
+    assert_eq!(got["A"].domain["hit"], 4 + 6, "{}", json.stdout);
+}

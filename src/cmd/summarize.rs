@@ -55,6 +55,7 @@ struct Stats {
     outcome: Option<Outcome>,
     /// Names this run holds against `MAX_KEPT`.
     kept: usize,
+    last: Option<Last>,
 }
 
 #[derive(Serialize)]
@@ -107,7 +108,9 @@ fn terminal_width() -> Option<usize> {
 /// bytes, whatever the input (DESIGN §8).
 const NAME_BYTES: usize = 128;
 
-fn bump(map: &mut BTreeMap<String, u64>, name: &str, room: &mut Room) {
+/// Count `name` in `map`; returns the key it was counted under when that
+/// is its own (perhaps cut) name, not `(other)`.
+fn bump(map: &mut BTreeMap<String, u64>, name: &str, room: &mut Room) -> Option<String> {
     let cut;
     let name = if name.len() > NAME_BYTES {
         cut = format!("{}…", crate::output::prefix(name, NAME_BYTES));
@@ -121,7 +124,21 @@ fn bump(map: &mut BTreeMap<String, u64>, name: &str, room: &mut Room) {
         map.insert(name.to_string(), 1);
     } else {
         *map.entry("(other)".to_string()).or_default() += 1;
+        return None;
     }
+    Some(name.to_string())
+}
+
+/// The name the run's last event was counted under, and the events since
+/// that have the same name, not yet added to its count. Most lines repeat
+/// the type of the line before: each then costs one compare of decoded
+/// bytes, with no UTF-8 check and no map lookup. Equal decoded bytes give
+/// the same name, so the count is the one `bump` would have kept.
+struct Last {
+    decoded: Vec<u8>,
+    framework: bool,
+    key: String,
+    pending: u64,
 }
 
 /// A run's claim on the names all runs may keep.
@@ -153,26 +170,48 @@ impl Stats {
         if protocol == Protocol::Afdata {
             self.afdata(ev, line);
         }
+        let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
+        let aoi_type = ev.ty_bytes();
+        // Most streams count by `type`: decoded once for both uses.
+        let counted = match type_field {
+            "type" => aoi_type.clone(),
+            field => ev.get(field).and_then(|v| v.decoded()),
+        };
+        match (&mut self.last, counted) {
+            (Some(last), Some(d)) if last.decoded == *d => last.pending += 1,
+            (_, counted) => {
+                self.flush();
+                let ty = match type_field {
+                    "type" => ev.ty(),
+                    field => ev.get(field).and_then(|v| v.as_str()),
+                };
+                let name = ty.as_deref().unwrap_or("(none)");
+                let framework = name.starts_with("aoi:");
+                let map = if framework {
+                    &mut self.framework
+                } else {
+                    &mut self.domain
+                };
+                let mut room = Room {
+                    left,
+                    taken: &mut self.kept,
+                };
+                let key = bump(map, name, &mut room);
+                self.last = counted.zip(key).map(|(d, key)| Last {
+                    decoded: d.into_owned(),
+                    framework,
+                    key,
+                    pending: 0,
+                });
+            }
+        }
         let mut room = Room {
             left,
             taken: &mut self.kept,
         };
-        let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
-        let aoi_type = ev.ty();
-        // Most streams count by `type`: decoded once for both uses.
-        let ty = match type_field {
-            "type" => aoi_type.clone(),
-            field => ev.get(field).and_then(|v| v.as_str()),
-        };
-        let name = ty.as_deref().unwrap_or("(none)");
-        if name.starts_with("aoi:") {
-            bump(&mut self.framework, name, &mut room);
-        } else {
-            bump(&mut self.domain, name, &mut room);
-        }
         match aoi_type.as_deref() {
-            Some(t @ ("aoi:error" | "aoi:warning")) => {
-                let list = if t == "aoi:error" {
+            Some(t @ (b"aoi:error" | b"aoi:warning")) => {
+                let list = if t == b"aoi:error" {
                     &mut self.errors
                 } else {
                     &mut self.warnings
@@ -195,7 +234,7 @@ impl Stats {
                     });
                 }
             }
-            Some("aoi:summary") => {
+            Some(b"aoi:summary") => {
                 let flag = |k: &str| ev.get(k).and_then(|v| v.as_bool());
                 self.summary_identity = ev.get("tool_version").is_some();
                 self.outcome = Some(Outcome {
@@ -215,6 +254,20 @@ impl Stats {
 }
 
 impl Stats {
+    /// Add the counts `last` holds to its map: before the name changes,
+    /// and before the counts are read.
+    fn flush(&mut self) {
+        if let Some(last) = self.last.as_mut().filter(|l| l.pending > 0) {
+            let map = if last.framework {
+                &mut self.framework
+            } else {
+                &mut self.domain
+            };
+            *map.get_mut(&last.key).expect("counted under its own name") += last.pending;
+            last.pending = 0;
+        }
+    }
+
     /// AFDATA's terminal event is the run's outcome; its error payload is
     /// counted as an error by code.
     fn afdata(&mut self, ev: &Event<'_>, line: u64) {
@@ -312,7 +365,8 @@ impl Consumer for Summarize<'_> {
 impl Summarize<'_> {
     fn emit(&mut self, r: &RunVerdict, report: &mut Report) -> io::Result<()> {
         report.tally.run(r);
-        let st = self.stats.remove(&RunKey::of_report(r)).unwrap_or_default();
+        let mut st = self.stats.remove(&RunKey::of_report(r)).unwrap_or_default();
+        st.flush();
         self.room += st.kept;
         match report.out.format() {
             // Refused on the command line (tap is for verify and run).
