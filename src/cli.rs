@@ -307,7 +307,7 @@ struct StreamArgs {
     #[arg(long, visible_alias = "format", value_enum, default_value_t = OutputArg::Human, value_name = "FORMAT")]
     output: OutputArg,
 
-    /// The input is a log of many runs, concatenated or interleaved; each is judged on its own.
+    /// The input is a log of many runs, concatenated or interleaved; each is judged on its own (always on for split-by-run, summarize and reconcile).
     #[arg(long)]
     multi_run: bool,
 
@@ -434,7 +434,36 @@ enum ColorArg {
 /// The clap definition (for the man page and completions).
 pub fn command() -> clap::Command {
     use clap::CommandFactory;
-    Cli::command()
+    // run shares the stream options, but reads CMD, never FILE: its help,
+    // usage line and man page leave FILE out (naming one is refused).
+    Cli::command().mut_subcommands(|sub| match sub.get_name() {
+        "run" => sub.mut_arg("files", |a| a.hide(true)),
+        _ => sub,
+    })
+}
+
+/// Print clap's help or version text. run's help comes from `command()`,
+/// which leaves out the FILE operand run refuses: hiding it in the command
+/// that parses would also change how clap hands out the words after `--`.
+fn help(e: clap::Error) -> std::io::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    if e.kind() != clap::error::ErrorKind::DisplayHelp || command_name(&args) != "run" {
+        return e.print();
+    }
+    let mut cmd = command();
+    let run = cmd.find_subcommand_mut("run").expect("run is a subcommand");
+    let text = if args.iter().any(|a| a == "--help") {
+        run.render_long_help()
+    } else {
+        run.render_help()
+    };
+    let mut out = std::io::stdout().lock();
+    if out.is_terminal() && std::env::var_os("NO_COLOR").is_none() {
+        write!(out, "{}", text.ansi())?;
+    } else {
+        write!(out, "{text}")?;
+    }
+    out.flush()
 }
 
 /// Parse the command line; help and usage errors are printed here and
@@ -445,7 +474,7 @@ pub fn parse() -> Result<Invocation, Exit> {
             // --help, --version: the text is the answer, so failing to
             // write it is a failure (a closed pipe is a normal ending),
             // said as every other failed write is.
-            let printed = crate::input::source::check_stdout().and_then(|()| e.print());
+            let printed = crate::input::source::check_stdout().and_then(|()| help(e));
             return match printed {
                 Ok(()) => Exit::Pass,
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Exit::BrokenPipe,
@@ -708,7 +737,12 @@ fn stream_usage(args: &StreamArgs, command: &str) -> Result<(), Exit> {
         ))
     } else if args.output == OutputArg::Tap && !matches!(command, "verify" | "run") {
         Some(format!(
-            "{command} reports in --output human or jsonl; tap is for verify and run"
+            "{command} reports in --output human{}; tap is for verify and run",
+            if command == "summarize" {
+                ", jsonl or json"
+            } else {
+                " or jsonl"
+            }
         ))
     } else if let Some(report) = &args.report
         && let Some(input) = args.files.iter().find(|f| same_file(f, report))

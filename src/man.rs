@@ -100,14 +100,16 @@ pub fn render() -> String {
     for sub in root.get_subcommands() {
         let positional: Vec<String> = sub
             .get_arguments()
-            .filter(|a| a.is_positional())
+            .filter(|a| a.is_positional() && !a.is_hide_set())
             .map(|a| {
                 let n = a
                     .get_value_names()
                     .and_then(|v| v.first())
                     .map(|s| s.to_string())
                     .unwrap_or_default();
-                if a.is_required_set() {
+                if a.is_last_set() {
+                    format!("\\-\\- \\fI{n}\\fR [\\fIARG\\fR ...]")
+                } else if a.is_required_set() {
                     format!("\\fI{n}\\fR")
                 } else {
                     format!("[\\fI{n}\\fR ...]")

@@ -104,3 +104,48 @@ fn help_lists_every_exit_status() {
         }
     }
 }
+
+/// run reads CMD, never FILE: its help (short and long) and its man page
+/// synopsis leave the shared FILE operand out, and it still parses the
+/// words after `--` as CMD.
+#[test]
+fn run_help_has_no_file_operand() {
+    for flag in ["-h", "--help"] {
+        let out = crate::util::run(&["run", flag], b"");
+        assert_eq!(out.code, 0, "{flag}");
+        assert!(
+            out.stdout.contains("-- CMD [ARG ...]"),
+            "{flag}: {}",
+            out.stdout
+        );
+        assert!(!out.stdout.contains("FILE]"), "{flag}: {}", out.stdout);
+        assert!(
+            !out.stdout.contains("Input files"),
+            "{flag}: {}",
+            out.stdout
+        );
+    }
+    let man = aoitap::man::render();
+    let synopsis = man
+        .lines()
+        .find(|l| l.contains("aoitap run"))
+        .expect("run in the synopsis");
+    assert!(!synopsis.contains("FILE"), "{synopsis}");
+    let out = crate::util::run(&["run", "-q", "--", "true"], b"");
+    assert_eq!(out.code, 65, "an empty stream from CMD: {}", out.stderr);
+}
+
+/// Each stream command's refusal of --output tap names the formats it
+/// does take.
+#[test]
+fn tap_refusal_names_the_formats_taken() {
+    let out = crate::util::run(&["summarize", "--output", "tap"], b"");
+    assert_eq!(out.code, 64);
+    assert!(
+        out.stderr.contains("human, jsonl or json"),
+        "{}",
+        out.stderr
+    );
+    let out = crate::util::run(&["reconcile", "--output", "tap"], b"");
+    assert!(out.stderr.contains("human or jsonl;"), "{}", out.stderr);
+}
