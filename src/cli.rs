@@ -913,6 +913,28 @@ fn parse_size(s: &str) -> Result<usize, String> {
     usize::try_from(bytes).map_err(|_| format!("{s:?} is too large"))
 }
 
+/// verify's help is this wide off a terminal (clap's default), and a
+/// rule's description continues at this column.
+const HELP_COLUMNS: usize = 100;
+const RULE_TEXT_AT: usize = 48;
+
+/// `text` in lines broken between words: the first at most `first`
+/// characters, the others at most `rest`.
+fn wrap_words(text: &str, first: usize, rest: usize) -> Vec<String> {
+    let mut lines: Vec<String> = vec![];
+    for word in text.split(' ') {
+        let width = if lines.len() == 1 { first } else { rest };
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + word.chars().count() <= width => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
 fn verify_after_help() -> String {
     let mut s = String::from(RULES_HELP);
     s.push('\n');
@@ -922,12 +944,17 @@ fn verify_after_help() -> String {
             crate::check::rules::Severity::Warning => 'W',
             crate::check::rules::Severity::Info => 'I',
         };
-        s.push_str(&format!(
-            "  {:<30} {sev}  §{:<10} {}\n",
-            r.id(),
-            r.anchor(),
-            r.what()
-        ));
+        let head = format!("  {:<30} {sev}  §{:<10} ", r.id(), r.anchor());
+        let first = HELP_COLUMNS.saturating_sub(head.chars().count()).max(20);
+        let mut what = wrap_words(r.what(), first, HELP_COLUMNS - RULE_TEXT_AT).into_iter();
+        s.push_str(&head);
+        s.push_str(&what.next().unwrap_or_default());
+        s.push('\n');
+        // Help is 100 columns wide off a terminal: a description wrapped
+        // here keeps to its column, where clap's wrap would not.
+        for more in what {
+            s.push_str(&format!("{:RULE_TEXT_AT$}{more}\n", ""));
+        }
     }
     s.push('\n');
     s.push_str(&Exit::help());

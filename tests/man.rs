@@ -149,3 +149,28 @@ fn tap_refusal_names_the_formats_taken() {
     let out = crate::util::run(&["reconcile", "--output", "tap"], b"");
     assert!(out.stderr.contains("human or jsonl;"), "{}", out.stderr);
 }
+
+/// verify's rules table keeps its columns off a terminal: every line is a
+/// rule (id, severity, §, description) or the description continued at
+/// its own column, never text wrapped back to the margin.
+#[test]
+fn verify_rules_table_keeps_its_columns() {
+    let out = crate::util::run(&["verify", "--help"], b"");
+    let table: Vec<&str> = out
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Rules ("))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert!(table.len() >= 71, "{}", out.stdout);
+    for line in &table {
+        // "  id (to column 32) S  §anchor ...": the severity at column 33.
+        let rule = line.starts_with("  ")
+            && line.get(33..34).is_some_and(|s| "EWI".contains(s))
+            && line.get(34..).is_some_and(|s| s.starts_with("  §"));
+        let continued = line.starts_with(&" ".repeat(48)) && !line[48..].starts_with(' ');
+        assert!(rule || continued, "{line:?}");
+        assert!(line.chars().count() <= 100, "{line:?}");
+    }
+}
