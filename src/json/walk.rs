@@ -74,7 +74,8 @@ fn fault(i: usize, want: Want) -> Fault {
 struct Flags {
     /// A string anywhere in the line holds ESC or CSI.
     ansi: bool,
-    /// The last string read held an escape (reset by the reader).
+    /// The string being read holds an escape: set by `string_rest`, read
+    /// back by `string`.
     escaped: bool,
     /// A key anywhere ends in `_secret`/`_SECRET`/`_url`/`_URL`.
     marked: bool,
@@ -197,7 +198,7 @@ impl Walk<'_> {
             if b.get(i) != Some(&b'"') {
                 return Err(fault(i, Want::Key));
             }
-            let (end, escaped) = string_escaped(b, i, &mut self.flags)?;
+            let (end, escaped) = string(b, i, &mut self.flags)?;
             let (key_start, key_end) = (i + 1, end - 1);
             let key = &b[key_start..key_end];
             self.flags.marked |= marked_key(key, escaped);
@@ -209,7 +210,7 @@ impl Walk<'_> {
             // Scalars, the most common values, without a call. A value
             // counts as escaped unless it is a string seen to hold none.
             let (j, value_escaped) = match b.get(value_start) {
-                Some(b'"') => string_escaped(b, value_start, &mut self.flags)?,
+                Some(b'"') => string(b, value_start, &mut self.flags)?,
                 Some(b'0'..=b'9' | b'-') => (number(b, value_start)?, true),
                 // A second `aoi` is a duplicate of its own: its members
                 // are not indexed as the envelope's.
@@ -282,7 +283,7 @@ impl Walk<'_> {
         let mut i = i;
         'value: loop {
             match b.get(i) {
-                Some(b'"') => i = string(b, i, ansi)?,
+                Some(b'"') => i = string(b, i, ansi)?.0,
                 Some(b'-' | b'0'..=b'9') => i = number(b, i)?,
                 Some(b'{') => {
                     i = ws(b, i + 1);
@@ -362,9 +363,8 @@ fn key(b: &[u8], i: usize, flags: &mut Flags) -> Step {
     if b.get(i) != Some(&b'"') {
         return Err(fault(i, Want::Key));
     }
-    flags.escaped = false;
-    let end = string(b, i, flags)?;
-    flags.marked |= marked_key(&b[i + 1..end - 1], flags.escaped);
+    let (end, escaped) = string(b, i, flags)?;
+    flags.marked |= marked_key(&b[i + 1..end - 1], escaped);
     let j = ws(b, end);
     if b.get(j) != Some(&b':') {
         return Err(fault(j, Want::Colon));
@@ -396,9 +396,11 @@ fn after(b: &[u8], i: usize, c: u8) -> Option<usize> {
     (b.get(i) == Some(&c)).then_some(i + 1)
 }
 
-/// `string`, also saying whether the string held an escape.
+/// Read a string starting at the quote at `i`; returns the index after the
+/// closing quote, and whether the string held an escape. Most strings are
+/// plain ASCII: that path is kept small and inline.
 #[inline(always)]
-fn string_escaped(b: &[u8], i: usize, flags: &mut Flags) -> Result<(usize, bool), Fault> {
+fn string(b: &[u8], i: usize, flags: &mut Flags) -> Result<(usize, bool), Fault> {
     let k = skip_plain(b, i + 1);
     if b.get(k) == Some(&b'"') {
         return Ok((k + 1, false));
@@ -432,18 +434,6 @@ fn first_stop(w: u64) -> Option<usize> {
         | w)
         & HIGH;
     (hit != 0).then(|| (hit.trailing_zeros() / 8) as usize)
-}
-
-/// Read a string starting at the quote at `i`; returns the index after the
-/// closing quote, and sets `flags.escaped` if it held an escape. Most
-/// strings are plain ASCII: that path is kept small and inline.
-#[inline(always)]
-fn string(b: &[u8], i: usize, flags: &mut Flags) -> Step {
-    let i = skip_plain(b, i + 1);
-    if b.get(i) == Some(&b'"') {
-        return Ok(i + 1);
-    }
-    string_rest(b, i, flags)
 }
 
 /// The bytes of `chunk` that `stops_string` names, one bit each (bit k
