@@ -852,11 +852,7 @@ impl State<'_> {
         let (ty, seen) = typed(ev, Protocol::Aoi);
         let ty = ty.as_deref();
         let aoi = ev.aoi();
-        let (run_v, aoi_bad) = match aoi {
-            Aoi::Absent => (None, false),
-            Aoi::NotObject => (None, true),
-            Aoi::Object { run, .. } => (run, false),
-        };
+        let (_, run_v, aoi_bad) = aoi.parts();
         let multi = self.cfg.multi_run;
         let run = self.run(slot);
         // Multi-run: `place` sent the line here by its id, so once the run
@@ -1026,11 +1022,7 @@ impl State<'_> {
         aoi: Aoi<'_>,
         uint: Uint,
     ) -> io::Result<(Option<u64>, SeqSeen)> {
-        let (seq_v, run_v, aoi_bad) = match aoi {
-            Aoi::Absent => (None, None, false),
-            Aoi::NotObject => (None, None, true),
-            Aoi::Object { seq, run } => (seq, run, false),
-        };
+        let (seq_v, run_v, aoi_bad) = aoi.parts();
         if let Some(v) = run_v
             && v.kind() != Kind::String
         {

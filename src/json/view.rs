@@ -16,6 +16,17 @@ pub enum Aoi<'a> {
     },
 }
 
+impl<'a> Aoi<'a> {
+    /// `aoi.seq`, `aoi.run`, and whether `aoi` is there but not an object.
+    pub fn parts(self) -> (Option<Value<'a>>, Option<Value<'a>>, bool) {
+        match self {
+            Aoi::Absent => (None, None, false),
+            Aoi::NotObject => (None, None, true),
+            Aoi::Object { seq, run } => (seq, run, false),
+        }
+    }
+}
+
 impl Index {
     #[inline]
     fn first(&self, tag: Tag) -> Option<usize> {

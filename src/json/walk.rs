@@ -365,11 +365,10 @@ fn key(b: &[u8], i: usize, flags: &mut Flags) -> Step {
     }
     let (end, escaped) = string(b, i, flags)?;
     flags.marked |= marked_key(&b[i + 1..end - 1], escaped);
-    let j = ws(b, end);
-    if b.get(j) != Some(&b':') {
-        return Err(fault(j, Want::Colon));
+    match after(b, end, b':') {
+        Some(j) => Ok(ws(b, j)),
+        None => Err(fault(ws(b, end), Want::Colon)),
     }
-    Ok(ws(b, j + 1))
 }
 
 #[inline(always)]
