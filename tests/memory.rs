@@ -67,6 +67,20 @@ fn a_200_mib_line_is_a_finding_not_an_allocation() {
     );
 }
 
+/// An accepted long line costs its own bytes and little more: the buffer
+/// is zeroed only as far as the next read, not to its doubled room ahead
+/// (which held up to twice the line in pages).
+#[test]
+fn an_accepted_100_mib_line_costs_about_its_bytes() {
+    let (out, peak_kib) = feed_one_line(100 << 20, &["--max-line-bytes", "256MiB"]);
+    eprintln!("100 MiB line, 256 MiB cap: peak RSS {peak_kib} KiB");
+    assert!(!out.contains(r#""rule":"line.too-long""#), "{out}");
+    assert!(
+        peak_kib < 100 * 1024 + 32 * 1024,
+        "peak RSS {peak_kib} KiB for a 100 MiB line"
+    );
+}
+
 /// How many runs `cmd`'s jsonl output reports, one event each.
 fn runs_reported(cmd: &str, out: &str) -> usize {
     let per_run = if cmd == "summarize" {
