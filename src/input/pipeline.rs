@@ -205,8 +205,9 @@ impl Feed {
 
     /// The batch has been judged: its bytes no longer count, and it can be
     /// filled again.
-    pub fn done(&self, batch: Batch) {
+    pub fn done(&self, mut batch: Batch) {
         self.budget.give(batch.bytes().len());
+        batch.release();
         let _ = self.spare.try_send(batch);
     }
 }
