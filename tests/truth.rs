@@ -398,6 +398,8 @@ fn seq_past_u64_is_not_clamped() {
     let out = verify(&["--allow", "seq.not-from-zero"], &input);
     assert_eq!(out.code, 65);
     assert!(out.has_rule("seq.not-integer"), "{:?}", out.rules());
+    // The run numbers its events, if past counting: not "no aoi.seq".
+    assert!(!out.has_rule("verifiable.not-claimed"), "{:?}", out.rules());
 }
 
 /// A marker's count past u64 is still a marker; a second `aoi` member is

@@ -103,6 +103,9 @@ struct RunState {
     not_last_reported: bool,
     unreadable: bool,
     seq_trouble: bool,
+    /// Some line carried an `aoi.seq` that could not be counted: the run
+    /// does number its events, so `verifiable.not-claimed` is not said.
+    seq_uncounted: bool,
     count_trouble: bool,
     domain: u64,
     warnings: u64,
@@ -136,6 +139,7 @@ impl RunState {
             not_last_reported: false,
             unreadable: false,
             seq_trouble: false,
+            seq_uncounted: false,
             count_trouble: false,
             domain: 0,
             warnings: 0,
@@ -1058,7 +1062,9 @@ impl State<'_> {
         let past_u64 = uint == Uint::Int(u64::MAX) && v.raw() != b"18446744073709551615";
         let (Uint::Int(n), false) = (uint, past_u64) else {
             track.skip();
-            self.run(slot).seq_trouble = true;
+            let run = self.run(slot);
+            run.seq_trouble = true;
+            run.seq_uncounted = true;
             let what = if past_u64 {
                 "past 2^64-1, more than aoitap can count"
             } else {
@@ -1080,9 +1086,9 @@ impl State<'_> {
                 let run = self.run(slot);
                 run.seq_trouble = true;
                 run.missing = run.missing.saturating_add(count);
+                let s = if count == 1 { "" } else { "s" };
                 let (rule, msg, from) = match step {
                     Step::Gap { from, to, .. } => {
-                        let s = if count == 1 { "" } else { "s" };
                         let msg = format!(
                             "expected seq {from}, got {n}: {count} event{s} missing (seq {from}..{to})"
                         );
@@ -1090,7 +1096,7 @@ impl State<'_> {
                     }
                     _ => {
                         let msg = format!(
-                            "the run starts at seq {n}, not 0: the head was cut ({count} events missing)"
+                            "the run starts at seq {n}, not 0: the head was cut ({count} event{s} missing)"
                         );
                         (Rule::SeqNotFromZero, msg, 0)
                     }
@@ -1123,7 +1129,7 @@ impl State<'_> {
         self.summary_missing(sink, slot)?;
         self.meta_missing(sink, slot)?;
         let run = self.run(slot);
-        if !run.tracks.iter().any(|t| t.seq.started()) {
+        if !run.tracks.iter().any(|t| t.seq.started()) && !run.seq_uncounted {
             let msg = "no aoi.seq: events lost from the middle would go unnoticed".to_string();
             self.report(sink, slot, Rule::VerifiableNotClaimed, None, msg)?;
         }
