@@ -945,10 +945,16 @@ fn verify_after_help() -> String {
             crate::check::rules::Severity::Info => 'I',
         };
         let head = format!("  {:<30} {sev}  §{:<10} ", r.id(), r.anchor());
-        let first = HELP_COLUMNS.saturating_sub(head.chars().count()).max(20);
-        let mut what = wrap_words(r.what(), first, HELP_COLUMNS - RULE_TEXT_AT).into_iter();
-        s.push_str(&head);
-        s.push_str(&what.next().unwrap_or_default());
+        let width = HELP_COLUMNS - RULE_TEXT_AT;
+        let mut what = wrap_words(r.what(), width, width).into_iter();
+        if head.chars().count() == RULE_TEXT_AT {
+            s.push_str(&head);
+            s.push_str(&what.next().unwrap_or_default());
+        } else {
+            // An anchor wider than its column (`aiocs daemon stream`):
+            // the description starts on the next line, in its column.
+            s.push_str(head.trim_end());
+        }
         s.push('\n');
         // Help is 100 columns wide off a terminal: a description wrapped
         // here keeps to its column, where clap's wrap would not.

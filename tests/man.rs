@@ -164,13 +164,22 @@ fn verify_rules_table_keeps_its_columns() {
         .take_while(|l| !l.is_empty())
         .collect();
     assert!(table.len() >= 71, "{}", out.stdout);
-    for line in &table {
+    for (k, line) in table.iter().enumerate() {
         // "  id (to column 32) S  §anchor ...": the severity at column 33.
         let rule = line.starts_with("  ")
             && line.get(33..34).is_some_and(|s| "EWI".contains(s))
             && line.get(34..).is_some_and(|s| s.starts_with("  §"));
         let continued = line.starts_with(&" ".repeat(48)) && !line[48..].starts_with(' ');
         assert!(rule || continued, "{line:?}");
+        // A rule's description starts at column 48, or on the next line
+        // when its anchor is wider than the anchor column.
+        let cols: Vec<char> = line.chars().collect();
+        if rule && cols.len() > 48 && cols[47] == ' ' {
+            assert!(cols[48] != ' ', "{line:?}");
+        } else if rule && cols.len() > 48 {
+            let next = table.get(k + 1).copied().unwrap_or_default();
+            assert!(next.starts_with(&" ".repeat(48)), "{line:?} then {next:?}");
+        }
         assert!(line.chars().count() <= 100, "{line:?}");
     }
 }
