@@ -73,7 +73,7 @@ enum Command {
 
     /// Per run at a glance: identity, counts by type, warnings and errors, outcome, seq coverage, verdict.
     #[command(
-        after_help = "Example: aoitap summarize out.jsonl\n         aoitap summarize --type-field kind --output json afdata.jsonl"
+        after_help = "Example: aoitap summarize out.jsonl\n         aoitap summarize --protocol ndjson --type-field event --output json daemon.jsonl"
     )]
     Summarize(SummarizeArgs),
 
