@@ -11,6 +11,8 @@
 //! redacted line is the same bytes with only those spans changed. Nothing
 //! here ever copies a value into a message: findings name the key path.
 
+use std::io::{self, Write};
+
 use crate::json::{Children, Event, Kind, Value, decode};
 
 /// One exposed value and what `--redact` writes over it.
@@ -231,14 +233,15 @@ fn form_decode(s: &[u8]) -> Vec<u8> {
 }
 
 /// `line[range]` with `cut` left out and every exposure replaced: every
-/// other byte as it came.
+/// other byte as it came, written to `out` piece by piece (no copy of the
+/// line is made, so a long line costs no third buffer).
 pub fn redact(
     line: &[u8],
     range: (usize, usize),
     cut: Option<(usize, usize)>,
     exposures: &[Exposure],
-    out: &mut Vec<u8>,
-) {
+    out: &mut impl Write,
+) -> io::Result<()> {
     let mut spans: Vec<(usize, usize, Option<&[u8]>)> = exposures
         .iter()
         .flat_map(|e| {
@@ -256,11 +259,11 @@ pub fn redact(
         if a < at {
             continue;
         }
-        out.extend_from_slice(&line[at..a]);
-        out.extend_from_slice(with.unwrap_or_default());
+        out.write_all(&line[at..a])?;
+        out.write_all(with.unwrap_or_default())?;
         at = b;
     }
-    out.extend_from_slice(&line[at..range.1]);
+    out.write_all(&line[at..range.1])
 }
 
 #[cfg(test)]
@@ -313,7 +316,7 @@ mod tests {
             },
         ];
         let mut out = vec![];
-        redact(line, (0, line.len()), None, &exposures, &mut out);
+        redact(line, (0, line.len()), None, &exposures, &mut out).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             r#"{"a_secret":"***","b":2,"u_url":"https://u:***@h/?k_secret=***"}"#

@@ -263,7 +263,7 @@ impl Consumer for Split {
                     None,
                     check.exposures(),
                     &mut self.buf,
-                );
+                )?;
                 self.files.write(&key, &self.buf)?;
             } else {
                 self.files.write(&key, bytes)?;

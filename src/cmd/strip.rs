@@ -15,11 +15,7 @@ use crate::json::Event;
 
 pub fn run(opts: &StripOptions) -> Result<Exit> {
     let out = BufWriter::with_capacity(256 * 1024, source::stdout_file()?);
-    let mut consumer = Strip {
-        opts,
-        out,
-        buf: vec![],
-    };
+    let mut consumer = Strip { opts, out };
     // stdout carries the stripped events; diagnostics go to stderr.
     run_stream(
         &opts.stream,
@@ -32,7 +28,6 @@ pub fn run(opts: &StripOptions) -> Result<Exit> {
 struct Strip<'o> {
     opts: &'o StripOptions,
     out: BufWriter<File>,
-    buf: Vec<u8>,
 }
 
 impl Strip<'_> {
@@ -89,10 +84,8 @@ impl Consumer for Strip<'_> {
             } else {
                 &[]
             };
-            self.buf.clear();
-            redact(bytes, range, cut, exposures, &mut self.buf);
-            self.buf.push(b'\n');
-            self.out.write_all(&self.buf)?;
+            redact(bytes, range, cut, exposures, &mut self.out)?;
+            self.out.write_all(b"\n")?;
         }
         Ok(seen)
     }

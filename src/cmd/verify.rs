@@ -33,12 +33,11 @@ pub fn run(opts: &StreamOptions) -> Result<Exit> {
 /// they are findings and are not passed on.
 pub struct Redacted {
     out: BufWriter<File>,
-    buf: Vec<u8>,
 }
 
 impl Redacted {
     pub fn new(out: BufWriter<File>) -> Redacted {
-        Redacted { out, buf: vec![] }
+        Redacted { out }
     }
 
     /// Judge the line (into `sink`), then relay it redacted.
@@ -53,10 +52,8 @@ impl Redacted {
             if check.exposures().is_empty() {
                 self.out.write_all(bytes)?;
             } else {
-                self.buf.clear();
                 let all = (0, bytes.len());
-                redact(bytes, all, None, check.exposures(), &mut self.buf);
-                self.out.write_all(&self.buf)?;
+                redact(bytes, all, None, check.exposures(), &mut self.out)?;
             }
             self.out.write_all(b"\n")?;
         }
