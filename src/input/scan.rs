@@ -241,13 +241,10 @@ impl<R: Read> Cutter<R> {
             // room is zeroed: on a 256 MiB line, zeroing the doubled room
             // ahead faulted in 82,000 pages where 66,000 hold the line, and
             // page faults are most of a huge line's time.
-            let limit = self.line_start + self.max_line + READ_BYTES + 1;
-            let room = (buf.capacity() * 2)
-                .max(BATCH_BYTES + READ_BYTES)
-                .min(limit)
-                .max(self.filled + READ_BYTES);
             let want = (BATCH_BYTES + READ_BYTES).max(self.filled + READ_BYTES);
             if buf.capacity() < want {
+                let limit = self.line_start + self.max_line + READ_BYTES + 1;
+                let room = (buf.capacity() * 2).min(limit).max(want);
                 buf.reserve_exact(room - buf.len());
             }
             buf.resize(want, 0);
