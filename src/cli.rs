@@ -918,12 +918,10 @@ fn parse_size(s: &str) -> Result<usize, String> {
 const HELP_COLUMNS: usize = 100;
 const RULE_TEXT_AT: usize = 48;
 
-/// `text` in lines broken between words: the first at most `first`
-/// characters, the others at most `rest`.
-fn wrap_words(text: &str, first: usize, rest: usize) -> Vec<String> {
+/// `text` in lines of at most `width` characters, broken between words.
+fn wrap_words(text: &str, width: usize) -> Vec<String> {
     let mut lines: Vec<String> = vec![];
     for word in text.split(' ') {
-        let width = if lines.len() == 1 { first } else { rest };
         match lines.last_mut() {
             Some(line) if line.chars().count() + 1 + word.chars().count() <= width => {
                 line.push(' ');
@@ -945,8 +943,7 @@ fn verify_after_help() -> String {
             crate::check::rules::Severity::Info => 'I',
         };
         let head = format!("  {:<30} {sev}  §{:<10} ", r.id(), r.anchor());
-        let width = HELP_COLUMNS - RULE_TEXT_AT;
-        let mut what = wrap_words(r.what(), width, width).into_iter();
+        let mut what = wrap_words(r.what(), HELP_COLUMNS - RULE_TEXT_AT).into_iter();
         if head.chars().count() == RULE_TEXT_AT {
             s.push_str(&head);
             s.push_str(&what.next().unwrap_or_default());
