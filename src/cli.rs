@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-use crate::check::rules::{Levels, Rule};
+use crate::check::rules::{Levels, Rule, Word};
 use crate::check::schema::EventSchema;
 use crate::check::{Config, Protocol, SchemaPin};
 use crate::config::{
@@ -355,9 +355,13 @@ struct StreamArgs {
     #[arg(long, value_name = "RULE", value_parser = parse_rule)]
     allow: Vec<Rule>,
 
-    /// Make this rule an error (repeatable).
+    /// Make this rule an error (repeatable; of --allow R and --deny R, the last one given wins).
     #[arg(long, value_name = "RULE", value_parser = parse_rule)]
     deny: Vec<Rule>,
+
+    /// --allow and --deny in the order given (clap keeps each list apart).
+    #[arg(skip)]
+    rule_words: Vec<(Rule, Word)>,
 
     /// Make every warning an error.
     #[arg(long)]
@@ -469,7 +473,19 @@ fn help(e: clap::Error) -> std::io::Result<()> {
 /// Parse the command line; help and usage errors are printed here and
 /// come back as the exit status to end with.
 pub fn parse() -> Result<Invocation, Exit> {
-    let cli = Cli::try_parse().map_err(|e| {
+    let cli = <Cli as CommandFactory>::command()
+        .try_get_matches()
+        .and_then(|m| {
+            let mut cli = Cli::from_arg_matches(&m)?;
+            if let (Some(stream), Some((_, sub))) = (
+                cli.command.as_mut().and_then(Command::stream_mut),
+                m.subcommand(),
+            ) {
+                stream.rule_words = rule_words(sub);
+            }
+            Ok(cli)
+        });
+    let cli = cli.map_err(|e| {
         if !e.use_stderr() {
             // --help, --version: the text is the answer, so failing to
             // write it is a failure (a closed pipe is a normal ending),
@@ -695,7 +711,7 @@ impl StreamArgs {
                 accept_partial: self.accept_partial,
                 continue_on_error: self.continue_on_error,
                 expect_schema: self.expect_schema,
-                levels: Levels::new(&self.allow, &self.deny, self.strict),
+                levels: Levels::new(&self.rule_words, self.strict),
                 markers: self.marker,
                 max_line_bytes: self.max_line_bytes,
                 protocol: self.protocol.pinned(),
@@ -714,6 +730,34 @@ impl StreamArgs {
             save: None,
         }
     }
+}
+
+impl Command {
+    /// The stream options of a command that reads a stream.
+    fn stream_mut(&mut self) -> Option<&mut StreamArgs> {
+        match self {
+            Command::Verify(a) => Some(&mut a.stream),
+            Command::StripEnvelope(a) => Some(&mut a.stream),
+            Command::SplitByRun(a) => Some(&mut a.stream),
+            Command::Summarize(a) => Some(&mut a.stream),
+            Command::Reconcile(a) => Some(&mut a.stream),
+            Command::Run(a) => Some(&mut a.stream),
+            Command::Schema(_) | Command::Capabilities(_) | Command::Completions(_) => None,
+        }
+    }
+}
+
+/// `--allow` and `--deny` as one list in the order they were given, so the
+/// last word on a rule wins (DESIGN §13).
+fn rule_words(m: &ArgMatches) -> Vec<(Rule, Word)> {
+    let mut words = vec![];
+    for (id, word) in [("allow", Word::Allow), ("deny", Word::Deny)] {
+        if let (Some(at), Some(rules)) = (m.indices_of(id), m.get_many::<Rule>(id)) {
+            words.extend(at.zip(rules).map(|(i, r)| (i, *r, word)));
+        }
+    }
+    words.sort_by_key(|&(i, _, _)| i);
+    words.into_iter().map(|(_, r, w)| (r, w)).collect()
 }
 
 fn parse_rule(s: &str) -> Result<Rule, String> {

@@ -8,6 +8,7 @@ mod util;
 
 mod conform;
 mod conformance;
+mod edges;
 mod hostile;
 mod man;
 mod memory;

@@ -357,14 +357,23 @@ fn allowed_rules_pass_in_every_command() {
     let mut garbage = lines(&[meta()]);
     garbage.extend_from_slice(b"garbage\n");
     garbage.extend(lines(&[summary(2, r#""ok":true,"event_count":3"#)]));
-    for (input, allow) in [
-        (lines(&no_summary), "summary.missing"),
-        (late, "summary.not-last"),
-        (garbage, "json.invalid"),
-    ] {
+    for (input, allow) in [(late, "summary.not-last"), (garbage, "json.invalid")] {
         for (cmd, out) in each_command(&input, &["--multi-run", "--allow", allow]) {
             assert_eq!(out.code, 0, "{cmd} --allow {allow}: {}", out.stdout);
         }
+    }
+    // Allowing a rule never supplies what the verdict needs (DESIGN §13):
+    // a run without its summary passes only with --unbounded.
+    let no_summary = lines(&no_summary);
+    for (cmd, out) in each_command(&no_summary, &["--multi-run", "--allow", "summary.missing"]) {
+        assert_eq!(
+            out.code, 65,
+            "{cmd} --allow summary.missing: {}",
+            out.stdout
+        );
+    }
+    for (cmd, out) in each_command(&no_summary, &["--multi-run", "--unbounded"]) {
+        assert_eq!(out.code, 0, "{cmd} --unbounded: {}", out.stdout);
     }
 }
 

@@ -456,14 +456,19 @@ const V02_META: &str = r#"{"type":"aoi:meta","tool":"t","tool_version":"1.0.0","
 
 fires!(
     protocol_mismatch,
-    ["protocol.mismatch" @ 1, "version.legacy" @ 1, "envelope.type-missing" @ 1, "envelope.type-missing" @ 2, "summary.missing" @ 2, "meta.missing" @ 2],
+    ["protocol.mismatch" @ 1, "version.legacy" @ 2, "envelope.type-missing" @ 1, "envelope.type-missing" @ 2, "summary.missing" @ 2, "meta.missing" @ 2],
     lines(&[AF_LOG, AF_RESULT]),
     &["--protocol", "aoi-0.2"]
 );
 fires!(
     version_legacy,
-    ["version.legacy" @ 1],
+    ["version.legacy" @ 2],
     lines(&[V02_META, r#"{"type":"aoi:summary","ok":true,"count":2}"#])
+);
+fires!(
+    summary_count_missing,
+    ["summary.count-missing" @ 2, "version.legacy" @ 2],
+    lines(&[V02_META, r#"{"type":"aoi:summary","ok":true}"#])
 );
 fires!(
     afdata_kind_invalid,
@@ -796,10 +801,21 @@ fn allow_deny_strict() {
     );
     let out = verify(&["--allow", "summary.event-count-missing"], &input);
     assert!(!out.has_rule("summary.event-count-missing"));
-    let gap = lines(&good(2)).into_iter().collect::<Vec<u8>>();
-    let _ = gap;
-    let cut = lines(&[meta(), hit(1)]);
-    assert_eq!(verify(&["--allow", "summary.missing"], &cut).code, 0);
+    // Of --allow R and --deny R, the last one given wins (DESIGN §13).
+    let allow_deny = [
+        "--allow",
+        "summary.event-count-missing",
+        "--deny",
+        "summary.event-count-missing",
+    ];
+    assert_eq!(verify(&allow_deny, &input).code, 65);
+    let deny_allow = [
+        "--deny",
+        "summary.event-count-missing",
+        "--allow",
+        "summary.event-count-missing",
+    ];
+    assert_eq!(verify(&deny_allow, &input).code, 0);
     assert_eq!(run(&["verify", "--allow", "no.such-rule"], b"").code, 64);
 }
 

@@ -35,11 +35,17 @@ impl State<'_> {
                 .to_string();
             self.report(sink, slot, Rule::AfdataTerminalNotLast, None, msg)?;
         }
-        if ev.count("kind") > 1 {
-            let msg = "kind appears twice: parsers disagree about which one wins".to_string();
+        let kind = ev.get("kind").and_then(|v| v.as_str());
+        // `kind` and the payload it names decide the verdict (DESIGN §13):
+        // aoitap reads the first of two, jq and Python the last.
+        let payload_twice = kind
+            .as_deref()
+            .filter(|k| matches!(*k, "result" | "error"))
+            .filter(|k| ev.count(k) > 1);
+        if let Some(key) = (ev.count("kind") > 1).then_some("kind").or(payload_twice) {
+            let msg = format!("{key} appears twice: parsers disagree about which one wins");
             self.report(sink, slot, Rule::VerdictDuplicateKey, None, msg)?;
         }
-        let kind = ev.get("kind").and_then(|v| v.as_str());
         let Some(kind) = kind.filter(|k| matches!(&**k, "result" | "error" | "progress" | "log"))
         else {
             let msg = match ev.get("kind") {
@@ -127,14 +133,11 @@ impl State<'_> {
             self.report(sink, slot, Rule::VerdictDuplicateKey, None, msg)?;
         }
         let retryable = p.field("retryable").and_then(|v| v.as_bool()) == Some(true);
-        let retry_after_ms = p
-            .field("retry_after_ms")
-            .and_then(|v| v.uint())
-            .or_else(|| {
-                p.field("retry_after_s")
-                    .and_then(|v| v.uint())
-                    .map(|s| s.saturating_mul(1000))
-            });
+        let ms = p.field("retry_after_ms");
+        let retry_after_ms = match ms {
+            Some(_) => self.retry_after(sink, slot, "error.retry_after_ms", ms, None)?,
+            None => self.retry_after_s(sink, slot, p.field("retry_after_s"))?,
+        };
         Ok(Cause {
             origin: None,
             category: None,
@@ -142,6 +145,35 @@ impl State<'_> {
             retryable,
             retry_after_ms: retry_after_ms.filter(|_| retryable),
         })
+    }
+
+    /// AFDATA's `retry_after_s`, in milliseconds: an integer or a number
+    /// >= 0 (DESIGN §13); any other value is a finding, never dropped.
+    fn retry_after_s(
+        &mut self,
+        sink: &mut dyn Sink,
+        slot: usize,
+        v: Option<Value<'_>>,
+    ) -> io::Result<Option<u64>> {
+        let Some(v) = v else {
+            return Ok(None);
+        };
+        let seconds = (v.kind() == Kind::Number)
+            .then(|| std::str::from_utf8(v.raw()).ok()?.parse::<f64>().ok())
+            .flatten()
+            .filter(|s| s.is_finite() && *s >= 0.0);
+        match seconds {
+            // Whole milliseconds, rounded up: never sooner than asked.
+            Some(s) if s * 1000.0 <= u64::MAX as f64 => Ok(Some((s * 1000.0).ceil() as u64)),
+            _ => {
+                let msg = format!(
+                    "error.retry_after_s is {}, not a number >= 0 that aoitap can carry",
+                    crate::output::quote_raw(v.raw())
+                );
+                self.report(sink, slot, Rule::ErrorRetryAfterInvalid, None, msg)?;
+                Ok(None)
+            }
+        }
     }
 
     /// A run without its terminal event was cut, unless it is unbounded.

@@ -202,7 +202,7 @@ impl State<'_> {
                 "message has a line break or ANSI escape: it must be one plain line".to_string();
             self.report(sink, slot, Rule::ErrorMessageMultiline, seq, msg)?;
         }
-        let retry_after_ms = self.retry_after(sink, slot, retry_after, seq)?;
+        let retry_after_ms = self.retry_after(sink, slot, "retry_after_ms", retry_after, seq)?;
         if retry_after.is_some() && retryable == Some(false) {
             let msg = "retry_after_ms with retryable:false".to_string();
             self.report(sink, slot, Rule::ErrorRetryAfterForbidden, seq, msg)?;
@@ -235,28 +235,70 @@ impl State<'_> {
         Ok(())
     }
 
-    /// An error's `retry_after_ms`, when it is an integer >= 0 (§9.1).
+    /// An error's `retry_after_ms`, when it is an integer >= 0 (§9.1); any
+    /// other value is `error.retry-after-invalid`, never silently dropped
+    /// (DESIGN §13). `name` is the member's path as the finding says it.
     pub(super) fn retry_after(
         &mut self,
         sink: &mut dyn Sink,
         slot: usize,
+        name: &str,
         v: Option<Value<'_>>,
         seq: Option<u64>,
     ) -> io::Result<Option<u64>> {
         let Some(v) = v else {
             return Ok(None);
         };
-        match v.as_uint() {
-            Uint::Int(n) => Ok(Some(n)),
-            Uint::NotUint => {
-                let msg = format!(
-                    "retry_after_ms is {}, not an integer >= 0",
-                    quote_raw(v.raw())
-                );
-                self.report(sink, slot, Rule::ErrorRetryAfterInvalid, seq, msg)?;
-                Ok(None)
+        let what = match v.as_uint() {
+            Uint::Int(n) => return Ok(Some(n)),
+            Uint::Huge => "past 2^64-1, more than aoitap can carry",
+            Uint::NotUint => "not an integer >= 0",
+        };
+        let msg = format!("{name} is {}, {what}", quote_raw(v.raw()));
+        self.report(sink, slot, Rule::ErrorRetryAfterInvalid, seq, msg)?;
+        Ok(None)
+    }
+
+    /// `caused_by` (§13.1): the retry-critical fields of the upstream error
+    /// that failed the run, held to the rules of `aoi:error` wherever the
+    /// verdict reads them (DESIGN §13).
+    fn caused_by(
+        &mut self,
+        sink: &mut dyn Sink,
+        slot: usize,
+        v: Value<'_>,
+        seq: Option<u64>,
+    ) -> io::Result<Cause> {
+        let text = |k: &str| v.field(k).and_then(|x| x.as_str()).map(|s| s.into_owned());
+        let retryable = match v.field("retryable") {
+            None => None,
+            Some(x) => {
+                let b = x.as_bool();
+                if b.is_none() {
+                    let msg = format!(
+                        "caused_by.retryable is {}, not a boolean: the retry decision cannot be read",
+                        quote_raw(x.raw())
+                    );
+                    self.report(sink, slot, Rule::ErrorFieldMissing, seq, msg)?;
+                }
+                b
             }
+        };
+        let after = v.field("retry_after_ms");
+        let retry_after_ms =
+            self.retry_after(sink, slot, "caused_by.retry_after_ms", after, seq)?;
+        if after.is_some() && retryable == Some(false) {
+            let msg = "caused_by.retry_after_ms with retryable:false".to_string();
+            self.report(sink, slot, Rule::ErrorRetryAfterForbidden, seq, msg)?;
         }
+        let retryable = retryable == Some(true);
+        Ok(Cause {
+            origin: text("origin"),
+            category: text("category"),
+            code: text("code"),
+            retryable,
+            retry_after_ms: retry_after_ms.filter(|_| retryable),
+        })
     }
 
     /// The terminal summary (§4, §8.3, §13.1), judged on arrival.
@@ -315,10 +357,12 @@ impl State<'_> {
         .enumerate()
         {
             if let Some(v) = ev.get(name) {
-                counters[i] = v.uint();
-                if counters[i].is_none() {
-                    let msg = format!("{name} is {}, not an integer >= 0", quote_raw(v.raw()));
-                    self.report(sink, slot, Rule::SummaryCounterInvalid, seq, msg)?;
+                match v.as_uint() {
+                    Uint::NotUint => {
+                        let msg = format!("{name} is {}, not an integer >= 0", quote_raw(v.raw()));
+                        self.report(sink, slot, Rule::SummaryCounterInvalid, seq, msg)?;
+                    }
+                    n => counters[i] = Some(Count::of(n, v)),
                 }
             }
         }
@@ -329,17 +373,10 @@ impl State<'_> {
         match event_count {
             Some(n) if n != received => {
                 run.count_trouble = true;
-                let msg = if n > received {
-                    format!(
-                        "the summary counts {n} events but {received} arrived: {} missing",
-                        n - received
-                    )
-                } else {
-                    format!(
-                        "the summary counts {n} events but {received} arrived: {} more than it says",
-                        received - n
-                    )
-                };
+                let msg = format!(
+                    "the summary counts {n} events but {received} arrived: {}",
+                    n.beside(received)
+                );
                 self.report(sink, slot, Rule::SummaryEventCountMismatch, seq, msg)?;
             }
             None if uses_seq && ev.get("event_count").is_none() => {
@@ -405,20 +442,10 @@ impl State<'_> {
             let msg = format!("aoi:summary lacks {}", missing.join(", "));
             self.report(sink, slot, Rule::SummaryIdentityMissing, seq, msg)?;
         }
-        let caused_by = caused_by.filter(|v| v.kind() == Kind::Object).map(|v| {
-            let text = |k: &str| v.field(k).and_then(|x| x.as_str()).map(|s| s.into_owned());
-            let retryable = v.field("retryable").and_then(|x| x.as_bool()) == Some(true);
-            Cause {
-                origin: text("origin"),
-                category: text("category"),
-                code: text("code"),
-                retryable,
-                retry_after_ms: v
-                    .field("retry_after_ms")
-                    .and_then(|x| x.uint())
-                    .filter(|_| retryable),
-            }
-        });
+        let caused_by = match caused_by.filter(|v| v.kind() == Kind::Object) {
+            Some(v) => Some(self.caused_by(sink, slot, v, seq)?),
+            None => None,
+        };
         self.run(slot).summary = Some(Outcome {
             ok,
             partial,
@@ -426,6 +453,59 @@ impl State<'_> {
             caused_by,
         });
         Ok(())
+    }
+}
+
+/// A counter as the summary wrote it: a `u64`, or an integer past it,
+/// which is quoted as written and equals no count of lines (DESIGN §13).
+#[derive(Clone, Copy)]
+pub(super) struct Count<'a> {
+    n: Option<u64>,
+    raw: &'a [u8],
+}
+
+impl<'a> Count<'a> {
+    pub(super) fn of(n: Uint, v: Value<'a>) -> Count<'a> {
+        let n = match n {
+            Uint::Int(n) => Some(n),
+            _ => None,
+        };
+        Count { n, raw: v.raw() }
+    }
+
+    /// How far the count is above `seen` (0 when past counting: a number
+    /// of missing lines aoitap cannot hold is not made up).
+    pub(super) fn above(self, seen: u64) -> u64 {
+        self.n.map_or(0, |n| n.saturating_sub(seen))
+    }
+
+    /// How the count stands beside `seen` lines or events, in words.
+    pub(super) fn beside(self, seen: u64) -> String {
+        match self.n {
+            Some(n) if n > seen => format!("{} missing", n - seen),
+            Some(n) => format!("{} more than it says", seen - n),
+            None => "a count past 2^64-1, more than any stream holds".to_string(),
+        }
+    }
+}
+
+impl PartialEq<u64> for Count<'_> {
+    fn eq(&self, other: &u64) -> bool {
+        self.n == Some(*other)
+    }
+}
+
+impl PartialOrd<u64> for Count<'_> {
+    fn partial_cmp(&self, other: &u64) -> Option<std::cmp::Ordering> {
+        // Past u64 is more than any count of lines.
+        Some(self.n.map_or(std::cmp::Ordering::Greater, |n| n.cmp(other)))
+    }
+}
+
+impl std::fmt::Display for Count<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // A counter is an integer literal: its digits are ASCII.
+        f.write_str(&String::from_utf8_lossy(self.raw))
     }
 }
 

@@ -3,19 +3,31 @@
 //! machinemode 0.1.
 //!
 //! There is no envelope, so no seq or run rules: a run is opened by its
-//! `aoi:meta`. The summary's `count` is the run's line count *including*
-//! meta and summary (`count: events + 1` in the SDK), which is what finds
-//! a cut middle: counted, not located. An `aoi:error` has no `scope`, and
-//! `retryable` may be missing (= not retryable); the categories
-//! `temporary` and `partial`, a missing `reason`, `truncated` and
-//! `upstream` are valid. The verdict is §4's: 0 / 1 / 75 / 65.
+//! `aoi:meta`. The summary's `count` is what finds a cut middle (counted,
+//! not located), in either published reading (DESIGN §13): every line of
+//! the run, meta and summary included (`count: events + 1` in the SDK and
+//! machinemode code), or the events between meta and summary (every 0.2
+//! example in the public docs). An `aoi:error` has no `scope`, so it weighs
+//! as an item error: `ok:true` after one is a failure (exit 1) unless
+//! `--continue-on-error`; with `scope:"process"` it is 1.x's process error.
+//! `retryable` may be missing (= not retryable); the categories `temporary`
+//! and `partial`, a missing `reason`, `truncated` and `upstream` are valid.
+//! The verdict is §4's: 0 / 1 / 75 / 65.
 
 use std::io;
 
-use super::{Cause, Outcome, Protocol, Seen, Sink, State, typed};
+use super::framework::Count;
+use super::{Cause, CountReading, Outcome, Protocol, Seen, Sink, State, typed};
 use crate::check::rules::Rule;
 use crate::json::{Event, Uint};
-use crate::output::{plural, quote_raw};
+use crate::output::quote_raw;
+
+/// What an `aoi:error`'s `scope` says in a 0.2 run.
+enum Scope {
+    None,
+    Process,
+    Item,
+}
 
 impl State<'_> {
     pub(super) fn legacy_event(
@@ -64,8 +76,9 @@ impl State<'_> {
     }
 
     /// `aoi:error` in 0.2: `code`, `category` and `message`; `retryable`
-    /// when present. Without `scope`, every error may be the one that
-    /// decides a failed run: the last one does.
+    /// when present. An error without `scope` (0.2 has none) weighs as an
+    /// item error, and the last one is what decides a failed run's retry
+    /// (DESIGN §13); `scope:"process"` and `"item"` weigh as in 1.x.
     pub(super) fn legacy_error(
         &mut self,
         sink: &mut dyn Sink,
@@ -90,21 +103,43 @@ impl State<'_> {
             );
             self.report(sink, slot, Rule::ErrorFieldMissing, None, msg)?;
         }
+        let scope = match ev.get("scope") {
+            None => Scope::None,
+            Some(v) => match v.as_str().as_deref() {
+                Some("process") => Scope::Process,
+                Some("item") => Scope::Item,
+                _ => {
+                    let msg = "scope is not \"process\" or \"item\"".to_string();
+                    self.report(sink, slot, Rule::ErrorScopeInvalid, None, msg)?;
+                    Scope::None
+                }
+            },
+        };
         let retryable = ev.get("retryable").and_then(|v| v.as_bool()) == Some(true);
-        let retry_after_ms = self.retry_after(sink, slot, ev.get("retry_after_ms"), None)?;
-        let run = self.run(slot);
-        run.errors += 1;
-        run.local_process_error = Some(Cause {
+        let after = ev.get("retry_after_ms");
+        let retry_after_ms = self.retry_after(sink, slot, "retry_after_ms", after, None)?;
+        let cause = Cause {
             origin: None,
             category,
             code,
             retryable,
             retry_after_ms: retry_after_ms.filter(|_| retryable),
-        });
+        };
+        let run = self.run(slot);
+        run.errors += 1;
+        match scope {
+            Scope::Process => run.local_process_error = Some(cause),
+            Scope::Item => run.item_errors += 1,
+            Scope::None => {
+                run.item_errors += 1;
+                run.unscoped_error = Some(cause);
+            }
+        }
         Ok(())
     }
 
-    /// The 0.2 summary: `ok`, and `count` against the lines that arrived.
+    /// The 0.2 summary: `ok`, `partial`, and `count` against the lines
+    /// that arrived, in either published reading.
     pub(super) fn legacy_summary(
         &mut self,
         sink: &mut dyn Sink,
@@ -117,53 +152,88 @@ impl State<'_> {
                 "summary has no boolean ok: success must be stated, never assumed".to_string();
             self.report(sink, slot, Rule::SummaryOkMissing, None, msg)?;
         }
-        let received = self.run(slot).lines;
+        let run = self.run(slot);
+        let lines = run.lines;
+        // The events between meta and summary: the lines less the summary,
+        // and less the meta when the run has one.
+        let between = lines - 1 - u64::from(run.meta.is_some());
         match ev.get("count").map(|v| (v.as_uint(), v)) {
             None => {
-                let msg = "no count: lines lost from the middle cannot be found".to_string();
-                self.report(sink, slot, Rule::SummaryEventCountMissing, None, msg)?;
+                run.count_reading = Some(CountReading::Missing);
+                let msg =
+                    "no count: lines lost from the middle of a 0.2 run cannot be found".to_string();
+                self.report(sink, slot, Rule::SummaryCountMissing, None, msg)?;
             }
             Some((Uint::NotUint, v)) => {
                 let msg = format!("count is {}, not an integer >= 0", quote_raw(v.raw()));
                 self.report(sink, slot, Rule::SummaryCounterInvalid, None, msg)?;
             }
-            Some((Uint::Int(n), _)) if n != received => {
-                let run = self.run(slot);
-                run.count_trouble = true;
-                let msg = if n > received {
-                    run.missing = run.missing.saturating_add(n - received);
-                    format!(
-                        "the summary counts {} but {received} arrived: {} missing from the run",
-                        plural(n, "line"),
-                        plural(n - received, "line")
-                    )
-                } else {
-                    format!(
-                        "the summary counts {} but {received} arrived: {} more than it says",
-                        plural(n, "line"),
-                        received - n
-                    )
-                };
-                self.report(sink, slot, Rule::SummaryCountMismatch, None, msg)?;
+            Some((Uint::Int(n), _)) if n == lines => {
+                run.count_reading = Some(CountReading::EveryLine);
             }
-            Some(_) => {}
+            Some((Uint::Int(n), _)) if n == between => {
+                run.count_reading = Some(CountReading::Between);
+            }
+            Some((n, v)) => {
+                let n = Count::of(n, v);
+                run.count_trouble = true;
+                // Judged against the SDK's reading, every line: the one the
+                // published code writes.
+                if n > lines {
+                    let more = n.beside(lines);
+                    run.missing = run.missing.saturating_add(n.above(lines));
+                    let msg = format!(
+                        "the summary counts {n} lines but {lines} arrived: {more} \
+                         (nor does it count the {between} events between meta and summary)"
+                    );
+                    self.report(sink, slot, Rule::SummaryCountMismatch, None, msg)?;
+                } else {
+                    let msg = format!(
+                        "the summary counts {n} lines but {lines} arrived, {between} of them \
+                         between meta and summary: it matches neither reading of count"
+                    );
+                    self.report(sink, slot, Rule::SummaryCountMismatch, None, msg)?;
+                }
+            }
         }
         let reason = ev
             .get("reason")
             .and_then(|v| v.as_str())
             .map(|s| s.into_owned());
+        let partial = ev.get("partial").and_then(|v| v.as_bool()) == Some(true);
         self.run(slot).summary = Some(Outcome {
             ok,
-            partial: false,
+            partial,
             reason,
             caused_by: None,
         });
+        if ok == Some(true) && self.run(slot).local_process_error.is_some() {
+            let msg =
+                "ok:true after a process-scope aoi:error, which means the run was over".to_string();
+            self.report(sink, slot, Rule::SummaryOkDespiteError, None, msg)?;
+        }
         Ok(())
     }
 
-    /// A 0.2 run ends with its summary; it has no seq to claim.
+    /// A 0.2 run ends with its summary; it has no seq to claim. The
+    /// `version.legacy` note says what could not be checked, and which
+    /// reading of `count` matched.
     pub(super) fn legacy_close(&mut self, sink: &mut dyn Sink, slot: usize) -> io::Result<()> {
         self.summary_missing(sink, slot)?;
-        self.meta_missing(sink, slot)
+        self.meta_missing(sink, slot)?;
+        let counted = match self.run(slot).count_reading {
+            Some(CountReading::EveryLine) => {
+                "; its count matched every line of the run, meta and summary included (the SDK's reading)"
+            }
+            Some(CountReading::Between) => {
+                "; its count matched the events between meta and summary (the reading of the 0.2 docs)"
+            }
+            Some(CountReading::Missing) => "; its summary has no count, so none can be found",
+            None => "",
+        };
+        let msg = format!(
+            "AOI 0.2 run: no envelope, so events lost from the middle are found only by the summary's count, and not located{counted}"
+        );
+        self.report(sink, slot, Rule::VersionLegacy, None, msg)
     }
 }

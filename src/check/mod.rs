@@ -62,6 +62,18 @@ struct Outcome {
     caused_by: Option<Cause>,
 }
 
+/// The reading of an AOI 0.2 summary's `count` that matched (DESIGN §13).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CountReading {
+    /// Every line of the run, meta and summary included (the SDK 0.1 and
+    /// machinemode 0.1 code).
+    EveryLine,
+    /// The events between meta and summary (the public docs' examples).
+    Between,
+    /// No count at all.
+    Missing,
+}
+
 /// Seq bookkeeping for one run id (its decoded bytes).
 struct Track {
     id: Option<Box<[u8]>>,
@@ -113,6 +125,11 @@ struct RunState {
     item_errors: u64,
     forwarded_errors: u64,
     local_process_error: Option<Cause>,
+    /// AOI 0.2: the last error without a scope, which decides a failed
+    /// run's retry (it weighs as an item error for an `ok:true` one).
+    unscoped_error: Option<Cause>,
+    /// AOI 0.2: which reading of the summary's `count` matched.
+    count_reading: Option<CountReading>,
     error_findings: u64,
     first_error: Option<String>,
     unsupported: bool,
@@ -147,6 +164,8 @@ impl RunState {
             item_errors: 0,
             forwarded_errors: 0,
             local_process_error: None,
+            unscoped_error: None,
+            count_reading: None,
             error_findings: 0,
             first_error: None,
             unsupported: false,
@@ -1056,11 +1075,10 @@ impl State<'_> {
             }
             return Ok((None, SeqSeen::Skipped));
         };
-        // aoitap counts seq in 64 bits: a larger one (saturated by
-        // `as_uint`) cannot be placed, and is said so rather than
-        // clamped into a false order.
-        let past_u64 = uint == Uint::Int(u64::MAX) && v.raw() != b"18446744073709551615";
-        let (Uint::Int(n), false) = (uint, past_u64) else {
+        // aoitap counts seq in 64 bits: a larger one cannot be placed, and
+        // is said so rather than clamped into a false order.
+        let past_u64 = uint == Uint::Huge;
+        let Uint::Int(n) = uint else {
             track.skip();
             let run = self.run(slot);
             run.seq_trouble = true;

@@ -39,6 +39,14 @@ impl State<'_> {
         let after_last = run.summary.is_some();
         run.domain += 1;
         let ty = discriminator(cfg, ev);
+        if ev.count(&cfg.type_field) > 1 {
+            // The discriminator decides where a run ends (DESIGN §13).
+            let msg = format!(
+                "{} appears twice: parsers disagree about which one wins",
+                quote(&cfg.type_field)
+            );
+            self.report(sink, slot, Rule::VerdictDuplicateKey, None, msg)?;
+        }
         if ty.is_none() {
             let msg = format!(
                 "no string {}: every line of a typed stream names its type",

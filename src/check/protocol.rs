@@ -113,10 +113,6 @@ impl State<'_> {
             );
             self.report(sink, slot, Rule::ProtocolMismatch, None, msg)?;
         }
-        if p == Protocol::Aoi02 {
-            let msg = "AOI 0.2 stream: no envelope, so events lost from the middle are found only by the summary's count, and not located".to_string();
-            self.report(sink, slot, Rule::VersionLegacy, None, msg)?;
-        }
         Ok(p)
     }
 

@@ -90,6 +90,7 @@ catalogue! {
     SummaryEventCountMismatch "summary.event-count-mismatch" Error "8.3" "event_count differs from lines received for the run";
     SummaryEventCountMissing "summary.event-count-missing" Warning "8.3" "run uses seq but the summary has no event_count";
     SummaryCountMismatch "summary.count-mismatch" Error "8.3" "complete run whose count differs from domain events seen";
+    SummaryCountMissing "summary.count-missing" Warning "5.2, 8.3" "AOI 0.2 summary without count: lines lost from the middle cannot be found";
     SummaryCounterLow "summary.counter-low" Error "8.3" "warning_count or error_count lower than the events seen";
     SummaryCounterInvalid "summary.counter-invalid" Error "8.3" "a counter present but not an integer >= 0";
     SummaryPartialInconsistent "summary.partial-inconsistent" Warning "8.3, 9.2" "partial disagrees with the item errors seen";
@@ -171,19 +172,25 @@ pub const CATEGORIES: &[&str] = &[
     "internal",
 ];
 
+/// What `--allow` and `--deny` say of one rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Word {
+    Allow,
+    Deny,
+}
+
 /// Per-rule severity after `--allow`, `--deny` and `--strict`.
 #[derive(Clone, Debug, Default)]
 pub struct Levels {
-    allow: Vec<Rule>,
-    deny: Vec<Rule>,
+    /// The words in the order given on the command line.
+    words: Vec<(Rule, Word)>,
     strict: bool,
 }
 
 impl Levels {
-    pub fn new(allow: &[Rule], deny: &[Rule], strict: bool) -> Levels {
+    pub fn new(words: &[(Rule, Word)], strict: bool) -> Levels {
         Levels {
-            allow: allow.to_vec(),
-            deny: deny.to_vec(),
+            words: words.to_vec(),
             strict,
         }
     }
@@ -194,15 +201,16 @@ impl Levels {
     }
 
     /// As `of`, for a rule whose severity depends on the options (e.g.
-    /// `summary.missing` is a warning under `--unbounded`). The narrower
-    /// word wins: `--allow X` silences X even with `--deny X`.
+    /// `summary.missing` is a warning under `--unbounded`). Of `--allow X`
+    /// and `--deny X`, the last one given wins, as ripgrep's flags do
+    /// (DESIGN §13).
     pub fn at(&self, rule: Rule, base: Severity) -> Option<Severity> {
-        if self.allow.contains(&rule) {
-            None
-        } else if self.deny.contains(&rule) || (self.strict && base == Severity::Warning) {
-            Some(Severity::Error)
-        } else {
-            Some(base)
+        let word = self.words.iter().rev().find(|(r, _)| *r == rule);
+        match word.map(|&(_, w)| w) {
+            Some(Word::Allow) => None,
+            Some(Word::Deny) => Some(Severity::Error),
+            None if self.strict && base == Severity::Warning => Some(Severity::Error),
+            None => Some(base),
         }
     }
 }
@@ -225,17 +233,34 @@ mod tests {
             );
             assert_eq!(Rule::from_id(r.id()), Some(*r));
         }
-        assert_eq!(Rule::ALL.len(), 71);
+        assert_eq!(Rule::ALL.len(), 72);
     }
 
     #[test]
     fn levels_follow_allow_deny_strict() {
-        let l = Levels::new(&[Rule::SeqGap], &[Rule::MetaMissing], false);
+        let l = Levels::new(
+            &[(Rule::SeqGap, Word::Allow), (Rule::MetaMissing, Word::Deny)],
+            false,
+        );
         assert_eq!(l.of(Rule::SeqGap), None);
         assert_eq!(l.of(Rule::MetaMissing), Some(Severity::Error));
         assert_eq!(l.of(Rule::TextAnsi), Some(Severity::Warning));
-        let strict = Levels::new(&[], &[], true);
+        let strict = Levels::new(&[], true);
         assert_eq!(strict.of(Rule::TextAnsi), Some(Severity::Error));
         assert_eq!(strict.of(Rule::VerifiableNotClaimed), Some(Severity::Info));
+        // An allowed warning stays off under --strict.
+        let quiet = Levels::new(&[(Rule::TextAnsi, Word::Allow)], true);
+        assert_eq!(quiet.of(Rule::TextAnsi), None);
+    }
+
+    #[test]
+    fn the_last_word_wins() {
+        let (a, d) = ((Rule::SeqGap, Word::Allow), (Rule::SeqGap, Word::Deny));
+        assert_eq!(
+            Levels::new(&[a, d], false).of(Rule::SeqGap),
+            Some(Severity::Error)
+        );
+        assert_eq!(Levels::new(&[d, a], false).of(Rule::SeqGap), None);
+        assert_eq!(Levels::new(&[a, d, a], false).of(Rule::SeqGap), None);
     }
 }

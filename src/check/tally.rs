@@ -23,8 +23,10 @@ pub struct Tally {
 
 impl Tally {
     pub fn exit(&self) -> Exit {
+        // A run can be nonconforming with every finding allowed (a cut
+        // run passes only with --unbounded, DESIGN §13).
         Exit::verdict(
-            self.findings[Severity::Error as usize],
+            self.findings[Severity::Error as usize] + self.runs[Verdict::Nonconforming as usize],
             self.runs[Verdict::Failed as usize],
             self.runs[Verdict::Retryable as usize],
         )

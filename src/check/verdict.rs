@@ -25,10 +25,14 @@ pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol) -> RunVerdi
                 None,
             ),
             Some(o) => {
+                // An unscoped 0.2 error decides a failure the producer
+                // reported, never one aoitap finds in an ok:true run.
+                let unscoped = run.unscoped_error.clone().filter(|_| o.ok != Some(true));
                 let cause = o
                     .caused_by
                     .clone()
-                    .or_else(|| run.local_process_error.clone());
+                    .or_else(|| run.local_process_error.clone())
+                    .or(unscoped);
                 let why = match (o.ok, o.reason.as_deref()) {
                     (Some(true), _) => "the summary says ok, but the run holds item or forwarded errors (--continue-on-error accepts them)".to_string(),
                     (_, Some(r)) => format!("the producer reported failure (reason: {r})"),
@@ -45,16 +49,31 @@ pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol) -> RunVerdi
                     .to_string(),
                 None,
             ),
-            None => {
+            // Allowing a rule never supplies what the verdict needs
+            // (DESIGN §13): a run without its summary passes only when the
+            // stream is unbounded, and a summary line that was cut,
+            // invalid or elided is no summary.
+            None if !bounded(cfg, protocol) => {
                 let why = match protocol {
-                    Protocol::Ndjson if cfg.last.is_none() => "typed NDJSON, no end type given",
-                    Protocol::Afdata if cfg.unbounded => "unbounded stream, no terminal event",
-                    Protocol::Afdata => "no terminal event, and afdata.terminal-missing allowed",
-                    _ if cfg.unbounded => "unbounded stream, no summary",
-                    _ => "no summary, and summary.missing allowed",
+                    Protocol::Ndjson => "typed NDJSON, no end type given",
+                    Protocol::Afdata => "unbounded stream, no terminal event",
+                    _ => "unbounded stream, no summary",
                 };
                 let msg = format!("{} lines, no error ({why})", run.lines);
                 (Verdict::Pass, msg, None)
+            }
+            None => {
+                let (rule, end) = match protocol {
+                    Protocol::Ndjson => ("ndjson.last-missing", "its --last line"),
+                    Protocol::Afdata => ("afdata.terminal-missing", "a result or error event"),
+                    _ => ("summary.missing", "its aoi:summary"),
+                };
+                let msg = format!(
+                    "the run ended after {} without {end}: success was never stated \
+                     ({rule} is allowed, but only --unbounded lets a run pass without it)",
+                    crate::output::plural(run.lines, "line")
+                );
+                (Verdict::Nonconforming, msg, None)
             }
         }
     };
@@ -78,6 +97,15 @@ pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol) -> RunVerdi
     }
 }
 
+/// Must a run of this protocol end with its summary (or terminal event)
+/// to pass? Typed NDJSON without `--last` has no end to wait for.
+fn bounded(cfg: &Config, protocol: Protocol) -> bool {
+    match protocol {
+        Protocol::Ndjson => cfg.last.is_some() && !cfg.unbounded,
+        _ => !cfg.unbounded,
+    }
+}
+
 fn failed(why: String, cause: Option<Cause>) -> (Verdict, String, Option<Cause>) {
     let retryable = cause.as_ref().is_some_and(|c| c.retryable);
     let mut message = why;
@@ -87,7 +115,9 @@ fn failed(why: String, cause: Option<Cause>) -> (Verdict, String, Option<Cause>)
             .flatten()
             .collect::<Vec<_>>()
             .join(" ");
-        message.push_str(&format!("; deciding error: {name}"));
+        if !name.is_empty() {
+            message.push_str(&format!("; deciding error: {name}"));
+        }
         if let Some(o) = &c.origin {
             message.push_str(&format!(" from {o}"));
         }
@@ -114,7 +144,10 @@ fn pass_message(run: &RunState, protocol: Protocol) -> String {
     };
     let end = match protocol {
         Protocol::Aoi => "summary ok",
-        Protocol::Aoi02 => "summary ok, count matches",
+        Protocol::Aoi02 => match run.count_reading {
+            Some(super::CountReading::Missing) => "summary ok, no count",
+            _ => "summary ok, count matches",
+        },
         Protocol::Afdata => "result",
         Protocol::Ndjson => "ended by its last type",
     };

@@ -505,7 +505,16 @@ impl Reconcile {
         };
         let s = r.summary.as_ref();
         if report.out.format() == Format::Human {
-            let word = if ok { "RECONCILED" } else { "INCOMPLETE" };
+            // RECONCILED is said only of a run that passed (DESIGN §13): an
+            // accounting that balances on a failed or broken run is not a
+            // clean bill.
+            let word = match (ok, verdict) {
+                (false, _) => "INCOMPLETE",
+                (true, Verdict::Pass) => "RECONCILED",
+                (true, Verdict::Failed) => "ACCOUNTED FOR, FAILED",
+                (true, Verdict::Retryable) => "ACCOUNTED FOR, RETRYABLE",
+                (true, Verdict::Nonconforming) => "ACCOUNTED FOR, NOT CONFORMING",
+            };
             let mut t = format!(
                 "{who} ({}:{})  {word}\n",
                 clean(&report.out.file),

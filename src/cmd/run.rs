@@ -151,7 +151,8 @@ impl Counts {
     fn of(report: &Report) -> Counts {
         let t = &report.tally;
         Counts {
-            errors: t.findings[crate::check::rules::Severity::Error as usize],
+            errors: t.findings[crate::check::rules::Severity::Error as usize]
+                + t.runs[Verdict::Nonconforming as usize],
             failed: t.runs[Verdict::Failed as usize],
             retryable: t.runs[Verdict::Retryable as usize],
         }

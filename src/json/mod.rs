@@ -162,10 +162,13 @@ pub enum Kind {
     Null,
 }
 
-/// An integer literal `>= 0`, which may be larger than `u64` (then saturated).
+/// An integer literal `>= 0`, as far as aoitap can count it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Uint {
     Int(u64),
+    /// An integer literal `>= 0` past 2^64-1: valid, but never clamped into
+    /// a false value (DESIGN §13: quoted as written).
+    Huge,
     /// Any other number, a negative one, or no number at all.
     #[default]
     NotUint,
@@ -191,10 +194,10 @@ impl Uint {
         if raw.is_empty() || !raw.iter().all(u8::is_ascii_digit) {
             return Uint::NotUint;
         }
-        let n = raw.iter().fold(0u64, |n, &d| {
-            n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+        let n = raw.iter().try_fold(0u64, |n, &d| {
+            n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
         });
-        Uint::Int(n)
+        n.map_or(Uint::Huge, Uint::Int)
     }
 }
 
@@ -500,7 +503,9 @@ mod tests {
             .as_uint()
         };
         assert_eq!(v(b"0"), Uint::Int(0));
-        assert_eq!(v(b"99999999999999999999999"), Uint::Int(u64::MAX));
+        assert_eq!(v(b"99999999999999999999999"), Uint::Huge);
+        assert_eq!(v(b"18446744073709551615"), Uint::Int(u64::MAX));
+        assert_eq!(v(b"18446744073709551616"), Uint::Huge);
         for not in [&b"1.0"[..], b"1e0", b"-1", b"\"1\"", b"null"] {
             assert_eq!(v(not), Uint::NotUint);
         }

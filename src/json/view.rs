@@ -125,7 +125,10 @@ impl<'a> Event<'a> {
 
     /// How many top-level members are named `key` (decoded).
     pub fn count(&self, key: &str) -> usize {
-        if self.index.overflow {
+        // The index keeps only the first of a reserved name: a second one
+        // is counted from the line itself (rare: the line is then broken).
+        let reserved_twice = self.index.duplicate.is_some() && matches!(key, "type" | "aoi");
+        if self.index.overflow || reserved_twice {
             return self.whole().count(key);
         }
         self.top
@@ -275,16 +278,17 @@ impl<'a> Value<'a> {
         }
     }
 
-    /// An integer literal `>= 0` (`1.0`, `1e0`, `-1` are not). Values past
-    /// `u64` saturate.
+    /// An integer literal `>= 0` (`1.0`, `1e0`, `-1` are not); one past
+    /// `u64` is `Huge`, never clamped.
     pub fn as_uint(&self) -> Uint {
         Uint::of(self.raw)
     }
 
+    /// The value as a `u64`, when it is an integer `>= 0` that fits.
     pub fn uint(&self) -> Option<u64> {
         match self.as_uint() {
             Uint::Int(n) => Some(n),
-            Uint::NotUint => None,
+            Uint::Huge | Uint::NotUint => None,
         }
     }
 
