@@ -379,7 +379,7 @@ impl<'c> Checker<'c> {
         st.line += 1;
         st.exposures.clear();
         let (rule, message, column) = match *item {
-            Line::Unterminated { len } => {
+            Line::Unterminated { len, .. } => {
                 let slot = st.current_slot();
                 st.last_run = LastRun::Slot(slot);
                 let msg = format!(
