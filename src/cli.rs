@@ -197,7 +197,7 @@ struct SplitArgs {
     /// Keep at most N run files open at once.
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=65536))]
     max_open: u64,
-    /// Write each exposed secret as "***" (URL secrets span by span); every other byte as it came.
+    /// Write each exposed secret as "***" (URL secrets span by span); every other byte as it came; a line that cannot be parsed but holds a secret-looking key becomes a one-line placeholder.
     #[arg(long)]
     redact: bool,
 }
@@ -211,7 +211,7 @@ struct VerifyArgs {
     #[arg(long)]
     relay: bool,
 
-    /// With --relay: write each exposed secret as "***" (URL secrets span by span), every other byte as it came.
+    /// With --relay: write each exposed secret as "***" (URL secrets span by span), every other byte as it came; a line that cannot be parsed but holds a secret-looking key, or is over --max-line-bytes, becomes a one-line placeholder.
     #[arg(long, requires = "relay")]
     redact: bool,
 
@@ -540,6 +540,7 @@ pub fn parse() -> Result<Invocation, Exit> {
             opts.check.schema = schema;
             opts.relay = a.relay;
             opts.redact = a.redact;
+            opts.check.redact = a.redact;
             Ok(Invocation::Verify(opts))
         }
         Command::StripEnvelope(a) => {
@@ -549,6 +550,7 @@ pub fn parse() -> Result<Invocation, Exit> {
             // when something is wrong.
             stream.style.quiet_pass = true;
             stream.redact = a.redact;
+            stream.check.redact = a.redact;
             Ok(Invocation::StripEnvelope(StripOptions {
                 stream,
                 keep_framework: a.keep_framework,
@@ -562,6 +564,7 @@ pub fn parse() -> Result<Invocation, Exit> {
             // Splitting is about many runs: each is judged on its own.
             stream.check.multi_run = true;
             stream.redact = a.redact;
+            stream.check.redact = a.redact;
             Ok(Invocation::SplitByRun(SplitOptions {
                 stream,
                 dir: a.dir,
@@ -623,6 +626,8 @@ pub fn parse() -> Result<Invocation, Exit> {
             stream.relay = relay || save.is_some();
             stream.save = save;
             stream.redact = a.redact;
+            // Only a relay is written redacted.
+            stream.check.redact = a.redact && stream.relay;
             Ok(Invocation::Run(RunOptions {
                 stream,
                 command: a.command,
@@ -703,6 +708,7 @@ impl StreamArgs {
                 first: self.first,
                 last: self.last,
                 secret_names: self.secret_name,
+                redact: false,
                 schema: None,
             },
             max_line_bytes: self.max_line_bytes,

@@ -253,21 +253,29 @@ impl Consumer for Split {
                 files: &mut self.files,
             },
         )?;
-        if let Line::Complete { bytes, .. } = *line {
-            let key = check.run_of_last_line().to_key();
-            if self.redact && !check.exposures().is_empty() {
-                self.buf.clear();
-                redact(
-                    bytes,
-                    (0, bytes.len()),
-                    None,
-                    check.exposures(),
-                    &mut self.buf,
-                )?;
-                self.files.write(&key, &self.buf)?;
-            } else {
-                self.files.write(&key, bytes)?;
-            }
+        // Only whole lines are written: a line over --max-line-bytes was
+        // never held, and a cut last line is not an event (§2).
+        let Line::Complete { bytes, .. } = *line else {
+            return Ok(seen);
+        };
+        let key = check.run_of_last_line().to_key();
+        if !self.redact {
+            return self.files.write(&key, bytes).map(|()| seen);
+        }
+        // --redact: a line that cannot be parsed and holds a secret-looking
+        // key is replaced by a placeholder line (DESIGN §13, as verify
+        // --relay --redact), so the run's file keeps its lines one for one.
+        if let Some(why) = check.withheld() {
+            self.files.write(&key, &why.placeholder())?;
+            return Ok(seen);
+        }
+        let exposures = check.exposures();
+        if exposures.is_empty() {
+            self.files.write(&key, bytes)?;
+        } else {
+            self.buf.clear();
+            redact(bytes, (0, bytes.len()), None, exposures, &mut self.buf)?;
+            self.files.write(&key, &self.buf)?;
         }
         Ok(seen)
     }
