@@ -176,7 +176,7 @@ struct StripArgs {
     /// Keep only the events of this run id.
     #[arg(long, value_name = "RUN")]
     run: Option<String>,
-    /// Write each exposed secret as "***" (URL secrets span by span); every other byte as it came.
+    /// Write each exposed secret and sensitive meta.args value as "***" (URL secrets span by span); every other byte as it came.
     #[arg(long)]
     redact: bool,
 }
@@ -197,7 +197,7 @@ struct SplitArgs {
     /// Keep at most N run files open at once.
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=65536))]
     max_open: u64,
-    /// Write each exposed secret as "***" (URL secrets span by span); every other byte as it came; a line that cannot be parsed but holds a secret-looking key becomes a one-line placeholder.
+    /// Write each exposed secret and sensitive meta.args value as "***" (URL secrets span by span); every other byte as it came; a line that cannot be parsed but holds a secret-looking key becomes a one-line placeholder.
     #[arg(long)]
     redact: bool,
 }
@@ -211,7 +211,7 @@ struct VerifyArgs {
     #[arg(long)]
     relay: bool,
 
-    /// With --relay: write each exposed secret as "***" (URL secrets span by span), every other byte as it came; a line that cannot be parsed but holds a secret-looking key, or is over --max-line-bytes, becomes a one-line placeholder.
+    /// With --relay: write each exposed secret and sensitive meta.args value as "***" (URL secrets span by span), every other byte as it came; a line that cannot be parsed but holds a secret-looking key, or is over --max-line-bytes, becomes a one-line placeholder.
     #[arg(long, requires = "relay")]
     redact: bool,
 
@@ -229,7 +229,7 @@ struct RunArgs {
     #[arg(long, value_name = "FILE")]
     schema: Option<PathBuf>,
 
-    /// Relay each exposed secret as "***" (URL secrets span by span), as verify --relay --redact.
+    /// Relay each exposed secret and sensitive meta.args value as "***" (URL secrets span by span), as verify --relay --redact.
     #[arg(long)]
     redact: bool,
 

@@ -418,3 +418,102 @@ fn unparsable_secret_keys_are_found_as_a_parser_would_name_them() {
         assert!(out.has_rule("secret.exposed"), "{bad}: {:?}", out.rules());
     }
 }
+
+/// A stream whose `aoi:meta` echoes `args` (after `IDENTITY`), and the
+/// same stream as `--redact` must write it.
+fn meta_args(args: &str, redacted: &str) -> (Vec<u8>, Vec<u8>) {
+    let with = |a: &str| {
+        let meta = ev(0, "aoi:meta", &format!(r#"{IDENTITY},"command":"c",{a}"#));
+        lines(&[meta, hit(1), ok_summary(2, 1)])
+    };
+    (with(args), with(redacted))
+}
+
+#[test]
+fn redact_writes_over_sensitive_meta_args() {
+    let cases = [
+        // argv: the value after a sensitive flag, after `--flag=`, a URL's
+        // password and sensitive query value; the rest as it came.
+        meta_args(
+            r#""args":["search","--token","tok-AAA","--limit","5","--password=pw-BBB","https://u:pw-CCC@h.example/x?sig=sig-DDD&page=2","--author","kim","--key","$KEY"]"#,
+            r#""args":["search","--token","***","--limit","5","--password=***","https://u:***@h.example/x?sig=***&page=2","--author","kim","--key","$KEY"]"#,
+        ),
+        // Named values, and a string written with escapes (whole).
+        meta_args(
+            r#""args":{"api_key":"key-EEE","cb":"ftp://a:pw-FFF@h/","q":"x","secret":"pw\u002dGGG"}"#,
+            r#""args":{"api_key":"***","cb":"ftp://a:***@h/","q":"x","secret":"***"}"#,
+        ),
+        meta_args(
+            r#""args":["--client-secret=pw\u002dHHH", "-p" ,"--auth" , "tok-III"]"#,
+            r#""args":["***", "-p" ,"--auth" , "***"]"#,
+        ),
+    ];
+    let secrets = [
+        "AAA", "BBB", "CCC", "DDD", "EEE", "FFF", "GGG", "HHH", "III",
+    ];
+    let clean = |what: &str, out: &[u8]| {
+        for s in secrets {
+            assert!(!contains(out, s.as_bytes()), "{what} wrote {s}");
+        }
+        for l in split_lines(out) {
+            serde_json::from_slice::<serde_json::Value>(l)
+                .unwrap_or_else(|e| panic!("{what}: not JSON ({e})"));
+        }
+    };
+    for (input, want) in cases {
+        assert!(verify(&[], &input).has_rule("meta.args-unredacted"));
+        let (code, out, stderr) = raw(&["verify", "--relay", "--redact"], &input);
+        assert_eq!(code, 65, "{stderr}");
+        clean("verify --relay --redact", &out);
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&want)
+        );
+        let again = verify(&[], &out);
+        assert_eq!(again.code, 0, "{:?}", again.rules());
+
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("runs");
+        raw(
+            &["split-by-run", "--redact", "--dir", d.to_str().unwrap()],
+            &input,
+        );
+        let file = std::fs::read(d.join("run-R.jsonl")).unwrap();
+        clean("split-by-run --redact", &file);
+        assert_eq!(file, want);
+
+        let args = ["strip-envelope", "--redact", "--keep-framework"];
+        let (_, out, _) = raw(&args, &input);
+        clean("strip-envelope --redact", &out);
+        let (_, plain, _) = raw(&["strip-envelope", "--keep-framework"], &want);
+        assert_eq!(
+            out, plain,
+            "strip-envelope --redact is the stripped redaction"
+        );
+    }
+}
+
+#[test]
+fn redact_writes_over_a_late_line_and_a_second_args() {
+    // A line of a run already judged (multi-run) is not the run's, but its
+    // secret is written over all the same.
+    let mut g = good(0);
+    g.push(ev(2, "x", r#""api_secret":"late-AAA""#));
+    let input = lines(&g);
+    for args in [
+        &["verify", "--multi-run", "--relay", "--redact"][..],
+        &["strip-envelope", "--multi-run", "--redact"],
+    ] {
+        let (_, out, _) = raw(args, &input);
+        assert!(!contains(&out, b"late-AAA"), "{args:?}");
+        assert!(contains(&out, br#""api_secret":"***""#), "{args:?}");
+    }
+    // A second `args` member (parsers disagree which one is read) is
+    // written over too.
+    let (input, want) = meta_args(
+        r#""args":["x"],"args":["--token","tok-BBB"]"#,
+        r#""args":["x"],"args":["--token","***"]"#,
+    );
+    let (_, out, _) = raw(&["verify", "--relay", "--redact"], &input);
+    assert_eq!(out, want);
+}

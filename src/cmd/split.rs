@@ -18,7 +18,9 @@ use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
-use crate::check::{Checker, Finding, Run, RunKey, RunVerdict, Seen, Sink, digest, redact};
+use crate::check::{
+    Checker, Exposure, Finding, Run, RunKey, RunVerdict, Seen, Sink, digest, redact,
+};
 use crate::cmd::{Consumer, Report, run_stream};
 use crate::config::{ReportTo, SplitOptions};
 use crate::exit::{Error, Exit, Result};
@@ -38,6 +40,7 @@ pub fn run(opts: &SplitOptions) -> Result<Exit> {
         files: Files::new(opts),
         redact: opts.stream.redact,
         buf: vec![],
+        scratch: vec![],
     };
     run_stream(
         &opts.stream,
@@ -52,6 +55,7 @@ struct Split {
     /// `--redact`: exposed secrets are written as "***".
     redact: bool,
     buf: Vec<u8>,
+    scratch: Vec<Exposure>,
 }
 
 /// The file name (without `.jsonl`) a run's lines go to.
@@ -269,7 +273,10 @@ impl Consumer for Split {
             self.files.write(&key, &why.placeholder())?;
             return Ok(seen);
         }
-        let exposures = check.exposures();
+        let exposures = match line.event() {
+            Some(ev) => redact::redactions(check, &ev, &seen, &mut self.scratch),
+            None => &[],
+        };
         if exposures.is_empty() {
             self.files.write(&key, bytes)?;
         } else {

@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use crate::check::{Checker, Seen, Sink, redact};
+use crate::check::{Checker, Exposure, Seen, Sink, redact};
 use crate::cmd::{Consumer, JudgeOnly, Report, run_stream};
 use crate::config::{ReportTo, StreamOptions};
 use crate::exit::{Exit, Result};
@@ -35,11 +35,15 @@ pub fn run(opts: &StreamOptions) -> Result<Exit> {
 /// (DESIGN §13; `Withheld::placeholder` says why).
 pub struct Redacted {
     out: BufWriter<File>,
+    scratch: Vec<Exposure>,
 }
 
 impl Redacted {
     pub fn new(out: BufWriter<File>) -> Redacted {
-        Redacted { out }
+        Redacted {
+            out,
+            scratch: vec![],
+        }
     }
 
     /// Judge the line (into `sink`), then relay it redacted.
@@ -58,7 +62,7 @@ impl Redacted {
             self.out.write_all(&why.placeholder())?;
         } else if let Some(ev) = line.event() {
             let bytes = ev.line();
-            let exposures = check.exposures();
+            let exposures = redact::redactions(check, &ev, &seen, &mut self.scratch);
             if exposures.is_empty() {
                 self.out.write_all(bytes)?;
             } else {
