@@ -13,8 +13,8 @@ use crate::check::rules::{Levels, Rule};
 use crate::check::schema::EventSchema;
 use crate::check::{Config, Protocol, SchemaPin};
 use crate::config::{
-    Format, Input, Invocation, ReconcileOptions, ReportTo, RunOptions, SplitOptions, StreamOptions,
-    StripOptions, Style, SummarizeOptions,
+    FileId, Format, Input, Invocation, ReconcileOptions, ReportTo, RunOptions, SplitOptions,
+    StreamOptions, StripOptions, Style, SummarizeOptions,
 };
 use crate::exit::Exit;
 
@@ -67,7 +67,10 @@ enum Command {
                       Files: run-ID.jsonl, where ID is the run id with every byte outside A-Z a-z 0-9 . _ -\n\
                       written %XX (a leading . too), cut to 120 bytes; ~2, ~3... before .jsonl when two ids\n\
                       would give one name (also equal but for case). A run without an id, opened by an\n\
-                      aoi:meta at line N: run-from-line-N.jsonl. Lines no run claims: unattributed.jsonl."
+                      aoi:meta at line N: run-from-line-N.jsonl. Lines no run claims: unattributed.jsonl.\n\n\
+                      An input is never written over: one that is a file of those names in DIR (itself, a hard\n\
+                      link, or a symbolic link either way) is a usage error (64), --force or not, before anything\n\
+                      is written. Other files in DIR are fine: aoitap split-by-run --dir . merged.jsonl"
     )]
     SplitByRun(SplitArgs),
 
@@ -190,7 +193,7 @@ struct SplitArgs {
     #[arg(long, value_name = "DIR")]
     dir: PathBuf,
 
-    /// Replace run files that already exist in DIR (never follows links).
+    /// Replace run files that already exist in DIR (never follows links; never an input).
     #[arg(long)]
     force: bool,
 
@@ -560,6 +563,11 @@ pub fn parse() -> Result<Invocation, Exit> {
         }
         Command::SplitByRun(a) => {
             stream_usage(&a.stream, "split-by-run")?;
+            let inputs = input_files(&a.stream.files);
+            if let Some(problem) = split_input_in_dir(&a.dir, &inputs) {
+                let jsonl = a.stream.output == OutputArg::Jsonl;
+                return Err(usage_error("split-by-run", &problem, jsonl));
+            }
             let mut stream = a.stream.into_options(ReportTo::Stdout);
             // Splitting is about many runs: each is judged on its own.
             stream.check.multi_run = true;
@@ -570,6 +578,7 @@ pub fn parse() -> Result<Invocation, Exit> {
                 dir: a.dir,
                 force: a.force,
                 max_open: a.max_open as usize,
+                inputs: inputs.into_iter().map(|(id, _)| id).collect(),
             }))
         }
         Command::Reconcile(a) => {
@@ -832,6 +841,68 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
         (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
         _ => false,
     }
+}
+
+/// The inputs that are files, as the system knows them, and how to name
+/// each: standard input too, when it is read (`< F`).
+fn input_files(files: &[PathBuf]) -> Vec<(FileId, String)> {
+    let mut out: Vec<(FileId, String)> = files
+        .iter()
+        .filter(|f| f.as_os_str() != "-")
+        .filter_map(|f| {
+            Some((
+                FileId::of(&std::fs::metadata(f).ok()?),
+                f.display().to_string(),
+            ))
+        })
+        .collect();
+    if (files.is_empty() || files.iter().any(|f| f.as_os_str() == "-"))
+        && let Ok(st) = rustix::fs::fstat(std::io::stdin())
+        && rustix::fs::FileType::from_raw_mode(st.st_mode).is_file()
+    {
+        let id = FileId {
+            dev: st.st_dev,
+            ino: st.st_ino,
+        };
+        out.push((id, "standard input".to_string()));
+    }
+    out
+}
+
+/// split-by-run never writes over an input, --force or not (DESIGN §13),
+/// and this is known before anything is written, though which names it
+/// writes depends on run ids not read yet: so no input may be a file in
+/// DIR that split-by-run may write (`run-*.jsonl`, `unattributed*.jsonl`),
+/// by itself, by a hard link or behind a symbolic link either way. Other
+/// files in DIR are no concern: `split-by-run --dir . log.jsonl` is fine.
+fn split_input_in_dir(dir: &std::path::Path, inputs: &[(FileId, String)]) -> Option<String> {
+    if inputs.is_empty() {
+        return None;
+    }
+    // A DIR that is not there yet holds no input.
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        if !SplitOptions::may_write(&entry.file_name()) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(own) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        let target = own
+            .file_type()
+            .is_symlink()
+            .then(|| std::fs::metadata(&path).ok())
+            .flatten();
+        for m in std::iter::once(own).chain(target) {
+            if let Some((_, name)) = inputs.iter().find(|(id, _)| *id == FileId::of(&m)) {
+                return Some(format!(
+                    "{} is the input {name}: split-by-run may write that name, and never writes over an input (--force or not); give another --dir",
+                    path.display()
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// Is standard input the file at `path` (`--report F < F`)?
