@@ -13,8 +13,8 @@ use crate::check::rules::{Levels, Rule, Word};
 use crate::check::schema::EventSchema;
 use crate::check::{Config, Protocol, SchemaPin};
 use crate::config::{
-    Format, Input, Invocation, ReconcileOptions, ReportTo, RunOptions, SplitOptions, StreamOptions,
-    StripOptions, Style, SummarizeOptions,
+    FileId, Format, Input, Invocation, ReconcileOptions, ReportTo, RunOptions, SplitOptions,
+    StreamOptions, StripOptions, Style, SummarizeOptions,
 };
 use crate::exit::Exit;
 
@@ -67,7 +67,10 @@ enum Command {
                       Files: run-ID.jsonl, where ID is the run id with every byte outside A-Z a-z 0-9 . _ -\n\
                       written %XX (a leading . too), cut to 120 bytes; ~2, ~3... before .jsonl when two ids\n\
                       would give one name (also equal but for case). A run without an id, opened by an\n\
-                      aoi:meta at line N: run-from-line-N.jsonl. Lines no run claims: unattributed.jsonl."
+                      aoi:meta at line N: run-from-line-N.jsonl. Lines no run claims: unattributed.jsonl.\n\n\
+                      An input is never written over: one that is a file of those names in DIR (itself, a hard\n\
+                      link, or a symbolic link either way) is a usage error (64), --force or not, before anything\n\
+                      is written. Other files in DIR are fine: aoitap split-by-run --dir . merged.jsonl"
     )]
     SplitByRun(SplitArgs),
 
@@ -176,7 +179,7 @@ struct StripArgs {
     /// Keep only the events of this run id.
     #[arg(long, value_name = "RUN")]
     run: Option<String>,
-    /// Write each exposed secret as "***" (URL secrets span by span); every other byte as it came.
+    /// Write each exposed secret and sensitive meta.args value as "***" (URL secrets span by span); every other byte as it came.
     #[arg(long)]
     redact: bool,
 }
@@ -190,14 +193,14 @@ struct SplitArgs {
     #[arg(long, value_name = "DIR")]
     dir: PathBuf,
 
-    /// Replace run files that already exist in DIR (never follows links).
+    /// Replace run files that already exist in DIR (never follows links; never an input).
     #[arg(long)]
     force: bool,
 
     /// Keep at most N run files open at once.
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=65536))]
     max_open: u64,
-    /// Write each exposed secret as "***" (URL secrets span by span); every other byte as it came.
+    /// Write each exposed secret and sensitive meta.args value as "***" (URL secrets span by span); every other byte as it came; a line that cannot be parsed but holds a secret-looking key becomes a one-line placeholder.
     #[arg(long)]
     redact: bool,
 }
@@ -211,7 +214,7 @@ struct VerifyArgs {
     #[arg(long)]
     relay: bool,
 
-    /// With --relay: write each exposed secret as "***" (URL secrets span by span), every other byte as it came.
+    /// With --relay: write each exposed secret and sensitive meta.args value as "***" (URL secrets span by span), every other byte as it came; a line that cannot be parsed but holds a secret-looking key, or is over --max-line-bytes, becomes a one-line placeholder.
     #[arg(long, requires = "relay")]
     redact: bool,
 
@@ -229,7 +232,7 @@ struct RunArgs {
     #[arg(long, value_name = "FILE")]
     schema: Option<PathBuf>,
 
-    /// Relay each exposed secret as "***" (URL secrets span by span), as verify --relay --redact.
+    /// Relay each exposed secret and sensitive meta.args value as "***" (URL secrets span by span), as verify --relay --redact.
     #[arg(long)]
     redact: bool,
 
@@ -556,6 +559,7 @@ pub fn parse() -> Result<Invocation, Exit> {
             opts.check.schema = schema;
             opts.relay = a.relay;
             opts.redact = a.redact;
+            opts.check.redact = a.redact;
             Ok(Invocation::Verify(opts))
         }
         Command::StripEnvelope(a) => {
@@ -565,6 +569,7 @@ pub fn parse() -> Result<Invocation, Exit> {
             // when something is wrong.
             stream.style.quiet_pass = true;
             stream.redact = a.redact;
+            stream.check.redact = a.redact;
             Ok(Invocation::StripEnvelope(StripOptions {
                 stream,
                 keep_framework: a.keep_framework,
@@ -574,15 +579,22 @@ pub fn parse() -> Result<Invocation, Exit> {
         }
         Command::SplitByRun(a) => {
             stream_usage(&a.stream, "split-by-run")?;
+            let inputs = input_files(&a.stream.files);
+            if let Some(problem) = split_input_in_dir(&a.dir, &inputs) {
+                let jsonl = a.stream.output == OutputArg::Jsonl;
+                return Err(usage_error("split-by-run", &problem, jsonl));
+            }
             let mut stream = a.stream.into_options(ReportTo::Stdout);
             // Splitting is about many runs: each is judged on its own.
             stream.check.multi_run = true;
             stream.redact = a.redact;
+            stream.check.redact = a.redact;
             Ok(Invocation::SplitByRun(SplitOptions {
                 stream,
                 dir: a.dir,
                 force: a.force,
                 max_open: a.max_open as usize,
+                inputs: inputs.into_iter().map(|(id, _)| id).collect(),
             }))
         }
         Command::Reconcile(a) => {
@@ -639,6 +651,8 @@ pub fn parse() -> Result<Invocation, Exit> {
             stream.relay = relay || save.is_some();
             stream.save = save;
             stream.redact = a.redact;
+            // Only a relay is written redacted.
+            stream.check.redact = a.redact && stream.relay;
             Ok(Invocation::Run(RunOptions {
                 stream,
                 command: a.command,
@@ -719,6 +733,7 @@ impl StreamArgs {
                 first: self.first,
                 last: self.last,
                 secret_names: self.secret_name,
+                redact: false,
                 schema: None,
             },
             max_line_bytes: self.max_line_bytes,
@@ -870,6 +885,68 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
         (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
         _ => false,
     }
+}
+
+/// The inputs that are files, as the system knows them, and how to name
+/// each: standard input too, when it is read (`< F`).
+fn input_files(files: &[PathBuf]) -> Vec<(FileId, String)> {
+    let mut out: Vec<(FileId, String)> = files
+        .iter()
+        .filter(|f| f.as_os_str() != "-")
+        .filter_map(|f| {
+            Some((
+                FileId::of(&std::fs::metadata(f).ok()?),
+                f.display().to_string(),
+            ))
+        })
+        .collect();
+    if (files.is_empty() || files.iter().any(|f| f.as_os_str() == "-"))
+        && let Ok(st) = rustix::fs::fstat(std::io::stdin())
+        && rustix::fs::FileType::from_raw_mode(st.st_mode).is_file()
+    {
+        let id = FileId {
+            dev: st.st_dev,
+            ino: st.st_ino,
+        };
+        out.push((id, "standard input".to_string()));
+    }
+    out
+}
+
+/// split-by-run never writes over an input, --force or not (DESIGN §13),
+/// and this is known before anything is written, though which names it
+/// writes depends on run ids not read yet: so no input may be a file in
+/// DIR that split-by-run may write (`run-*.jsonl`, `unattributed*.jsonl`),
+/// by itself, by a hard link or behind a symbolic link either way. Other
+/// files in DIR are no concern: `split-by-run --dir . log.jsonl` is fine.
+fn split_input_in_dir(dir: &std::path::Path, inputs: &[(FileId, String)]) -> Option<String> {
+    if inputs.is_empty() {
+        return None;
+    }
+    // A DIR that is not there yet holds no input.
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        if !SplitOptions::may_write(&entry.file_name()) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(own) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        let target = own
+            .file_type()
+            .is_symlink()
+            .then(|| std::fs::metadata(&path).ok())
+            .flatten();
+        for m in std::iter::once(own).chain(target) {
+            if let Some((_, name)) = inputs.iter().find(|(id, _)| *id == FileId::of(&m)) {
+                return Some(format!(
+                    "{} is the input {name}: split-by-run may write that name, and never writes over an input (--force or not); give another --dir",
+                    path.display()
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// Is standard input the file at `path` (`--report F < F`)?

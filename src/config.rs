@@ -131,6 +131,40 @@ pub struct SplitOptions {
     pub dir: PathBuf,
     pub force: bool,
     pub max_open: usize,
+    /// The inputs as the system knows them: no file split-by-run writes
+    /// may be one of them (DESIGN §13).
+    pub inputs: Vec<FileId>,
+}
+
+impl SplitOptions {
+    /// Could split-by-run write a file of this name in DIR? Every name it
+    /// gives (`cmd/split.rs`) is `run-*.jsonl`, `unattributed.jsonl` or
+    /// `unattributed~N.jsonl`; compared without case, for a
+    /// case-insensitive file system.
+    pub fn may_write(name: &std::ffi::OsStr) -> bool {
+        let name = name.to_string_lossy().to_ascii_lowercase();
+        name.strip_suffix(".jsonl").is_some_and(|base| {
+            base.starts_with("run-") || base == "unattributed" || base.starts_with("unattributed~")
+        })
+    }
+}
+
+/// A file as the system knows it: a link to it, or another spelling of its
+/// path, is the same file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileId {
+    pub dev: u64,
+    pub ino: u64,
+}
+
+impl FileId {
+    pub fn of(m: &std::fs::Metadata) -> FileId {
+        use std::os::unix::fs::MetadataExt;
+        FileId {
+            dev: m.dev(),
+            ino: m.ino(),
+        }
+    }
 }
 
 pub struct StripOptions {

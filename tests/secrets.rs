@@ -171,3 +171,349 @@ fn secret_names_escapes_and_depth() {
         "{f}"
     );
 }
+
+/// `aoitap ARGS < stdin`: (exit status, stdout as bytes, stderr).
+fn raw(args: &[&str], stdin: &[u8]) -> (i32, Vec<u8>, String) {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(bin())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (out.status.code().unwrap_or(-1), out.stdout, stderr)
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Lines of `data`, each with its `\n` (a cut last line without).
+fn split_lines(data: &[u8]) -> Vec<&[u8]> {
+    data.split_inclusive(|&b| b == b'\n').collect()
+}
+
+/// Streams whose line 2 cannot be parsed and holds `"api_secret":"HUNTER2"`:
+/// (what it is, the stream, extra flags, the rule that says why it is
+/// withheld).
+fn unparsable_secrets() -> Vec<(&'static str, Vec<u8>, Vec<&'static str>, &'static str)> {
+    let env = r#"{"type":"x","aoi":{"seq":1,"run":"R"},"#;
+    let with = |bad: &[u8]| {
+        let mut v = lines(&[meta()]);
+        v.extend_from_slice(bad);
+        v.push(b'\n');
+        v.extend(lines(&[ok_summary(2, 1)]));
+        v
+    };
+    let mut utf8 = format!(r#"{env}"api_secret":"HUNTER2"#).into_bytes();
+    utf8.extend_from_slice(b"\xff\"}");
+    let long = format!(
+        r#"{env}"pad":"{}","api_secret":"HUNTER2"}}"#,
+        "a".repeat(5000)
+    );
+    let mut cut = lines(&[meta()]);
+    cut.extend_from_slice(format!(r#"{env}"api_secret":"HUNTER2"}}"#).as_bytes());
+    vec![
+        (
+            "a trailing comma",
+            with(format!(r#"{env}"api_secret":"HUNTER2",}}"#).as_bytes()),
+            vec![],
+            "secret.exposed",
+        ),
+        ("invalid UTF-8", with(&utf8), vec![], "secret.exposed"),
+        (
+            "like an elision marker",
+            with(br#"[... 1 line omitted ...] {"api_secret":"HUNTER2"}"#),
+            vec![],
+            "secret.exposed",
+        ),
+        (
+            "a --marker marker",
+            with(br#"<<cut 1>> "api_secret" : "HUNTER2""#),
+            vec!["--marker", r"^<<cut (\d+)>>"],
+            "secret.exposed",
+        ),
+        (
+            "over --max-line-bytes, the key past the cap",
+            with(long.as_bytes()),
+            vec!["--max-line-bytes", "1000"],
+            "line.too-long",
+        ),
+        ("a cut last line", cut, vec![], "secret.exposed"),
+    ]
+}
+
+/// The finding on line 2 that says the line was withheld, and why.
+fn withheld_finding(stderr: &str, rule: &str, what: &str) {
+    let found = stderr
+        .lines()
+        .filter(|l| l.contains(":2: "))
+        .any(|l| l.contains(&format!("[{rule}]")) && l.contains("withheld from the output"));
+    assert!(
+        found,
+        "{what}: no {rule} finding on line 2 saying it was withheld:\n{stderr}"
+    );
+}
+
+#[test]
+fn relay_redact_withholds_an_unparsable_line_with_a_secret() {
+    for (what, input, extra, rule) in unparsable_secrets() {
+        let mut args = vec!["verify", "--relay", "--redact"];
+        args.extend(&extra);
+        let (code, out, stderr) = raw(&args, &input);
+        assert_eq!(code, 65, "{what}");
+        assert!(!contains(&out, b"HUNTER2"), "{what}: relayed the secret");
+        assert!(!stderr.contains("HUNTER2"), "{what}: reported the secret");
+        withheld_finding(&stderr, rule, what);
+        // Line for line: the one withheld is a placeholder with the
+        // line's own ending, every other byte as it came.
+        let (have, want) = (split_lines(&out), split_lines(&input));
+        assert_eq!(
+            have.len(),
+            want.len(),
+            "{what}: {}",
+            String::from_utf8_lossy(&out)
+        );
+        for (k, (h, w)) in have.iter().zip(&want).enumerate() {
+            if k == 1 {
+                assert_eq!(h.ends_with(b"\n"), w.ends_with(b"\n"), "{what}");
+            } else {
+                assert_eq!(h, w, "{what}: line {}", k + 1);
+            }
+        }
+        // The placeholder reads as the line did: not an event, one step of
+        // seq (a marker: none), so the output counts the gaps the input does.
+        let again = verify(&extra, &out);
+        let before = verify(&extra, &input);
+        assert!(!again.has_rule("secret.exposed"), "{what}");
+        for rule in [
+            "seq.gap",
+            "summary.event-count-mismatch",
+            "line.elided",
+            "summary.missing",
+        ] {
+            assert_eq!(
+                again.has_rule(rule),
+                before.has_rule(rule),
+                "{what}: {rule}: {:?} from {:?}",
+                again.rules(),
+                before.rules()
+            );
+        }
+    }
+}
+
+#[test]
+fn split_and_strip_redact_withhold_an_unparsable_line_with_a_secret() {
+    for (what, input, extra, rule) in unparsable_secrets() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("runs");
+        let mut args = vec!["split-by-run", "--redact", "--dir", d.to_str().unwrap()];
+        args.extend(&extra);
+        let (_, out, stderr) = raw(&args, &input);
+        withheld_finding(&stderr_or(&out, &stderr), rule, what);
+        let file = std::fs::read(d.join("run-R.jsonl")).unwrap();
+        assert!(
+            !contains(&file, b"HUNTER2"),
+            "{what}: split wrote the secret"
+        );
+        assert!(contains(&file, meta().as_bytes()), "{what}");
+        if rule == "secret.exposed" && input.ends_with(b"\n") {
+            // A line the plain split writes is there, as a placeholder.
+            assert_eq!(split_lines(&file).len(), 3, "{what}");
+        }
+        let mut args = vec!["strip-envelope", "--redact", "--keep-framework"];
+        args.extend(&extra);
+        let (code, out, stderr) = raw(&args, &input);
+        assert_eq!(code, 65, "{what}");
+        assert!(
+            !contains(&out, b"HUNTER2"),
+            "{what}: strip wrote the secret"
+        );
+        assert!(!stderr.contains("HUNTER2"), "{what}");
+        withheld_finding(&stderr, rule, what);
+    }
+}
+
+/// split-by-run reports on stdout.
+fn stderr_or(out: &[u8], stderr: &str) -> String {
+    format!("{}{stderr}", String::from_utf8_lossy(out))
+}
+
+#[test]
+fn relay_redact_passes_an_unparsable_line_without_a_secret_as_it_came() {
+    let env = r#"{"type":"x","aoi":{"seq":1,"run":"R"},"#;
+    let mut bad_utf8 = format!(r#"{env}"name":"caf"#).into_bytes();
+    bad_utf8.extend_from_slice(b"\xe9\"}");
+    for bad in [
+        format!(r#"{env}"n":1,}}"#).into_bytes(),
+        bad_utf8,
+        format!(r#"{env}"a_secret":"***",}}"#).into_bytes(),
+        format!(r#"{env}"note":"\"a_secret\": is not a key here",}}"#).into_bytes(),
+        format!(r#"{env}"home_url":"https://h/?page=2",}}"#).into_bytes(),
+        b"[... 1 line omitted ...]".to_vec(),
+        b"plain text: api_secret = x".to_vec(),
+    ] {
+        let mut input = lines(&[meta()]);
+        input.extend_from_slice(&bad);
+        input.push(b'\n');
+        input.extend(lines(&[ok_summary(2, 1)]));
+        let (_, out, stderr) = raw(&["verify", "--relay", "--redact"], &input);
+        assert_eq!(out, input, "{}", String::from_utf8_lossy(&bad));
+        assert!(!stderr.contains("secret.exposed"), "{stderr}");
+        // A cut last line too, without its newline, as --relay alone does.
+        let mut cut = lines(&[meta()]);
+        cut.extend_from_slice(&bad);
+        let (_, out, _) = raw(&["verify", "--relay", "--redact"], &cut);
+        assert_eq!(out, cut, "{}", String::from_utf8_lossy(&bad));
+    }
+}
+
+#[test]
+fn unparsable_secret_keys_are_found_as_a_parser_would_name_them() {
+    let env = r#"{"type":"x","aoi":{"seq":1,"run":"R"},"#;
+    for (bad, extra) in [
+        // An escaped key is its decoded name.
+        (format!(r#"{env}"api\u005fsecret":"v",}}"#), vec![]),
+        (format!(r#"{env}"API_SECRET" :	"v",}}"#), vec![]),
+        (
+            format!(r#"{env}"token":"v",}}"#),
+            vec!["--secret-name", "token"],
+        ),
+        // A stray quote earlier does not hide the key after it.
+        (format!(r#"{env}"a":"x"y","k_secret":"v"}}"#), vec![]),
+        (
+            format!(r#"{env}"x":{{"deep":[{{"k_secret":null}}]}},}}"#),
+            vec![],
+        ),
+        // A _url with a password, or cut inside its value.
+        (format!(r#"{env}"db_url":"https://u:pw@h/",}}"#), vec![]),
+        (format!(r#"{env}"cb_url":"https://h/?t_secret=v"#), vec![]),
+        (format!(r#"{env}"k_secret":"#), vec![]),
+        // Valid JSON that is not an object.
+        (r#"[{"k_secret":"v"}]"#.to_string(), vec![]),
+    ] {
+        let mut input = lines(&[meta()]);
+        input.extend_from_slice(bad.as_bytes());
+        input.push(b'\n');
+        input.extend(lines(&[ok_summary(2, 1)]));
+        let mut args = vec!["verify", "--relay", "--redact"];
+        args.extend(&extra);
+        let (_, out, stderr) = raw(&args, &input);
+        assert!(!contains(&out, bad.as_bytes()), "{bad}: relayed");
+        withheld_finding(&stderr, "secret.exposed", &bad);
+        // Without --redact the finding stands, in every command.
+        let out = verify(&extra, &input);
+        assert!(out.has_rule("secret.exposed"), "{bad}: {:?}", out.rules());
+    }
+}
+
+/// A stream whose `aoi:meta` echoes `args` (after `IDENTITY`), and the
+/// same stream as `--redact` must write it.
+fn meta_args(args: &str, redacted: &str) -> (Vec<u8>, Vec<u8>) {
+    let with = |a: &str| {
+        let meta = ev(0, "aoi:meta", &format!(r#"{IDENTITY},"command":"c",{a}"#));
+        lines(&[meta, hit(1), ok_summary(2, 1)])
+    };
+    (with(args), with(redacted))
+}
+
+#[test]
+fn redact_writes_over_sensitive_meta_args() {
+    let cases = [
+        // argv: the value after a sensitive flag, after `--flag=`, a URL's
+        // password and sensitive query value; the rest as it came.
+        meta_args(
+            r#""args":["search","--token","tok-AAA","--limit","5","--password=pw-BBB","https://u:pw-CCC@h.example/x?sig=sig-DDD&page=2","--author","kim","--key","$KEY"]"#,
+            r#""args":["search","--token","***","--limit","5","--password=***","https://u:***@h.example/x?sig=***&page=2","--author","kim","--key","$KEY"]"#,
+        ),
+        // Named values, and a string written with escapes (whole).
+        meta_args(
+            r#""args":{"api_key":"key-EEE","cb":"ftp://a:pw-FFF@h/","q":"x","secret":"pw\u002dGGG"}"#,
+            r#""args":{"api_key":"***","cb":"ftp://a:***@h/","q":"x","secret":"***"}"#,
+        ),
+        meta_args(
+            r#""args":["--client-secret=pw\u002dHHH", "-p" ,"--auth" , "tok-III"]"#,
+            r#""args":["***", "-p" ,"--auth" , "***"]"#,
+        ),
+    ];
+    let secrets = [
+        "AAA", "BBB", "CCC", "DDD", "EEE", "FFF", "GGG", "HHH", "III",
+    ];
+    let clean = |what: &str, out: &[u8]| {
+        for s in secrets {
+            assert!(!contains(out, s.as_bytes()), "{what} wrote {s}");
+        }
+        for l in split_lines(out) {
+            serde_json::from_slice::<serde_json::Value>(l)
+                .unwrap_or_else(|e| panic!("{what}: not JSON ({e})"));
+        }
+    };
+    for (input, want) in cases {
+        assert!(verify(&[], &input).has_rule("meta.args-unredacted"));
+        let (code, out, stderr) = raw(&["verify", "--relay", "--redact"], &input);
+        assert_eq!(code, 65, "{stderr}");
+        clean("verify --relay --redact", &out);
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&want)
+        );
+        let again = verify(&[], &out);
+        assert_eq!(again.code, 0, "{:?}", again.rules());
+
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("runs");
+        raw(
+            &["split-by-run", "--redact", "--dir", d.to_str().unwrap()],
+            &input,
+        );
+        let file = std::fs::read(d.join("run-R.jsonl")).unwrap();
+        clean("split-by-run --redact", &file);
+        assert_eq!(file, want);
+
+        let args = ["strip-envelope", "--redact", "--keep-framework"];
+        let (_, out, _) = raw(&args, &input);
+        clean("strip-envelope --redact", &out);
+        let (_, plain, _) = raw(&["strip-envelope", "--keep-framework"], &want);
+        assert_eq!(
+            out, plain,
+            "strip-envelope --redact is the stripped redaction"
+        );
+    }
+}
+
+#[test]
+fn redact_writes_over_a_late_line_and_a_second_args() {
+    // A line of a run already judged (multi-run) is not the run's, but its
+    // secret is written over all the same.
+    let mut g = good(0);
+    g.push(ev(2, "x", r#""api_secret":"late-AAA""#));
+    let input = lines(&g);
+    for args in [
+        &["verify", "--multi-run", "--relay", "--redact"][..],
+        &["strip-envelope", "--multi-run", "--redact"],
+    ] {
+        let (_, out, _) = raw(args, &input);
+        assert!(!contains(&out, b"late-AAA"), "{args:?}");
+        assert!(contains(&out, br#""api_secret":"***""#), "{args:?}");
+    }
+    // A second `args` member (parsers disagree which one is read) is
+    // written over too.
+    let (input, want) = meta_args(
+        r#""args":["x"],"args":["--token","tok-BBB"]"#,
+        r#""args":["x"],"args":["--token","***"]"#,
+    );
+    let (_, out, _) = raw(&["verify", "--relay", "--redact"], &input);
+    assert_eq!(out, want);
+}

@@ -273,3 +273,131 @@ fn the_same_run_in_two_inputs_is_two_files() {
     assert_eq!(one, std::fs::read(f).unwrap());
     assert_eq!(two, one);
 }
+
+/// A log of runs A then B, the names of whose files are known.
+fn two_runs() -> Vec<u8> {
+    let mut v = run_lines("A", 1);
+    v.extend(run_lines("B", 1));
+    lines(&v)
+}
+
+/// Every entry of `dir` with its bytes (a link's own target, unfollowed).
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut all: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let body = match std::fs::read_link(&p) {
+                Ok(to) => to.to_string_lossy().into_owned().into_bytes(),
+                Err(_) => std::fs::read(&p).unwrap(),
+            };
+            (name, body)
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+/// `split-by-run ARGS` with stdin from `stdin` (a file), as (status, stderr).
+fn split_files(args: &[&str], stdin: Option<&Path>) -> (i32, String) {
+    let mut cmd = Command::new(bin());
+    cmd.arg("split-by-run").args(args);
+    if let Some(p) = stdin {
+        cmd.stdin(std::fs::File::open(p).unwrap());
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// An input that is a file split-by-run may write in DIR is a usage error,
+/// --force or not, found before anything is written: whether it is the
+/// file itself, a hard link to it, a symbolic link either way, or
+/// standard input.
+#[test]
+fn an_input_is_never_an_output() {
+    let base = tempfile::tempdir().unwrap();
+    let w = base.path().join("w");
+    std::fs::create_dir(&w).unwrap();
+    let log = base.path().join("log.jsonl");
+    std::fs::write(&log, two_runs()).unwrap();
+    let ws = w.to_str().unwrap();
+    type Arrange = fn(&Path, &Path) -> (std::path::PathBuf, bool);
+    let cases: [(&str, Arrange); 6] = [
+        ("the input is in DIR", |log, w| {
+            let p = w.join("run-B.jsonl");
+            std::fs::copy(log, &p).unwrap();
+            (p, false)
+        }),
+        ("a name equal but for case", |log, w| {
+            let p = w.join("RUN-b.JSONL");
+            std::fs::copy(log, &p).unwrap();
+            (p, false)
+        }),
+        ("a hard link in DIR", |log, w| {
+            std::fs::hard_link(log, w.join("run-B.jsonl")).unwrap();
+            (log.to_path_buf(), false)
+        }),
+        ("a symbolic link in DIR to the input", |log, w| {
+            std::os::unix::fs::symlink(log, w.join("run-B.jsonl")).unwrap();
+            (log.to_path_buf(), false)
+        }),
+        ("the input a symbolic link into DIR", |log, w| {
+            std::fs::copy(log, w.join("run-B.jsonl")).unwrap();
+            let link = w.parent().unwrap().join("link.jsonl");
+            std::os::unix::fs::symlink(w.join("run-B.jsonl"), &link).unwrap();
+            (link, false)
+        }),
+        ("standard input", |log, w| {
+            let p = w.join("unattributed.jsonl");
+            std::fs::copy(log, &p).unwrap();
+            (p, true)
+        }),
+    ];
+    for (what, arrange) in cases {
+        for force in [true, false] {
+            for e in std::fs::read_dir(&w).unwrap() {
+                std::fs::remove_file(e.unwrap().path()).unwrap();
+            }
+            let _ = std::fs::remove_file(base.path().join("link.jsonl"));
+            let (input, stdin) = arrange(&log, &w);
+            let before = snapshot(&w);
+            let input_bytes = std::fs::read(&input).unwrap();
+            let mut args = vec!["--dir", ws];
+            if force {
+                args.push("--force");
+            }
+            let input_arg = input.to_str().unwrap();
+            if !stdin {
+                args.push(input_arg);
+            }
+            let (code, stderr) = split_files(&args, stdin.then_some(input.as_path()));
+            assert_eq!(code, 64, "{what} (force {force}): {stderr}");
+            assert!(stderr.contains("never writes over an input"), "{stderr}");
+            // Nothing written: not the input, nor run A's file.
+            assert_eq!(snapshot(&w), before, "{what} (force {force})");
+            assert_eq!(std::fs::read(&input).unwrap(), input_bytes, "{what}");
+        }
+    }
+}
+
+/// Other files in DIR are no concern: a log split where it lies.
+#[test]
+fn an_input_beside_the_run_files_is_fine() {
+    let w = tempfile::tempdir().unwrap();
+    let log = w.path().join("merged.jsonl");
+    std::fs::write(&log, two_runs()).unwrap();
+    let (code, stderr) = split_files(
+        &["--dir", w.path().to_str().unwrap(), log.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(std::fs::read(&log).unwrap(), two_runs());
+    assert_eq!(
+        std::fs::read(w.path().join("run-B.jsonl")).unwrap(),
+        lines(&run_lines("B", 1))
+    );
+}

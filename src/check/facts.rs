@@ -30,6 +30,9 @@ pub struct Config {
     pub last: Option<String>,
     /// `--secret-name`: more names whose values are secrets (exact).
     pub secret_names: Vec<String>,
+    /// `--redact`: the command writes lines out redacted, so a finding
+    /// about a line it withholds says so.
+    pub redact: bool,
     /// `verify --schema`: the events' JSON Schema, compiled.
     pub schema: Option<Arc<EventSchema>>,
 }

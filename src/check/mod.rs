@@ -37,7 +37,7 @@ pub use framework::major;
 use framework::{KNOWN_FRAMEWORK, pin_text};
 pub use marker::Markers;
 pub use protocol::Protocol;
-pub use secrets::{Exposure, redact};
+pub use secrets::{Exposure, Withheld, redact};
 pub use seq::{SeqTrack, Step};
 pub use tally::Tally;
 use verdict::judge;
@@ -364,6 +364,8 @@ struct State<'c> {
     last_run: LastRun,
     /// The last line's exposed secrets (for `--redact`).
     exposures: Vec<Exposure>,
+    /// Whether `--redact` must withhold the last line, and why.
+    withheld: Option<Withheld>,
 }
 
 impl<'c> Checker<'c> {
@@ -381,6 +383,7 @@ impl<'c> Checker<'c> {
             opened: VecDeque::new(),
             last_run: LastRun::Nowhere,
             exposures: vec![],
+            withheld: None,
         };
         if !cfg.multi_run {
             st.current = Some(st.open(None, None));
@@ -394,15 +397,30 @@ impl<'c> Checker<'c> {
     /// Judge one item of input (its one parse in hand), and say what it
     /// was (for commands that pass lines on).
     pub fn judge(&mut self, item: &Line<'_>, sink: &mut dyn Sink) -> io::Result<Seen> {
+        let seen = self.judge_item(item, sink)?;
+        // A line that could not be parsed is searched for a secret-looking
+        // key byte by byte (DESIGN §13), in every command: one truth.
+        let (withheld, key) = secrets::withheld(item, &self.st.cfg.secret_names, &self.markers);
+        self.st.withheld = withheld;
+        if let Some(key) = key {
+            let msg = secrets::unparsed_message(&key, self.st.cfg.redact);
+            let slot = self.st.current_slot();
+            self.st.report(sink, slot, Rule::SecretExposed, None, msg)?;
+        }
+        Ok(seen)
+    }
+
+    fn judge_item(&mut self, item: &Line<'_>, sink: &mut dyn Sink) -> io::Result<Seen> {
         let st = &mut self.st;
         st.line += 1;
         st.exposures.clear();
         let (rule, message, column) = match *item {
-            Line::Unterminated { len } => {
+            Line::Unterminated { len, bytes } => {
                 let slot = st.current_slot();
                 st.last_run = LastRun::Slot(slot);
                 let msg = format!(
-                    "the last line has no newline ({len} bytes): the stream was cut, and the fragment is not an event"
+                    "the last line has no newline ({len} bytes): the stream was cut, and the fragment is not an event{}",
+                    secrets::unheld_note(st.cfg.redact && bytes.is_none())
                 );
                 st.report(sink, slot, Rule::LineUnterminated, None, msg)?;
                 return Ok(Seen::default());
@@ -410,8 +428,9 @@ impl<'c> Checker<'c> {
             Line::TooLong { len } => (
                 Rule::LineTooLong,
                 format!(
-                    "line is {len} bytes, over --max-line-bytes {}; skipped",
-                    st.cfg.max_line_bytes
+                    "line is {len} bytes, over --max-line-bytes {}; skipped{}",
+                    st.cfg.max_line_bytes,
+                    secrets::unheld_note(st.cfg.redact)
                 ),
                 None,
             ),
@@ -459,6 +478,12 @@ impl<'c> Checker<'c> {
     /// replaces.
     pub fn exposures(&self) -> &[Exposure] {
         &self.st.exposures
+    }
+
+    /// Whether `--redact` must write a placeholder for the last line
+    /// judged instead of the line, and why (DESIGN §13).
+    pub fn withheld(&self) -> Option<Withheld> {
+        self.st.withheld
     }
 
     /// The runs still open, in the order they began: what a cancelled

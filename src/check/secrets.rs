@@ -11,8 +11,11 @@
 //! redacted line is the same bytes with only those spans changed. Nothing
 //! here ever copies a value into a message: findings name the key path.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
+use super::Markers;
+use crate::input::scan::Line;
 use crate::json::{Children, Event, Kind, Value, decode};
 
 /// One exposed value and what `--redact` writes over it.
@@ -232,6 +235,183 @@ fn form_decode(s: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Why `--redact` writes a placeholder where a line was (DESIGN §13: a
+/// line that cannot be parsed but holds a secret-looking key is withheld,
+/// never relayed raw).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Withheld {
+    /// It could not be parsed, and holds a secret-looking key.
+    Secret,
+    /// As `Secret`, and it is a harness elision marker (a `--marker`
+    /// pattern that lets other text through) claiming this many lines.
+    Marker(u64),
+    /// It was longer than `--max-line-bytes`, so it was never held whole
+    /// to be searched: a key seen at its end would come too late for the
+    /// bytes already gone, so such a line is always withheld.
+    Unheld,
+}
+
+impl Withheld {
+    /// What is written in the line's place, without a newline (the line's
+    /// own ending follows: `\n`, or none for a cut last line).
+    ///
+    /// The line is replaced, not dropped, so the output has the input's
+    /// lines, one for one: every line number in the report is the output's
+    /// too, and a reader counting lines (reconcile) counts the same. The
+    /// text is neither JSON nor an elision marker, so every aoitap command
+    /// reads it as the input's line was read: a line that cannot be parsed,
+    /// one step of seq, no event. A withheld marker stays a marker with its
+    /// count, in the built-in form, so it still takes no seq step.
+    pub fn placeholder(self) -> Cow<'static, [u8]> {
+        match self {
+            Withheld::Secret => Cow::Borrowed(
+                b"aoitap --redact withheld this line: it could not be parsed, and it holds a secret-looking key",
+            ),
+            Withheld::Unheld => Cow::Borrowed(
+                b"aoitap --redact withheld this line: it was longer than --max-line-bytes, so it could not be searched for secrets",
+            ),
+            Withheld::Marker(n) => Cow::Owned(
+                format!("[… {} omitted …]", crate::output::plural(n, "line")).into_bytes(),
+            ),
+        }
+    }
+}
+
+/// Whether `--redact` must withhold `item`, and the secret-looking key
+/// that says so (none for a line never held). A parsed object is never
+/// withheld: its secrets are found on decoded values (`scan`) and
+/// replaced span by span.
+pub fn withheld(
+    item: &Line<'_>,
+    names: &[String],
+    markers: &Markers,
+) -> (Option<Withheld>, Option<String>) {
+    let bytes = match *item {
+        Line::Complete { json: Ok(ev), .. } if ev.is_object() => return (None, None),
+        Line::Complete { bytes, .. }
+        | Line::Unterminated {
+            bytes: Some(bytes), ..
+        } => bytes,
+        Line::TooLong { .. } | Line::Unterminated { bytes: None, .. } => {
+            return (Some(Withheld::Unheld), None);
+        }
+    };
+    let Some(key) = unparsed_secret(bytes, names) else {
+        return (None, None);
+    };
+    // The checker reads only a complete line that is not JSON as a marker.
+    let marker = match item {
+        Line::Complete { json: Err(_), .. } => markers.claims(bytes),
+        _ => None,
+    };
+    (
+        Some(marker.map_or(Withheld::Secret, Withheld::Marker)),
+        Some(key),
+    )
+}
+
+/// The `secret.exposed` message for a line that could not be parsed:
+/// it names the key, never the value.
+pub fn unparsed_message(key: &str, redact: bool) -> String {
+    format!(
+        "line could not be parsed, but holds the secret-looking key {} with a value that is not \"***\"{}",
+        crate::output::quote(key),
+        if redact {
+            ": withheld from the output (--redact)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// What a finding about a line never held adds under `--redact`.
+pub fn unheld_note(redact: bool) -> &'static str {
+    if redact {
+        ", and withheld from the output: --redact cannot search a line it does not hold"
+    } else {
+        ""
+    }
+}
+
+/// The first secret-looking key in a line that could not be parsed (bad
+/// JSON or UTF-8, not an object, an elision marker, a cut last line),
+/// decided byte by byte, conservatively: what `scan` would call exposed
+/// if the line were valid, and more.
+///
+/// With no parse there are no members, so a key is taken to be the text
+/// between the last two unescaped quotes before a `:` (only whitespace
+/// between the second and the `:`), decoded leniently. A key cannot hold an
+/// unescaped quote, so this finds every key a parser would, wherever an
+/// earlier stray quote or a bad byte stands; it also takes some strings for
+/// keys (a value followed by `:`), which only withholds more. A secret key
+/// (`_secret`, `_SECRET`, a `--secret-name`) counts unless its value is
+/// exactly `"***"`, the value a valid line may hold; a `_url` key counts
+/// when its string value (to its closing quote, or to the line's end when
+/// cut) holds what `url_spans` would replace. One pass, linear in the line.
+pub fn unparsed_secret(line: &[u8], names: &[String]) -> Option<String> {
+    let mut quotes: (Option<usize>, Option<usize>) = (None, None);
+    let mut i = 0;
+    while let Some(off) = memchr::memchr3(b'\\', b'"', b':', &line[i..]) {
+        let p = i + off;
+        i = p + 1;
+        match line[p] {
+            // The byte after a backslash is escaped: an escaped quote is
+            // part of a string, never its end.
+            b'\\' => i = p + 2,
+            b'"' => quotes = (quotes.1, Some(p)),
+            _ => {
+                let (Some(open), Some(close)) = quotes else {
+                    continue;
+                };
+                let mut k = p;
+                while k > close + 1 && matches!(line[k - 1], b' ' | b'\t' | b'\r' | b'\n') {
+                    k -= 1;
+                }
+                if k != close + 1 {
+                    continue;
+                }
+                let name = decode(&line[open + 1..close]);
+                let value = &line[ws_after(line, p + 1)..];
+                let exposed = if is_secret_name(&name, names) {
+                    !value.starts_with(b"\"***\"")
+                } else if is_url_name(&name) && value.first() == Some(&b'"') {
+                    let end = string_end(value).unwrap_or(value.len());
+                    url_spans(&decode(&value[1..end]), names).is_none_or(|s| !s.is_empty())
+                } else {
+                    false
+                };
+                if exposed {
+                    return Some(String::from_utf8_lossy(&name).into_owned());
+                }
+            }
+        }
+        if i >= line.len() {
+            break;
+        }
+    }
+    None
+}
+
+fn ws_after(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n') {
+        i += 1;
+    }
+    i
+}
+
+/// Where the string opening `s` (at its quote) ends: its closing quote.
+fn string_end(s: &[u8]) -> Option<usize> {
+    let mut i = 1;
+    while let Some(off) = memchr::memchr2(b'"', b'\\', &s[i.min(s.len())..]) {
+        let p = i + off;
+        if s[p] == b'"' {
+            return Some(p);
+        }
+        i = p + 2;
+    }
+    None
+}
+
 /// `line[range]` with `cut` left out and every exposure replaced: every
 /// other byte as it came, written to `out` piece by piece (no copy of the
 /// line is made, so a long line costs no third buffer).
@@ -296,6 +476,44 @@ mod tests {
         assert_eq!(spans("/cb?page=2"), Some(vec![]));
         // The password runs to the authority's last @.
         assert_eq!(spans("ftp://u:p@ss@h/"), Some(vec!["p@ss".into()]));
+    }
+
+    #[test]
+    fn unparsed_keys_are_found_byte_by_byte() {
+        let key = |s: &str| unparsed_secret(s.as_bytes(), &["tok".to_string()]);
+        assert_eq!(key(r#"{"a_secret":"v",}"#).as_deref(), Some("a_secret"));
+        assert_eq!(key(r#"{"A_SECRET"  :1"#).as_deref(), Some("A_SECRET"));
+        assert_eq!(key(r#"{"a\u005fsecret":1,}"#).as_deref(), Some("a_secret"));
+        assert_eq!(key(r#"{"tok":"v""#).as_deref(), Some("tok"));
+        assert_eq!(key(r#"{"u_url":"https://u:p@h"#).as_deref(), Some("u_url"));
+        assert_eq!(key(r#"{"u_url":"a@b",}"#).as_deref(), Some("u_url"));
+        // Not exposed: redacted, not a key, or a URL without secrets.
+        assert_eq!(key(r#"{"a_secret":"***",}"#), None);
+        assert_eq!(key(r#"{"m":"say \"a_secret\": x",}"#), None);
+        assert_eq!(key(r#"{"u_url":"https://h/?page=2",}"#), None);
+        assert_eq!(key(r#"{"a_Secret":"v",}"#), None);
+        assert_eq!(key("a_secret: v"), None);
+        assert_eq!(key(r#"\"#), None);
+        // Quotes and colons in every arrangement stay linear.
+        let hostile = format!("{}{}:", "\":".repeat(1 << 18), " ".repeat(1 << 18));
+        assert_eq!(key(&hostile), None);
+    }
+
+    #[test]
+    fn placeholders_are_read_as_the_line_was() {
+        let markers = Markers::new(&[]);
+        for w in [Withheld::Secret, Withheld::Unheld] {
+            let p = w.placeholder();
+            // Not JSON (no value starts with `a`), not a marker, no key.
+            assert!(p.starts_with(b"aoitap ") && !p.contains(&b'\n'));
+            assert_eq!(markers.claims(&p), None);
+            assert_eq!(unparsed_secret(&p, &[]), None);
+        }
+        assert_eq!(markers.claims(&Withheld::Marker(1).placeholder()), Some(1));
+        assert_eq!(
+            markers.claims(&Withheld::Marker(29).placeholder()),
+            Some(29)
+        );
     }
 
     #[test]

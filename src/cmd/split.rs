@@ -18,9 +18,11 @@ use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
-use crate::check::{Checker, Finding, Run, RunKey, RunVerdict, Seen, Sink, digest, redact};
+use crate::check::{
+    Checker, Exposure, Finding, Run, RunKey, RunVerdict, Seen, Sink, digest, redact,
+};
 use crate::cmd::{Consumer, Report, run_stream};
-use crate::config::{ReportTo, SplitOptions};
+use crate::config::{FileId, ReportTo, SplitOptions};
 use crate::exit::{Error, Exit, Result};
 use crate::input::scan::Line;
 
@@ -38,6 +40,7 @@ pub fn run(opts: &SplitOptions) -> Result<Exit> {
         files: Files::new(opts),
         redact: opts.stream.redact,
         buf: vec![],
+        scratch: vec![],
     };
     run_stream(
         &opts.stream,
@@ -52,6 +55,7 @@ struct Split {
     /// `--redact`: exposed secrets are written as "***".
     redact: bool,
     buf: Vec<u8>,
+    scratch: Vec<Exposure>,
 }
 
 /// The file name (without `.jsonl`) a run's lines go to.
@@ -91,6 +95,8 @@ fn encode(id: &[u8]) -> String {
 struct Files {
     dir: PathBuf,
     force: bool,
+    /// The inputs: never written over.
+    inputs: Vec<FileId>,
     max_open: usize,
     /// The suffix each run's name was given (1: none), by digest of its key.
     names: HashMap<u64, u32>,
@@ -111,6 +117,7 @@ impl Files {
         Files {
             dir: opts.dir.clone(),
             force: opts.force,
+            inputs: opts.inputs.clone(),
             max_open: opts.max_open.max(1),
             names: HashMap::new(),
             taken: HashSet::new(),
@@ -187,7 +194,23 @@ impl Files {
                 .open(&path)
                 .map_err(|e| self.failed(name, e));
         }
-        if self.force && fs::symlink_metadata(&path).is_ok_and(|m| !m.is_dir()) {
+        if self.force
+            && let Ok(own) = fs::symlink_metadata(&path)
+            && !own.is_dir()
+        {
+            // An input is never written over (DESIGN §13): cli.rs refused
+            // one in DIR before anything was written; this holds should
+            // one have been linked there since.
+            let target = own.is_symlink().then(|| fs::metadata(&path).ok()).flatten();
+            if std::iter::once(&own)
+                .chain(&target)
+                .any(|m| self.inputs.contains(&FileId::of(m)))
+            {
+                return Err(Error::Usage(format!(
+                    "{} is an input: split-by-run never writes over an input (--force or not)",
+                    path.display()
+                )));
+            }
             // Removes a link itself, never what it points to.
             fs::remove_file(&path).map_err(|e| self.failed(name, e))?;
         }
@@ -253,21 +276,32 @@ impl Consumer for Split {
                 files: &mut self.files,
             },
         )?;
-        if let Line::Complete { bytes, .. } = *line {
-            let key = check.run_of_last_line().to_key();
-            if self.redact && !check.exposures().is_empty() {
-                self.buf.clear();
-                redact(
-                    bytes,
-                    (0, bytes.len()),
-                    None,
-                    check.exposures(),
-                    &mut self.buf,
-                )?;
-                self.files.write(&key, &self.buf)?;
-            } else {
-                self.files.write(&key, bytes)?;
-            }
+        // Only whole lines are written: a line over --max-line-bytes was
+        // never held, and a cut last line is not an event (§2).
+        let Line::Complete { bytes, .. } = *line else {
+            return Ok(seen);
+        };
+        let key = check.run_of_last_line().to_key();
+        if !self.redact {
+            return self.files.write(&key, bytes).map(|()| seen);
+        }
+        // --redact: a line that cannot be parsed and holds a secret-looking
+        // key is replaced by a placeholder line (DESIGN §13, as verify
+        // --relay --redact), so the run's file keeps its lines one for one.
+        if let Some(why) = check.withheld() {
+            self.files.write(&key, &why.placeholder())?;
+            return Ok(seen);
+        }
+        let exposures = match line.event() {
+            Some(ev) => redact::redactions(check, &ev, &seen, &mut self.scratch),
+            None => &[],
+        };
+        if exposures.is_empty() {
+            self.files.write(&key, bytes)?;
+        } else {
+            self.buf.clear();
+            redact(bytes, (0, bytes.len()), None, exposures, &mut self.buf)?;
+            self.files.write(&key, &self.buf)?;
         }
         Ok(seen)
     }
@@ -292,6 +326,24 @@ impl Consumer for Split {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// cli.rs refuses an input among the names split-by-run may write.
+    #[test]
+    fn every_name_given_is_one_split_may_write() {
+        for key in [
+            Run::Id(b"R".to_vec().into()),
+            Run::Id(b"../x".to_vec().into()),
+            Run::FromLine(7),
+            Run::Nowhere,
+        ] {
+            let base = base_name(&key);
+            for name in [format!("{base}.jsonl"), format!("{base}~2.jsonl")] {
+                assert!(SplitOptions::may_write(name.as_ref()), "{name}");
+            }
+        }
+        assert!(SplitOptions::may_write("RUN-r.JSONL".as_ref()));
+        assert!(!SplitOptions::may_write("merged.jsonl".as_ref()));
+    }
 
     #[test]
     fn encoding_keeps_names_inside_the_directory() {

@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use crate::check::{Checker, Protocol, Run, Seen, id_key, redact};
+use crate::check::{Checker, Exposure, Protocol, Run, Seen, id_key, redact};
 use crate::cmd::{Consumer, Report, run_stream};
 use crate::config::{ReportTo, StripOptions};
 use crate::exit::{Exit, Result};
@@ -15,7 +15,11 @@ use crate::json::Event;
 
 pub fn run(opts: &StripOptions) -> Result<Exit> {
     let out = BufWriter::with_capacity(256 * 1024, source::stdout_file()?);
-    let mut consumer = Strip { opts, out };
+    let mut consumer = Strip {
+        opts,
+        out,
+        scratch: vec![],
+    };
     // stdout carries the stripped events; diagnostics go to stderr.
     run_stream(
         &opts.stream,
@@ -28,6 +32,7 @@ pub fn run(opts: &StripOptions) -> Result<Exit> {
 struct Strip<'o> {
     opts: &'o StripOptions,
     out: BufWriter<File>,
+    scratch: Vec<Exposure>,
 }
 
 impl Strip<'_> {
@@ -80,7 +85,7 @@ impl Consumer for Strip<'_> {
                 Protocol::Aoi02 | Protocol::Ndjson => ((0, bytes.len()), None),
             };
             let exposures = if self.opts.stream.redact {
-                check.exposures()
+                redact::redactions(check, &ev, &seen, &mut self.scratch)
             } else {
                 &[]
             };

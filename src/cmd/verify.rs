@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use crate::check::{Checker, Seen, Sink, redact};
+use crate::check::{Checker, Exposure, Seen, Sink, redact};
 use crate::cmd::{Consumer, JudgeOnly, Report, run_stream};
 use crate::config::{ReportTo, StreamOptions};
 use crate::exit::{Exit, Result};
@@ -27,17 +27,23 @@ pub fn run(opts: &StreamOptions) -> Result<Exit> {
 }
 
 /// `--relay --redact`: each line is relayed once judged, its exposed
-/// secrets written as "***" and every other byte as it came (DESIGN §10).
-/// Only lines that were read whole are relayed: a cut last line and a
-/// line over `--max-line-bytes` could not be searched for secrets, so
-/// they are findings and are not passed on.
+/// secrets written as "***" and every other byte as it came (DESIGN §10),
+/// its ending too (a cut last line is relayed cut). A line the checker
+/// says to withhold (it cannot be parsed and holds a secret-looking key,
+/// or it was over `--max-line-bytes` and never held) is replaced by a
+/// placeholder line, so the output keeps the input's lines one for one
+/// (DESIGN §13; `Withheld::placeholder` says why).
 pub struct Redacted {
     out: BufWriter<File>,
+    scratch: Vec<Exposure>,
 }
 
 impl Redacted {
     pub fn new(out: BufWriter<File>) -> Redacted {
-        Redacted { out }
+        Redacted {
+            out,
+            scratch: vec![],
+        }
     }
 
     /// Judge the line (into `sink`), then relay it redacted.
@@ -48,15 +54,29 @@ impl Redacted {
         sink: &mut dyn Sink,
     ) -> Result<Seen> {
         let seen = check.judge(line, sink)?;
-        if let Line::Complete { bytes, .. } = *line {
-            if check.exposures().is_empty() {
+        let end: &[u8] = match line {
+            Line::Unterminated { .. } => b"",
+            _ => b"\n",
+        };
+        if let Some(why) = check.withheld() {
+            self.out.write_all(&why.placeholder())?;
+        } else if let Some(ev) = line.event() {
+            let bytes = ev.line();
+            let exposures = redact::redactions(check, &ev, &seen, &mut self.scratch);
+            if exposures.is_empty() {
                 self.out.write_all(bytes)?;
             } else {
-                let all = (0, bytes.len());
-                redact(bytes, all, None, check.exposures(), &mut self.out)?;
+                redact(bytes, (0, bytes.len()), None, exposures, &mut self.out)?;
             }
-            self.out.write_all(b"\n")?;
+        } else if let Line::Complete { bytes, .. }
+        | Line::Unterminated {
+            bytes: Some(bytes), ..
+        } = *line
+        {
+            // Not a parsed object, and no secret-looking key in it.
+            self.out.write_all(bytes)?;
         }
+        self.out.write_all(end)?;
         Ok(seen)
     }
 

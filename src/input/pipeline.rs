@@ -282,7 +282,7 @@ mod tests {
         match line {
             Line::Complete { bytes, json, .. } => Owned::Complete(bytes.to_vec(), json.is_ok()),
             Line::TooLong { len } => Owned::TooLong(len),
-            Line::Unterminated { len } => Owned::Unterminated(len),
+            Line::Unterminated { len, .. } => Owned::Unterminated(len),
         }
     }
 

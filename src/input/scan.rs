@@ -36,8 +36,10 @@ pub enum Line<'a> {
     },
     /// A complete line over the cap; its bytes were discarded as they came.
     TooLong { len: u64 },
-    /// Bytes at end of input with no `\n` after them (truncated).
-    Unterminated { len: u64 },
+    /// Bytes at end of input with no `\n` after them (truncated); the
+    /// bytes themselves when they were held (`len` within the cap), so
+    /// that `--redact` can search them (DESIGN §13).
+    Unterminated { len: u64, bytes: Option<&'a [u8]> },
 }
 
 impl<'a> Line<'a> {
@@ -54,7 +56,7 @@ impl<'a> Line<'a> {
         match self {
             Line::Complete { bytes, .. } => bytes.len() as u64 + 1,
             Line::TooLong { len } => len + 1,
-            Line::Unterminated { len } => *len,
+            Line::Unterminated { len, .. } => *len,
         }
     }
 }
@@ -76,7 +78,8 @@ enum Item {
         end: usize,
     },
     TooLong(u64),
-    Unterminated(u64),
+    /// Its length, and `bytes[start..end]` when it was held.
+    Unterminated(u64, Option<(usize, usize)>),
 }
 
 /// Consecutive items of input, owned, and their parses once made.
@@ -163,7 +166,10 @@ impl Batch {
                 }
             }
             Item::TooLong(len) => Line::TooLong { len },
-            Item::Unterminated(len) => Line::Unterminated { len },
+            Item::Unterminated(len, held) => Line::Unterminated {
+                len,
+                bytes: held.map(|(start, end)| &self.buf[start..end]),
+            },
         })
     }
 
@@ -257,11 +263,19 @@ impl<R: Read> Cutter<R> {
         };
         if n == 0 {
             self.eof = true;
-            let rest = (self.filled - self.line_start) as u64 + self.skipping.take().unwrap_or(0);
-            self.filled = self.line_start;
+            let skipped = self.skipping.take();
+            let rest = (self.filled - self.line_start) as u64 + skipped.unwrap_or(0);
             if rest > 0 {
-                self.batch.items.push(Item::Unterminated(rest));
+                // A fragment within the cap is all in the buffer: it stays
+                // in the batch, so its bytes can be searched (and relayed
+                // by --redact); one being skipped is gone.
+                let held = skipped.is_none().then_some((self.line_start, self.filled));
+                self.batch.items.push(Item::Unterminated(rest, held));
             }
+            if skipped.is_none() {
+                self.line_start = self.filled;
+            }
+            self.filled = self.line_start;
             return Ok(false);
         }
         let new = self.filled;
@@ -379,7 +393,7 @@ mod tests {
             out.extend(batch.lines().map(|line| match line {
                 Line::Complete { bytes, .. } => Owned::Complete(bytes.to_vec()),
                 Line::TooLong { len } => Owned::TooLong(len),
-                Line::Unterminated { len } => Owned::Unterminated(len),
+                Line::Unterminated { len, .. } => Owned::Unterminated(len),
             }));
         }
         out
@@ -478,6 +492,32 @@ mod tests {
     fn over_long_unterminated_tail() {
         let data = vec![b'x'; 500];
         assert_eq!(scan_with(&data, 100, 9), vec![Owned::Unterminated(500)]);
+    }
+
+    /// The cut fragment's bytes, when the cutter held them.
+    fn fragment(data: &[u8], max_line: usize, step: usize) -> Option<Vec<u8>> {
+        let mut cut = Cutter::new(Trickle { data, step }, max_line);
+        let mut parser = Parser::new();
+        let mut found = None;
+        while let Some(mut batch) = cut.next_batch().unwrap() {
+            batch.parse(&mut parser, None);
+            for line in batch.lines() {
+                if let Line::Unterminated { bytes, .. } = line {
+                    found = bytes.map(<[u8]>::to_vec);
+                }
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn a_held_fragment_keeps_its_bytes() {
+        for step in [1, 2, 100, usize::MAX] {
+            assert_eq!(fragment(b"a\nbcd", 100, step), Some(b"bcd".to_vec()));
+            assert_eq!(fragment(&[b'x'; 100], 100, step), Some(vec![b'x'; 100]));
+            // Over the cap, it was dropped as it came.
+            assert_eq!(fragment(&[b'x'; 101], 100, step), None, "step {step}");
+        }
     }
 
     #[test]
