@@ -474,7 +474,7 @@ pub fn parse() -> Result<Invocation, Exit> {
             // --help, --version: the text is the answer, so failing to
             // write it is a failure (a closed pipe is a normal ending),
             // said as every other failed write is.
-            let printed = crate::input::source::check_stdout().and_then(|()| help(e));
+            let printed = help(e);
             return match printed {
                 Ok(()) => Exit::Pass,
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Exit::BrokenPipe,

@@ -151,12 +151,7 @@ pub fn run_stream(
             }
         },
         None if to == ReportTo::Stderr => Box::new(io::stderr()),
-        None => {
-            if !opts.style.quiet {
-                source::check_stdout()?;
-            }
-            Box::new(io::stdout())
-        }
+        None => Box::new(io::stdout()),
     };
     // With --redact the relay is written line by line by the command
     // (verify.rs), once each line is judged.
