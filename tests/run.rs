@@ -466,3 +466,143 @@ fn a_signal_during_a_timeouts_grace_is_a_cancel_everywhere() {
     assert_eq!(events.last().unwrap()["reason"], "cancelled", "{events:?}");
     assert!(!alive("sleep 7890.5"));
 }
+
+/// `prove T` on a `.t` file that is `#!/bin/sh` and `BODY`: (passed, output).
+fn prove(dir: &std::path::Path, name: &str, body: &str) -> (bool, String) {
+    use std::os::unix::fs::PermissionsExt;
+    let t = dir.join(format!("{name}.t"));
+    std::fs::write(&t, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&t, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new("prove").arg(&t).output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+fn have_prove() -> bool {
+    let there = Command::new("prove").arg("--version").output().is_ok();
+    if !there {
+        eprintln!("prove is not installed: skipped");
+    }
+    there
+}
+
+/// `aoitap run --output tap -- CMD` as it stands in a `.t` file (DESIGN
+/// §13): stdout is the TAP alone, so `prove` passes a passing CMD, fails
+/// a failing one, and nothing CMD writes, on stdout or stderr, is a test
+/// point.
+#[test]
+fn prove_reads_run_output_tap_as_it_stands() {
+    if !have_prove() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let a = bin().display().to_string();
+    let tap = |cmd: &str| format!("exec '{a}' run --output tap -- {cmd}");
+    let good = producer("good.sh");
+    let failed = producer("failed.sh");
+    let (ok, text) = prove(dir.path(), "good", &tap(&format!("'{good}'")));
+    assert!(ok, "{text}");
+    assert!(text.contains("Result: PASS"), "{text}");
+    let (ok, text) = prove(dir.path(), "failed", &tap(&format!("'{failed}' 1")));
+    assert!(!ok, "{text}");
+    assert!(!text.contains("Parse errors"), "{text}");
+    // A failing CMD that writes a passing TAP to its stderr or stdout.
+    let liar = format!("echo ok 1 >&2; echo 1..1 >&2; '{failed}' 1");
+    let (ok, text) = prove(dir.path(), "stderr", &tap(&format!("sh -c \"{liar}\"")));
+    assert!(!ok, "{text}");
+    let (ok, text) = prove(dir.path(), "stdout", &tap("sh -c 'echo ok 1; echo 1..1'"));
+    assert!(!ok, "{text}");
+    // Its stdout is saved, as given, when asked.
+    let saved_to = dir.path().join("out.jsonl");
+    let s = saved_to.to_str().unwrap();
+    let body = format!("exec '{a}' run --output tap --save '{s}' -- '{good}'");
+    let (ok, text) = prove(dir.path(), "saved", &body);
+    assert!(ok, "{text}");
+    let direct = Command::new(&good).output().unwrap().stdout;
+    assert_eq!(std::fs::read(&saved_to).unwrap(), direct);
+}
+
+#[test]
+fn prove_reads_verify_output_tap_as_it_stands() {
+    if !have_prove() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (good, cut) = good_and_cut(dir.path());
+    let a = bin().display().to_string();
+    let (ok, text) = prove(
+        dir.path(),
+        "good",
+        &format!("exec '{a}' verify --output tap '{good}'"),
+    );
+    assert!(ok, "{text}");
+    let (ok, text) = prove(
+        dir.path(),
+        "stdin",
+        &format!("exec '{a}' verify --output tap < '{good}'"),
+    );
+    assert!(ok, "{text}");
+    let (ok, text) = prove(
+        dir.path(),
+        "cut",
+        &format!("exec '{a}' verify --output tap '{cut}'"),
+    );
+    assert!(!ok, "{text}");
+    assert!(!text.contains("Parse errors"), "{text}");
+}
+
+/// Under `--output tap` a usage error is a bail out on stdout, with the
+/// reason, and 64 (DESIGN §13); `prove` stops and says why.
+#[test]
+fn a_usage_error_under_tap_is_a_bail_out() {
+    for args in [
+        &["run", "--output", "tap", "--timeout", "soon", "--", "true"][..],
+        &["run", "--output", "tap", "x.jsonl", "--", "true"],
+        &["run", "--output=tap", "--no-such-flag", "--", "true"],
+        &["verify", "--output", "tap", "--no-such-flag"],
+        &["verify", "--output", "tap", "--first", "a"],
+    ] {
+        let out = aoitap(args);
+        assert_eq!(out.code, 64, "{args:?}: {}", out.stderr);
+        assert!(
+            out.stdout.starts_with("Bail out! "),
+            "{args:?}: {}",
+            out.stdout
+        );
+        assert_eq!(out.stdout.lines().count(), 1, "{args:?}: {}", out.stdout);
+    }
+    // A run that cannot start bails out too, with its own status.
+    let out = aoitap(&[
+        "run",
+        "--output",
+        "tap",
+        "--save",
+        "/nonexistent/x",
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.code, 73, "{}", out.stderr);
+    assert!(
+        out.stdout.starts_with("Bail out! cannot create"),
+        "{}",
+        out.stdout
+    );
+    // Words after -- are CMD's: its --output tap is not aoitap's.
+    let out = aoitap(&["run", "--timeout", "soon", "--", "tool", "--output", "tap"]);
+    assert_eq!(out.code, 64);
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+    if !have_prove() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let a = bin().display().to_string();
+    let body = format!("exec '{a}' run --output tap --timeout soon -- true");
+    let (ok, text) = prove(dir.path(), "usage", &body);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("Bail out!") || text.contains("Bailout called"),
+        "{text}"
+    );
+    assert!(text.contains("not a duration"), "{text}");
+}
