@@ -606,3 +606,60 @@ fn a_usage_error_under_tap_is_a_bail_out() {
     );
     assert!(text.contains("not a duration"), "{text}");
 }
+
+/// A timed-out run's jsonl report carries a local, retryable `aoi:error`
+/// (category `timeout`), so `aoitap verify` of the report gives 75 again;
+/// it names the upstream whose meta was read (DESIGN §13).
+#[test]
+fn a_timed_out_report_is_75_again_to_verify_and_names_its_upstream() {
+    let opts = [
+        "--timeout",
+        "300ms",
+        "--kill-after",
+        "1s",
+        "--output",
+        "jsonl",
+    ];
+    let out = saved(&opts, &[&producer("hang.sh"), "8901.5"]);
+    assert_eq!(out.code, 75, "{}", out.stdout);
+    let errors = of_type(&out, "aoi:error");
+    assert_eq!(errors.len(), 1, "{}", out.stdout);
+    assert_eq!(errors[0]["category"], "timeout");
+    assert_eq!(errors[0]["retryable"], true);
+    assert_eq!(errors[0]["scope"], "process");
+    let summary = out.summary();
+    assert_eq!(summary["reason"], "timeout");
+    assert_eq!(summary["upstream"]["tool"], "fake", "{summary}");
+    let again = run(&["verify", "--output", "jsonl"], out.stdout.as_bytes());
+    assert_eq!(again.code, 75, "{}", again.stdout);
+    assert!(again.findings().is_empty(), "{}", again.stdout);
+
+    // A timeout that was retried, and the retry passed: a pass, twice.
+    let dir = tempfile::tempdir().unwrap();
+    let once = dir.path().join("once");
+    let script = format!(
+        "if [ -e '{o}' ]; then exec '{}'; fi; touch '{o}'; exec '{}' 8902.5",
+        producer("good.sh"),
+        producer("hang.sh"),
+        o = once.display()
+    );
+    let retry = [&opts[..], &["--retries", "1", "--backoff", "10ms"]].concat();
+    let out = saved(&retry, &["sh", "-c", &script]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(of_type(&out, "aoi:error").is_empty(), "{}", out.stdout);
+    let again = run(&["verify", "--output", "jsonl"], out.stdout.as_bytes());
+    assert_eq!(again.code, 0, "{}", again.stdout);
+}
+
+#[test]
+fn a_cancelled_report_names_its_upstream() {
+    let live = Live::start(&[], &[&producer("hang.sh"), "9012.5"]);
+    std::thread::sleep(Duration::from_millis(500));
+    live.sigint();
+    let (code, events) = live.end();
+    assert_eq!(code, Some(130));
+    let summary = events.last().unwrap();
+    assert_eq!(summary["reason"], "cancelled", "{summary}");
+    assert_eq!(summary["upstream"]["tool"], "fake", "{summary}");
+    assert_eq!(summary["upstream"]["schema_name"], "com.example.fake");
+}

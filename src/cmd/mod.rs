@@ -272,8 +272,12 @@ pub fn run_stream(
             // is told which were still open.
             clear(&mut progress);
             for run in check.open_runs() {
-                // Read, though not judged: counted in the summary.
+                // Read, though not judged: counted in the summary, and
+                // its upstream named (DESIGN §13).
                 report.tally.input_domain += run.domain;
+                if let Some(id) = &run.identity {
+                    report.tally.upstream(id);
+                }
                 let who = match run.name {
                     Some(n) => format!("run {}", crate::output::clean(&n)),
                     None => format!("run from line {}", run.first_line),

@@ -286,6 +286,10 @@ impl Consumer for Attempts<'_> {
                 retry_in_ms,
                 note,
             })?;
+            // The timeout decides the verdict only when no retry follows.
+            if retry && retry_in_ms.is_none() {
+                report.out.timed_out(&format!("{}: {ended}", self.name))?;
+            }
             self.attempt_over(report, retry_in_ms.is_some())?;
             return Ok(Some(why));
         }
