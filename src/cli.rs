@@ -236,7 +236,7 @@ struct RunArgs {
     #[arg(long)]
     redact: bool,
 
-    /// Write CMD's stdout to FILE instead of relaying it; the report then goes to stdout.
+    /// Write CMD's stdout to FILE instead of relaying it; the report then goes to stdout. With --retries FILE holds the final attempt's stream, one conforming stream; each earlier attempt N is moved beside it to FILE.attempt-N.
     #[arg(long, value_name = "FILE")]
     save: Option<PathBuf>,
 

@@ -663,3 +663,37 @@ fn a_cancelled_report_names_its_upstream() {
     assert_eq!(summary["upstream"]["tool"], "fake", "{summary}");
     assert_eq!(summary["upstream"]["schema_name"], "com.example.fake");
 }
+
+/// `--save FILE` with `--retries` holds the final attempt's stream only,
+/// one conforming stream; each earlier attempt is kept as FILE.attempt-N
+/// (DESIGN §13). With `--redact` too.
+#[test]
+fn save_holds_the_final_attempt_and_keeps_the_others_beside_it() {
+    for redact in [&[][..], &["--redact"]] {
+        let dir = tempfile::tempdir().unwrap();
+        let count = dir.path().join("count");
+        let file = dir.path().join("out.jsonl");
+        let f = file.to_str().unwrap();
+        let retry = ["--retries", "2", "--backoff", "10ms", "--save", f];
+        let opts = [&retry[..], redact].concat();
+        let flaky = producer("flaky.sh");
+        let cmd = ["--", &flaky, "3", count.to_str().unwrap()];
+        let out = aoitap(&[&["run"][..], &opts, &cmd].concat());
+        assert_eq!(out.code, 0, "{redact:?}: {}", out.stderr);
+        let verdict = |path: &str| aoitap(&["verify", "--output", "jsonl", path]);
+        let last = verdict(f);
+        assert_eq!(last.code, 0, "{redact:?}: {}", last.stdout);
+        let runs: Vec<_> = of_type(&last, "run")
+            .iter()
+            .map(|r| r["run"].clone())
+            .collect();
+        assert_eq!(runs, ["A3"], "{redact:?}");
+        for n in 1..=2 {
+            let kept = format!("{f}.attempt-{n}");
+            let before = verdict(&kept);
+            assert_eq!(before.code, 75, "{redact:?} {kept}: {}", before.stdout);
+            assert_eq!(of_type(&before, "run")[0]["run"], format!("A{n}"));
+        }
+        assert!(!std::path::Path::new(&format!("{f}.attempt-3")).exists());
+    }
+}

@@ -78,6 +78,7 @@ pub trait Consumer {
             file: i.open(),
             unopened: Exit::NoInput,
             wake: None,
+            relay: None,
         })
     }
 
@@ -130,6 +131,9 @@ pub struct Opened {
     /// Stops the reading when readable (run: a daemon holding CMD's
     /// stdout after CMD has exited).
     pub wake: Option<OwnedFd>,
+    /// Where this input is relayed, in place of the command's one relay
+    /// output (run: a retry's `--save FILE`, begun anew).
+    pub relay: Option<File>,
 }
 
 /// Run a stream command over every input; returns the exit status.
@@ -189,8 +193,9 @@ pub fn run_stream(
         let file = match next.file {
             Ok(f) => f,
             Err(e) => {
-                let (category, code) = match e.kind() {
-                    io::ErrorKind::NotFound => ("not_found", "INPUT_NOT_FOUND"),
+                let (category, code) = match (next.unopened, e.kind()) {
+                    (Exit::CantCreate, _) => ("io", "OUTPUT_FAILED"),
+                    (_, io::ErrorKind::NotFound) => ("not_found", "INPUT_NOT_FOUND"),
                     _ => ("io", "INPUT_UNREADABLE"),
                 };
                 report
@@ -200,7 +205,10 @@ pub fn run_stream(
                 continue;
             }
         };
-        let relay = relay.as_ref().map(File::try_clone).transpose()?;
+        let relay = match next.relay {
+            Some(own) => Some(own),
+            None => relay.as_ref().map(File::try_clone).transpose()?,
+        };
         let idle = opts.idle_timeout_ms.map(Duration::from_millis);
         let (stopped, stop) = UnixStream::pair()?;
         let mut wake = vec![signals.wake_fd()?, OwnedFd::from(stopped)];

@@ -176,10 +176,24 @@ impl Consumer for Attempts<'_> {
                 .map(UnixStream::from)
                 .filter(|w| w.set_nonblocking(true).is_ok());
         }
+        let mut relay = None;
         if self.attempt > 0 {
             let wait = self.wait.take()?;
             if signals.sleep(wait) {
                 return None;
+            }
+            match self.keep_attempt() {
+                Ok(file) => relay = file,
+                Err(e) => {
+                    // Nothing is run that could not be saved.
+                    return Some(Opened {
+                        label: self.name.clone(),
+                        file: Err(e),
+                        unopened: Exit::CantCreate,
+                        wake: None,
+                        relay: None,
+                    });
+                }
             }
         }
         self.attempt += 1;
@@ -215,6 +229,7 @@ impl Consumer for Attempts<'_> {
             file,
             unopened,
             wake: self.wake.take(),
+            relay,
         })
     }
 
@@ -461,6 +476,42 @@ impl Attempts<'_> {
                 }
             }
         }
+    }
+
+    /// A retry is about to begin: `--save FILE` holds the final attempt's
+    /// stream only, one conforming stream (DESIGN §13), so the attempt
+    /// before is moved beside it, to `FILE.attempt-N`, and FILE begins
+    /// anew; the new FILE to relay into, unless `--redact` writes it.
+    /// A FILE that is not a regular file (`/dev/null`, a FIFO) cannot be
+    /// moved: every attempt goes to it. A link is followed.
+    fn keep_attempt(&mut self) -> io::Result<Option<File>> {
+        let Some(save) = &self.opts.stream.save else {
+            return Ok(None);
+        };
+        let path = match std::fs::canonicalize(save) {
+            Ok(p) if std::fs::metadata(&p).is_ok_and(|m| m.is_file()) => p,
+            _ => return Ok(None),
+        };
+        let mut kept = path.clone().into_os_string();
+        kept.push(format!(".attempt-{}", self.attempt));
+        let kept = std::path::PathBuf::from(kept);
+        // (The attempt's lines were flushed when its reading ended.)
+        std::fs::rename(&path, &kept).map_err(|e| {
+            let why = format!(
+                "cannot keep attempt {} as {}: {e}",
+                self.attempt,
+                kept.display()
+            );
+            io::Error::new(e.kind(), why)
+        })?;
+        let file = File::create(&path).map_err(|e| {
+            io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display()))
+        })?;
+        if let Some(r) = &mut self.redacted {
+            *r = Redacted::new(BufWriter::with_capacity(256 * 1024, file));
+            return Ok(None);
+        }
+        Ok(Some(file))
     }
 
     /// How many times CMD may run: once, and once per retry.
