@@ -93,9 +93,10 @@ enum Command {
                       With --output tap, stdout carries the TAP and nothing else: CMD's stdout goes to\n\
                       --save FILE or is discarded, its stderr to aoitap's stderr, and a usage error is\n\
                       'Bail out!' with the reason (exit 64).\n\n\
-                      CMD runs in its own process group; SIGINT and SIGTERM are passed to it. Exit status:\n\
-                      the last attempt's verdict (0, 1, 75, 65), 75 on --timeout, 127 when CMD is not found,\n\
-                      126 when it cannot be executed, 130/143 when cancelled.",
+                      CMD runs in its own process group; SIGINT and SIGTERM are passed to it, and SIGHUP\n\
+                      as SIGTERM. Exit status: the last attempt's verdict (0, 1, 75, 65), 75 on --timeout,\n\
+                      127 when CMD is not found, 126 when it cannot be executed, 129/130/143 when cancelled\n\
+                      (SIGHUP/SIGINT/SIGTERM).",
         override_usage = "aoitap run [OPTIONS] -- CMD [ARG ...]"
     )]
     Run(RunArgs),

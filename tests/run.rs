@@ -65,11 +65,11 @@ impl Live {
     }
 
     fn sigint(&self) {
-        rustix::process::kill_process(
-            rustix::process::Pid::from_child(&self.0),
-            rustix::process::Signal::INT,
-        )
-        .unwrap();
+        self.signal(rustix::process::Signal::INT);
+    }
+
+    fn signal(&self, sig: rustix::process::Signal) {
+        rustix::process::kill_process(rustix::process::Pid::from_child(&self.0), sig).unwrap();
     }
 
     /// Its exit status and its jsonl report.
@@ -696,4 +696,28 @@ fn save_holds_the_final_attempt_and_keeps_the_others_beside_it() {
         }
         assert!(!std::path::Path::new(&format!("{f}.attempt-3")).exists());
     }
+}
+
+/// SIGHUP (a closed terminal) is handled as SIGTERM (DESIGN §13): CMD's
+/// group is stopped, the cancelled report is written, and the exit is 129.
+#[test]
+fn sighup_stops_the_command_and_ends_cancelled_with_129() {
+    let tag = "9123.5";
+    let live = Live::start(&[], &[&producer("hang.sh"), tag]);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(alive(&format!("sleep {tag}")), "the producer's sleep runs");
+    live.signal(rustix::process::Signal::HUP);
+    let (code, events) = live.end();
+    assert_eq!(code, Some(129), "{events:?}");
+    let attempt = events.iter().find(|e| e["type"] == "attempt").unwrap();
+    assert_eq!(attempt["cancelled"], true, "{attempt}");
+    assert_eq!(attempt["exit"], 129, "{attempt}");
+    let summary = events.last().unwrap();
+    assert_eq!(summary["type"], "aoi:summary");
+    assert_eq!(summary["reason"], "cancelled", "{summary}");
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        !alive(&format!("sleep {tag}")),
+        "the command's group survived"
+    );
 }

@@ -115,6 +115,12 @@ pub trait Consumer {
         true
     }
 
+    /// SIGHUP is caught, as SIGTERM is (run: CMD's group must be stopped
+    /// first, DESIGN §13); else it keeps its default action.
+    fn catches_hangup(&self) -> bool {
+        false
+    }
+
     /// The exit status, given the verdict of what was read.
     fn exit(&self, verdict: Exit) -> Exit {
         verdict
@@ -143,7 +149,7 @@ pub fn run_stream(
     to: ReportTo,
     consumer: &mut dyn Consumer,
 ) -> Result<Exit> {
-    let signals = Signals::install(consumer.second_signal_exits())?;
+    let signals = Signals::install(consumer.second_signal_exits(), consumer.catches_hangup())?;
     let out: Box<dyn Write> = match &opts.report {
         Some(path) => match File::create(path) {
             Ok(f) => Box::new(f),

@@ -374,6 +374,10 @@ impl Consumer for Attempts<'_> {
     fn second_signal_exits(&self) -> bool {
         false
     }
+
+    fn catches_hangup(&self) -> bool {
+        true
+    }
 }
 
 /// How an attempt's command ended, kept from `input_read` (when it is
@@ -439,8 +443,7 @@ impl Attempts<'_> {
     /// signal to aoitap, the watcher passes it on to the group first.
     fn end(&mut self, running: Running, caught: Option<Exit>) -> Status {
         let told = match caught {
-            Some(Exit::Terminated) => Told::Cancel(Signal::TERM),
-            Some(_) => Told::Cancel(Signal::INT),
+            Some(exit) => Told::Cancel(signal_for(exit)),
             None => Told::Read,
         };
         let mut passed_on = matches!(told, Told::Cancel(_));
@@ -462,12 +465,7 @@ impl Attempts<'_> {
                         && !passed_on
                         && let Some(exit) = now
                     {
-                        let sig = if exit == Exit::Terminated {
-                            Signal::TERM
-                        } else {
-                            Signal::INT
-                        };
-                        let _ = running.told.send(Told::Cancel(sig));
+                        let _ = running.told.send(Told::Cancel(signal_for(exit)));
                         passed_on = true;
                     }
                     if self.signals_seen() >= 2 {
@@ -704,6 +702,17 @@ impl Sink for Watch<'_> {
             *self.retry_after_ms = Some(self.retry_after_ms.map_or(ms, |m| m.max(ms)));
         }
         self.report.run(r)
+    }
+}
+
+/// The signal CMD's group is sent for one aoitap got: SIGINT as it came;
+/// SIGTERM for SIGTERM and for SIGHUP, which `run` handles as SIGTERM
+/// (DESIGN §13: a tool may take SIGHUP as "reload", not "stop").
+fn signal_for(exit: Exit) -> Signal {
+    if exit == Exit::Interrupted {
+        Signal::INT
+    } else {
+        Signal::TERM
     }
 }
 

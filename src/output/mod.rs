@@ -231,7 +231,7 @@ impl<W: Write> Emitter<W> {
             }
             let t = tally;
             let reason = (!ok).then(|| {
-                let cancelled = matches!(exit, Exit::Interrupted | Exit::Terminated);
+                let cancelled = exit.cancelled();
                 self.reason
                     .unwrap_or(if cancelled { "cancelled" } else { "failed" })
             });
