@@ -253,7 +253,7 @@ struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     retries: u32,
 
-    /// The first wait before a retry, doubled each time, with full jitter; never sooner than the producer's retry_after_ms.
+    /// The first backoff before a retry, doubled each time: the wait is the producer's retry_after_ms plus a random part of it (full jitter), never exactly retry_after_ms.
     #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "1s")]
     backoff: Duration,
 

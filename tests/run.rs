@@ -166,9 +166,12 @@ fn retries_wait_for_the_producer_and_end_with_the_last_attempt() {
     assert!(took >= Duration::from_millis(800), "waited {took:?}");
     let attempts = of_type(&out, "attempt");
     assert_eq!(attempts.len(), 3);
-    for a in &attempts[..2] {
+    // Full jitter above the producer's 400 ms, never exactly it: up to
+    // the backoff (10 ms, then 20) more (DESIGN §13).
+    for (a, backoff) in attempts[..2].iter().zip([10, 20]) {
         assert_eq!(a["exit"], 75);
-        assert!(a["retry_in_ms"].as_u64().unwrap() >= 400, "{a}");
+        let wait = a["retry_in_ms"].as_u64().unwrap();
+        assert!(wait > 400 && wait <= 400 + backoff, "{a}");
     }
     // Each attempt is its own run in the report.
     let verdicts: Vec<_> = of_type(&out, "run")
