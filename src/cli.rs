@@ -92,10 +92,14 @@ enum Command {
 
     /// Run CMD, relay its output, and judge it: the stream, and the stream against CMD's exit status.
     #[command(
-        after_help = "Example: aoitap run -- tool search \"agent tools\"\n         aoitap run --timeout 2m --retries 3 --output tap -- tool sync\n\n\
-                      CMD runs in its own process group; SIGINT and SIGTERM are passed to it. Exit status:\n\
-                      the last attempt's verdict (0, 1, 75, 65), 75 on --timeout, 127 when CMD is not found,\n\
-                      126 when it cannot be executed, 130/143 when cancelled.",
+        after_help = "Example: aoitap run -- tool search \"agent tools\"\n         aoitap run --timeout 2m --retries 3 --output tap -- tool sync   # a .t file prove runs\n\n\
+                      With --output tap, stdout carries the TAP and nothing else: CMD's stdout goes to\n\
+                      --save FILE or is discarded, its stderr to aoitap's stderr, and a usage error is\n\
+                      'Bail out!' with the reason (exit 64).\n\n\
+                      CMD runs in its own process group; SIGINT and SIGTERM are passed to it, and SIGHUP\n\
+                      as SIGTERM. Exit status: the last attempt's verdict (0, 1, 75, 65), 75 on --timeout,\n\
+                      127 when CMD is not found, 126 when it cannot be executed, 129/130/143 when cancelled\n\
+                      (SIGHUP/SIGINT/SIGTERM).",
         override_usage = "aoitap run [OPTIONS] -- CMD [ARG ...]"
     )]
     Run(RunArgs),
@@ -236,7 +240,7 @@ struct RunArgs {
     #[arg(long)]
     redact: bool,
 
-    /// Write CMD's stdout to FILE instead of relaying it; the report then goes to stdout.
+    /// Write CMD's stdout to FILE instead of relaying it; the report then goes to stdout. With --retries FILE holds the final attempt's stream, one conforming stream; each earlier attempt N is moved beside it to FILE.attempt-N.
     #[arg(long, value_name = "FILE")]
     save: Option<PathBuf>,
 
@@ -252,7 +256,7 @@ struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     retries: u32,
 
-    /// The first wait before a retry, doubled each time, with full jitter; never sooner than the producer's retry_after_ms.
+    /// The first backoff before a retry, doubled each time: the wait is the producer's retry_after_ms plus a random part of it (full jitter), never exactly retry_after_ms.
     #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "1s")]
     backoff: Duration,
 
@@ -493,7 +497,7 @@ pub fn parse() -> Result<Invocation, Exit> {
             // --help, --version: the text is the answer, so failing to
             // write it is a failure (a closed pipe is a normal ending),
             // said as every other failed write is.
-            let printed = crate::input::source::check_stdout().and_then(|()| help(e));
+            let printed = help(e);
             return match printed {
                 Ok(()) => Exit::Pass,
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Exit::BrokenPipe,
@@ -504,20 +508,27 @@ pub fn parse() -> Result<Invocation, Exit> {
             };
         }
         let _ = e.print();
-        // In machine mode the error is also an event (spec §2, §9: usage).
+        // In machine mode the error is also an event (spec §2, §9: usage);
+        // for a TAP consumer, a bail out (DESIGN §13).
         let args: Vec<String> = std::env::args().collect();
-        if wants_jsonl(&args) {
-            let first = e
-                .to_string()
-                .lines()
-                .next()
-                .unwrap_or("usage error")
-                .trim_start_matches("error: ")
-                .to_string();
-            let _ = crate::output::error_stream(
-                &command_name(&args),
-                &crate::exit::Error::Usage(first.clone()),
-            );
+        let first = e
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or("usage error")
+            .trim_start_matches("error: ")
+            .to_string();
+        match wants_output(&args) {
+            Some("jsonl") => {
+                let _ = crate::output::error_stream(
+                    &command_name(&args),
+                    &crate::exit::Error::Usage(first),
+                );
+            }
+            Some("tap") => {
+                let _ = crate::output::tap::bail_out(&first);
+            }
+            _ => {}
         }
         Exit::Usage
     })?;
@@ -606,11 +617,7 @@ pub fn parse() -> Result<Invocation, Exit> {
                     "--report {} is the --against reference: writing the report would destroy it",
                     report.display()
                 );
-                return Err(usage_error(
-                    "reconcile",
-                    &problem,
-                    a.stream.output == OutputArg::Jsonl,
-                ));
+                return Err(usage_error("reconcile", &problem, a.stream.output));
             }
             let mut stream = a.stream.into_options(ReportTo::Stdout);
             stream.check.multi_run = true;
@@ -635,12 +642,15 @@ pub fn parse() -> Result<Invocation, Exit> {
                 _ => None,
             };
             if let Some(problem) = problem {
-                let jsonl = a.stream.output == OutputArg::Jsonl;
-                return Err(usage_error("run", &problem, jsonl));
+                return Err(usage_error("run", &problem, a.stream.output));
             }
             let schema = load_schema(a.schema.as_deref(), &a.stream, "run")?;
             // -q silences the relay and the report; --save still saves.
-            let relay = !a.stream.quiet && a.save.is_none();
+            // With --output tap stdout is the TAP and nothing else, so
+            // `prove` can read it: CMD's stdout is saved or discarded
+            // (DESIGN §13).
+            let tap = a.stream.output == OutputArg::Tap;
+            let relay = !a.stream.quiet && a.save.is_none() && !tap;
             let save = a.save;
             let mut stream = a.stream.into_options(if relay {
                 ReportTo::Stderr
@@ -828,11 +838,7 @@ fn stream_usage(args: &StreamArgs, command: &str) -> Result<(), Exit> {
     };
     match problem {
         None => Ok(()),
-        Some(problem) => Err(usage_error(
-            command,
-            &problem,
-            args.output == OutputArg::Jsonl,
-        )),
+        Some(problem) => Err(usage_error(command, &problem, args.output)),
     }
 }
 
@@ -843,7 +849,7 @@ fn load_schema(
     args: &StreamArgs,
     command: &str,
 ) -> Result<Option<Arc<EventSchema>>, Exit> {
-    let jsonl = args.output == OutputArg::Jsonl;
+    let output = args.output;
     match path {
         None => Ok(None),
         Some(p)
@@ -854,25 +860,32 @@ fn load_schema(
                         && stdin_is(p)) =>
         {
             let problem = "--schema cannot be standard input: that is the stream (use a file or <(tool schema --output json))";
-            Err(usage_error(command, problem, jsonl))
+            Err(usage_error(command, problem, output))
         }
         Some(p) => match EventSchema::load(p, &args.secret_name) {
             Ok(s) => Ok(Some(Arc::new(s))),
-            Err(problem) => Err(usage_error(command, &problem, jsonl)),
+            Err(problem) => Err(usage_error(command, &problem, output)),
         },
     }
 }
 
 /// Say a usage error the way clap says its own (and, with `--output
-/// jsonl`, as aoitap's own failed run): 64.
-fn usage_error(command: &str, problem: &str, jsonl: bool) -> Exit {
+/// jsonl`, as aoitap's own failed run; with `--output tap`, as a bail out
+/// on stdout, DESIGN §13): 64.
+fn usage_error(command: &str, problem: &str, output: OutputArg) -> Exit {
     let _ = writeln!(
         std::io::stderr(),
         "error: {problem}\n\nFor more information, try 'aoitap {command} --help'."
     );
-    if jsonl {
-        let _ =
-            crate::output::error_stream(command, &crate::exit::Error::Usage(problem.to_string()));
+    match output {
+        OutputArg::Jsonl => {
+            let usage = crate::exit::Error::Usage(problem.to_string());
+            let _ = crate::output::error_stream(command, &usage);
+        }
+        OutputArg::Tap => {
+            let _ = crate::output::tap::bail_out(problem);
+        }
+        OutputArg::Human | OutputArg::Json => {}
     }
     Exit::Usage
 }
@@ -959,13 +972,23 @@ fn stdin_is(path: &std::path::Path) -> bool {
         .is_ok_and(|st| st.st_dev == file.dev() && st.st_ino == file.ino())
 }
 
-/// `--output jsonl` (or `--format`) anywhere on the command line.
-fn wants_jsonl(args: &[String]) -> bool {
-    args.windows(2)
-        .any(|w| matches!(w[0].as_str(), "--output" | "--format") && w[1] == "jsonl")
-        || args
-            .iter()
-            .any(|a| a == "--output=jsonl" || a == "--format=jsonl")
+/// The `--output` (or `--format`) asked for, read from the words before
+/// `--` (after it, they are run's CMD and its arguments); the last wins,
+/// as clap reads it.
+fn wants_output(args: &[String]) -> Option<&str> {
+    let mut asked = None;
+    let mut words = args.iter().skip(1).take_while(|a| *a != "--");
+    while let Some(a) = words.next() {
+        if matches!(a.as_str(), "--output" | "--format") {
+            asked = words.next().map(String::as_str);
+        } else if let Some(v) = a
+            .strip_prefix("--output=")
+            .or_else(|| a.strip_prefix("--format="))
+        {
+            asked = Some(v);
+        }
+    }
+    asked
 }
 
 /// The subcommand named on the command line, for aoitap's own meta.

@@ -42,6 +42,16 @@ impl Invocation {
         };
         (stream.style.format == Format::Jsonl && !stream.style.quiet).then_some(name)
     }
+
+    /// Whether stdout is a TAP report (verify, run: `--output tap`).
+    pub fn tap_on_stdout(&self) -> bool {
+        let stream = match self {
+            Invocation::Verify(o) => o,
+            Invocation::Run(o) => &o.stream,
+            _ => return false,
+        };
+        stream.style.format == Format::Tap && !stream.style.quiet && stream.report.is_none()
+    }
 }
 
 /// The plain form of `StreamArgs`.

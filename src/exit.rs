@@ -27,13 +27,15 @@ pub enum Exit {
     CommandNotFound,
     /// Downstream closed the pipe: a normal ending, without a message.
     BrokenPipe,
+    /// `run`: SIGHUP, handled as SIGTERM (DESIGN §13).
+    HungUp,
     Interrupted,
     Terminated,
 }
 
 impl Exit {
     /// Every status, in the order help and the man page list them.
-    pub const ALL: [Exit; 13] = [
+    pub const ALL: [Exit; 14] = [
         Exit::Pass,
         Exit::Failed,
         Exit::Retryable,
@@ -44,6 +46,7 @@ impl Exit {
         Exit::Io,
         Exit::CannotExecute,
         Exit::CommandNotFound,
+        Exit::HungUp,
         Exit::Interrupted,
         Exit::Terminated,
         Exit::BrokenPipe,
@@ -61,6 +64,7 @@ impl Exit {
             Exit::Retryable => 75,
             Exit::CannotExecute => 126,
             Exit::CommandNotFound => 127,
+            Exit::HungUp => 129,
             Exit::Interrupted => 130,
             Exit::BrokenPipe => 141,
             Exit::Terminated => 143,
@@ -80,6 +84,7 @@ impl Exit {
             Exit::Io => "I/O error",
             Exit::CannotExecute => "(run) command not executable",
             Exit::CommandNotFound => "(run) command not found",
+            Exit::HungUp => "(run) hung up",
             Exit::Interrupted => "interrupted",
             Exit::Terminated => "terminated",
             Exit::BrokenPipe => "downstream closed",
@@ -106,6 +111,7 @@ impl Exit {
             Exit::Io => "I/O error.",
             Exit::CannotExecute => "run: the command cannot be executed.",
             Exit::CommandNotFound => "run: the command is not found.",
+            Exit::HungUp => "run: SIGHUP, handled as SIGTERM.",
             Exit::Interrupted => {
                 "SIGINT: what was judged is reported, and in jsonl mode the summary says reason \
                  cancelled."
@@ -113,6 +119,11 @@ impl Exit {
             Exit::Terminated => "SIGTERM: as SIGINT.",
             Exit::BrokenPipe => "The downstream closed the pipe; aoitap ends quietly.",
         }
+    }
+
+    /// Ended by a signal: the report is a cancelled one.
+    pub fn cancelled(self) -> bool {
+        matches!(self, Exit::HungUp | Exit::Interrupted | Exit::Terminated)
     }
 
     /// `Exit status: 0 pass · 1 producer reported failure · …` for help.

@@ -15,6 +15,7 @@ fn main() -> ExitCode {
         Err(exit) => return exit.into(),
     };
     let jsonl = invocation.jsonl_command();
+    let tap = invocation.tap_on_stdout();
     let result = match invocation {
         Invocation::Verify(opts) => cmd::verify::run(&opts),
         Invocation::StripEnvelope(opts) => cmd::strip::run(&opts),
@@ -41,6 +42,10 @@ fn main() -> ExitCode {
                 && !matches!(err, Error::Io { .. })
             {
                 let _ = output::error_stream(command, &err);
+            }
+            // A TAP consumer is told to stop, with the reason (DESIGN §13).
+            if tap && exit != Exit::BrokenPipe && !matches!(err, Error::Io { .. }) {
+                let _ = output::tap::bail_out(&err.to_string());
             }
             exit.into()
         }

@@ -1,6 +1,7 @@
 //! SIGINT and SIGTERM (spec §7): the first stops reading, so the run so far
 //! is reported and a `reason:"cancelled"` summary is written; a second one
-//! exits at once with the conventional status.
+//! exits at once with the conventional status. `run` catches SIGHUP the
+//! same way (DESIGN §13): a closed terminal must not leave CMD running.
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
@@ -8,7 +9,7 @@ use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::{flag, low_level::pipe};
 
 use crate::exit::Exit;
@@ -22,17 +23,24 @@ pub struct Signals {
 impl Signals {
     /// `second_exits`: a second signal ends the process at once, with the
     /// conventional status (off for `run`, which must stop its command's
-    /// group first).
-    pub fn install(second_exits: bool) -> io::Result<Signals> {
+    /// group first). `hangup`: SIGHUP is caught too (run), else it keeps
+    /// its default action.
+    pub fn install(second_exits: bool, hangup: bool) -> io::Result<Signals> {
         let (wake, notify) = UnixStream::pair()?;
         notify.set_nonblocking(true)?;
         let any = Arc::new(AtomicBool::new(false));
         let int = Arc::new(AtomicBool::new(false));
         let term = Arc::new(AtomicBool::new(false));
-        for (sig, status, seen) in [
+        let hup = Arc::new(AtomicBool::new(false));
+        let mut caught = vec![
             (SIGINT, Exit::Interrupted, &int),
             (SIGTERM, Exit::Terminated, &term),
-        ] {
+        ];
+        if hangup {
+            caught.push((SIGHUP, Exit::HungUp, &hup));
+        }
+        let sigs: Vec<i32> = caught.iter().map(|c| c.0).collect();
+        for (sig, status, seen) in caught {
             // Registered first, so it sees `any` as it was before this
             // signal: only a second signal exits here.
             if second_exits {
@@ -42,9 +50,9 @@ impl Signals {
             flag::register(sig, Arc::clone(seen))?;
             pipe::register(sig, notify.try_clone()?)?;
         }
-        let flags = Caught { int, term };
+        let flags = Caught { int, term, hup };
         if second_exits {
-            watchdog(flags.clone())?;
+            watchdog(flags.clone(), &sigs)?;
         }
         Ok(Signals { flags, wake })
     }
@@ -92,6 +100,7 @@ impl Signals {
 pub struct Caught {
     int: Arc<AtomicBool>,
     term: Arc<AtomicBool>,
+    hup: Arc<AtomicBool>,
 }
 
 impl Caught {
@@ -101,6 +110,8 @@ impl Caught {
             Some(Exit::Interrupted)
         } else if self.term.load(Ordering::Relaxed) {
             Some(Exit::Terminated)
+        } else if self.hup.load(Ordering::Relaxed) {
+            Some(Exit::HungUp)
         } else {
             None
         }
@@ -117,11 +128,11 @@ const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 /// the first signal and, `GRACE` later, ends the process with the signal's
 /// status: a signal is never ignored. Nothing is written then: the output
 /// that blocked would block again.
-fn watchdog(flags: Caught) -> io::Result<()> {
+fn watchdog(flags: Caught, sigs: &[i32]) -> io::Result<()> {
     use std::io::Read as _;
     let (mut rx, tx) = UnixStream::pair()?;
     tx.set_nonblocking(true)?;
-    for sig in [SIGINT, SIGTERM] {
+    for &sig in sigs {
         pipe::register(sig, tx.try_clone()?)?;
     }
     std::thread::Builder::new()

@@ -94,7 +94,7 @@ fn help_lists_every_exit_status() {
     for args in [&["--help"][..], &["verify", "--help"]] {
         let out = crate::util::run(args, b"");
         for code in [
-            "0", "1", "75", "65", "64", "66", "73", "74", "130", "143", "141",
+            "0", "1", "75", "65", "64", "66", "73", "74", "129", "130", "143", "141",
         ] {
             let listed = out
                 .stdout

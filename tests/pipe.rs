@@ -384,3 +384,103 @@ fn sigint_names_the_runs_left_open() {
     );
     assert!(out.contains("Result: CANCELLED"), "{out}");
 }
+
+/// How harnesses throw output away (DESIGN §8): Python's
+/// `subprocess.DEVNULL` and Node's `stdio: "ignore"` give the child
+/// /dev/null opened read-write. The exit status is still the verdict.
+#[derive(Clone, Copy, Debug)]
+enum Harness {
+    Python,
+    Node,
+}
+
+impl Harness {
+    /// The exit status of `aoitap ARGS`, spawned by the harness with its
+    /// stdout (Node: every stdio) on /dev/null; the harness prints it.
+    fn status(self, args: &[&str]) -> i32 {
+        let (program, script) = match self {
+            Harness::Python => (
+                "python3",
+                "import subprocess, sys\n\
+                 r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)\n\
+                 print(r.returncode)\n",
+            ),
+            Harness::Node => (
+                "node",
+                "const { spawnSync } = require('child_process');\n\
+                 const [cmd, ...args] = process.argv.slice(1);\n\
+                 const r = spawnSync(cmd, args, { stdio: 'ignore' });\n\
+                 console.log(r.status);\n",
+            ),
+        };
+        let flag = if matches!(self, Harness::Python) {
+            "-c"
+        } else {
+            "-e"
+        };
+        let out = Command::new(program)
+            .args([flag, script])
+            .arg(bin())
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("{program} could not run: {e}"));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{program}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{self:?} {args:?}: no status: {text}"))
+    }
+}
+
+#[test]
+fn stdout_on_dev_null_read_write_is_no_error_the_status_is_the_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let stream = |name: &str| fixture("streams").join(name).to_string_lossy().into_owned();
+    let producer = |name: &str| {
+        fixture("producers")
+            .join(name)
+            .to_string_lossy()
+            .into_owned()
+    };
+    let (pass, cut, retryable) = (
+        stream("ok-complete.jsonl"),
+        stream("truncated-last-line.jsonl"),
+        stream("retryable-failure.jsonl"),
+    );
+    let saved = dir.path().join("saved.jsonl");
+    let saved = saved.to_str().unwrap();
+    let count = dir.path().join("count");
+    let count = count.to_str().unwrap();
+    fn run<'a>(saved: &'a str, cmd: &'a str) -> Vec<&'a str> {
+        vec!["run", "--save", saved, "--", cmd]
+    }
+    let (good, crash, flaky) = (
+        producer("good.sh"),
+        producer("crash.sh"),
+        producer("flaky.sh"),
+    );
+    for harness in [Harness::Python, Harness::Node] {
+        let cases: Vec<(Vec<&str>, i32)> = vec![
+            (vec!["verify", &pass], 0),
+            (vec!["verify", &cut], 65),
+            (vec!["verify", &retryable], 75),
+            (vec!["summarize", &pass], 0),
+            (vec!["summarize", &cut], 65),
+            (vec!["summarize", &retryable], 75),
+            (vec!["verify", "--output", "jsonl", &pass], 0),
+            (vec!["verify", "--output", "jsonl", &cut], 65),
+            (vec!["verify", "--output", "jsonl", &retryable], 75),
+            (run(saved, &good), 0),
+            (run(saved, &crash), 65),
+            // Fails retryably on its first run (of 9 before it succeeds).
+            ([run(saved, &flaky), vec!["9", count]].concat(), 75),
+        ];
+        for (args, want) in cases {
+            assert_eq!(harness.status(&args), want, "{harness:?} {args:?}");
+        }
+    }
+}

@@ -65,11 +65,11 @@ impl Live {
     }
 
     fn sigint(&self) {
-        rustix::process::kill_process(
-            rustix::process::Pid::from_child(&self.0),
-            rustix::process::Signal::INT,
-        )
-        .unwrap();
+        self.signal(rustix::process::Signal::INT);
+    }
+
+    fn signal(&self, sig: rustix::process::Signal) {
+        rustix::process::kill_process(rustix::process::Pid::from_child(&self.0), sig).unwrap();
     }
 
     /// Its exit status and its jsonl report.
@@ -166,9 +166,12 @@ fn retries_wait_for_the_producer_and_end_with_the_last_attempt() {
     assert!(took >= Duration::from_millis(800), "waited {took:?}");
     let attempts = of_type(&out, "attempt");
     assert_eq!(attempts.len(), 3);
-    for a in &attempts[..2] {
+    // Full jitter above the producer's 400 ms, never exactly it: up to
+    // the backoff (10 ms, then 20) more (DESIGN §13).
+    for (a, backoff) in attempts[..2].iter().zip([10, 20]) {
         assert_eq!(a["exit"], 75);
-        assert!(a["retry_in_ms"].as_u64().unwrap() >= 400, "{a}");
+        let wait = a["retry_in_ms"].as_u64().unwrap();
+        assert!(wait > 400 && wait <= 400 + backoff, "{a}");
     }
     // Each attempt is its own run in the report.
     let verdicts: Vec<_> = of_type(&out, "run")
@@ -465,4 +468,259 @@ fn a_signal_during_a_timeouts_grace_is_a_cancel_everywhere() {
     assert_eq!(attempt["cancelled"], true, "{events:?}");
     assert_eq!(events.last().unwrap()["reason"], "cancelled", "{events:?}");
     assert!(!alive("sleep 7890.5"));
+}
+
+/// `prove T` on a `.t` file that is `#!/bin/sh` and `BODY`: (passed, output).
+fn prove(dir: &std::path::Path, name: &str, body: &str) -> (bool, String) {
+    use std::os::unix::fs::PermissionsExt;
+    let t = dir.join(format!("{name}.t"));
+    std::fs::write(&t, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&t, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new("prove").arg(&t).output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+fn have_prove() -> bool {
+    let there = Command::new("prove").arg("--version").output().is_ok();
+    if !there {
+        eprintln!("prove is not installed: skipped");
+    }
+    there
+}
+
+/// `aoitap run --output tap -- CMD` as it stands in a `.t` file (DESIGN
+/// §13): stdout is the TAP alone, so `prove` passes a passing CMD, fails
+/// a failing one, and nothing CMD writes, on stdout or stderr, is a test
+/// point.
+#[test]
+fn prove_reads_run_output_tap_as_it_stands() {
+    if !have_prove() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let a = bin().display().to_string();
+    let tap = |cmd: &str| format!("exec '{a}' run --output tap -- {cmd}");
+    let good = producer("good.sh");
+    let failed = producer("failed.sh");
+    let (ok, text) = prove(dir.path(), "good", &tap(&format!("'{good}'")));
+    assert!(ok, "{text}");
+    assert!(text.contains("Result: PASS"), "{text}");
+    let (ok, text) = prove(dir.path(), "failed", &tap(&format!("'{failed}' 1")));
+    assert!(!ok, "{text}");
+    assert!(!text.contains("Parse errors"), "{text}");
+    // A failing CMD that writes a passing TAP to its stderr or stdout.
+    let liar = format!("echo ok 1 >&2; echo 1..1 >&2; '{failed}' 1");
+    let (ok, text) = prove(dir.path(), "stderr", &tap(&format!("sh -c \"{liar}\"")));
+    assert!(!ok, "{text}");
+    let (ok, text) = prove(dir.path(), "stdout", &tap("sh -c 'echo ok 1; echo 1..1'"));
+    assert!(!ok, "{text}");
+    // Its stdout is saved, as given, when asked.
+    let saved_to = dir.path().join("out.jsonl");
+    let s = saved_to.to_str().unwrap();
+    let body = format!("exec '{a}' run --output tap --save '{s}' -- '{good}'");
+    let (ok, text) = prove(dir.path(), "saved", &body);
+    assert!(ok, "{text}");
+    let direct = Command::new(&good).output().unwrap().stdout;
+    assert_eq!(std::fs::read(&saved_to).unwrap(), direct);
+}
+
+#[test]
+fn prove_reads_verify_output_tap_as_it_stands() {
+    if !have_prove() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (good, cut) = good_and_cut(dir.path());
+    let a = bin().display().to_string();
+    let (ok, text) = prove(
+        dir.path(),
+        "good",
+        &format!("exec '{a}' verify --output tap '{good}'"),
+    );
+    assert!(ok, "{text}");
+    let (ok, text) = prove(
+        dir.path(),
+        "stdin",
+        &format!("exec '{a}' verify --output tap < '{good}'"),
+    );
+    assert!(ok, "{text}");
+    let (ok, text) = prove(
+        dir.path(),
+        "cut",
+        &format!("exec '{a}' verify --output tap '{cut}'"),
+    );
+    assert!(!ok, "{text}");
+    assert!(!text.contains("Parse errors"), "{text}");
+}
+
+/// Under `--output tap` a usage error is a bail out on stdout, with the
+/// reason, and 64 (DESIGN §13); `prove` stops and says why.
+#[test]
+fn a_usage_error_under_tap_is_a_bail_out() {
+    for args in [
+        &["run", "--output", "tap", "--timeout", "soon", "--", "true"][..],
+        &["run", "--output", "tap", "x.jsonl", "--", "true"],
+        &["run", "--output=tap", "--no-such-flag", "--", "true"],
+        &["verify", "--output", "tap", "--no-such-flag"],
+        &["verify", "--output", "tap", "--first", "a"],
+    ] {
+        let out = aoitap(args);
+        assert_eq!(out.code, 64, "{args:?}: {}", out.stderr);
+        assert!(
+            out.stdout.starts_with("Bail out! "),
+            "{args:?}: {}",
+            out.stdout
+        );
+        assert_eq!(out.stdout.lines().count(), 1, "{args:?}: {}", out.stdout);
+    }
+    // A run that cannot start bails out too, with its own status.
+    let out = aoitap(&[
+        "run",
+        "--output",
+        "tap",
+        "--save",
+        "/nonexistent/x",
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.code, 73, "{}", out.stderr);
+    assert!(
+        out.stdout.starts_with("Bail out! cannot create"),
+        "{}",
+        out.stdout
+    );
+    // Words after -- are CMD's: its --output tap is not aoitap's.
+    let out = aoitap(&["run", "--timeout", "soon", "--", "tool", "--output", "tap"]);
+    assert_eq!(out.code, 64);
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+    if !have_prove() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let a = bin().display().to_string();
+    let body = format!("exec '{a}' run --output tap --timeout soon -- true");
+    let (ok, text) = prove(dir.path(), "usage", &body);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("Bail out!") || text.contains("Bailout called"),
+        "{text}"
+    );
+    assert!(text.contains("not a duration"), "{text}");
+}
+
+/// A timed-out run's jsonl report carries a local, retryable `aoi:error`
+/// (category `timeout`), so `aoitap verify` of the report gives 75 again;
+/// it names the upstream whose meta was read (DESIGN §13).
+#[test]
+fn a_timed_out_report_is_75_again_to_verify_and_names_its_upstream() {
+    let opts = [
+        "--timeout",
+        "300ms",
+        "--kill-after",
+        "1s",
+        "--output",
+        "jsonl",
+    ];
+    let out = saved(&opts, &[&producer("hang.sh"), "8901.5"]);
+    assert_eq!(out.code, 75, "{}", out.stdout);
+    let errors = of_type(&out, "aoi:error");
+    assert_eq!(errors.len(), 1, "{}", out.stdout);
+    assert_eq!(errors[0]["category"], "timeout");
+    assert_eq!(errors[0]["retryable"], true);
+    assert_eq!(errors[0]["scope"], "process");
+    let summary = out.summary();
+    assert_eq!(summary["reason"], "timeout");
+    assert_eq!(summary["upstream"]["tool"], "fake", "{summary}");
+    let again = run(&["verify", "--output", "jsonl"], out.stdout.as_bytes());
+    assert_eq!(again.code, 75, "{}", again.stdout);
+    assert!(again.findings().is_empty(), "{}", again.stdout);
+
+    // A timeout that was retried, and the retry passed: a pass, twice.
+    let dir = tempfile::tempdir().unwrap();
+    let once = dir.path().join("once");
+    let script = format!(
+        "if [ -e '{o}' ]; then exec '{}'; fi; touch '{o}'; exec '{}' 8902.5",
+        producer("good.sh"),
+        producer("hang.sh"),
+        o = once.display()
+    );
+    let retry = [&opts[..], &["--retries", "1", "--backoff", "10ms"]].concat();
+    let out = saved(&retry, &["sh", "-c", &script]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(of_type(&out, "aoi:error").is_empty(), "{}", out.stdout);
+    let again = run(&["verify", "--output", "jsonl"], out.stdout.as_bytes());
+    assert_eq!(again.code, 0, "{}", again.stdout);
+}
+
+#[test]
+fn a_cancelled_report_names_its_upstream() {
+    let live = Live::start(&[], &[&producer("hang.sh"), "9012.5"]);
+    std::thread::sleep(Duration::from_millis(500));
+    live.sigint();
+    let (code, events) = live.end();
+    assert_eq!(code, Some(130));
+    let summary = events.last().unwrap();
+    assert_eq!(summary["reason"], "cancelled", "{summary}");
+    assert_eq!(summary["upstream"]["tool"], "fake", "{summary}");
+    assert_eq!(summary["upstream"]["schema_name"], "com.example.fake");
+}
+
+/// `--save FILE` with `--retries` holds the final attempt's stream only,
+/// one conforming stream; each earlier attempt is kept as FILE.attempt-N
+/// (DESIGN §13). With `--redact` too.
+#[test]
+fn save_holds_the_final_attempt_and_keeps_the_others_beside_it() {
+    for redact in [&[][..], &["--redact"]] {
+        let dir = tempfile::tempdir().unwrap();
+        let count = dir.path().join("count");
+        let file = dir.path().join("out.jsonl");
+        let f = file.to_str().unwrap();
+        let retry = ["--retries", "2", "--backoff", "10ms", "--save", f];
+        let opts = [&retry[..], redact].concat();
+        let flaky = producer("flaky.sh");
+        let cmd = ["--", &flaky, "3", count.to_str().unwrap()];
+        let out = aoitap(&[&["run"][..], &opts, &cmd].concat());
+        assert_eq!(out.code, 0, "{redact:?}: {}", out.stderr);
+        let verdict = |path: &str| aoitap(&["verify", "--output", "jsonl", path]);
+        let last = verdict(f);
+        assert_eq!(last.code, 0, "{redact:?}: {}", last.stdout);
+        let runs: Vec<_> = of_type(&last, "run")
+            .iter()
+            .map(|r| r["run"].clone())
+            .collect();
+        assert_eq!(runs, ["A3"], "{redact:?}");
+        for n in 1..=2 {
+            let kept = format!("{f}.attempt-{n}");
+            let before = verdict(&kept);
+            assert_eq!(before.code, 75, "{redact:?} {kept}: {}", before.stdout);
+            assert_eq!(of_type(&before, "run")[0]["run"], format!("A{n}"));
+        }
+        assert!(!std::path::Path::new(&format!("{f}.attempt-3")).exists());
+    }
+}
+
+/// SIGHUP (a closed terminal) is handled as SIGTERM (DESIGN §13): CMD's
+/// group is stopped, the cancelled report is written, and the exit is 129.
+#[test]
+fn sighup_stops_the_command_and_ends_cancelled_with_129() {
+    let tag = "9123.5";
+    let live = Live::start(&[], &[&producer("hang.sh"), tag]);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(alive(&format!("sleep {tag}")), "the producer's sleep runs");
+    live.signal(rustix::process::Signal::HUP);
+    let (code, events) = live.end();
+    assert_eq!(code, Some(129), "{events:?}");
+    let attempt = events.iter().find(|e| e["type"] == "attempt").unwrap();
+    assert_eq!(attempt["cancelled"], true, "{attempt}");
+    assert_eq!(attempt["exit"], 129, "{attempt}");
+    let summary = events.last().unwrap();
+    assert_eq!(summary["type"], "aoi:summary");
+    assert_eq!(summary["reason"], "cancelled", "{summary}");
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        !alive(&format!("sleep {tag}")),
+        "the command's group survived"
+    );
 }

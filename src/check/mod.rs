@@ -340,6 +340,9 @@ pub struct OpenRun {
     pub first_line: u64,
     pub lines: u64,
     pub domain: u64,
+    /// What its `aoi:meta` said, if it was read: a cancelled report still
+    /// names its upstream (DESIGN §13).
+    pub identity: Option<Identity>,
 }
 
 pub struct Checker<'c> {
@@ -510,6 +513,7 @@ impl<'c> Checker<'c> {
                 first_line: r.first_line,
                 lines: r.lines,
                 domain: r.domain,
+                identity: r.meta.clone(),
             })
             .collect();
         open.sort_by_key(|r| r.first_line);

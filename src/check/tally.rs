@@ -47,28 +47,7 @@ impl Tally {
         self.upstream_errors += r.errors;
         self.input_domain += r.domain_events;
         if let Some(id) = &r.identity {
-            let same = |a: &Identity| {
-                (&a.tool, &a.tool_version, &a.schema_name, &a.schema_version)
-                    == (
-                        &id.tool,
-                        &id.tool_version,
-                        &id.schema_name,
-                        &id.schema_version,
-                    )
-            };
-            match &self.identity {
-                None if self.identities == 0 => {
-                    self.identity = Some(id.clone());
-                    self.identities = 1;
-                }
-                Some(known) if !same(known) => {
-                    // `upstream` names one direct upstream (§13.1); with
-                    // several, it is unknown and so omitted.
-                    self.identity = None;
-                    self.identities = 2;
-                }
-                _ => {}
-            }
+            self.upstream(id);
         }
         if let Some(c) = &r.cause {
             match r.verdict {
@@ -86,6 +65,33 @@ impl Tally {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// The upstream's identity, from a judged run or one still open when
+    /// the reading stopped (a cancelled or timed-out report keeps it).
+    pub fn upstream(&mut self, id: &Identity) {
+        let same = |a: &Identity| {
+            (&a.tool, &a.tool_version, &a.schema_name, &a.schema_version)
+                == (
+                    &id.tool,
+                    &id.tool_version,
+                    &id.schema_name,
+                    &id.schema_version,
+                )
+        };
+        match &self.identity {
+            None if self.identities == 0 => {
+                self.identity = Some(id.clone());
+                self.identities = 1;
+            }
+            Some(known) if !same(known) => {
+                // `upstream` names one direct upstream (§13.1); with
+                // several, it is unknown and so omitted.
+                self.identity = None;
+                self.identities = 2;
+            }
+            _ => {}
         }
     }
 }

@@ -78,6 +78,7 @@ pub trait Consumer {
             file: i.open(),
             unopened: Exit::NoInput,
             wake: None,
+            relay: None,
         })
     }
 
@@ -114,6 +115,12 @@ pub trait Consumer {
         true
     }
 
+    /// SIGHUP is caught, as SIGTERM is (run: CMD's group must be stopped
+    /// first, DESIGN §13); else it keeps its default action.
+    fn catches_hangup(&self) -> bool {
+        false
+    }
+
     /// The exit status, given the verdict of what was read.
     fn exit(&self, verdict: Exit) -> Exit {
         verdict
@@ -130,6 +137,9 @@ pub struct Opened {
     /// Stops the reading when readable (run: a daemon holding CMD's
     /// stdout after CMD has exited).
     pub wake: Option<OwnedFd>,
+    /// Where this input is relayed, in place of the command's one relay
+    /// output (run: a retry's `--save FILE`, begun anew).
+    pub relay: Option<File>,
 }
 
 /// Run a stream command over every input; returns the exit status.
@@ -139,7 +149,7 @@ pub fn run_stream(
     to: ReportTo,
     consumer: &mut dyn Consumer,
 ) -> Result<Exit> {
-    let signals = Signals::install(consumer.second_signal_exits())?;
+    let signals = Signals::install(consumer.second_signal_exits(), consumer.catches_hangup())?;
     let out: Box<dyn Write> = match &opts.report {
         Some(path) => match File::create(path) {
             Ok(f) => Box::new(f),
@@ -151,12 +161,7 @@ pub fn run_stream(
             }
         },
         None if to == ReportTo::Stderr => Box::new(io::stderr()),
-        None => {
-            if !opts.style.quiet {
-                source::check_stdout()?;
-            }
-            Box::new(io::stdout())
-        }
+        None => Box::new(io::stdout()),
     };
     // With --redact the relay is written line by line by the command
     // (verify.rs), once each line is judged.
@@ -194,8 +199,9 @@ pub fn run_stream(
         let file = match next.file {
             Ok(f) => f,
             Err(e) => {
-                let (category, code) = match e.kind() {
-                    io::ErrorKind::NotFound => ("not_found", "INPUT_NOT_FOUND"),
+                let (category, code) = match (next.unopened, e.kind()) {
+                    (Exit::CantCreate, _) => ("io", "OUTPUT_FAILED"),
+                    (_, io::ErrorKind::NotFound) => ("not_found", "INPUT_NOT_FOUND"),
                     _ => ("io", "INPUT_UNREADABLE"),
                 };
                 report
@@ -205,7 +211,10 @@ pub fn run_stream(
                 continue;
             }
         };
-        let relay = relay.as_ref().map(File::try_clone).transpose()?;
+        let relay = match next.relay {
+            Some(own) => Some(own),
+            None => relay.as_ref().map(File::try_clone).transpose()?,
+        };
         let idle = opts.idle_timeout_ms.map(Duration::from_millis);
         let (stopped, stop) = UnixStream::pair()?;
         let mut wake = vec![signals.wake_fd()?, OwnedFd::from(stopped)];
@@ -277,8 +286,12 @@ pub fn run_stream(
             // is told which were still open.
             clear(&mut progress);
             for run in check.open_runs() {
-                // Read, though not judged: counted in the summary.
+                // Read, though not judged: counted in the summary, and
+                // its upstream named (DESIGN §13).
                 report.tally.input_domain += run.domain;
+                if let Some(id) = &run.identity {
+                    report.tally.upstream(id);
+                }
                 let who = match run.name {
                     Some(n) => format!("run {}", crate::output::clean(&n)),
                     None => format!("run from line {}", run.first_line),

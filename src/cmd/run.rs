@@ -7,10 +7,11 @@
 //! `exit.disagrees`). `--timeout` and SIGINT/SIGTERM reach the whole group
 //! (SIGTERM, then SIGKILL after `--kill-after`), so no grandchild outlives
 //! it; their runs are not judged, as the producer did not cut them.
-//! `--retries` runs CMD again while it fails retryably, waiting full-jitter
-//! exponential backoff, never less than the producer's `retry_after_ms`
-//! (§9.3). Each attempt is its own input in the report; the exit status is
-//! the last attempt's.
+//! `--retries` runs CMD again while it fails retryably, waiting the
+//! producer's `retry_after_ms` plus full jitter over exponential backoff,
+//! never exactly `retry_after_ms` (spec §9.3: a minimum with jitter applied;
+//! DESIGN §12, §13). Each attempt is its own input in the report; the exit
+//! status is the last attempt's.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
@@ -79,7 +80,7 @@ pub fn run(opts: &RunOptions) -> Result<Exit> {
         signal_wake: None,
         signal_count: 0,
         todo_pending: false,
-        rng: seed(),
+        rng: Jitter::seeded(),
     };
     let exit = run_stream(stream, "run", to, &mut consumer);
     // Whatever happened, nothing of ours is left running.
@@ -117,7 +118,7 @@ struct Attempts<'o> {
     signal_count: usize,
     /// TAP: the last attempt's points are held until the retry begins.
     todo_pending: bool,
-    rng: u64,
+    rng: Jitter,
 }
 
 /// CMD, running.
@@ -177,10 +178,24 @@ impl Consumer for Attempts<'_> {
                 .map(UnixStream::from)
                 .filter(|w| w.set_nonblocking(true).is_ok());
         }
+        let mut relay = None;
         if self.attempt > 0 {
             let wait = self.wait.take()?;
             if signals.sleep(wait) {
                 return None;
+            }
+            match self.keep_attempt() {
+                Ok(file) => relay = file,
+                Err(e) => {
+                    // Nothing is run that could not be saved.
+                    return Some(Opened {
+                        label: self.name.clone(),
+                        file: Err(e),
+                        unopened: Exit::CantCreate,
+                        wake: None,
+                        relay: None,
+                    });
+                }
             }
         }
         self.attempt += 1;
@@ -216,6 +231,7 @@ impl Consumer for Attempts<'_> {
             file,
             unopened,
             wake: self.wake.take(),
+            relay,
         })
     }
 
@@ -287,6 +303,10 @@ impl Consumer for Attempts<'_> {
                 retry_in_ms,
                 note,
             })?;
+            // The timeout decides the verdict only when no retry follows.
+            if retry && retry_in_ms.is_none() {
+                report.out.timed_out(&format!("{}: {ended}", self.name))?;
+            }
             self.attempt_over(report, retry_in_ms.is_some())?;
             return Ok(Some(why));
         }
@@ -356,6 +376,10 @@ impl Consumer for Attempts<'_> {
     fn second_signal_exits(&self) -> bool {
         false
     }
+
+    fn catches_hangup(&self) -> bool {
+        true
+    }
 }
 
 /// How an attempt's command ended, kept from `input_read` (when it is
@@ -421,8 +445,7 @@ impl Attempts<'_> {
     /// signal to aoitap, the watcher passes it on to the group first.
     fn end(&mut self, running: Running, caught: Option<Exit>) -> Status {
         let told = match caught {
-            Some(Exit::Terminated) => Told::Cancel(Signal::TERM),
-            Some(_) => Told::Cancel(Signal::INT),
+            Some(exit) => Told::Cancel(signal_for(exit)),
             None => Told::Read,
         };
         let mut passed_on = matches!(told, Told::Cancel(_));
@@ -444,12 +467,7 @@ impl Attempts<'_> {
                         && !passed_on
                         && let Some(exit) = now
                     {
-                        let sig = if exit == Exit::Terminated {
-                            Signal::TERM
-                        } else {
-                            Signal::INT
-                        };
-                        let _ = running.told.send(Told::Cancel(sig));
+                        let _ = running.told.send(Told::Cancel(signal_for(exit)));
                         passed_on = true;
                     }
                     if self.signals_seen() >= 2 {
@@ -458,6 +476,42 @@ impl Attempts<'_> {
                 }
             }
         }
+    }
+
+    /// A retry is about to begin: `--save FILE` holds the final attempt's
+    /// stream only, one conforming stream (DESIGN §13), so the attempt
+    /// before is moved beside it, to `FILE.attempt-N`, and FILE begins
+    /// anew; the new FILE to relay into, unless `--redact` writes it.
+    /// A FILE that is not a regular file (`/dev/null`, a FIFO) cannot be
+    /// moved: every attempt goes to it. A link is followed.
+    fn keep_attempt(&mut self) -> io::Result<Option<File>> {
+        let Some(save) = &self.opts.stream.save else {
+            return Ok(None);
+        };
+        let path = match std::fs::canonicalize(save) {
+            Ok(p) if std::fs::metadata(&p).is_ok_and(|m| m.is_file()) => p,
+            _ => return Ok(None),
+        };
+        let mut kept = path.clone().into_os_string();
+        kept.push(format!(".attempt-{}", self.attempt));
+        let kept = std::path::PathBuf::from(kept);
+        // (The attempt's lines were flushed when its reading ended.)
+        std::fs::rename(&path, &kept).map_err(|e| {
+            let why = format!(
+                "cannot keep attempt {} as {}: {e}",
+                self.attempt,
+                kept.display()
+            );
+            io::Error::new(e.kind(), why)
+        })?;
+        let file = File::create(&path).map_err(|e| {
+            io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display()))
+        })?;
+        if let Some(r) = &mut self.redacted {
+            *r = Redacted::new(BufWriter::with_capacity(256 * 1024, file));
+            return Ok(None);
+        }
+        Ok(Some(file))
     }
 
     /// How many times CMD may run: once, and once per retry.
@@ -502,9 +556,8 @@ impl Attempts<'_> {
         self.signal_count
     }
 
-    /// Whether to run again after a retryable failure, and when: full
-    /// jitter over `--backoff` doubled per attempt (capped by
-    /// `--max-wait`), never sooner than the producer asked (§9.3).
+    /// Whether to run again after a retryable failure, and when: see
+    /// `retry_wait`.
     fn plan(&mut self, retry_after_ms: Option<u64>) -> (Option<u64>, Option<&'static str>) {
         self.wait = None;
         if self.attempt > self.opts.retries {
@@ -521,13 +574,9 @@ impl Attempts<'_> {
             );
         }
         let doubling = 2u32.saturating_pow(self.attempt - 1);
-        let ceiling = self.opts.backoff.saturating_mul(doubling).min(max);
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        let jitter = ceiling.mul_f64((self.rng >> 11) as f64 / (1u64 << 53) as f64);
+        let backoff = self.opts.backoff.saturating_mul(doubling);
         let floor = Duration::from_millis(retry_after_ms.unwrap_or(0));
-        let wait = jitter.max(floor).min(max);
+        let wait = retry_wait(floor, backoff, max, &mut self.rng);
         self.wait = Some(wait);
         (Some(wait.as_millis() as u64), None)
     }
@@ -653,6 +702,17 @@ impl Sink for Watch<'_> {
     }
 }
 
+/// The signal CMD's group is sent for one aoitap got: SIGINT as it came;
+/// SIGTERM for SIGTERM and for SIGHUP, which `run` handles as SIGTERM
+/// (DESIGN §13: a tool may take SIGHUP as "reload", not "stop").
+fn signal_for(exit: Exit) -> Signal {
+    if exit == Exit::Interrupted {
+        Signal::INT
+    } else {
+        Signal::TERM
+    }
+}
+
 /// (success, "exited 3" / "was killed by SIGKILL", code, signal name).
 fn describe(status: &std::process::ExitStatus) -> (bool, String, Option<i32>, Option<String>) {
     if let Some(code) = status.code() {
@@ -694,10 +754,108 @@ fn human(d: Duration) -> String {
     }
 }
 
-/// A jitter seed: only spread matters, not secrecy.
-fn seed() -> u64 {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    (t ^ u64::from(std::process::id()).rotate_left(32)) | 1
+/// The wait before a retry: the producer's `retry_after_ms` (`floor`)
+/// plus full jitter, a random 1 ms to `backoff` above it, all of it
+/// capped by `--max-wait`. Never exactly `floor` while `--max-wait` leaves
+/// room: clients told the same `retry_after_ms` must not come back in
+/// lockstep (DESIGN §12, §13; spec §9.3). A producer asking for more than
+/// `--max-wait` is not retried at all (`plan`).
+fn retry_wait(floor: Duration, backoff: Duration, max: Duration, rng: &mut Jitter) -> Duration {
+    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    let room = ms(max).saturating_sub(ms(floor));
+    // At least a millisecond of spread, even with --backoff 0.
+    let spread = ms(backoff).max(1).min(room);
+    let jitter = if spread == 0 {
+        0
+    } else {
+        1 + rng.below(spread)
+    };
+    Duration::from_millis(ms(floor).saturating_add(jitter))
+}
+
+/// xorshift64: only spread matters for a retry wait, not secrecy, so no
+/// crate is needed for it.
+struct Jitter(u64);
+
+impl Jitter {
+    /// Seeded from the clock and the pid, so two clients started together
+    /// still draw apart.
+    fn seeded() -> Jitter {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        Jitter::new(t ^ u64::from(std::process::id()).rotate_left(32))
+    }
+
+    fn new(seed: u64) -> Jitter {
+        // Mixed first (splitmix64), so nearby seeds (pids one apart, the
+        // same clock) start far apart; xorshift must not start at 0.
+        let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        Jitter((z ^ (z >> 31)).max(1))
+    }
+
+    /// A number in `0..n` (`n` > 0); the modulo bias is immaterial here.
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    #[test]
+    fn a_wait_is_full_jitter_above_retry_after_never_exactly_it() {
+        let mut rng = Jitter::new(42);
+        let waits: Vec<Duration> = (0..2000)
+            .map(|_| retry_wait(MS(400), MS(1000), MS(60_000), &mut rng))
+            .collect();
+        for w in &waits {
+            assert!(*w > MS(400) && *w <= MS(1400), "{w:?}");
+        }
+        // Spread over the whole range: clients do not retry in lockstep.
+        let distinct: std::collections::HashSet<_> = waits.iter().collect();
+        assert!(distinct.len() > 800, "{} distinct waits", distinct.len());
+        assert!(waits.iter().any(|w| *w < MS(500)));
+        assert!(waits.iter().any(|w| *w > MS(1300)));
+    }
+
+    #[test]
+    fn a_backoff_smaller_than_retry_after_still_spreads_above_it() {
+        // The case that retried in lockstep: the wait was retry_after_ms.
+        let mut rng = Jitter::new(7);
+        for _ in 0..1000 {
+            let w = retry_wait(MS(400), MS(10), MS(60_000), &mut rng);
+            assert!(w > MS(400) && w <= MS(410), "{w:?}");
+        }
+        let w = retry_wait(MS(400), Duration::ZERO, MS(60_000), &mut rng);
+        assert_eq!(w, MS(401), "--backoff 0: one millisecond above");
+    }
+
+    #[test]
+    fn max_wait_caps_the_wait() {
+        let mut rng = Jitter::new(3);
+        for _ in 0..1000 {
+            let w = retry_wait(MS(400), MS(10_000), MS(1000), &mut rng);
+            assert!(w > MS(400) && w <= MS(1000), "{w:?}");
+            let w = retry_wait(Duration::ZERO, MS(10_000), MS(1000), &mut rng);
+            assert!(w > Duration::ZERO && w <= MS(1000), "{w:?}");
+        }
+        // No room left above the producer's wait: exactly --max-wait.
+        assert_eq!(retry_wait(MS(1000), MS(50), MS(1000), &mut rng), MS(1000));
+    }
+
+    #[test]
+    fn clients_seeded_apart_wait_apart() {
+        let wait = |seed| retry_wait(MS(400), MS(1000), MS(60_000), &mut Jitter::new(seed));
+        let waits: std::collections::HashSet<_> = (1..=100).map(wait).collect();
+        assert!(waits.len() > 80, "{} distinct first waits", waits.len());
+    }
 }

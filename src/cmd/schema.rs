@@ -29,7 +29,6 @@ pub fn run(name: Option<&str>, major: Option<u64>) -> Result<Exit> {
 pub fn print_json(v: &serde_json::Value) -> Result<Exit> {
     let mut text = serde_json::to_vec_pretty(v).map_err(std::io::Error::other)?;
     text.push(b'\n');
-    crate::input::source::check_stdout()?;
     let mut out = io::stdout().lock();
     out.write_all(&text)?;
     out.flush()?;

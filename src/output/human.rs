@@ -71,7 +71,7 @@ pub fn result(exit: Exit, t: &Tally, timed_out: bool, color: bool) -> String {
     let runs: u64 = t.runs.iter().sum();
     let (word, paint) = match exit {
         Exit::Pass => ("PASS", GOOD),
-        Exit::Interrupted | Exit::Terminated => ("CANCELLED", WARN),
+        Exit::HungUp | Exit::Interrupted | Exit::Terminated => ("CANCELLED", WARN),
         _ if timed_out => ("TIMEOUT", WARN),
         _ => ("FAIL", BAD),
     };

@@ -153,6 +153,25 @@ impl<W: Write> Emitter<W> {
         self.out.flush()
     }
 
+    /// `run`: the command was stopped at `--timeout`. jsonl carries it as
+    /// a local, retryable `aoi:error`, so a second `aoitap verify` of the
+    /// report finds the same 75 (DESIGN §13; spec §9.2: `timeout` is
+    /// retryable); human and TAP reports say it in the attempt.
+    pub fn timed_out(&mut self, message: &str) -> io::Result<()> {
+        if !self.jsonl() {
+            return Ok(());
+        }
+        self.local_errors += 1;
+        let error = jsonl::Error {
+            category: "timeout",
+            code: "TIMEOUT",
+            message: &one_line(message),
+            retryable: true,
+            scope: "process",
+        };
+        self.event("aoi:error", false, error)
+    }
+
     /// A failure of aoitap itself (unreadable input, I/O): an `aoi:error`
     /// in jsonl mode, a message on stderr otherwise.
     pub fn local_error(&mut self, category: &str, code: &str, message: &str) -> io::Result<()> {
@@ -212,14 +231,17 @@ impl<W: Write> Emitter<W> {
             }
             let t = tally;
             let reason = (!ok).then(|| {
-                let cancelled = matches!(exit, Exit::Interrupted | Exit::Terminated);
+                let cancelled = exit.cancelled();
                 self.reason
                     .unwrap_or(if cancelled { "cancelled" } else { "failed" })
             });
+            // A timeout is aoitap's own doing: its local error is the
+            // cause, not what the upstream said before it was stopped.
+            let timed_out = self.reason == Some("timeout");
             let caused_by = t
                 .cause
                 .as_ref()
-                .filter(|_| !ok && matches!(exit, Exit::Failed | Exit::Retryable))
+                .filter(|_| !ok && !timed_out && matches!(exit, Exit::Failed | Exit::Retryable))
                 .map(|c| jsonl::CausedBy {
                     origin: c
                         .origin

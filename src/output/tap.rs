@@ -202,6 +202,15 @@ impl Tap {
     }
 }
 
+/// A run that cannot start (a usage error, a `--save` that cannot be
+/// created): `Bail out!` on stdout, so a TAP consumer stops and says why
+/// instead of finding no plan (DESIGN §13).
+pub fn bail_out(reason: &str) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(format!("Bail out! {}\n", one_line(reason)).as_bytes())?;
+    out.flush()
+}
+
 /// A YAML scalar that holds any text: a JSON string, one bounded line.
 fn yaml(s: &str) -> String {
     serde_json::to_string(&one_line(s)).unwrap_or_else(|_| "\"\"".into())
