@@ -592,8 +592,7 @@ pub fn parse() -> Result<Invocation, Exit> {
             stream_usage(&a.stream, "split-by-run")?;
             let inputs = input_files(&a.stream.files);
             if let Some(problem) = split_input_in_dir(&a.dir, &inputs) {
-                let jsonl = a.stream.output == OutputArg::Jsonl;
-                return Err(usage_error("split-by-run", &problem, jsonl));
+                return Err(usage_error("split-by-run", &problem, a.stream.output));
             }
             let mut stream = a.stream.into_options(ReportTo::Stdout);
             // Splitting is about many runs: each is judged on its own.
