@@ -64,6 +64,17 @@ impl Out {
 
 /// Run aoitap with `args`, `stdin` on its standard input.
 pub fn run(args: &[&str], stdin: &[u8]) -> Out {
+    let (code, stdout, stderr) = raw(args, stdin);
+    Out {
+        code,
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr,
+    }
+}
+
+/// As `run`, with stdout as the bytes it wrote: (exit status, stdout,
+/// stderr).
+pub fn raw(args: &[&str], stdin: &[u8]) -> (i32, Vec<u8>, String) {
     let mut child = Command::new(bin())
         .args(args)
         .stdin(Stdio::piped())
@@ -81,11 +92,7 @@ pub fn run(args: &[&str], stdin: &[u8]) -> Out {
     writer.join().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!stderr.contains("panicked"), "aoitap panicked: {stderr}");
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr,
-    }
+    (out.status.code().unwrap_or(-1), out.stdout, stderr)
 }
 
 /// `aoitap verify --output jsonl EXTRA... < stdin`.
