@@ -6,7 +6,9 @@
 //! any JSONL with a discriminator (`--type-field kind`); identity and
 //! outcome come from the AOI framework events when there are any. Per run,
 //! at most `MAX_KINDS` types and `MAX_KINDS` category/code pairs are kept
-//! by name; the rest are counted under `(other)`.
+//! by name; the rest are counted under `(other)`. A run's state is let go
+//! once its report is written; `--output json`'s one document is written
+//! run by run, so it holds no more than the other outputs (DESIGN §13).
 
 use std::collections::BTreeMap;
 use std::io::{self, IsTerminal};
@@ -34,7 +36,7 @@ pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
     let mut consumer = Summarize {
         type_field: &opts.stream.check.type_field,
         stats: PerRun::default(),
-        runs: vec![],
+        runs_written: None,
         width: terminal_width(),
         room: MAX_KEPT,
     };
@@ -85,8 +87,9 @@ struct Outcome {
 struct Summarize<'o> {
     type_field: &'o str,
     stats: PerRun<Stats>,
-    /// Objects of `--output json`, in order.
-    runs: Vec<serde_json::Value>,
+    /// `--output json`: how many runs of the document's `runs` array are
+    /// written (`None` before its head is).
+    runs_written: Option<u64>,
     /// Standard output's width, when it is a terminal.
     width: Option<usize>,
     /// Names that may still be kept (`MAX_KEPT` less those held).
@@ -353,10 +356,11 @@ impl Consumer for Summarize<'_> {
         Ok(())
     }
 
-    /// `--output json` is one document, however many inputs.
+    /// `--output json` is one document, however many inputs: its end.
     fn end_all(&mut self, report: &mut Report) -> Result<()> {
         if report.out.format() == Format::Json {
-            self.write_json(report)?;
+            self.json_head(report)?;
+            report.out.raw(b"]}\n")?;
         }
         Ok(())
     }
@@ -378,37 +382,51 @@ impl Summarize<'_> {
                 .out
                 .domain("run_summary", RunSummary::of(None, r, &st)),
             Format::Json => {
+                // Written as it is judged, not held to the end: the
+                // document costs one run's bytes, whatever the number of
+                // runs (DESIGN §13). Through a `Value`, whose members are
+                // in name order, as the document's runs have always been.
                 let run = RunSummary::of(Some(&report.out.file), r, &st);
-                self.runs
-                    .push(serde_json::to_value(run).map_err(io::Error::other)?);
-                Ok(())
+                let run = serde_json::to_value(run).map_err(io::Error::other)?;
+                let written = self.json_head(report)?;
+                let mut bytes = if written > 0 { vec![b','] } else { vec![] };
+                serde_json::to_writer(&mut bytes, &run).map_err(io::Error::other)?;
+                self.runs_written = Some(written + 1);
+                report.out.raw(&bytes)
             }
         }
     }
 
-    /// `--output json`: one object for everything read so far.
-    fn write_json(&mut self, report: &mut Report) -> io::Result<()> {
-        let doc = Document {
+    /// `--output json`: the document up to its `runs` array's first
+    /// element, once; returns the runs written since.
+    fn json_head(&mut self, report: &mut Report) -> io::Result<u64> {
+        if let Some(n) = self.runs_written {
+            return Ok(n);
+        }
+        let head = Head {
             tool: crate::output::TOOL,
             tool_version: crate::output::TOOL_VERSION,
             schema_name: crate::output::SCHEMA_NAME,
             schema_version: crate::output::SCHEMA_VERSION,
-            runs: std::mem::take(&mut self.runs),
         };
-        let mut bytes = serde_json::to_vec(&doc).map_err(io::Error::other)?;
-        bytes.push(b'\n');
-        report.out.raw(&bytes)
+        let mut bytes = serde_json::to_vec(&head).map_err(io::Error::other)?;
+        // `{..}` opened again for the array, the last member.
+        bytes.pop();
+        bytes.extend_from_slice(br#","runs":["#);
+        report.out.raw(&bytes)?;
+        self.runs_written = Some(0);
+        Ok(0)
     }
 }
 
-/// `--output json`: the whole input's runs as one document.
+/// `--output json`: the members of the document before `runs`, the
+/// array of every run judged, which comes last and is written run by run.
 #[derive(Serialize)]
-struct Document {
+struct Head {
     tool: &'static str,
     tool_version: &'static str,
     schema_name: &'static str,
     schema_version: &'static str,
-    runs: Vec<serde_json::Value>,
 }
 
 /// A `run_summary` event (also each run of `--output json`, with `file`).
