@@ -157,6 +157,20 @@ fn an_aoi_02_count_is_read_both_ways() {
         "{}",
         note(&out)
     );
+    // A summary of the emitters' shape (warning_count, error_count) counts
+    // every line: two lost lines cannot pass as the docs' reading.
+    let mut shaped = meta_hits(3);
+    shaped.remove(1);
+    shaped.remove(1);
+    shaped.push(
+        r#"{"type":"aoi:summary","ok":true,"count":1,"warning_count":0,"error_count":0}"#.into(),
+    );
+    verdict(&v02(&shaped), &[], 65, 0, &["summary.count-mismatch"]);
+    // A hand-written one cannot be told apart: the note says what it may hide.
+    let mut docs_cut = meta_hits(3);
+    docs_cut.push(r#"{"type":"aoi:summary","ok":true,"count":5}"#.into());
+    let out = verdict(&v02(&docs_cut), &[], 0, 0, &[]);
+    assert!(note(&out).contains("2 lines are missing"), "{}", note(&out));
     // Neither: a line was lost, or the count is wrong.
     let mut cut = meta_hits(2);
     cut.push(r#"{"type":"aoi:summary","ok":true,"count":7}"#.into());
@@ -363,4 +377,27 @@ fn numbers_past_u64_are_quoted_as_written() {
         "{}",
         out.stdout
     );
+}
+
+#[test]
+fn a_pass_with_an_allowed_gap_is_not_called_complete() {
+    let input = std::fs::read(fixture("streams/elided-with-marker.jsonl")).unwrap();
+    let allow = [
+        "--allow",
+        "seq.gap",
+        "--allow",
+        "line.elided",
+        "--allow",
+        "summary.event-count-mismatch",
+    ];
+    let out = verify(&allow, &input);
+    assert_eq!(out.code, 0);
+    let run = out
+        .events()
+        .into_iter()
+        .find(|e| e["type"] == "run")
+        .unwrap();
+    let message = run["message"].as_str().unwrap();
+    assert!(!message.contains("complete"), "{message}");
+    assert!(message.contains("29 missing"), "{message}");
 }

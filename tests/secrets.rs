@@ -424,9 +424,14 @@ fn redact_writes_over_sensitive_meta_args() {
             r#""args":["--client-secret=pw\u002dHHH", "-p" ,"--auth" , "tok-III"]"#,
             r#""args":["***", "-p" ,"--auth" , "***"]"#,
         ),
+        // A query parameter named as §11 names secrets, not only as URLs do.
+        meta_args(
+            r#""args":["fetch","https://h.example/x?api_secret=sec-JJJ&page=2"]"#,
+            r#""args":["fetch","https://h.example/x?api_secret=***&page=2"]"#,
+        ),
     ];
     let secrets = [
-        "AAA", "BBB", "CCC", "DDD", "EEE", "FFF", "GGG", "HHH", "III",
+        "AAA", "BBB", "CCC", "DDD", "EEE", "FFF", "GGG", "HHH", "III", "JJJ",
     ];
     let clean = |what: &str, out: &[u8]| {
         for s in secrets {

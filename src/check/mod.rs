@@ -66,8 +66,8 @@ struct Outcome {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum CountReading {
     /// Every line of the run, meta and summary included (the SDK 0.1 and
-    /// machinemode 0.1 code).
-    EveryLine,
+    /// machinemode 0.1 code); `emitter` when the summary has their shape.
+    EveryLine { emitter: bool },
     /// The events between meta and summary (the public docs' examples).
     Between,
     /// No count at all.

@@ -88,7 +88,10 @@ fn url_leak_spans(value: &str) -> Vec<(usize, usize)> {
     let mut at = base + q + 1;
     for pair in query.split('&') {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        if SENSITIVE_QUERY.contains(&k.to_ascii_lowercase().as_str()) && !is_redacted(v) {
+        // A parameter is sensitive by the query names URLs use, or by the
+        // names §11 calls sensitive anywhere (`api_secret`, `password`).
+        let lower = k.to_ascii_lowercase();
+        if (SENSITIVE_QUERY.contains(&lower.as_str()) || is_sensitive_name(k)) && !is_redacted(v) {
             spans.push((at + pair.len() - v.len(), at + pair.len()));
         }
         at += pair.len() + 1;
@@ -290,6 +293,7 @@ mod tests {
         assert_eq!(spans("ftp://u:p@ss@h/?KEY=k1"), ["p@ss", "k1"]);
         assert!(spans("https://u@h/?page=2").is_empty());
         assert!(spans("not a url?token=x").is_empty());
+        assert_eq!(spans("https://h/x?api_secret=1&page=2"), ["1"]);
     }
 
     #[test]

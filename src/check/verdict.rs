@@ -137,10 +137,18 @@ fn failed(why: String, cause: Option<Cause>) -> (Verdict, String, Option<Cause>)
 }
 
 fn pass_message(run: &RunState, protocol: Protocol) -> String {
-    let seq = if run.tracks.iter().any(|t| t.seq.started()) {
-        format!(", seq 0..{} complete", run.lines.saturating_sub(1))
-    } else {
-        String::new()
+    // "complete" only of a run with nothing missing or repeated: an allowed
+    // seq.gap passes, but its seq space was not whole.
+    let seq = match (
+        run.tracks.iter().any(|t| t.seq.started()),
+        run.missing,
+        run.repeats,
+    ) {
+        (false, _, _) => String::new(),
+        (true, 0, 0) => format!(", seq 0..{} complete", run.lines.saturating_sub(1)),
+        (true, missing, repeats) => {
+            format!(", seq not whole ({missing} missing, {repeats} repeated: allowed)")
+        }
     };
     let end = match protocol {
         Protocol::Aoi => "summary ok",
