@@ -401,3 +401,43 @@ fn a_pass_with_an_allowed_gap_is_not_called_complete() {
     assert!(!message.contains("complete"), "{message}");
     assert!(message.contains("29 missing"), "{message}");
 }
+
+#[test]
+fn allowing_a_finding_never_hides_a_failure_or_invents_a_summary() {
+    // A process-scope error ended the run, whatever the summary says.
+    let input = lines(&[
+        meta(),
+        ev(
+            1,
+            "aoi:error",
+            r#""category":"io","code":"X","message":"m","retryable":false,"scope":"process""#,
+        ),
+        summary(2, r#""ok":true,"event_count":3,"count":0"#),
+    ]);
+    verdict(&input, &["--allow", "summary.ok-despite-error"], 1, 0, &[]);
+    // Two types: jq and Python read the last, so this is no summary.
+    let dup = lines(&[
+        meta(),
+        r#"{"type":"aoi:summary","type":"x","aoi":{"seq":1,"run":"R"},"ok":true,"event_count":2}"#
+            .to_string(),
+    ]);
+    verdict(
+        &dup,
+        &["--allow", "envelope.duplicate-key"],
+        65,
+        0,
+        &["summary.missing"],
+    );
+}
+
+#[test]
+fn a_retry_hint_in_seconds_past_u64_ms_is_a_finding() {
+    let af = br#"{"kind":"error","error":{"code":"X","message":"m","retryable":true,"retry_after_s":18446744073709551}}
+"#;
+    let out = verdict(af, &[], 65, 1, &["error.retry-after-invalid"]);
+    assert!(
+        !out.stdout.contains("18446744073709551615"),
+        "{}",
+        out.stdout
+    );
+}

@@ -90,6 +90,18 @@ fn failed_writes_are_74_never_a_panic() {
         assert!(!stderr.contains("panicked"), "{script}: {stderr}");
         assert_eq!(code, want, "{script}: {stderr}");
     }
+    // A full disk under the data a command writes: one line on stderr.
+    let good = crate::util::fixture("streams/ok-complete.jsonl");
+    let good = good.to_str().unwrap();
+    for script in [
+        format!("$A verify --relay {good} > /dev/full"),
+        format!("$A strip-envelope {good} > /dev/full"),
+        format!("$A run -- cat {good} > /dev/full"),
+    ] {
+        let (code, stderr) = sh(&script);
+        assert_eq!(code, 74, "{script}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{script}: {stderr}");
+    }
     // Help that cannot be written says so, once, like any other write;
     // a closed stdout is /dev/null (DESIGN §8): the help is discarded.
     for (script, want) in [

@@ -163,8 +163,12 @@ impl State<'_> {
             .flatten()
             .filter(|s| s.is_finite() && *s >= 0.0);
         match seconds {
-            // Whole milliseconds, rounded up: never sooner than asked.
-            Some(s) if s * 1000.0 <= u64::MAX as f64 => Ok(Some((s * 1000.0).ceil() as u64)),
+            // Whole milliseconds, rounded up: never sooner than asked. `u64::MAX
+            // as f64` is 2^64, so the strict compare keeps the cast exact
+            // rather than saturated (DESIGN §13: never 18446744073709551615).
+            Some(s) if (s * 1000.0).ceil() < u64::MAX as f64 => {
+                Ok(Some((s * 1000.0).ceil() as u64))
+            }
             _ => {
                 let msg = format!(
                     "error.retry_after_s is {}, not a number >= 0 that aoitap can carry",

@@ -16,7 +16,10 @@ pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol) -> RunVerdi
         (Verdict::Nonconforming, format!("{first}{more}"), None)
     } else {
         match &run.summary {
-            Some(o) if o.ok == Some(true) && !item_failure => {
+            // A local process-scope error ended the run, whatever the
+            // summary says: allowing summary.ok-despite-error silences the
+            // finding, never the failure (DESIGN §13).
+            Some(o) if o.ok == Some(true) && !item_failure && run.local_process_error.is_none() => {
                 (Verdict::Pass, pass_message(&run, protocol), None)
             }
             Some(o) if o.ok == Some(false) && o.partial && cfg.accept_partial => (
@@ -34,6 +37,9 @@ pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol) -> RunVerdi
                     .or_else(|| run.local_process_error.clone())
                     .or(unscoped);
                 let why = match (o.ok, o.reason.as_deref()) {
+                    (Some(true), _) if run.local_process_error.is_some() => {
+                        "the summary says ok, but the run reported a process-scope error, which ended it".to_string()
+                    }
                     (Some(true), _) => "the summary says ok, but the run holds item or forwarded errors (--continue-on-error accepts them)".to_string(),
                     (_, Some(r)) => format!("the producer reported failure (reason: {r})"),
                     _ => "the producer reported failure".to_string(),

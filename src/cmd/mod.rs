@@ -348,7 +348,11 @@ fn fail(mut report: Report, e: Error) -> Result<Exit> {
     report
         .out
         .local_error(category, "OUTPUT_FAILED", &e.to_string())?;
-    report.end(exit)?;
+    // A person is told in one line (DESIGN §8); a machine's report still
+    // ends with its summary (or TAP plan), so it reads as a whole.
+    if report.out.format() != crate::config::Format::Human {
+        report.end(exit)?;
+    }
     Ok(exit)
 }
 
