@@ -995,6 +995,8 @@ impl State<'_> {
         // line is no event of either type (`envelope.duplicate-key` says
         // why). Allowing that finding never makes it a summary (DESIGN §13).
         if ev.duplicate_reserved_key().is_some() && ev.count("type") > 1 {
+            // Nor can the domain count be judged: one finding per cause.
+            self.run(slot).count_trouble = true;
             return Ok(());
         }
         let framework = ty.is_some_and(|t| t.starts_with(b"aoi:"));
