@@ -636,7 +636,7 @@ mod tests {
                 got.extend(b.lines().map(|line| match line {
                     Line::Complete { bytes, .. } => Owned::Complete(bytes.to_vec()),
                     Line::TooLong { len } => Owned::TooLong(len),
-                    Line::Unterminated { len } => Owned::Unterminated(len),
+                    Line::Unterminated { len, .. } => Owned::Unterminated(len),
                 }));
                 batch = cut.next_batch().unwrap();
             }
