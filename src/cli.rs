@@ -204,7 +204,7 @@ struct SplitArgs {
     /// Keep at most N run files open at once.
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=65536))]
     max_open: u64,
-    /// Write each exposed secret and sensitive meta.args value as "***" (URL secrets span by span); every other byte as it came; a line that cannot be parsed but holds a secret-looking key becomes a one-line placeholder.
+    /// Write each exposed secret and sensitive meta.args value as "***" (URL secrets span by span); every other byte as it came; a line that cannot be parsed but holds a secret-looking key or name, or an args member with a sensitive-looking argument becomes a one-line placeholder.
     #[arg(long)]
     redact: bool,
 }
@@ -218,7 +218,7 @@ struct VerifyArgs {
     #[arg(long)]
     relay: bool,
 
-    /// With --relay: write each exposed secret and sensitive meta.args value as "***" (URL secrets span by span), every other byte as it came; a line that cannot be parsed but holds a secret-looking key, or is over --max-line-bytes, becomes a one-line placeholder.
+    /// With --relay: write each exposed secret and sensitive meta.args value as "***" (URL secrets span by span), every other byte as it came; a line that cannot be parsed but holds a secret-looking key or name, or an args member with a sensitive-looking argument, or is over --max-line-bytes, becomes a one-line placeholder.
     #[arg(long, requires = "relay")]
     redact: bool,
 

@@ -337,10 +337,10 @@ fn relay_redact_passes_an_unparsable_line_without_a_secret_as_it_came() {
         format!(r#"{env}"n":1,}}"#).into_bytes(),
         bad_utf8,
         format!(r#"{env}"a_secret":"***",}}"#).into_bytes(),
-        format!(r#"{env}"note":"\"a_secret\": is not a key here",}}"#).into_bytes(),
         format!(r#"{env}"home_url":"https://h/?page=2",}}"#).into_bytes(),
         b"[... 1 line omitted ...]".to_vec(),
-        b"plain text: api_secret = x".to_vec(),
+        // A name that does not end in _secret.
+        b"plain text: api_secrets = x".to_vec(),
     ] {
         let mut input = lines(&[meta()]);
         input.extend_from_slice(&bad);
@@ -498,4 +498,221 @@ fn redact_writes_over_a_late_line_and_a_second_args() {
     );
     let (_, out, _) = raw(&["verify", "--relay", "--redact"], &input);
     assert_eq!(out, want);
+}
+
+/// Every output `--redact` writes for `input`: verify's relay and report,
+/// split-by-run's report and files, run's relay and report (CMD is `cat`
+/// of the stream), each as (what, bytes).
+fn redacted_outputs(input: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut outs = vec![];
+    let (_, out, err) = raw(&["verify", "--relay", "--redact"], input);
+    outs.push(("verify --relay --redact stdout".to_string(), out));
+    outs.push((
+        "verify --relay --redact stderr".to_string(),
+        err.into_bytes(),
+    ));
+    let d = dir.path().join("runs");
+    let (_, out, err) = raw(
+        &["split-by-run", "--redact", "--dir", d.to_str().unwrap()],
+        input,
+    );
+    outs.push(("split-by-run --redact stdout".to_string(), out));
+    outs.push(("split-by-run --redact stderr".to_string(), err.into_bytes()));
+    for f in std::fs::read_dir(&d).into_iter().flatten() {
+        let f = f.unwrap().path();
+        outs.push((
+            format!("split-by-run file {f:?}"),
+            std::fs::read(&f).unwrap(),
+        ));
+    }
+    let stream = dir.path().join("stream.jsonl");
+    std::fs::write(&stream, input).unwrap();
+    let (_, out, err) = raw(
+        &["run", "--redact", "--", "cat", stream.to_str().unwrap()],
+        b"",
+    );
+    outs.push(("run --redact stdout".to_string(), out));
+    outs.push(("run --redact stderr".to_string(), err.into_bytes()));
+    outs
+}
+
+/// No output of `--redact` holds `secret`, and verify's report says line
+/// `line` was withheld.
+fn withheld_everywhere(what: &str, input: &[u8], secret: &str, line: usize) {
+    for (out, bytes) in redacted_outputs(input) {
+        assert!(
+            !contains(&bytes, secret.as_bytes()),
+            "{what}: {out} holds {secret}:\n{}",
+            String::from_utf8_lossy(&bytes)
+        );
+    }
+    let (_, _, stderr) = raw(&["verify", "--relay", "--redact"], input);
+    let said = stderr
+        .lines()
+        .any(|l| l.contains(&format!(":{line}: ")) && l.contains("withheld from the output"));
+    assert!(said, "{what}: line {line} not reported withheld:\n{stderr}");
+}
+
+#[test]
+fn redact_withholds_an_unparsable_meta_whose_args_hold_a_secret() {
+    let meta_with = |args: &[u8]| {
+        let mut m = br#"{"type":"aoi:meta","aoi":{"seq":0,"run":"R"},"tool":"t","tool_version":"1","aoi_version":"1.0-alpha","schema_name":"x.y","schema_version":"1.0.0","command":"c","#.to_vec();
+        m.extend_from_slice(args);
+        m
+    };
+    let stream = |meta: Vec<u8>| {
+        let mut v = meta;
+        v.push(b'\n');
+        v.extend(lines(&[hit(1), ok_summary(2, 1)]));
+        v
+    };
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "a trailing comma",
+            stream(meta_with(br#""args":["--token","SEKRIT1"],}"#)),
+        ),
+        (
+            "invalid UTF-8 beside --password=",
+            stream(meta_with(b"\"args\":[\"--password=SEKRIT1\",\"\xff\"]}")),
+        ),
+        (
+            "invalid UTF-8 beside a URL's password",
+            stream(meta_with(b"\"args\":[\"https://u:SEKRIT1@h/\",\"\xfe\"]}")),
+        ),
+        (
+            "an escaped args key",
+            stream(meta_with(br#""\u0061rgs":["--token","SEKRIT1"],}"#)),
+        ),
+        (
+            "the cut last line, valid JSON",
+            meta_with(br#""args":["--token","SEKRIT1"]}"#),
+        ),
+    ];
+    for (what, input) in cases {
+        withheld_everywhere(what, &input, "SEKRIT1", 1);
+    }
+    // An unparsable line whose args hold nothing sensitive is relayed.
+    let input = stream(meta_with(br#""args":["--author","kim","--limit","5"],}"#));
+    let (_, out, _) = raw(&["verify", "--relay", "--redact"], &input);
+    assert_eq!(out, input);
+}
+
+#[test]
+fn redact_withholds_an_unparsable_line_naming_a_secret_outside_a_key() {
+    for (what, bad) in [
+        ("key=value text", b"api_secret=SEKRIT1".to_vec()),
+        ("binary", b"\x00\x01api_secret\x02SEKRIT1\xfe".to_vec()),
+        (
+            "a marker-like line",
+            b"[... 1 lines omitted ...] api_secret=SEKRIT1".to_vec(),
+        ),
+        (
+            "an escaped name in a string",
+            br#"{"note":"\"a_secret\": SEKRIT1",}"#.to_vec(),
+        ),
+    ] {
+        let mut input = lines(&[meta()]);
+        input.extend_from_slice(&bad);
+        input.push(b'\n');
+        input.extend(lines(&[ok_summary(2, 1)]));
+        withheld_everywhere(what, &input, "SEKRIT1", 2);
+    }
+    // A plain elision marker is still a marker: no seq step, not withheld.
+    let mut input = lines(&[meta()]);
+    input.extend_from_slice(b"[... 1 line omitted ...]\n");
+    input.extend(lines(&[ok_summary(2, 1)]));
+    let (_, out, stderr) = raw(&["verify", "--relay", "--redact"], &input);
+    assert_eq!(out, input);
+    assert!(stderr.contains("line.elided"), "{stderr}");
+    // A marker-like line with a secret is withheld, and read as it was
+    // (the built-in forms claim no text after the marker: not a marker).
+    let mut input = lines(&[meta()]);
+    input.extend_from_slice(b"[... 1 lines omitted ...] api_secret=SEKRIT1\n");
+    input.extend(lines(&[ok_summary(2, 1)]));
+    let (_, out, _) = raw(&["verify", "--relay", "--redact"], &input);
+    let mut before = verify(&[], &input).rules();
+    before.retain(|r| r != "secret.exposed");
+    assert_eq!(
+        verify(&[], &out).rules(),
+        before,
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+}
+
+#[test]
+fn redact_writes_over_args_as_a_string_nested_lists_and_headers() {
+    let cases = [
+        meta_args(
+            r#""args":"--token SEKRIT1 --limit 5""#,
+            r#""args":"--token *** --limit 5""#,
+        ),
+        meta_args(
+            r#""args":[["--token","SEKRIT1"],["--limit","5"]]"#,
+            r#""args":[["--token","***"],["--limit","5"]]"#,
+        ),
+        meta_args(
+            r#""args":["-H","Authorization: Bearer SEKRIT1","-H","Accept: text/plain"]"#,
+            r#""args":["-H","Authorization: ***","-H","Accept: text/plain"]"#,
+        ),
+        meta_args(
+            r#""args":["--header=X-Api-Key: SEKRIT1"]"#,
+            r#""args":["--header=X-Api-Key: ***"]"#,
+        ),
+    ];
+    for (input, want) in cases {
+        let what = String::from_utf8_lossy(&input).into_owned();
+        let found = verify(&[], &input);
+        assert!(
+            found.has_rule("meta.args-unredacted"),
+            "{what}: {:?}",
+            found.rules()
+        );
+        for (out, bytes) in redacted_outputs(&input) {
+            assert!(!contains(&bytes, b"SEKRIT1"), "{what}: {out} holds it");
+        }
+        let (_, out, _) = raw(&["verify", "--relay", "--redact"], &input);
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&want)
+        );
+        let again = verify(&[], &out);
+        assert_eq!(again.code, 0, "{what}: {:?}", again.rules());
+    }
+}
+
+#[test]
+fn a_url_list_is_searched_url_by_url() {
+    let input = lines(&[
+        meta(),
+        ev(
+            1,
+            "x",
+            r#""db_url":["https://h/ok","https://user:SEKRIT1@h/db"]"#,
+        ),
+        ok_summary(2, 1),
+    ]);
+    let out = verify(&[], &input);
+    assert!(out.has_rule("secret.url-exposed"), "{:?}", out.rules());
+    for (what, bytes) in redacted_outputs(&input) {
+        assert!(!contains(&bytes, b"SEKRIT1"), "{what} holds it");
+    }
+    let (_, out, _) = raw(&["verify", "--relay", "--redact"], &input);
+    assert!(
+        contains(
+            &out,
+            br#""db_url":["https://h/ok","https://user:***@h/db"]"#
+        ),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+    // Unparsable, it is withheld.
+    let mut input = lines(&[meta()]);
+    input.extend_from_slice(
+        br#"{"type":"x","aoi":{"seq":1,"run":"R"},"db_url":["https://user:SEKRIT1@h/db"],}"#,
+    );
+    input.push(b'\n');
+    input.extend(lines(&[ok_summary(2, 1)]));
+    withheld_everywhere("an unparsable _url list", &input, "SEKRIT1", 2);
 }

@@ -560,35 +560,12 @@ fn is_code(c: &str) -> bool {
         && chars.all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_')
 }
 
-/// `meta.args` as an argv list or as an object of named values.
+/// The first leak in `meta.args`, however it is written (`redact::args_leaks`).
 fn args_leak(args: Value<'_>) -> Option<String> {
-    match args.kind() {
-        Kind::Array => {
-            // A window of two strings, not the whole list: memory stays
-            // flat however many arguments a line holds.
-            let mut argv = args.children().filter_map(|(_, v)| v.as_str());
-            let mut cur = argv.next();
-            let mut i = 0;
-            while let Some(a) = cur {
-                let next = argv.next();
-                if let Some(leak) = redact::arg_leak(i, &a, next.as_deref()) {
-                    return Some(leak);
-                }
-                cur = next;
-                i += 1;
-            }
-            None
-        }
-        Kind::Object => args.children().find_map(|(k, v)| {
-            let value = v.as_str()?;
-            if redact::is_sensitive_name(&k) && !redact::is_redacted(&value) {
-                Some(format!("the value of {} is not redacted", quote(&k)))
-            } else if redact::url_leaks(&value) {
-                Some(format!("{} is a URL with credentials", quote(&k)))
-            } else {
-                None
-            }
-        }),
-        _ => None,
-    }
+    let mut first = None;
+    redact::args_leaks(&args, |what, _| {
+        first = Some(what);
+        false
+    });
+    first
 }

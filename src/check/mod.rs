@@ -405,8 +405,8 @@ impl<'c> Checker<'c> {
         // key byte by byte (DESIGN §13), in every command: one truth.
         let (withheld, key) = secrets::withheld(item, &self.st.cfg.secret_names, &self.markers);
         self.st.withheld = withheld;
-        if let Some(key) = key {
-            let msg = secrets::unparsed_message(&key, self.st.cfg.redact);
+        if let Some(suspect) = key {
+            let msg = secrets::unparsed_message(&suspect, self.st.cfg.redact);
             let slot = self.st.current_slot();
             self.st.report(sink, slot, Rule::SecretExposed, None, msg)?;
         }

@@ -7,8 +7,11 @@
 
 use super::{Checker, Exposure, Seen};
 use crate::json::{Event, Kind, Value};
+use crate::output::quote;
 
-const SENSITIVE: &[&str] = &[
+/// The names spec §11 calls sensitive (`secrets::args_suspect` reads
+/// them too).
+pub(super) const SENSITIVE: &[&str] = &[
     "token",
     "secret",
     "password",
@@ -107,6 +110,10 @@ enum Leak {
     Value(usize),
     /// A sensitive `--flag` whose value is the next argument.
     Next,
+    /// A header (spec §11 "custom headers") `Name: VALUE`, alone or as
+    /// `--flag=Name: VALUE`, whose Name is sensitive: VALUE, from this
+    /// byte on.
+    Header(usize),
 }
 
 /// How `a` leaks given the argument after it, and the flag's name.
@@ -115,12 +122,18 @@ fn leak_of<'a>(a: &'a str, next: Option<&str>) -> Option<(Leak, &'a str)> {
     if !spans.is_empty() {
         return Some((Leak::Url(spans), ""));
     }
-    let flag = a.strip_prefix('-')?.trim_start_matches('-');
+    let Some(flag) = a.strip_prefix('-') else {
+        return header(a).map(|from| (Leak::Header(from), ""));
+    };
+    let flag = flag.trim_start_matches('-');
     if let Some((name, value)) = flag.split_once('=') {
-        if is_sensitive_name(name) && !is_redacted(value) {
-            return Some((Leak::Value(a.len() - value.len()), name));
+        let at = a.len() - value.len();
+        if is_sensitive_name(name) {
+            return (!is_redacted(value)).then_some((Leak::Value(at), name));
         }
-    } else if is_sensitive_name(flag)
+        return header(value).map(|from| (Leak::Header(at + from), name));
+    }
+    if is_sensitive_name(flag)
         && let Some(next) = next
         && !next.starts_with('-')
         && !is_redacted(next)
@@ -128,6 +141,18 @@ fn leak_of<'a>(a: &'a str, next: Option<&str>) -> Option<(Leak, &'a str)> {
         return Some((Leak::Next, flag));
     }
     None
+}
+
+/// Where the value of a header `Name: VALUE` with a sensitive Name
+/// (`Authorization: Bearer …`, `X-Api-Key: …`) starts, unless redacted.
+fn header(a: &str) -> Option<usize> {
+    let (name, value) = a.split_once(':')?;
+    let token = |c: u8| c.is_ascii_alphanumeric() || c == b'-' || c == b'_';
+    if name.is_empty() || !name.bytes().all(token) || !is_sensitive_name(name) {
+        return None;
+    }
+    let value = value.trim_start();
+    (!is_redacted(value)).then_some(a.len() - value.len())
 }
 
 /// The first leak in an argv-like list, as a short description that does
@@ -143,66 +168,180 @@ pub fn argv_leak<S: AsRef<str>>(args: &[S]) -> Option<String> {
 /// the whole of what `argv_leak` looks at, so a list can be read as a
 /// window of two, whatever its length.
 pub fn arg_leak(i: usize, a: &str, next: Option<&str>) -> Option<String> {
-    Some(match leak_of(a, next)? {
-        (Leak::Url(_), _) => format!("argument {} is a URL with credentials", i + 1),
-        (Leak::Value(_), name) => format!("the value of --{name} is not redacted"),
-        (Leak::Next, flag) => format!("the value after --{flag} is not redacted"),
-    })
+    leak_of(a, next).map(|(leak, name)| describe(i, &leak, name))
+}
+
+fn describe(i: usize, leak: &Leak, name: &str) -> String {
+    match leak {
+        Leak::Url(_) => format!("argument {} is a URL with credentials", i + 1),
+        Leak::Value(_) => format!("the value of --{name} is not redacted"),
+        Leak::Next => format!("the value after --{name} is not redacted"),
+        Leak::Header(_) => format!("argument {} is a sensitive header, not redacted", i + 1),
+    }
+}
+
+/// Every leak in one `args` value, in order, each as what
+/// `meta.args-unredacted` says (never the secret) and what `--redact`
+/// writes over, until `f` returns false. `args` is read as spec §11's
+/// producers write it:
+///
+/// - an argv list, a window of two strings at a time (a sensitive flag's
+///   value is the next string); a list inside it (`[["--token","…"]]`) is
+///   read as a list of its own, and an object inside it as named values;
+/// - a string, as argv split at whitespace (`"--token …"`);
+/// - an object of named values: a string under a sensitive name is a
+///   leak, another string is read as one argument (a URL, `--flag=…`, a
+///   header); a list or object under a sensitive name is a leak whole,
+///   under another name it is walked.
+///
+/// An explicit stack, not recursion: nesting is limited only by the line.
+pub fn args_leaks(args: &Value<'_>, mut f: impl FnMut(String, Exposure) -> bool) {
+    if args.kind() == Kind::String {
+        string_leaks(args, &mut f);
+        return;
+    }
+    // Each frame: a container's children, and for a list the string
+    // before the current one and its index.
+    type Prev<'a> = Option<(Value<'a>, String, usize)>;
+    let mut stack: Vec<(crate::json::Children<'_>, Prev<'_>, usize)> = vec![];
+    if matches!(args.kind(), Kind::Array | Kind::Object) {
+        stack.push((args.children(), None, 0));
+    }
+    while let Some((kids, prev, i)) = stack.last_mut() {
+        let object = kids.is_object();
+        let Some((key, v)) = kids.next() else {
+            // The list's last string has no argument after it.
+            if let Some((pv, pa, pi)) = prev.take()
+                && let Some((leak, name)) = leak_of(&pa, None)
+                && !f(describe(pi, &leak, name), exposure(&pv, &leak, None))
+            {
+                return;
+            }
+            stack.pop();
+            continue;
+        };
+        if object {
+            let leak = match v.as_str() {
+                Some(value) if is_sensitive_name(&key) => (!is_redacted(&value)).then(|| {
+                    (
+                        format!("the value of {} is not redacted", quote(&key)),
+                        whole(&v),
+                    )
+                }),
+                Some(value) => leak_of(&value, None).map(|(leak, _)| {
+                    let what = match leak {
+                        Leak::Url(_) => "is a URL with credentials",
+                        Leak::Header(_) => "holds a sensitive header",
+                        Leak::Value(_) | Leak::Next => "holds a sensitive --flag=value",
+                    };
+                    (format!("{} {what}", quote(&key)), exposure(&v, &leak, None))
+                }),
+                None if matches!(v.kind(), Kind::Array | Kind::Object) => {
+                    if is_sensitive_name(&key) && v.raw() != b"\"***\"" {
+                        Some((
+                            format!("the value of {} is not redacted", quote(&key)),
+                            whole(&v),
+                        ))
+                    } else {
+                        stack.push((v.children(), None, 0));
+                        None
+                    }
+                }
+                None => None,
+            };
+            if let Some((what, e)) = leak
+                && !f(what, e)
+            {
+                return;
+            }
+            continue;
+        }
+        match v.as_str() {
+            Some(a) => {
+                let cur = (v, a.into_owned(), *i);
+                *i += 1;
+                if let Some((pv, pa, pi)) = prev.replace(cur) {
+                    let (nv, na, _) = prev.as_ref().expect("just set");
+                    if let Some((leak, name)) = leak_of(&pa, Some(na))
+                        && !f(describe(pi, &leak, name), exposure(&pv, &leak, Some(nv)))
+                    {
+                        return;
+                    }
+                }
+            }
+            None if matches!(v.kind(), Kind::Array | Kind::Object) => {
+                stack.push((v.children(), None, 0));
+            }
+            None => {}
+        }
+    }
+}
+
+/// `args` as one string: argv split at ASCII whitespace, each leak
+/// written over inside the string (`"--token ***"`).
+fn string_leaks(v: &Value<'_>, f: &mut impl FnMut(String, Exposure) -> bool) {
+    let Some(s) = v.as_str() else {
+        return;
+    };
+    let words: Vec<(usize, &str)> = s
+        .split_ascii_whitespace()
+        .map(|w| (w.as_ptr() as usize - s.as_ptr() as usize, w))
+        .collect();
+    for (i, &(at, a)) in words.iter().enumerate() {
+        let next = words.get(i + 1).copied();
+        let Some((leak, name)) = leak_of(a, next.map(|(_, n)| n)) else {
+            continue;
+        };
+        let spans = match &leak {
+            Leak::Url(spans) => spans.iter().map(|&(x, y)| (at + x, at + y)).collect(),
+            Leak::Value(from) | Leak::Header(from) => vec![(at + from, at + a.len())],
+            Leak::Next => next.map_or(vec![], |(n, w)| vec![(n, n + w.len())]),
+        };
+        let mut out = vec![];
+        inside(v, &spans, &mut out);
+        if let Some(e) = out.pop()
+            && !f(describe(i, &leak, name), e)
+        {
+            return;
+        }
+    }
+}
+
+/// What `--redact` writes over for `leak` of the string `v` (the string
+/// after it is `next`).
+fn exposure(v: &Value<'_>, leak: &Leak, next: Option<&Value<'_>>) -> Exposure {
+    let len = v.as_str().map_or(0, |s| s.len());
+    let spans = match leak {
+        Leak::Url(spans) => spans.clone(),
+        Leak::Value(from) | Leak::Header(from) => vec![(*from, len)],
+        Leak::Next => return whole(next.unwrap_or(v)),
+    };
+    let mut out = vec![];
+    inside(v, &spans, &mut out);
+    out.pop().unwrap_or_else(|| whole(v))
 }
 
 /// Every sensitive value in `aoi:meta`'s `args` (each top-level member so
 /// named: a duplicate is searched too), as the spans `--redact` writes
 /// over (DESIGN §13): the same values `meta.args-unredacted` reads as
-/// leaks (`framework.rs`), each one of them, not only the first. A value
+/// leaks (`args_leaks`), each one of them, not only the first. A value
 /// after a sensitive flag, or under a sensitive name, becomes `"***"`;
-/// inside a string (`--token=VALUE`, a URL's password or query value) only
-/// the secret's bytes become `***`, as for `_url` fields, unless the
-/// string is written with escapes (its decoded offsets are not the
-/// line's), when the whole string becomes `"***"`.
+/// inside a string (`--token=VALUE`, a header's value, a URL's password
+/// or query value) only the secret's bytes become `***`, as for `_url`
+/// fields, unless the string is written with escapes (its decoded offsets
+/// are not the line's), when the whole string becomes `"***"`.
 pub fn args_exposures(ev: &Event<'_>, out: &mut Vec<Exposure>) {
     for (key, args) in ev.as_value().children() {
-        if key != "args" {
-            continue;
-        }
-        match args.kind() {
-            Kind::Array => {
-                let mut argv = args
-                    .children()
-                    .filter_map(|(_, v)| v.as_str().map(|s| (v, s)));
-                let mut cur = argv.next();
-                while let Some((v, a)) = cur {
-                    let next = argv.next();
-                    match leak_of(&a, next.as_ref().map(|(_, n)| &**n)) {
-                        Some((Leak::Url(spans), _)) => inside(&v, &spans, out),
-                        Some((Leak::Value(from), _)) => inside(&v, &[(from, a.len())], out),
-                        Some((Leak::Next, _)) => {
-                            if let Some((n, _)) = &next {
-                                out.push(whole(n));
-                            }
-                        }
-                        None => {}
-                    }
-                    cur = next;
-                }
-            }
-            Kind::Object => {
-                for (k, v) in args.children() {
-                    let Some(value) = v.as_str() else {
-                        continue;
-                    };
-                    if is_sensitive_name(&k) && !is_redacted(&value) {
-                        out.push(whole(&v));
-                    } else {
-                        inside(&v, &url_leak_spans(&value), out);
-                    }
-                }
-            }
-            _ => {}
+        if key == "args" {
+            args_leaks(&args, |_, e| {
+                out.push(e);
+                true
+            });
         }
     }
 }
 
-/// The whole string value `v` becomes `"***"`.
+/// The whole value `v` becomes `"***"`.
 fn whole(v: &Value<'_>) -> Exposure {
     Exposure {
         path: "args".to_string(),

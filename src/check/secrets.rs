@@ -89,6 +89,15 @@ pub fn scan(ev: &Event<'_>, names: &[String], out: &mut Vec<Exposure>) {
             url_exposures(&value, &path, names, out);
             continue;
         }
+        // A list of URLs under a `_url` key: each string in it, as one.
+        if object && is_url_name(name) && value.kind() == Kind::Array {
+            for (k, (_, v)) in value.children().enumerate() {
+                if v.kind() == Kind::String {
+                    url_exposures(&v, &format!("{path}[{k}]"), names, out);
+                }
+            }
+            continue;
+        }
         if matches!(value.kind(), Kind::Object | Kind::Array) {
             stack.push((value.children(), path.len(), 0));
         }
@@ -277,15 +286,15 @@ impl Withheld {
     }
 }
 
-/// Whether `--redact` must withhold `item`, and the secret-looking key
-/// that says so (none for a line never held). A parsed object is never
+/// Whether `--redact` must withhold `item`, and what in it looks secret
+/// (none for a line never held). A parsed object is never
 /// withheld: its secrets are found on decoded values (`scan`) and
 /// replaced span by span.
 pub fn withheld(
     item: &Line<'_>,
     names: &[String],
     markers: &Markers,
-) -> (Option<Withheld>, Option<String>) {
+) -> (Option<Withheld>, Option<Suspect>) {
     let bytes = match *item {
         Line::Complete { json: Ok(ev), .. } if ev.is_object() => return (None, None),
         Line::Complete { bytes, .. }
@@ -296,7 +305,7 @@ pub fn withheld(
             return (Some(Withheld::Unheld), None);
         }
     };
-    let Some(key) = unparsed_secret(bytes, names) else {
+    let Some(key) = unparsed_secret(bytes, names).or_else(|| unparsed_name(bytes, names)) else {
         return (None, None);
     };
     // The checker reads only a complete line that is not JSON as a marker.
@@ -310,12 +319,36 @@ pub fn withheld(
     )
 }
 
+/// What makes a line that could not be parsed look secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Suspect {
+    /// A secret key in `"key":` form, with a value that is not `"***"`.
+    Key(String),
+    /// An `args` key followed by what may be a sensitive argument.
+    Args,
+    /// A secret name outside the `"key":` form (`api_secret=…`).
+    Name(String),
+}
+
 /// The `secret.exposed` message for a line that could not be parsed:
 /// it names the key, never the value.
-pub fn unparsed_message(key: &str, redact: bool) -> String {
+pub fn unparsed_message(suspect: &Suspect, redact: bool) -> String {
+    let what = match suspect {
+        Suspect::Key(key) => format!(
+            "the secret-looking key {} with a value that is not \"***\"",
+            crate::output::quote(key)
+        ),
+        Suspect::Args => {
+            "an \"args\" member followed by a sensitive-looking name or a URL with userinfo (spec §11)"
+                .to_string()
+        }
+        Suspect::Name(name) => format!(
+            "the secret-looking name {} outside any \"key\": form",
+            crate::output::quote(name)
+        ),
+    };
     format!(
-        "line could not be parsed, but holds the secret-looking key {} with a value that is not \"***\"{}",
-        crate::output::quote(key),
+        "line could not be parsed, but holds {what}{}",
         if redact {
             ": withheld from the output (--redact)"
         } else {
@@ -347,9 +380,12 @@ pub fn unheld_note(redact: bool) -> &'static str {
 /// (`_secret`, `_SECRET`, a `--secret-name`) counts unless its value is
 /// exactly `"***"`, the value a valid line may hold; a `_url` key counts
 /// when its string value (to its closing quote, or to the line's end when
-/// cut) holds what `url_spans` would replace. One pass, linear in the line.
-pub fn unparsed_secret(line: &[u8], names: &[String]) -> Option<String> {
+/// cut) holds what `url_spans` would replace, and so does a list of such
+/// strings. The first `args` key counts when what follows it may hold a
+/// sensitive argument (`args_suspect`). One pass, linear in the line.
+pub fn unparsed_secret(line: &[u8], names: &[String]) -> Option<Suspect> {
     let mut quotes: (Option<usize>, Option<usize>) = (None, None);
+    let mut args_seen = false;
     let mut i = 0;
     while let Some(off) = memchr::memchr3(b'\\', b'"', b':', &line[i..]) {
         let p = i + off;
@@ -374,19 +410,162 @@ pub fn unparsed_secret(line: &[u8], names: &[String]) -> Option<String> {
                 let value = &line[ws_after(line, p + 1)..];
                 let exposed = if is_secret_name(&name, names) {
                     !value.starts_with(b"\"***\"")
-                } else if is_url_name(&name) && value.first() == Some(&b'"') {
-                    let end = string_end(value).unwrap_or(value.len());
-                    url_spans(&decode(&value[1..end]), names).is_none_or(|s| !s.is_empty())
+                } else if is_url_name(&name) {
+                    url_value_exposed(value, names)
                 } else {
+                    if &*name == b"args" && !args_seen {
+                        // What follows the first `args` holds every later one.
+                        args_seen = true;
+                        if args_suspect(&line[p + 1..]) {
+                            return Some(Suspect::Args);
+                        }
+                    }
                     false
                 };
                 if exposed {
-                    return Some(String::from_utf8_lossy(&name).into_owned());
+                    return Some(Suspect::Key(String::from_utf8_lossy(&name).into_owned()));
                 }
             }
         }
         if i >= line.len() {
             break;
+        }
+    }
+    None
+}
+
+/// Whether a `_url` key's value (the bytes after its `:`) holds what
+/// `url_spans` would replace: a string (to its closing quote, or to the
+/// line's end when cut), or a list of strings, each read as one.
+fn url_value_exposed(value: &[u8], names: &[String]) -> bool {
+    let exposed = |s: &[u8]| {
+        let end = string_end(s).unwrap_or(s.len());
+        let url = &s[1..end.max(1)];
+        (
+            url_spans(&decode(url), names).is_none_or(|s| !s.is_empty()),
+            end + 1,
+        )
+    };
+    match value.first() {
+        Some(b'"') => exposed(value).0,
+        Some(b'[') => {
+            // Only forward: each string is read once.
+            let mut i = ws_after(value, 1);
+            while value.get(i) == Some(&b'"') {
+                let (hit, end) = exposed(&value[i..]);
+                if hit {
+                    return true;
+                }
+                i = ws_after(value, i + end);
+                if value.get(i) != Some(&b',') {
+                    break;
+                }
+                i = ws_after(value, i + 1);
+            }
+            false
+        }
+        _ => false,
+    }
+}
+
+/// Whether the bytes after an `args` key, in a line that could not be
+/// parsed, may hold what `redact::args_leaks` calls a leak. With no parse
+/// there is no telling where `args` ends or what is a flag, so every byte
+/// after the key counts and the test is broader, conservatively: any name
+/// spec §11 calls sensitive, anywhere, in any case (a flag, a named
+/// value, a header, a query parameter: `--token`, `"api_key"`,
+/// `Authorization:`, `?access_token=`), but not `author`; a `sig=` or
+/// `code=` parameter; a URL with userinfo (`//` then `@` before the
+/// authority ends, also written `\/\/`); and any `\u` escape, which could
+/// spell any of them. Read in lowercased chunks that overlap by more
+/// than the longest name, so memory stays flat however long the line.
+fn args_suspect(rest: &[u8]) -> bool {
+    use memchr::memmem;
+    for sep in [&b"//"[..], br"\/\/"] {
+        for p in memmem::find_iter(rest, sep) {
+            let authority = &rest[p + sep.len()..];
+            let end = authority
+                .iter()
+                .position(|c| b"/?#\"\\ \t\r\n,]}".contains(c))
+                .unwrap_or(authority.len());
+            if authority[..end].contains(&b'@') {
+                return true;
+            }
+        }
+    }
+    const CHUNK: usize = 64 * 1024;
+    const OVERLAP: usize = 16;
+    let mut buf = Vec::with_capacity(CHUNK.min(rest.len()) + OVERLAP);
+    let mut start = 0;
+    while start < rest.len() {
+        let end = (start + CHUNK + OVERLAP).min(rest.len());
+        buf.clear();
+        buf.extend(rest[start..end].iter().map(u8::to_ascii_lowercase));
+        let plain = super::redact::SENSITIVE
+            .iter()
+            .filter(|n| **n != "auth")
+            .map(|n| n.as_bytes())
+            .chain([&b"sig="[..], b"code=", br"\u"]);
+        for needle in plain {
+            if memmem::find(&buf, needle).is_some() {
+                return true;
+            }
+        }
+        // `auth` is sensitive, `author` is not (`authorization` is).
+        for p in memmem::find_iter(&buf, b"auth") {
+            let after = &buf[p + 4..];
+            if !after.starts_with(b"or") || after.starts_with(b"orization") {
+                return true;
+            }
+        }
+        start += CHUNK;
+    }
+    false
+}
+
+/// The first secret name (a key ending in `_secret` or `_SECRET`, or a
+/// `--secret-name`) anywhere in a line that could not be parsed, outside
+/// the `"key":` form `unparsed_secret` reads: `api_secret=v`, a name among
+/// binary bytes, after an elision marker's text. Such a line has no
+/// structure to trust, so any name-looking token counts (bounded by bytes
+/// that cannot be in a name: not an ASCII letter, digit or `_`), unless
+/// it is a key whose value is exactly `"***"`. A memmem search of the few
+/// names, only ever run on lines that failed to parse.
+fn unparsed_name(line: &[u8], names: &[String]) -> Option<Suspect> {
+    use memchr::memmem;
+    let part = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let redacted_key = |end: usize| {
+        line.get(end) == Some(&b'"') && {
+            let colon = ws_after(line, end + 1);
+            line.get(colon) == Some(&b':')
+                && line[ws_after(line, colon + 1)..].starts_with(b"\"***\"")
+        }
+    };
+    let found = |start: usize, end: usize| {
+        Some(Suspect::Name(
+            String::from_utf8_lossy(&line[start..end]).into_owned(),
+        ))
+    };
+    for suffix in [&b"_secret"[..], b"_SECRET"] {
+        for p in memmem::find_iter(line, suffix) {
+            let end = p + suffix.len();
+            if line.get(end).is_some_and(|&c| part(c)) || redacted_key(end) {
+                continue;
+            }
+            let start = line[..p]
+                .iter()
+                .rposition(|&c| !part(c))
+                .map_or(0, |s| s + 1);
+            return found(start, end);
+        }
+    }
+    for name in names.iter().filter(|n| !n.is_empty()) {
+        for p in memmem::find_iter(line, name.as_bytes()) {
+            let end = p + name.len();
+            let joined = line.get(end).is_some_and(|&c| part(c)) || p > 0 && part(line[p - 1]);
+            if !joined && !redacted_key(end) {
+                return found(p, end);
+            }
         }
     }
     None
@@ -480,7 +659,10 @@ mod tests {
 
     #[test]
     fn unparsed_keys_are_found_byte_by_byte() {
-        let key = |s: &str| unparsed_secret(s.as_bytes(), &["tok".to_string()]);
+        let key = |s: &str| match unparsed_secret(s.as_bytes(), &["tok".to_string()]) {
+            Some(Suspect::Key(k)) => Some(k),
+            _ => None,
+        };
         assert_eq!(key(r#"{"a_secret":"v",}"#).as_deref(), Some("a_secret"));
         assert_eq!(key(r#"{"A_SECRET"  :1"#).as_deref(), Some("A_SECRET"));
         assert_eq!(key(r#"{"a\u005fsecret":1,}"#).as_deref(), Some("a_secret"));
@@ -500,6 +682,39 @@ mod tests {
     }
 
     #[test]
+    fn unparsed_args_and_names_are_found_byte_by_byte() {
+        let args = |s: &str| unparsed_secret(s.as_bytes(), &[]) == Some(Suspect::Args);
+        assert!(args(r#"{"args":["--token","v"],}"#));
+        assert!(args(r#"{"\u0061rgs":["--PASSWORD=v"],}"#));
+        assert!(args(r#"{"args":["https://u:p@h/"],}"#));
+        assert!(args(r#"{"args":["https:\/\/u:p@h\/"],}"#));
+        assert!(args(r#"{"args":["-H","Authorization: Bearer v"],}"#));
+        assert!(args(r#"{"args":["--\u0074oken","v"],}"#));
+        assert!(!args(r#"{"args":["--author","kim","https://h/x"],}"#));
+        assert!(!args(r#"{"argv":["--token","v"],}"#));
+        // A name past the first chunk, across a chunk's edge.
+        let pad = "a".repeat(64 * 1024 - 12);
+        assert!(args(&format!(
+            r#"{{"args":["{pad}","--credential","v"],}}"#
+        )));
+        let name = |s: &[u8], names: &[String]| match unparsed_name(s, names) {
+            Some(Suspect::Name(n)) => Some(n),
+            _ => None,
+        };
+        assert_eq!(name(b"api_secret=v", &[]).as_deref(), Some("api_secret"));
+        assert_eq!(
+            name(b"\x00\x01api_secret\x02v\xfe", &[]).as_deref(),
+            Some("api_secret")
+        );
+        assert_eq!(name(b"X_SECRET", &[]).as_deref(), Some("X_SECRET"));
+        assert_eq!(name(br#"{"a_secret" : "***",}"#, &[]), None);
+        assert_eq!(name(b"my_secrets=v a_secretary", &[]), None);
+        let tok = ["tok".to_string()];
+        assert_eq!(name(b"tok=v", &tok).as_deref(), Some("tok"));
+        assert_eq!(name(b"stok=v token", &tok), None);
+    }
+
+    #[test]
     fn placeholders_are_read_as_the_line_was() {
         let markers = Markers::new(&[]);
         for w in [Withheld::Secret, Withheld::Unheld] {
@@ -508,6 +723,7 @@ mod tests {
             assert!(p.starts_with(b"aoitap ") && !p.contains(&b'\n'));
             assert_eq!(markers.claims(&p), None);
             assert_eq!(unparsed_secret(&p, &[]), None);
+            assert_eq!(unparsed_name(&p, &[]), None);
         }
         assert_eq!(markers.claims(&Withheld::Marker(1).placeholder()), Some(1));
         assert_eq!(
