@@ -32,3 +32,4 @@ pub mod json;
 pub mod man;
 pub mod output;
 pub mod signal;
+pub mod text;

@@ -13,7 +13,7 @@ use std::io;
 use super::{Cause, Outcome, Protocol, Seen, Sink, State};
 use crate::check::rules::Rule;
 use crate::json::{Event, Kind, Value};
-use crate::output::quote;
+use crate::text::quote;
 
 /// The members of an error payload that decide the verdict: read twice,
 /// parsers disagree (DESIGN §8).
@@ -52,7 +52,7 @@ impl State<'_> {
                 None => "no kind: every AFDATA event names its kind".to_string(),
                 Some(v) => format!(
                     "kind {} is not result, error, progress or log",
-                    crate::output::quote_raw(v.raw())
+                    crate::text::quote_raw(v.raw())
                 ),
             };
             self.report(sink, slot, Rule::AfdataKindInvalid, None, msg)?;
@@ -172,7 +172,7 @@ impl State<'_> {
             _ => {
                 let msg = format!(
                     "error.retry_after_s is {}, not a number >= 0 that aoitap can carry",
-                    crate::output::quote_raw(v.raw())
+                    crate::text::quote_raw(v.raw())
                 );
                 self.report(sink, slot, Rule::ErrorRetryAfterInvalid, None, msg)?;
                 Ok(None)
@@ -187,7 +187,7 @@ impl State<'_> {
         if run.summary.is_none() && !unbounded {
             let msg = format!(
                 "the stream ended after {} without a result or error event: it was cut off or the producer crashed",
-                crate::output::plural(run.lines, "line")
+                crate::text::plural(run.lines, "line")
             );
             self.report(sink, slot, Rule::AfdataTerminalMissing, None, msg)?;
         }

@@ -7,7 +7,7 @@ use super::{Cause, Identity, Outcome, Protocol, SchemaPin, Sink, State};
 use crate::check::redact;
 use crate::check::rules::{CATEGORIES, Rule};
 use crate::json::{Event, Kind, Uint, Value};
-use crate::output::{quote, quote_raw};
+use crate::text::{quote, quote_raw};
 
 /// The members whose value decides a verdict (DESIGN §8): when one appears
 /// twice, aoitap would read the first, jq and Python the last.

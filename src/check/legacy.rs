@@ -20,7 +20,7 @@ use super::framework::Count;
 use super::{Cause, CountReading, Outcome, Protocol, Seen, Sink, State, typed};
 use crate::check::rules::Rule;
 use crate::json::{Event, Uint};
-use crate::output::quote_raw;
+use crate::text::quote_raw;
 
 /// What an `aoi:error`'s `scope` says in a 0.2 run.
 enum Scope {

@@ -15,7 +15,7 @@ use std::io;
 use crate::check::rules::{Rule, Severity};
 use crate::input::scan::{Checked, Line};
 use crate::json::{Aoi, Event, JsonError, Kind, Uint, Value};
-use crate::output::plural;
+use crate::text::plural;
 
 mod afdata;
 mod facts;
@@ -273,7 +273,7 @@ fn run_name(id: &str) -> String {
     if id.len() <= ID_BYTES {
         return id.to_string();
     }
-    format!("{}… ({} bytes)", crate::output::prefix(id, 120), id.len())
+    format!("{}… ({} bytes)", crate::text::prefix(id, 120), id.len())
 }
 
 /// Where the last line went, kept past the run's end.
@@ -729,7 +729,7 @@ impl State<'_> {
             return Ok(());
         }
         // Every message is one bounded line, whatever it quotes (DESIGN §8).
-        let message = crate::output::one_line(&f.message);
+        let message = crate::text::one_line(&f.message);
         if severity == Severity::Error {
             run.error_findings += 1;
             run.first_error.get_or_insert_with(|| message.clone());
@@ -754,7 +754,7 @@ impl State<'_> {
         self.last_run = LastRun::Slot(slot);
         let msg = format!(
             "elision marker: the harness says {} were cut here",
-            crate::output::plural(claims, "line")
+            crate::text::plural(claims, "line")
         );
         self.emit(sink, slot, Found::new(Rule::LineElided, msg))
     }
@@ -867,7 +867,7 @@ impl State<'_> {
                     Rule::SecretUrlExposed,
                     format!(
                         "{} holds a URL with a secret in it (password or secret-named parameter): redact it to ***",
-                        crate::output::quote(&e.path)
+                        crate::text::quote(&e.path)
                     ),
                 )
             } else {
@@ -875,7 +875,7 @@ impl State<'_> {
                     Rule::SecretExposed,
                     format!(
                         "{} is marked secret but its value is not \"***\"",
-                        crate::output::quote(&e.path)
+                        crate::text::quote(&e.path)
                     ),
                 )
             };
@@ -932,7 +932,7 @@ impl State<'_> {
             let name = run_v.and_then(|v| v.as_str()).unwrap_or_default();
             let msg = format!(
                 "run id changed to {}: one stream must be one run (use --multi-run for merged logs)",
-                crate::output::quote(&name)
+                crate::text::quote(&name)
             );
             self.report(sink, slot, Rule::RunChanged, None, msg)?;
         }
@@ -1027,7 +1027,7 @@ impl State<'_> {
             Some(other) if framework && !KNOWN_FRAMEWORK.iter().any(|k| k.as_bytes() == other) => {
                 let msg = format!(
                     "unknown framework event {}: it may carry failure, so success cannot be reported",
-                    crate::output::quote(&String::from_utf8_lossy(other))
+                    crate::text::quote(&String::from_utf8_lossy(other))
                 );
                 self.report(sink, slot, Rule::FrameworkUnknownType, seq, msg)?;
             }
@@ -1125,7 +1125,7 @@ impl State<'_> {
             } else {
                 "not a non-negative integer"
             };
-            let msg = format!("aoi.seq is {}, {what}", crate::output::quote_raw(v.raw()));
+            let msg = format!("aoi.seq is {}, {what}", crate::text::quote_raw(v.raw()));
             self.report(sink, slot, Rule::SeqNotInteger, None, msg)?;
             return Ok((None, SeqSeen::Skipped));
         };

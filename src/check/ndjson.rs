@@ -10,7 +10,7 @@ use std::io;
 use super::{Config, Outcome, Protocol, Seen, Sink, State};
 use crate::check::rules::Rule;
 use crate::json::Event;
-use crate::output::quote;
+use crate::text::quote;
 
 /// Does `ev` open a run (`--first`, with `--multi-run`)?
 pub(super) fn opens(cfg: &Config, ev: &Event<'_>) -> bool {
@@ -96,7 +96,7 @@ impl State<'_> {
         {
             let msg = format!(
                 "the stream ended after {} without its {} line: it was cut off or the producer stopped",
-                crate::output::plural(self.run(slot).lines, "line"),
+                crate::text::plural(self.run(slot).lines, "line"),
                 quote(last)
             );
             self.report(sink, slot, Rule::NdjsonLastMissing, None, msg)?;

@@ -7,7 +7,7 @@
 
 use super::{Checker, Exposure, Seen};
 use crate::json::{Event, Kind, Value};
-use crate::output::quote;
+use crate::text::quote;
 
 /// The names spec §11 calls sensitive (`secrets::args_suspect` reads
 /// them too).

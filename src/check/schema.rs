@@ -25,7 +25,7 @@ use serde_json::{Map, Number, Value};
 
 use super::facts::SchemaPlace;
 use crate::json::{Event, unescape};
-use crate::output::{QUOTE_BYTES, prefix};
+use crate::text::{QUOTE_BYTES, prefix};
 
 /// The deepest nesting built for the validator: serde_json's own reading
 /// limit, far past any event schema's depth.
@@ -405,7 +405,7 @@ fn compile(doc: &Value) -> Result<Validator, String> {
                 format!("not a valid JSON Schema: at {at}: {}", describe(&e, false))
             }
         };
-        crate::output::one_line(&why)
+        crate::text::one_line(&why)
     })
 }
 

@@ -280,7 +280,7 @@ impl Withheld {
                 b"aoitap --redact withheld this line: it was longer than --max-line-bytes, so it could not be searched for secrets",
             ),
             Withheld::Marker(n) => Cow::Owned(
-                format!("[… {} omitted …]", crate::output::plural(n, "line")).into_bytes(),
+                format!("[… {} omitted …]", crate::text::plural(n, "line")).into_bytes(),
             ),
         }
     }
@@ -336,7 +336,7 @@ pub fn unparsed_message(suspect: &Suspect, redact: bool) -> String {
     let what = match suspect {
         Suspect::Key(key) => format!(
             "the secret-looking key {} with a value that is not \"***\"",
-            crate::output::quote(key)
+            crate::text::quote(key)
         ),
         Suspect::Args => {
             "an \"args\" member followed by a sensitive-looking name or a URL with userinfo (spec §11)"
@@ -344,7 +344,7 @@ pub fn unparsed_message(suspect: &Suspect, redact: bool) -> String {
         }
         Suspect::Name(name) => format!(
             "the secret-looking name {} outside any \"key\": form",
-            crate::output::quote(name)
+            crate::text::quote(name)
         ),
     };
     format!(

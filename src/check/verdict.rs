@@ -77,7 +77,7 @@ pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol) -> RunVerdi
                 let msg = format!(
                     "the run ended after {} without {end}: success was never stated \
                      ({rule} is allowed, but only --unbounded lets a run pass without it)",
-                    crate::output::plural(run.lines, "line")
+                    crate::text::plural(run.lines, "line")
                 );
                 (Verdict::Nonconforming, msg, None)
             }

@@ -293,13 +293,13 @@ pub fn run_stream(
                     report.tally.upstream(id);
                 }
                 let who = match run.name {
-                    Some(n) => format!("run {}", crate::output::clean(&n)),
+                    Some(n) => format!("run {}", crate::text::clean(&n)),
                     None => format!("run from line {}", run.first_line),
                 };
                 report.out.text(&format!(
                     "{}: {why}: {who} still open after {}, not judged\n",
-                    crate::output::clean(&report.out.file),
-                    crate::output::plural(run.lines, "line")
+                    crate::text::clean(&report.out.file),
+                    crate::text::plural(run.lines, "line")
                 ))?;
             }
             if cancelled {

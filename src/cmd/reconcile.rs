@@ -24,7 +24,7 @@ use crate::config::{Format, Input, ReconcileOptions, ReportTo};
 use crate::exit::{Error, Exit, Result};
 use crate::input::scan::{Cutter, Line};
 use crate::json::{Aoi, Event, Parser, Uint};
-use crate::output::{clean, plural};
+use crate::text::{clean, plural};
 
 /// Missing ranges listed per run; more are counted.
 const MAX_GAPS: usize = 1000;

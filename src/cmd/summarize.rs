@@ -22,7 +22,8 @@ use crate::config::{Format, ReportTo, SummarizeOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
 use crate::json::{Event, Kind};
-use crate::output::{clean, human, one_line, plural, style};
+use crate::output::{human, style};
+use crate::text::{clean, one_line, plural};
 
 const MAX_KINDS: usize = 256;
 
@@ -116,7 +117,7 @@ const NAME_BYTES: usize = 128;
 fn bump(map: &mut BTreeMap<String, u64>, name: &str, room: &mut Room) -> Option<String> {
     let cut;
     let name = if name.len() > NAME_BYTES {
-        cut = format!("{}…", crate::output::prefix(name, NAME_BYTES));
+        cut = format!("{}…", crate::text::prefix(name, NAME_BYTES));
         &cut
     } else {
         name

@@ -4,10 +4,10 @@
 //! terminal and no id can forge a line (DESIGN §8).
 
 use super::style::{self, BAD, GOOD, NOTE, WARN};
-use super::{clean, plural};
 use crate::check::rules::Severity;
 use crate::check::{Finding, Protocol, RunVerdict, Tally, Verdict};
 use crate::exit::Exit;
+use crate::text::{clean, plural};
 
 /// `file:12: error[seq.gap]: message (run R)`.
 pub fn finding(file: &str, f: &Finding, color: bool) -> String {

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 
 use crate::check::{Finding, RunVerdict, Verdict};
-use crate::output::{clean, one_line};
+use crate::text::{clean, one_line};
 
 /// Findings listed per test point; the rest are counted.
 const LISTED: usize = 10;
