@@ -13,10 +13,11 @@ use crate::check::rules::{Levels, Rule, Word};
 use crate::check::schema::EventSchema;
 use crate::check::{Config, Protocol, SchemaPin};
 use crate::config::{
-    FileId, Format, Input, Invocation, ReconcileOptions, ReportTo, RunOptions, SplitOptions,
-    StreamOptions, StripOptions, Style, SummarizeOptions,
+    FileId, Input, Invocation, ReconcileOptions, ReportTo, RunOptions, SplitOptions, StreamOptions,
+    StripOptions, SummarizeOptions,
 };
 use crate::exit::Exit;
+use crate::output::style::{Format, Style};
 
 const RULES_HELP: &str = "Rules (id, default severity E/W/I, spec §):";
 

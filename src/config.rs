@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::check::Config;
+use crate::output::style::{Format, Style};
 
 /// What to run, in plain terms.
 pub enum Invocation {
@@ -189,29 +190,6 @@ pub struct StripOptions {
 
 pub struct SummarizeOptions {
     pub stream: StreamOptions,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    Human,
-    Jsonl,
-    /// One JSON object, written by the command at the end (summarize).
-    Json,
-    /// TAP (verify, run): see `tap.rs`.
-    Tap,
-}
-
-/// How the report is written.
-#[derive(Clone, Copy, Debug)]
-pub struct Style {
-    pub format: Format,
-    pub quiet: bool,
-    /// Human output leaves out notes, passing runs and a passing result
-    /// line: a filter (strip-envelope) is silent when all is well.
-    pub quiet_pass: bool,
-    pub color: bool,
-    /// At most this many findings are written (§15); the rest are counted.
-    pub limit: Option<u64>,
 }
 
 /// Where a command's report goes when `--report` does not say.

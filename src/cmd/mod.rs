@@ -190,7 +190,12 @@ pub fn run_stream(
         ),
     };
     report.out.begin()?;
-    let mut progress = Progress::new(opts);
+    let total = opts
+        .inputs
+        .iter()
+        .map(|i| i.file_size())
+        .sum::<Option<u64>>();
+    let mut progress = Progress::new(&opts.style, total);
     let mut trouble: Option<Exit> = None;
     let mut k = 0;
     while let Some(next) = consumer.next_input(k, &opts.inputs, &signals) {
@@ -350,7 +355,7 @@ fn fail(mut report: Report, e: Error) -> Result<Exit> {
         .local_error(category, "OUTPUT_FAILED", &e.to_string())?;
     // A person is told in one line (DESIGN §8); a machine's report still
     // ends with its summary (or TAP plan), so it reads as a whole.
-    if report.out.format() != crate::config::Format::Human {
+    if report.out.format() != crate::output::style::Format::Human {
         report.end(exit)?;
     }
     Ok(exit)

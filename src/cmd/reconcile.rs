@@ -20,10 +20,11 @@ use crate::check::{
 use serde::Serialize;
 
 use crate::cmd::{Consumer, Held, PerRun, Report, run_stream};
-use crate::config::{Format, Input, ReconcileOptions, ReportTo};
+use crate::config::{Input, ReconcileOptions, ReportTo};
 use crate::exit::{Error, Exit, Result};
 use crate::input::scan::{Cutter, Line};
 use crate::json::{Aoi, Event, Parser, Uint};
+use crate::output::style::Format;
 use crate::text::{clean, plural};
 
 /// Missing ranges listed per run; more are counted.

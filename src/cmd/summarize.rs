@@ -18,10 +18,11 @@ use crate::check::{Checker, Identity, RunKey, RunVerdict, Seen, Verdict};
 use serde::Serialize;
 
 use crate::cmd::{Consumer, Held, PerRun, Report, run_stream};
-use crate::config::{Format, ReportTo, SummarizeOptions};
+use crate::config::{ReportTo, SummarizeOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
 use crate::json::{Event, Kind};
+use crate::output::style::Format;
 use crate::output::{human, style};
 use crate::text::{clean, one_line, plural};
 

@@ -17,10 +17,10 @@ use serde::Serialize;
 
 use crate::check::rules::Severity;
 use crate::check::{Finding, RunVerdict, Tally, Verdict};
-use crate::config::{Format, Style};
 use crate::exit::{Error, Exit};
 use crate::output::tap::Tap;
 use crate::text::{clean, one_line, plural, seconds};
+use style::{Format, Style};
 
 pub mod discover;
 pub mod human;

@@ -14,7 +14,7 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use crate::config::{Format, StreamOptions};
+use super::style::{Format, Style};
 
 /// Inputs smaller than this finish before a display would help.
 /// `AOITAP_PROGRESS_FROM` (bytes) overrides it, for tests.
@@ -34,11 +34,11 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// A display for `opts`, when one is wanted.
-    pub fn new(opts: &StreamOptions) -> Option<Progress> {
-        let wanted = opts.style.format == Format::Human
-            && !opts.style.quiet
-            && std::io::stderr().is_terminal();
+    /// A display for a report of `style` over `total` bytes (when the
+    /// inputs' sizes are known), when one is wanted.
+    pub fn new(style: &Style, total: Option<u64>) -> Option<Progress> {
+        let wanted =
+            style.format == Format::Human && !style.quiet && std::io::stderr().is_terminal();
         if !wanted {
             return None;
         }
@@ -46,11 +46,6 @@ impl Progress {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(PROGRESS_FROM);
-        let total = opts
-            .inputs
-            .iter()
-            .map(|i| i.file_size())
-            .sum::<Option<u64>>();
         Some(Progress {
             start: Instant::now(),
             last: None,

@@ -1,12 +1,37 @@
-//! Colour in human output (anstyle): the few styles aoitap paints with,
-//! and when it paints at all. Machine output is never painted.
+//! How a report is written: its format and style (what config holds and
+//! every renderer reads), and colour in human output (anstyle): the few
+//! styles aoitap paints with, and when it paints at all. Machine output is
+//! never painted.
 
-use anstyle::{AnsiColor, Style};
+use anstyle::{AnsiColor, Style as Paint};
 
-pub const BAD: Style = AnsiColor::Red.on_default().bold();
-pub const GOOD: Style = AnsiColor::Green.on_default().bold();
-pub const WARN: Style = AnsiColor::Yellow.on_default().bold();
-pub const NOTE: Style = AnsiColor::Cyan.on_default().bold();
+pub const BAD: Paint = AnsiColor::Red.on_default().bold();
+pub const GOOD: Paint = AnsiColor::Green.on_default().bold();
+pub const WARN: Paint = AnsiColor::Yellow.on_default().bold();
+pub const NOTE: Paint = AnsiColor::Cyan.on_default().bold();
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Human,
+    Jsonl,
+    /// One JSON object, written by the command at the end (summarize).
+    Json,
+    /// TAP (verify, run): see `tap.rs`.
+    Tap,
+}
+
+/// How the report is written.
+#[derive(Clone, Copy, Debug)]
+pub struct Style {
+    pub format: Format,
+    pub quiet: bool,
+    /// Human output leaves out notes, passing runs and a passing result
+    /// line: a filter (strip-envelope) is silent when all is well.
+    pub quiet_pass: bool,
+    pub color: bool,
+    /// At most this many findings are written (§15); the rest are counted.
+    pub limit: Option<u64>,
+}
 
 /// `--color auto`: on a terminal, unless `NO_COLOR` is set and not empty
 /// (no-color.org).
@@ -15,7 +40,7 @@ pub fn auto(terminal: bool) -> bool {
 }
 
 /// `text` in `style` when `on`, else as it is.
-pub fn paint(on: bool, style: Style, text: &str) -> String {
+pub fn paint(on: bool, style: Paint, text: &str) -> String {
     if on {
         format!("{style}{text}{style:#}")
     } else {
