@@ -61,16 +61,7 @@ pub struct Finding {
     pub place: Option<Box<SchemaPlace>>,
 }
 
-/// Where an event failed its schema (DESIGN §11).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SchemaPlace {
-    /// A JSON pointer into the event ("" is the whole event).
-    pub instance_path: String,
-    /// The JSON Schema keyword that failed (`type`, `required`, ...).
-    pub keyword: String,
-    /// A JSON pointer to that keyword in the schema document.
-    pub schema_path: String,
-}
+pub use crate::input::line_check::SchemaPlace;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {

@@ -23,7 +23,8 @@ use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ReferencingError, ValidationError, Validator};
 use serde_json::{Map, Number, Value};
 
-use super::facts::SchemaPlace;
+use crate::input::line_check::LineCheck;
+pub use crate::input::line_check::{Invalid, Outcome, SchemaPlace};
 use crate::json::{Event, unescape};
 use crate::text::{QUOTE_BYTES, prefix};
 
@@ -61,20 +62,10 @@ impl fmt::Debug for EventSchema {
     }
 }
 
-/// Why an event does not validate: its most specific error.
-pub struct Invalid {
-    /// `hit: /rank: "1" is not of type "integer"`, with `(and N more)`.
-    pub message: String,
-    pub place: SchemaPlace,
-}
-
-/// What validating one event found.
-pub enum Outcome {
-    Valid,
-    Invalid(Invalid),
-    /// Not validated, and why: nested past `MAX_DEPTH`, or a `pattern`
-    /// the regex engine gave up on (its backtracking limit).
-    Unchecked(String),
+impl LineCheck for EventSchema {
+    fn check(&self, ev: &Event<'_>) -> Outcome {
+        EventSchema::check(self, ev)
+    }
 }
 
 impl EventSchema {

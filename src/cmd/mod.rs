@@ -13,6 +13,7 @@ use std::time::Duration;
 use crate::check::{Checker, Finding, RunKey, RunRef, RunVerdict, Seen, Sink, Tally};
 use crate::config::{Input, ReportTo, StreamOptions};
 use crate::exit::{Error, Exit, Result};
+use crate::input::line_check::LineCheck;
 use crate::input::pipeline::{End, Feed};
 use crate::input::scan::Line;
 use crate::input::source::{self, RelayFailed, Source};
@@ -227,7 +228,10 @@ pub fn run_stream(
         let mut feed = Feed::start(
             Source::new(file, relay, wake, idle),
             opts.max_line_bytes,
-            opts.check.schema.clone(),
+            opts.check
+                .schema
+                .clone()
+                .map(|s| s as std::sync::Arc<dyn LineCheck>),
             stop,
         );
         let mut check = Checker::new(&opts.check);

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Condvar, Mutex};
 
-use crate::check::schema::EventSchema;
+use crate::input::line_check::LineCheck;
 use crate::input::scan::{Batch, Cutter};
 use crate::input::source::{Pause, Source};
 use crate::json::Parser;
@@ -94,7 +94,7 @@ struct Job {
 
 impl Job {
     /// Claim the job and parse it, unless the other side already did.
-    fn claim(&self, parser: &mut Parser, schema: Option<&EventSchema>) -> bool {
+    fn claim(&self, parser: &mut Parser, schema: Option<&dyn LineCheck>) -> bool {
         if self.claimed.swap(true, Ordering::AcqRel) {
             return false;
         }
@@ -121,7 +121,7 @@ pub struct Feed {
     /// Jobs taken from `jobs` early, to parse while waiting (in order).
     ahead: VecDeque<Arc<Job>>,
     parser: Parser,
-    schema: Option<Arc<EventSchema>>,
+    schema: Option<Arc<dyn LineCheck>>,
     budget: Arc<Budget>,
     /// Judged batches go back to the reader.
     spare: SyncSender<Batch>,
@@ -135,7 +135,7 @@ impl Feed {
     pub fn start(
         source: Source,
         max_line: usize,
-        schema: Option<Arc<EventSchema>>,
+        schema: Option<Arc<dyn LineCheck>>,
         stop: UnixStream,
     ) -> Feed {
         let budget = Arc::new(Budget {

@@ -16,7 +16,7 @@
 
 use std::io::{self, Read};
 
-use crate::check::schema::{EventSchema, Outcome};
+use crate::input::line_check::{LineCheck, Outcome};
 use crate::json::{Arena, Event, Index, JsonError, Parser};
 
 /// A batch is handed out once it holds this many bytes of whole lines.
@@ -114,7 +114,7 @@ impl Batch {
     /// Walk every complete line once (DESIGN §8: one parse) and, with
     /// `--schema`, validate each object there too: this runs on whichever
     /// thread claims the batch, so validation shares both cores.
-    pub fn parse(&mut self, parser: &mut Parser, schema: Option<&EventSchema>) {
+    pub fn parse(&mut self, parser: &mut Parser, schema: Option<&dyn LineCheck>) {
         self.parsed.clear();
         self.arena.clear();
         self.checked.clear();
