@@ -10,6 +10,7 @@ mod conform;
 mod conformance;
 mod edges;
 mod hostile;
+mod layers;
 mod man;
 mod memory;
 mod pipe;
