@@ -63,13 +63,8 @@ pub fn is_redacted(value: &str) -> bool {
             .all(|c| c == '*' || c == 'x' || c == 'X' || c == '•')
 }
 
-/// A URL that carries a password or a sensitive query value, unredacted.
-pub fn url_leaks(value: &str) -> bool {
-    !url_leak_spans(value).is_empty()
-}
-
-/// The byte spans of `value` that leak, as `url_leaks` reads a URL: the
-/// userinfo password, and each sensitive query parameter's value.
+/// The byte spans of a URL `value` that leak, unredacted: the userinfo
+/// password, and each sensitive query parameter's value.
 fn url_leak_spans(value: &str) -> Vec<(usize, usize)> {
     let mut spans = vec![];
     let Some(p) = value.find("://") else {
@@ -153,22 +148,6 @@ fn header(a: &str) -> Option<usize> {
     }
     let value = value.trim_start();
     (!is_redacted(value)).then_some(a.len() - value.len())
-}
-
-/// The first leak in an argv-like list, as a short description that does
-/// not repeat the secret.
-pub fn argv_leak<S: AsRef<str>>(args: &[S]) -> Option<String> {
-    (0..args.len()).find_map(|i| {
-        let next = args.get(i + 1).map(AsRef::as_ref);
-        arg_leak(i, args[i].as_ref(), next)
-    })
-}
-
-/// A leak at argument `i` (0-based), `a`, given the argument after it:
-/// the whole of what `argv_leak` looks at, so a list can be read as a
-/// window of two, whatever its length.
-pub fn arg_leak(i: usize, a: &str, next: Option<&str>) -> Option<String> {
-    leak_of(a, next).map(|(leak, name)| describe(i, &leak, name))
 }
 
 fn describe(i: usize, leak: &Leak, name: &str) -> String {
@@ -433,6 +412,15 @@ mod tests {
         assert!(spans("https://u@h/?page=2").is_empty());
         assert!(spans("not a url?token=x").is_empty());
         assert_eq!(spans("https://h/x?api_secret=1&page=2"), ["1"]);
+    }
+
+    /// The first leak in an argv list, as `args_leaks` reads one, a
+    /// window of two strings at a time.
+    fn argv_leak(args: &[&str]) -> Option<String> {
+        (0..args.len()).find_map(|i| {
+            let (leak, name) = leak_of(args[i], args.get(i + 1).copied())?;
+            Some(describe(i, &leak, name))
+        })
     }
 
     #[test]
