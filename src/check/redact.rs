@@ -5,7 +5,8 @@
 //! or inside a URL as userinfo or a sensitive query parameter; under
 //! `--redact` each such value is written over (DESIGN §13).
 
-use super::{Checker, Exposure, Seen};
+use super::{Checker, Exposure, Seen, Withheld};
+use crate::input::scan::Line;
 use crate::json::{Event, Kind, Value};
 use crate::text::quote;
 
@@ -373,6 +374,44 @@ pub fn redactions<'a>(
         args_exposures(ev, scratch);
     }
     scratch
+}
+
+/// What `--redact` writes for one judged line, its ending left to the
+/// writer: the one decision `verify --relay --redact`, `run --redact` and
+/// `split-by-run --redact` share (DESIGN §10, §13).
+pub enum Relay<'a> {
+    /// The line is withheld: this placeholder stands in its place.
+    Withheld(Withheld),
+    /// The line's bytes, with each exposure written over (none: the bytes
+    /// as they came).
+    Bytes(&'a [u8], &'a [Exposure]),
+}
+
+/// How `line`, just judged by `check` (`seen`), is written under
+/// `--redact`; `scratch` holds the exposures of a meta or late line.
+pub fn relay<'a>(
+    check: &'a Checker<'_>,
+    line: &Line<'a>,
+    seen: &Seen,
+    scratch: &'a mut Vec<Exposure>,
+) -> Relay<'a> {
+    if let Some(why) = check.withheld() {
+        return Relay::Withheld(why);
+    }
+    if let Some(ev) = line.event() {
+        return Relay::Bytes(ev.line(), redactions(check, &ev, seen, scratch));
+    }
+    match *line {
+        // Not a parsed object, and no secret-looking key in it.
+        Line::Complete { bytes, .. }
+        | Line::Unterminated {
+            bytes: Some(bytes), ..
+        } => Relay::Bytes(bytes, &[]),
+        // Never held, so never searched (`secrets::withheld` says so too).
+        Line::TooLong { .. } | Line::Unterminated { bytes: None, .. } => {
+            Relay::Withheld(Withheld::Unheld)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -288,20 +288,14 @@ impl Consumer for Split {
         // --redact: a line that cannot be parsed and holds a secret-looking
         // key is replaced by a placeholder line (DESIGN §13, as verify
         // --relay --redact), so the run's file keeps its lines one for one.
-        if let Some(why) = check.withheld() {
-            self.files.write(&key, &why.placeholder())?;
-            return Ok(seen);
-        }
-        let exposures = match line.event() {
-            Some(ev) => redact::redactions(check, &ev, &seen, &mut self.scratch),
-            None => &[],
-        };
-        if exposures.is_empty() {
-            self.files.write(&key, bytes)?;
-        } else {
-            self.buf.clear();
-            redact(bytes, (0, bytes.len()), None, exposures, &mut self.buf)?;
-            self.files.write(&key, &self.buf)?;
+        match redact::relay(check, line, &seen, &mut self.scratch) {
+            redact::Relay::Withheld(why) => self.files.write(&key, &why.placeholder())?,
+            redact::Relay::Bytes(bytes, []) => self.files.write(&key, bytes)?,
+            redact::Relay::Bytes(bytes, exposures) => {
+                self.buf.clear();
+                redact(bytes, (0, bytes.len()), None, exposures, &mut self.buf)?;
+                self.files.write(&key, &self.buf)?;
+            }
         }
         Ok(seen)
     }

@@ -58,23 +58,12 @@ impl Redacted {
             Line::Unterminated { .. } => b"",
             _ => b"\n",
         };
-        if let Some(why) = check.withheld() {
-            self.out.write_all(&why.placeholder())?;
-        } else if let Some(ev) = line.event() {
-            let bytes = ev.line();
-            let exposures = redact::redactions(check, &ev, &seen, &mut self.scratch);
-            if exposures.is_empty() {
-                self.out.write_all(bytes)?;
-            } else {
+        match redact::relay(check, line, &seen, &mut self.scratch) {
+            redact::Relay::Withheld(why) => self.out.write_all(&why.placeholder())?,
+            redact::Relay::Bytes(bytes, []) => self.out.write_all(bytes)?,
+            redact::Relay::Bytes(bytes, exposures) => {
                 redact(bytes, (0, bytes.len()), None, exposures, &mut self.out)?;
             }
-        } else if let Line::Complete { bytes, .. }
-        | Line::Unterminated {
-            bytes: Some(bytes), ..
-        } = *line
-        {
-            // Not a parsed object, and no secret-looking key in it.
-            self.out.write_all(bytes)?;
         }
         self.out.write_all(end)?;
         Ok(seen)
