@@ -23,13 +23,21 @@ pub struct Tally {
 
 impl Tally {
     pub fn exit(&self) -> Exit {
-        // A run can be nonconforming with every finding allowed (a cut
-        // run passes only with --unbounded, DESIGN §13).
-        Exit::verdict(
+        let [nonconforming, failed, retryable] = self.counts();
+        Exit::verdict(nonconforming, failed, retryable)
+    }
+
+    /// What the exit status is made of: the causes of 65 (error findings,
+    /// and nonconforming runs, since a run can be one with every finding
+    /// allowed: a cut run passes only with --unbounded, DESIGN §13), the
+    /// failed runs and the retryable ones. `run` takes the difference over
+    /// one attempt.
+    pub fn counts(&self) -> [u64; 3] {
+        [
             self.findings[Severity::Error as usize] + self.runs[Verdict::Nonconforming as usize],
             self.runs[Verdict::Failed as usize],
             self.runs[Verdict::Retryable as usize],
-        )
+        ]
     }
 
     pub fn finding(&mut self, f: &Finding) {

@@ -140,31 +140,19 @@ enum Told {
     Kill,
 }
 
-/// What the report had counted: the difference is an attempt's verdict.
+/// What the report had counted (`Tally::counts`): the difference is an
+/// attempt's verdict.
 #[derive(Default, Clone, Copy)]
-struct Counts {
-    errors: u64,
-    failed: u64,
-    retryable: u64,
-}
+struct Counts([u64; 3]);
 
 impl Counts {
     fn of(report: &Report) -> Counts {
-        let t = &report.tally;
-        Counts {
-            errors: t.findings[crate::check::rules::Severity::Error as usize]
-                + t.runs[Verdict::Nonconforming as usize],
-            failed: t.runs[Verdict::Failed as usize],
-            retryable: t.runs[Verdict::Retryable as usize],
-        }
+        Counts(report.tally.counts())
     }
 
     fn since(self, before: Counts) -> Exit {
-        Exit::verdict(
-            self.errors - before.errors,
-            self.failed - before.failed,
-            self.retryable - before.retryable,
-        )
+        let [e, f, r] = std::array::from_fn(|i| self.0[i] - before.0[i]);
+        Exit::verdict(e, f, r)
     }
 }
 
