@@ -519,17 +519,8 @@ pub fn parse() -> Result<Invocation, Exit> {
             .unwrap_or("usage error")
             .trim_start_matches("error: ")
             .to_string();
-        match wants_output(&args) {
-            Some("jsonl") => {
-                let _ = crate::output::error_stream(
-                    &command_name(&args),
-                    &crate::exit::Error::Usage(first),
-                );
-            }
-            Some("tap") => {
-                let _ = crate::output::tap::bail_out(&first);
-            }
-            _ => {}
+        if let Some(output) = wants_output(&args) {
+            machine_usage(&command_name(&args), &first, output);
         }
         Exit::Usage
     })?;
@@ -877,6 +868,14 @@ fn usage_error(command: &str, problem: &str, output: OutputArg) -> Exit {
         std::io::stderr(),
         "error: {problem}\n\nFor more information, try 'aoitap {command} --help'."
     );
+    machine_usage(command, problem, output);
+    Exit::Usage
+}
+
+/// A usage error as a machine reads it: with `--output jsonl` aoitap's own
+/// failed run (spec §2, §9: usage), with `--output tap` a bail out on
+/// stdout (DESIGN §13); nothing more for a person's formats.
+fn machine_usage(command: &str, problem: &str, output: OutputArg) {
     match output {
         OutputArg::Jsonl => {
             let usage = crate::exit::Error::Usage(problem.to_string());
@@ -887,7 +886,6 @@ fn usage_error(command: &str, problem: &str, output: OutputArg) -> Exit {
         }
         OutputArg::Human | OutputArg::Json => {}
     }
-    Exit::Usage
 }
 
 /// The same file, as the system sees it (a link or another spelling of the
@@ -975,7 +973,7 @@ fn stdin_is(path: &std::path::Path) -> bool {
 /// The `--output` (or `--format`) asked for, read from the words before
 /// `--` (after it, they are run's CMD and its arguments); the last wins,
 /// as clap reads it.
-fn wants_output(args: &[String]) -> Option<&str> {
+fn wants_output(args: &[String]) -> Option<OutputArg> {
     let mut asked = None;
     let mut words = args.iter().skip(1).take_while(|a| *a != "--");
     while let Some(a) = words.next() {
@@ -988,7 +986,7 @@ fn wants_output(args: &[String]) -> Option<&str> {
             asked = Some(v);
         }
     }
-    asked
+    asked.and_then(|v| OutputArg::from_str(v, false).ok())
 }
 
 /// The subcommand named on the command line, for aoitap's own meta.
