@@ -4,15 +4,6 @@
 
 use crate::util::*;
 
-/// The commands that judge a stream, with what each needs to run.
-const COMMANDS: &[&str] = &[
-    "verify",
-    "strip-envelope",
-    "split-by-run",
-    "summarize",
-    "reconcile",
-];
-
 /// Every command's exit on `input` with `args`, through a pipe and from a
 /// file, and `run`'s on a CMD that writes `input` and exits `cmd_exit`.
 fn exits(input: &[u8], args: &[&str], cmd_exit: i32) -> Vec<(String, i32)> {
@@ -21,13 +12,11 @@ fn exits(input: &[u8], args: &[&str], cmd_exit: i32) -> Vec<(String, i32)> {
     std::fs::write(&file, input).unwrap();
     let file = file.to_str().unwrap();
     let mut got = vec![];
-    for (i, cmd) in COMMANDS.iter().enumerate() {
+    for (i, cmd) in STREAM_COMMANDS.into_iter().enumerate() {
         for from_file in [false, true] {
             let out_dir = dir.path().join(format!("runs-{i}-{from_file}"));
-            let mut a = vec![*cmd, "-q"];
-            if *cmd == "split-by-run" {
-                a.extend(["--dir", out_dir.to_str().unwrap()]);
-            }
+            let mut a = command_words(cmd, &out_dir);
+            a.push("-q");
             a.extend_from_slice(args);
             let out = if from_file {
                 a.push(file);

@@ -43,23 +43,15 @@ fn search_ok() -> Vec<String> {
 fn exits(args: &[&str], input: &[u8]) -> Vec<(&'static str, i32)> {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("runs");
-    [
-        "verify",
-        "strip-envelope",
-        "summarize",
-        "reconcile",
-        "split-by-run",
-    ]
-    .into_iter()
-    .map(|cmd| {
-        let mut a = vec![cmd, "-q"];
-        if cmd == "split-by-run" {
-            a.extend(["--dir", d.to_str().unwrap()]);
-        }
-        a.extend_from_slice(args);
-        (cmd, run(&a, input).code)
-    })
-    .collect()
+    STREAM_COMMANDS
+        .into_iter()
+        .map(|cmd| {
+            let mut a = command_words(cmd, &d);
+            a.push("-q");
+            a.extend_from_slice(args);
+            (cmd, run(&a, input).code)
+        })
+        .collect()
 }
 
 /// verify's exit is `want`, its findings hold `rules`, and every other

@@ -3,14 +3,6 @@
 
 use crate::util::*;
 
-const STREAM_COMMANDS: [&str; 5] = [
-    "verify",
-    "strip-envelope",
-    "summarize",
-    "reconcile",
-    "split-by-run",
-];
-
 /// `aoitap CMD --output jsonl ARGS` on `input`; split-by-run gets a fresh
 /// directory.
 fn each_command(input: &[u8], args: &[&str]) -> Vec<(&'static str, Out)> {
@@ -19,10 +11,8 @@ fn each_command(input: &[u8], args: &[&str]) -> Vec<(&'static str, Out)> {
         .map(|&cmd| {
             let dir = tempfile::tempdir().unwrap();
             let d = dir.path().join("runs");
-            let mut a = vec![cmd, "--output", "jsonl"];
-            if cmd == "split-by-run" {
-                a.extend(["--dir", d.to_str().unwrap()]);
-            }
+            let mut a = command_words(cmd, &d);
+            a.extend(["--output", "jsonl"]);
             a.extend_from_slice(args);
             (cmd, run(&a, input))
         })

@@ -1,7 +1,7 @@
 //! The test harness: run the real binary, feed stdin, parse its JSONL back.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
@@ -93,6 +93,25 @@ pub fn raw(args: &[&str], stdin: &[u8]) -> (i32, Vec<u8>, String) {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!stderr.contains("panicked"), "aoitap panicked: {stderr}");
     (out.status.code().unwrap_or(-1), out.stdout, stderr)
+}
+
+/// The commands that judge a stream as verify does (run aside: it runs a
+/// command): one input, one verdict in each (DESIGN §8).
+pub const STREAM_COMMANDS: [&str; 5] = [
+    "verify",
+    "strip-envelope",
+    "summarize",
+    "reconcile",
+    "split-by-run",
+];
+
+/// `cmd` and what it needs to run: split-by-run its `--dir`, `dir`.
+pub fn command_words<'a>(cmd: &'a str, dir: &'a Path) -> Vec<&'a str> {
+    let mut a = vec![cmd];
+    if cmd == "split-by-run" {
+        a.extend(["--dir", dir.to_str().unwrap()]);
+    }
+    a
 }
 
 /// `aoitap verify --output jsonl EXTRA... < stdin`.
