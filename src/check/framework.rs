@@ -202,11 +202,7 @@ impl State<'_> {
                 "message has a line break or ANSI escape: it must be one plain line".to_string();
             self.report(sink, slot, Rule::ErrorMessageMultiline, seq, msg)?;
         }
-        let retry_after_ms = self.retry_after(sink, slot, "retry_after_ms", retry_after, seq)?;
-        if retry_after.is_some() && retryable == Some(false) {
-            let msg = "retry_after_ms with retryable:false".to_string();
-            self.report(sink, slot, Rule::ErrorRetryAfterForbidden, seq, msg)?;
-        }
+        let retry_after_ms = self.retry_hint(sink, slot, "", retry_after, retryable, seq)?;
         let scope = match scope {
             None => Some("process".to_string()),
             Some(v) => v.as_str().map(|s| s.into_owned()),
@@ -220,7 +216,7 @@ impl State<'_> {
             category,
             code,
             retryable: retryable == Some(true),
-            retry_after_ms: retry_after_ms.filter(|_| retryable == Some(true)),
+            retry_after_ms,
         };
         let run = self.run(slot);
         run.errors += 1;
@@ -259,6 +255,28 @@ impl State<'_> {
         Ok(None)
     }
 
+    /// The retry hint of an `aoi:error` or a `caused_by` (`at` is the
+    /// path before `retry_after_ms` in findings): checked as
+    /// `retry_after` checks it, `error.retry-after-forbidden` beside
+    /// `retryable:false` (§9.1), and kept only for a retryable error.
+    fn retry_hint(
+        &mut self,
+        sink: &mut dyn Sink,
+        slot: usize,
+        at: &str,
+        v: Option<Value<'_>>,
+        retryable: Option<bool>,
+        seq: Option<u64>,
+    ) -> io::Result<Option<u64>> {
+        let name = format!("{at}retry_after_ms");
+        let ms = self.retry_after(sink, slot, &name, v, seq)?;
+        if v.is_some() && retryable == Some(false) {
+            let msg = format!("{name} with retryable:false");
+            self.report(sink, slot, Rule::ErrorRetryAfterForbidden, seq, msg)?;
+        }
+        Ok(ms.filter(|_| retryable == Some(true)))
+    }
+
     /// `caused_by` (§13.1): the retry-critical fields of the upstream error
     /// that failed the run, held to the rules of `aoi:error` wherever the
     /// verdict reads them (DESIGN §13).
@@ -285,19 +303,13 @@ impl State<'_> {
             }
         };
         let after = v.field("retry_after_ms");
-        let retry_after_ms =
-            self.retry_after(sink, slot, "caused_by.retry_after_ms", after, seq)?;
-        if after.is_some() && retryable == Some(false) {
-            let msg = "caused_by.retry_after_ms with retryable:false".to_string();
-            self.report(sink, slot, Rule::ErrorRetryAfterForbidden, seq, msg)?;
-        }
-        let retryable = retryable == Some(true);
+        let retry_after_ms = self.retry_hint(sink, slot, "caused_by.", after, retryable, seq)?;
         Ok(Cause {
             origin: text("origin"),
             category: text("category"),
             code: text("code"),
-            retryable,
-            retry_after_ms: retry_after_ms.filter(|_| retryable),
+            retryable: retryable == Some(true),
+            retry_after_ms,
         })
     }
 
