@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Byte-for-byte: does NEW write what OLD wrote? Every command, format and
+# the flags that change output, over the sample streams and the test
+# fixtures: stdout, stderr, exit status, and split-by-run's files. A
+# refactor that means to change no behaviour runs this against the binary
+# it started from.
+#
+#   scripts/same-output.sh OLD_BINARY NEW_BINARY [STREAM_DIR...]
+set -uo pipefail
+
+old=$(realpath "$1") new=$(realpath "$2")
+shift 2
+root=$(cd "$(dirname "$0")/.." && pwd)
+dirs=()
+for d in "$@"; do dirs+=("$(realpath "$d")"); done
+[ ${#dirs[@]} -eq 0 ] && dirs=("$root/tests/fixtures/streams" "$root/tests/fixtures/secrets")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# Both binaries under one name: help and messages name argv[0].
+mkdir -p "$work/old" "$work/new"
+ln -s "$old" "$work/old/aoitap"
+ln -s "$new" "$work/new/aoitap"
+
+cases=0 differ=0
+# run SIDE ARGS...: the command's stdout, stderr and status in $work/SIDE.
+run() {
+    local side=$1
+    shift
+    rm -rf "$work/$side.dir"
+    (cd "$work" && "$work/$side/aoitap" "$@" >"$work/$side.out" 2>"$work/$side.err" </dev/null
+     echo $? >"$work/$side.rc")
+    if [ -d "$work/$side.dir" ]; then
+        (cd "$work/$side.dir" && find . -type f | sort | xargs -r cat) >>"$work/$side.out"
+        (cd "$work/$side.dir" && find . -type f | sort) >>"$work/$side.out"
+    fi
+}
+check() {
+    cases=$((cases + 1))
+    local a=() b=()
+    for x in "$@"; do a+=("${x//@DIR@/old.dir}"); b+=("${x//@DIR@/new.dir}"); done
+    run old "${a[@]}"
+    run new "${b[@]}"
+    # The directory's name, aoitap's own run ids (ULIDs) and times in
+    # seconds may differ; nothing else.
+    sed -i 's/new\.dir/old.dir/g' "$work/new.out" "$work/new.err"
+    sed -i -E 's/\b[0-9A-HJKMNP-TV-Z]{26}\b/ULID/g; s/[0-9]+(\.[0-9]+)? ?m?s\b/T s/g; s/"(elapsed|duration)_ms":[0-9]+/"\1_ms":T/g' \
+        "$work"/{old,new}.{out,err}
+    for part in out err rc; do
+        if ! cmp -s "$work/old.$part" "$work/new.$part"; then
+            differ=$((differ + 1))
+            echo "DIFFERS ($part): aoitap $*"
+            diff <(head -c 4000 "$work/old.$part") <(head -c 4000 "$work/new.$part") | head -20
+            return
+        fi
+    done
+}
+
+# Without input: the documents, help and usage errors.
+check schema
+check schema --output json
+check capabilities
+check capabilities --output json
+check --schema
+check --capabilities
+check --help
+check --version
+check completions bash
+check verify --bogus
+check verify --output jsonl --bogus
+check run --output tap --bogus
+check summarize --output tap
+for c in verify strip-envelope split-by-run summarize reconcile run schema capabilities completions; do
+    check "$c" --help
+    check "$c" -h
+done
+check verify /nonexistent
+check verify --output jsonl /nonexistent
+
+for dir in "${dirs[@]}"; do
+    for f in "$dir"/*.jsonl; do
+        for m in "" --multi-run; do
+            for o in human jsonl tap; do
+                check verify $m --output "$o" "$f"
+                check verify $m --output "$o" --color always "$f"
+                check verify $m --output "$o" --relay "$f"
+                check verify $m --output "$o" --strict --unbounded --accept-partial "$f"
+                check verify $m --output "$o" --redact --relay "$f"
+                check run $m --output "$o" -- cat "$f"
+            done
+            check verify $m -q "$f"
+            check verify $m --allow seq.gap --deny summary.event-count-missing "$f"
+            for o in human jsonl; do
+                check strip-envelope $m --output "$o" "$f"
+                check strip-envelope $m --output "$o" --keep-framework --redact "$f"
+                check split-by-run $m --output "$o" --dir @DIR@ "$f"
+                check reconcile $m --output "$o" "$f"
+                check reconcile $m --output "$o" --against "$f" "$f"
+            done
+            for o in human json jsonl; do
+                check summarize $m --output "$o" "$f"
+                check summarize $m --output "$o" --color always "$f"
+            done
+            for p in aoi aoi-0.2 afdata ndjson; do
+                check verify $m --protocol "$p" --output jsonl "$f"
+            done
+        done
+    done
+done
+# The samples' own arguments, as expected.tsv gives them.
+for dir in "${dirs[@]}"; do
+    [ -f "$dir/expected.tsv" ] || continue
+    while IFS=$'\t' read -r file args _; do
+        case $file in '#'*|'') continue ;; esac
+        # shellcheck disable=SC2086
+        check verify $args --output jsonl "$dir/$file"
+        # shellcheck disable=SC2086
+        check summarize $args "$dir/$file"
+    done <"$dir/expected.tsv"
+done
+echo "$cases cases, $differ differ"
+[ "$differ" -eq 0 ]
