@@ -3,8 +3,6 @@
 
 use std::borrow::Cow;
 
-use super::*;
-
 /// Decode the inside of a validated JSON string to its exact bytes: UTF-8,
 /// with a lone surrogate kept as its own three bytes (WTF-8), so that two
 /// different strings never decode the same (`"\ud800"` is not `"\ud801"`).
@@ -93,4 +91,14 @@ pub fn unescape(raw: &[u8]) -> Cow<'_, str> {
             Err(e) => Cow::Owned(String::from_utf8_lossy(e.as_bytes()).into_owned()),
         },
     }
+}
+
+/// The code unit a `\uXXXX` escape's four hex digits at `i` spell.
+pub(super) fn hex4(b: &[u8], i: usize) -> Option<u32> {
+    let h = b.get(i..i + 4)?;
+    let mut v = 0;
+    for &c in h {
+        v = v * 16 + (c as char).to_digit(16)?;
+    }
+    Some(v)
 }

@@ -3,7 +3,9 @@
 
 use std::borrow::Cow;
 
-use super::*;
+use super::decode::{decode, unescape};
+use super::index::*;
+use super::walk::ws;
 
 /// The envelope as far as it can be read: what `aoi` holds.
 #[derive(Debug, Clone, Copy)]

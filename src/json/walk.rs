@@ -3,7 +3,14 @@
 
 use wide::i8x16;
 
-use super::*;
+use super::decode::{decode, hex4};
+use super::index::*;
+
+/// Reusable parse state; one per thread.
+#[derive(Default)]
+pub struct Parser {
+    stack: BitStack,
+}
 
 fn syntax(i: usize, expected: &'static str) -> JsonError {
     JsonError::Syntax {
@@ -647,15 +654,6 @@ fn utf8_char(b: &[u8], i: usize) -> Option<usize> {
         }
     }
     Some(len)
-}
-
-pub(super) fn hex4(b: &[u8], i: usize) -> Option<u32> {
-    let h = b.get(i..i + 4)?;
-    let mut v = 0;
-    for &c in h {
-        v = v * 16 + (c as char).to_digit(16)?;
-    }
-    Some(v)
 }
 
 #[inline(always)]
