@@ -14,9 +14,25 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-use super::Markers;
+use super::marker::Markers;
 use crate::input::scan::Line;
 use crate::json::{Children, Event, Kind, Value, decode};
+
+/// The names spec §11 calls sensitive (`args_suspect` reads them, and
+/// `meta_args.rs`).
+pub(super) const SENSITIVE: &[&str] = &[
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "key",
+    "credential",
+    "cookie",
+    "authorization",
+    "auth",
+    "bearer",
+    "private",
+];
 
 /// One exposed value and what `--redact` writes over it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -501,7 +517,7 @@ fn args_suspect(rest: &[u8]) -> bool {
         let end = (start + CHUNK + OVERLAP).min(rest.len());
         buf.clear();
         buf.extend(rest[start..end].iter().map(u8::to_ascii_lowercase));
-        let plain = super::redact::SENSITIVE
+        let plain = SENSITIVE
             .iter()
             .filter(|n| **n != "auth")
             .map(|n| n.as_bytes())

@@ -2,8 +2,10 @@
 //! and run verdict its report saw, and what the upstream said of itself.
 //! The report writer reads it for the summary; it never decides with it.
 
+use super::finding::Finding;
 use super::rules::Severity;
-use super::{Cause, Finding, Identity, RunVerdict, Verdict};
+use super::run_state::{Cause, Identity};
+use super::verdict::{RunVerdict, Verdict};
 use crate::exit::Exit;
 
 /// Counts over everything judged, for the exit status and the summary.

@@ -1,6 +1,53 @@
-//! The verdict of a finished run (DESIGN §4).
+//! The verdict of a finished run (DESIGN §4): the same decision in every
+//! protocol, read from what the run's rules kept.
 
-use super::{Cause, Config, Protocol, RunState, RunVerdict, Verdict};
+use super::config::Config;
+use super::protocol::Protocol;
+use super::run_state::{Cause, CountReading, Identity, RunState};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    Failed,
+    Retryable,
+    Nonconforming,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Failed => "failed",
+            Verdict::Retryable => "retryable",
+            Verdict::Nonconforming => "nonconforming",
+        }
+    }
+}
+
+/// A judged run.
+#[derive(Clone, Debug)]
+pub struct RunVerdict {
+    pub run: Option<String>,
+    /// The run id's raw bytes (the JSON string's inside), if it has one.
+    pub id: Option<Box<[u8]>>,
+    pub first_line: u64,
+    pub lines: u64,
+    pub verdict: Verdict,
+    /// One sentence a person understands without the spec.
+    pub message: String,
+    pub cause: Option<Cause>,
+    pub identity: Option<Identity>,
+    pub domain_events: u64,
+    pub warnings: u64,
+    pub errors: u64,
+    /// Events missing by seq (gaps and a cut head), repeated seqs, and
+    /// whether the run numbers its events at all.
+    pub missing: u64,
+    pub repeats: u64,
+    pub uses_seq: bool,
+    pub error_findings: u64,
+    pub protocol: Protocol,
+}
 
 /// The verdict of a finished run (DESIGN §4), the same in every protocol:
 /// each protocol's rules fill in the run's outcome.
@@ -159,7 +206,7 @@ fn pass_message(run: &RunState, protocol: Protocol) -> String {
     let end = match protocol {
         Protocol::Aoi => "summary ok",
         Protocol::Aoi02 => match run.count_reading {
-            Some(super::CountReading::Missing) => "summary ok, no count",
+            Some(CountReading::Missing) => "summary ok, no count",
             _ => "summary ok, count matches",
         },
         Protocol::Afdata => "result",

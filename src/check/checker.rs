@@ -1,0 +1,492 @@
+//! The checker: takes each line in turn, decides what it is (a line rule
+//! of DESIGN §3, or an event), places an event in its run (`runs.rs`),
+//! hands it to the rules of the run's protocol (`protocols/`), and judges
+//! each run when it ends (DESIGN §4). A run is judged when its summary
+//! arrives (multi-run) or at the end of input, and its state is then
+//! released.
+
+use std::io;
+
+use crate::check::config::Config;
+use crate::check::finding::{Found, Reporter, Sink};
+use crate::check::marker::Markers;
+use crate::check::protocol::Protocol;
+use crate::check::protocols::{self, Seen};
+use crate::check::rules::Rule;
+use crate::check::run_state::{Identity, RunState};
+use crate::check::runs::{Run, RunRef, Runs, Target};
+use crate::check::schema;
+use crate::check::secrets::{self, Exposure, Withheld};
+use crate::check::verdict::judge;
+use crate::input::scan::{Checked, Line};
+use crate::json::{Aoi, Event, JsonError};
+
+/// Where the last line went, kept past the run's end.
+enum LastRun {
+    Nowhere,
+    Slot(usize),
+    Gone {
+        id: Option<Box<[u8]>>,
+        first_line: u64,
+        meta: bool,
+    },
+}
+
+/// A run not yet judged when reading stopped.
+pub struct OpenRun {
+    pub name: Option<String>,
+    pub first_line: u64,
+    pub lines: u64,
+    pub domain: u64,
+    /// What its `aoi:meta` said, if it was read: a cancelled report still
+    /// names its upstream (DESIGN §13).
+    pub identity: Option<Identity>,
+}
+
+pub struct Checker<'c> {
+    cfg: &'c Config,
+    /// Lines read so far (the number of the one being judged).
+    line: u64,
+    runs: Runs,
+    markers: Markers,
+    last_run: LastRun,
+    /// The last line's exposed secrets (for `--redact`).
+    exposures: Vec<Exposure>,
+    /// Whether `--redact` must withhold the last line, and why.
+    withheld: Option<Withheld>,
+}
+
+impl<'c> Checker<'c> {
+    pub fn new(cfg: &'c Config) -> Checker<'c> {
+        let mut runs = Runs::new(cfg.multi_run);
+        if !cfg.multi_run {
+            runs.current(0);
+        }
+        Checker {
+            cfg,
+            line: 0,
+            runs,
+            markers: Markers::new(&cfg.markers),
+            last_run: LastRun::Nowhere,
+            exposures: vec![],
+            withheld: None,
+        }
+    }
+
+    /// Judge one item of input (its one parse in hand), and say what it
+    /// was (for commands that pass lines on).
+    pub fn judge(&mut self, item: &Line<'_>, sink: &mut dyn Sink) -> io::Result<Seen> {
+        let seen = self.judge_item(item, sink)?;
+        // A line that could not be parsed is searched for a secret-looking
+        // key byte by byte (DESIGN §13), in every command: one truth.
+        let (withheld, key) = secrets::withheld(item, &self.cfg.secret_names, &self.markers);
+        self.withheld = withheld;
+        if let Some(suspect) = key {
+            let msg = secrets::unparsed_message(&suspect, self.cfg.redact);
+            let slot = self.runs.current(self.line);
+            self.report(sink, slot, Rule::SecretExposed, msg)?;
+        }
+        Ok(seen)
+    }
+
+    fn judge_item(&mut self, item: &Line<'_>, sink: &mut dyn Sink) -> io::Result<Seen> {
+        self.line += 1;
+        self.exposures.clear();
+        let cfg = self.cfg;
+        let (rule, message, column) = match *item {
+            Line::Unterminated { len, bytes } => {
+                let slot = self.runs.current(self.line);
+                self.last_run = LastRun::Slot(slot);
+                let msg = format!(
+                    "the last line has no newline ({len} bytes): the stream was cut, and the fragment is not an event{}",
+                    secrets::unheld_note(cfg.redact && bytes.is_none())
+                );
+                self.report(sink, slot, Rule::LineUnterminated, msg)?;
+                return Ok(Seen::default());
+            }
+            Line::TooLong { len } => (
+                Rule::LineTooLong,
+                format!(
+                    "line is {len} bytes, over --max-line-bytes {}; skipped{}",
+                    cfg.max_line_bytes,
+                    secrets::unheld_note(cfg.redact)
+                ),
+                None,
+            ),
+            Line::Complete { bytes, .. }
+                if bytes.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) =>
+            {
+                (
+                    Rule::LineBlank,
+                    "blank line: every line must be a JSON object".to_string(),
+                    None,
+                )
+            }
+            Line::Complete {
+                bytes,
+                json,
+                schema,
+            } => match json {
+                Ok(ev) if ev.is_object() => return self.event(sink, &ev, schema),
+                Err(_) if let Some(n) = self.markers.claims(bytes) => {
+                    self.elided(sink, n)?;
+                    return Ok(Seen::default());
+                }
+                Ok(_) => (
+                    Rule::JsonNotObject,
+                    "valid JSON but not an object: an event must be a JSON object".to_string(),
+                    None,
+                ),
+                Err(JsonError::Utf8 { column }) => (
+                    Rule::JsonInvalidUtf8,
+                    format!("invalid UTF-8 at byte column {column}"),
+                    Some(column),
+                ),
+                Err(JsonError::Syntax { column, expected }) => (
+                    Rule::JsonInvalid,
+                    format!("invalid JSON at byte column {column}: expected {expected}"),
+                    Some(column),
+                ),
+            },
+        };
+        self.unreadable(sink, Found::new(rule, message).column(column))?;
+        Ok(Seen::default())
+    }
+
+    /// The exposed secrets of the last line judged: what `--redact`
+    /// replaces.
+    pub fn exposures(&self) -> &[Exposure] {
+        &self.exposures
+    }
+
+    /// Whether `--redact` must write a placeholder for the last line
+    /// judged instead of the line, and why (DESIGN §13).
+    pub fn withheld(&self) -> Option<Withheld> {
+        self.withheld
+    }
+
+    /// Judge the runs that are complete (their summary or terminal event
+    /// read), leaving the others open: what `run` does when it stops a
+    /// command that had already said how it ended.
+    pub fn finish_complete(&mut self, sink: &mut dyn Sink) -> io::Result<()> {
+        for slot in self.runs.open_slots(|r| r.summary.is_some()) {
+            self.close(sink, slot)?;
+        }
+        Ok(())
+    }
+
+    /// The runs still open, in the order they began: what a cancelled
+    /// monitor says was left unjudged, and counts as read.
+    pub fn open_runs(&self) -> Vec<OpenRun> {
+        let mut open: Vec<_> = self
+            .runs
+            .iter()
+            .filter(|r| r.lines > 0)
+            .map(|r| OpenRun {
+                name: r.name.clone(),
+                first_line: r.first_line,
+                lines: r.lines,
+                domain: r.domain,
+                identity: r.meta.clone(),
+            })
+            .collect();
+        open.sort_by_key(|r| r.first_line);
+        open
+    }
+
+    /// The `--secret-name`s the checker searches for.
+    pub(super) fn secret_names(&self) -> &[String] {
+        &self.cfg.secret_names
+    }
+
+    /// Lines read so far (the number of the last one).
+    pub fn line_number(&self) -> u64 {
+        self.line
+    }
+
+    /// The run the last line went to.
+    pub fn run_of_last_line(&self) -> RunRef<'_> {
+        match &self.last_run {
+            LastRun::Nowhere => Run::Nowhere,
+            LastRun::Slot(s) => match self.runs.get(*s) {
+                Some(r) => RunRef::of(
+                    r.id.as_deref(),
+                    r.first_line,
+                    r.meta.is_some() || r.protocol.is_some_and(Protocol::runs_by_position),
+                ),
+                None => Run::Nowhere,
+            },
+            LastRun::Gone {
+                id,
+                first_line,
+                meta,
+            } => RunRef::of(id.as_deref(), *first_line, *meta),
+        }
+    }
+
+    /// `--idle-timeout-ms` passed without a line (spec §4.2): a finding
+    /// about the stream, charged to no run.
+    pub fn idle(&mut self, sink: &mut dyn Sink, ms: u64) -> io::Result<()> {
+        let msg = format!("no line for {ms} ms: the producer is quiet, stuck or gone");
+        self.out(sink).unowned(Rule::StreamIdle, None, msg)
+    }
+
+    /// `run`: the command's exit against what its stream says (spec §4.1,
+    /// §6), for each run still open: `exit.disagrees` when it exited 0 but
+    /// the summary says ok:false, or failed (`how`: "exited 3", "was
+    /// killed by SIGKILL") but the summary says ok:true.
+    pub fn exited(&mut self, sink: &mut dyn Sink, success: bool, how: &str) -> io::Result<()> {
+        for slot in self.runs.open_slots(|_| true) {
+            let ok = self.runs.run(slot).summary.as_ref().and_then(|o| o.ok);
+            let says = match (ok, success) {
+                (Some(false), true) => "ok:false",
+                (Some(true), false) => "ok:true",
+                _ => continue,
+            };
+            let msg = format!("the stream's summary says {says}, but the command {how}");
+            self.report(sink, slot, Rule::ExitDisagrees, msg)?;
+        }
+        Ok(())
+    }
+
+    /// End of input: judge every run still open.
+    pub fn finish(mut self, sink: &mut dyn Sink) -> io::Result<()> {
+        if self.line == 0 {
+            // Empty input is one run that never began (DESIGN §4): its
+            // summary is missing, in every mode.
+            self.runs.current(0);
+        }
+        for slot in self.runs.open_slots(|_| true) {
+            self.close(sink, slot)?;
+        }
+        Ok(())
+    }
+
+    /// Where the findings about the line being judged go.
+    fn out<'a>(&self, sink: &'a mut dyn Sink) -> Reporter<'a>
+    where
+        'c: 'a,
+    {
+        Reporter {
+            cfg: self.cfg,
+            line: self.line,
+            sink,
+        }
+    }
+
+    fn report(
+        &mut self,
+        sink: &mut dyn Sink,
+        slot: usize,
+        rule: Rule,
+        message: String,
+    ) -> io::Result<()> {
+        self.emit(sink, slot, Found::new(rule, message))
+    }
+
+    fn emit(&mut self, sink: &mut dyn Sink, slot: usize, f: Found) -> io::Result<()> {
+        let mut out = self.out(sink);
+        out.emit(self.runs.run(slot), f)
+    }
+
+    /// A harness elision marker: the current run's, but not an event (it
+    /// takes no seq step and is not a line the producer wrote).
+    fn elided(&mut self, sink: &mut dyn Sink, claims: u64) -> io::Result<()> {
+        let slot = self.runs.current(self.line);
+        self.last_run = LastRun::Slot(slot);
+        let msg = format!(
+            "elision marker: the harness says {} were cut here",
+            crate::text::plural(claims, "line")
+        );
+        self.emit(sink, slot, Found::new(Rule::LineElided, msg))
+    }
+
+    /// A line whose seq cannot be read: it is the current run's, and it
+    /// stands for one step of seq (one finding per cause, DESIGN §3).
+    fn unreadable(&mut self, sink: &mut dyn Sink, f: Found) -> io::Result<()> {
+        let slot = self.runs.current(self.line);
+        self.last_run = LastRun::Slot(slot);
+        let run = self.runs.run(slot);
+        run.count_line();
+        run.unreadable = true;
+        run.tracks[run.cur].seq.skip();
+        self.emit(sink, slot, f)
+    }
+
+    /// A line that is a JSON object: placed in its run, then judged by the
+    /// run's protocol. Every decision is made on decoded values (DESIGN
+    /// §8): `"\u0061oi:meta"` is an `aoi:meta`.
+    fn event(
+        &mut self,
+        sink: &mut dyn Sink,
+        ev: &Event<'_>,
+        checked: Checked<'_>,
+    ) -> io::Result<Seen> {
+        // One run takes every line unless --multi-run: nothing to place.
+        let target = if self.cfg.multi_run {
+            let placed = self.place(ev);
+            while let Some(oldest) = self.runs.over_cap() {
+                self.close(sink, oldest)?;
+            }
+            placed
+        } else {
+            Target::Slot(self.runs.current(self.line))
+        };
+        let slot = match target {
+            Target::Slot(s) => s,
+            Target::Finished(id) => {
+                let (ty, seen) = protocols::typed(ev, Protocol::Aoi);
+                self.late(sink, &id, ty.as_deref())?;
+                self.last_run = LastRun::Gone {
+                    id: Some(id),
+                    first_line: 0,
+                    meta: true,
+                };
+                return Ok(Seen { late: true, ..seen });
+            }
+        };
+        self.last_run = LastRun::Slot(slot);
+        let mut out = Reporter {
+            cfg: self.cfg,
+            line: self.line,
+            sink,
+        };
+        let run = self.runs.run(slot);
+        secrets_found(run, &mut out, ev, &mut self.exposures)?;
+        schema_checked(run, &mut out, ev, checked)?;
+        let protocol = protocols::decide(run, &mut out, ev)?;
+        let step = protocols::contract_of(protocol).event(run, &mut out, ev)?;
+        if step.meta {
+            self.runs.make_current(slot);
+        }
+        if step.ends && self.cfg.multi_run {
+            self.close(sink, slot)?;
+        }
+        Ok(step.seen)
+    }
+
+    /// Which run of a log a line belongs to. Only AOI 1.x names runs; the
+    /// other protocols' runs are known by where they start.
+    fn place(&mut self, ev: &Event<'_>) -> Target {
+        let pinned_other = self.cfg.protocol.is_some_and(|p| p != Protocol::Aoi);
+        let run_v = match ev.aoi() {
+            Aoi::Object { run, .. } if !pinned_other => run,
+            _ => None,
+        };
+        let opens = match self.cfg.protocol {
+            Some(Protocol::Ndjson) => protocols::opens(self.cfg, ev),
+            _ => ev.ty_bytes().as_deref() == Some(b"aoi:meta"),
+        };
+        self.runs.target(run_v, opens, self.line)
+    }
+
+    /// A line for a run already judged (multi-run): reported once per run.
+    fn late(&mut self, sink: &mut dyn Sink, id: &[u8], ty: Option<&[u8]>) -> io::Result<()> {
+        if !self.runs.first_late(id) {
+            return Ok(());
+        }
+        let summary = ty == Some(b"aoi:summary");
+        let (rule, what) = if summary {
+            (Rule::SummaryDuplicate, "second aoi:summary")
+        } else {
+            (Rule::SummaryNotLast, "event")
+        };
+        let name = String::from_utf8_lossy(id).into_owned();
+        let msg = format!("{what} after the run's aoi:summary, which was already judged");
+        self.out(sink).unowned(rule, Some(name), msg)
+    }
+
+    /// Judge a run by its protocol's end rules, release its state and hand
+    /// its verdict to the sink.
+    fn close(&mut self, sink: &mut dyn Sink, slot: usize) -> io::Result<()> {
+        let cfg = self.cfg;
+        let mut out = Reporter {
+            cfg,
+            line: self.line,
+            sink,
+        };
+        let run = self.runs.run(slot);
+        let protocol = protocols::at_end(run, cfg);
+        protocols::contract_of(protocol).close(run, &mut out)?;
+        let run: RunState = self.runs.remove(slot);
+        if matches!(self.last_run, LastRun::Slot(s) if s == slot) {
+            self.last_run = LastRun::Gone {
+                id: run.id.clone(),
+                first_line: run.first_line,
+                meta: run.meta.is_some() || protocol.runs_by_position(),
+            };
+        }
+        out.sink.run(&judge(cfg, run, protocol))
+    }
+}
+
+/// `secret.exposed` and `secret.url-exposed`, in every protocol
+/// (DESIGN §10): one finding per exposed value, naming its key path,
+/// never its value. `found` keeps them, for `--redact`.
+fn secrets_found(
+    run: &mut RunState,
+    out: &mut Reporter<'_>,
+    ev: &Event<'_>,
+    found: &mut Vec<Exposure>,
+) -> io::Result<()> {
+    if !ev.has_marked_keys() && out.cfg.secret_names.is_empty() {
+        return Ok(());
+    }
+    secrets::scan(ev, &out.cfg.secret_names, found);
+    for e in found.iter() {
+        let (rule, msg) = if e.url {
+            (
+                Rule::SecretUrlExposed,
+                format!(
+                    "{} holds a URL with a secret in it (password or secret-named parameter): redact it to ***",
+                    crate::text::quote(&e.path)
+                ),
+            )
+        } else {
+            (
+                Rule::SecretExposed,
+                format!(
+                    "{} is marked secret but its value is not \"***\"",
+                    crate::text::quote(&e.path)
+                ),
+            )
+        };
+        out.report(run, rule, None, msg)?;
+    }
+    Ok(())
+}
+
+/// `verify --schema`: the event against the producer's schema (DESIGN
+/// §11), framework and domain events alike. The batch was validated where
+/// it was parsed (see `Batch::parse`); a line that was not is validated
+/// here.
+fn schema_checked(
+    run: &mut RunState,
+    out: &mut Reporter<'_>,
+    ev: &Event<'_>,
+    checked: Checked<'_>,
+) -> io::Result<()> {
+    let Some(schema) = out.cfg.schema.as_deref() else {
+        return Ok(());
+    };
+    let here;
+    let outcome = match checked {
+        Checked::Valid => return Ok(()),
+        Checked::Found(o) => o,
+        Checked::Unchecked => {
+            here = schema.check(ev);
+            &here
+        }
+    };
+    match outcome {
+        schema::Outcome::Valid => Ok(()),
+        schema::Outcome::Invalid(bad) => {
+            let mut f = Found::new(Rule::EventSchemaInvalid, bad.message.clone());
+            f.place = Some(Box::new(bad.place.clone()));
+            out.emit(run, f)
+        }
+        schema::Outcome::Unchecked(why) => {
+            out.report(run, Rule::EventSchemaUnchecked, None, why.clone())
+        }
+    }
+}

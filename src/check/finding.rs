@@ -1,0 +1,147 @@
+//! Findings: what one is (a rule broken at a line), how the rules build
+//! one, and the one place that fills in its line, run and severity and
+//! hands it on.
+
+use std::io;
+
+use super::config::Config;
+use super::rules::{Rule, Severity};
+use super::run_state::RunState;
+use super::verdict::RunVerdict;
+
+/// One finding: a rule broken at a line.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub rule: Rule,
+    pub severity: Severity,
+    /// 1-based; 0 when the finding is about the input as a whole.
+    pub line: u64,
+    pub run: Option<String>,
+    pub seq: Option<u64>,
+    pub message: String,
+    pub column: Option<usize>,
+    /// `seq.gap` / `seq.not-from-zero`: first, last and count of the missing.
+    pub missing: Option<(u64, u64, u64)>,
+    /// `event.schema-invalid`: where in the event and the schema.
+    pub place: Option<Box<SchemaPlace>>,
+}
+
+pub use crate::input::line_check::SchemaPlace;
+
+/// Where findings and verdicts go.
+pub trait Sink {
+    fn finding(&mut self, f: &Finding) -> io::Result<()>;
+    fn run(&mut self, r: &RunVerdict) -> io::Result<()>;
+}
+
+/// A finding before the checker fills in line, run and severity.
+pub(super) struct Found {
+    pub(super) rule: Rule,
+    pub(super) base: Severity,
+    pub(super) seq: Option<u64>,
+    pub(super) message: String,
+    pub(super) column: Option<usize>,
+    pub(super) missing: Option<(u64, u64, u64)>,
+    pub(super) place: Option<Box<SchemaPlace>>,
+}
+
+impl Found {
+    pub(super) fn new(rule: Rule, message: String) -> Found {
+        Found {
+            rule,
+            base: rule.default_severity(),
+            seq: None,
+            message,
+            column: None,
+            missing: None,
+            place: None,
+        }
+    }
+
+    pub(super) fn seq(self, seq: Option<u64>) -> Found {
+        Found { seq, ..self }
+    }
+
+    pub(super) fn column(self, column: Option<usize>) -> Found {
+        Found { column, ..self }
+    }
+
+    pub(super) fn missing(self, range: (u64, u64, u64)) -> Found {
+        Found {
+            missing: Some(range),
+            ..self
+        }
+    }
+}
+
+/// Where the findings about the line being judged go: all a run's rules
+/// see of the checker besides the run itself.
+pub(super) struct Reporter<'a> {
+    pub(super) cfg: &'a Config,
+    /// The line being judged (0 before the first).
+    pub(super) line: u64,
+    pub(super) sink: &'a mut dyn Sink,
+}
+
+impl Reporter<'_> {
+    /// A finding about `run` with the rule's default severity.
+    pub(super) fn report(
+        &mut self,
+        run: &mut RunState,
+        rule: Rule,
+        seq: Option<u64>,
+        message: String,
+    ) -> io::Result<()> {
+        self.emit(run, Found::new(rule, message).seq(seq))
+    }
+
+    /// Fill in line, run and severity, count it against the run, and send it.
+    pub(super) fn emit(&mut self, run: &mut RunState, f: Found) -> io::Result<()> {
+        let Some(severity) = self.cfg.levels.at(f.rule, f.base) else {
+            return Ok(());
+        };
+        if run.unsupported && !f.rule.is_line_level() {
+            return Ok(());
+        }
+        // Every message is one bounded line, whatever it quotes (DESIGN §8).
+        let message = crate::text::one_line(&f.message);
+        if severity == Severity::Error {
+            run.error_findings += 1;
+            run.first_error.get_or_insert_with(|| message.clone());
+        }
+        self.sink.finding(&Finding {
+            rule: f.rule,
+            severity,
+            line: self.line,
+            run: run.name.clone(),
+            seq: f.seq,
+            message,
+            column: f.column,
+            missing: f.missing,
+            place: f.place,
+        })
+    }
+
+    /// A finding charged to no run (`rule` at its configured severity).
+    pub(super) fn unowned(
+        &mut self,
+        rule: Rule,
+        run: Option<String>,
+        message: String,
+    ) -> io::Result<()> {
+        let Some(severity) = self.cfg.levels.of(rule) else {
+            return Ok(());
+        };
+        self.sink.finding(&Finding {
+            rule,
+            severity,
+            line: self.line,
+            run,
+            seq: None,
+            message,
+            column: None,
+            missing: None,
+            place: None,
+        })
+    }
+}

@@ -1,0 +1,38 @@
+//! Run ids as aoitap keeps them: bounded in bytes whatever the input
+//! (DESIGN §8), and shown cut when long.
+
+use std::borrow::Cow;
+use std::hash::{Hash, Hasher};
+
+/// Ids longer than this are kept as a prefix and a digest.
+const ID_BYTES: usize = 256;
+
+/// A run id as it is kept: bounded in bytes whatever the input (DESIGN §8:
+/// state is bounded in bytes). A long id becomes its first 192 bytes, a
+/// 0xFF byte (never in UTF-8, so never in a short id) and a 64-bit digest
+/// of the whole.
+pub fn id_key(id: &[u8]) -> Cow<'_, [u8]> {
+    if id.len() <= ID_BYTES {
+        return Cow::Borrowed(id);
+    }
+    let mut key = id[..192].to_vec();
+    key.push(0xff);
+    key.extend_from_slice(&digest(id).to_be_bytes());
+    Cow::Owned(key)
+}
+
+/// A 64-bit digest, the same within one process (SipHash with fixed
+/// keys): what is kept where the value itself would cost too much.
+pub fn digest(x: &(impl Hash + ?Sized)) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    x.hash(&mut h);
+    h.finish()
+}
+
+/// A run id as reports show it: a long one cut, with its length.
+pub(super) fn run_name(id: &str) -> String {
+    if id.len() <= ID_BYTES {
+        return id.to_string();
+    }
+    format!("{}… ({} bytes)", crate::text::prefix(id, 120), id.len())
+}

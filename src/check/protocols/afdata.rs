@@ -1,0 +1,201 @@
+//! AFDATA protocol v1 event streams (`spec/agent-first-data.md` Part 3;
+//! DESIGN §9): every line an object with `kind` in
+//! `result|error|progress|log` and a member named by the kind; `trace`, when
+//! present, an object; an `error` payload an object with non-empty string
+//! `code` and `message`. One terminal event (`result` or `error`) per run,
+//! last. With `--multi-run` the line after a terminal opens the next run.
+//!
+//! Verdict: `result` 0; `error` 1; `error` with `retryable:true` 75, the
+//! hint from `retry_after_ms` or `retry_after_s`.
+
+use std::io;
+
+use super::contract::{Contract, Seen, Step};
+use super::framework::retry_after;
+use crate::check::finding::Reporter;
+use crate::check::protocol::Protocol;
+use crate::check::rules::Rule;
+use crate::check::run_state::{Cause, Outcome, RunState};
+use crate::json::{Event, Kind, Value};
+use crate::text::quote;
+
+pub(in crate::check) struct Afdata;
+
+impl Contract for Afdata {
+    fn event(
+        &self,
+        run: &mut RunState,
+        out: &mut Reporter<'_>,
+        ev: &Event<'_>,
+    ) -> io::Result<Step> {
+        event(run, out, ev)
+    }
+
+    fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
+        close(run, out)
+    }
+}
+
+/// The members of an error payload that decide the verdict: read twice,
+/// parsers disagree (DESIGN §8).
+const VERDICT_KEYS: &[&str] = &["retryable", "retry_after_ms", "retry_after_s", "code"];
+
+fn event(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Result<Step> {
+    run.count_line();
+    let after_terminal = run.summary.is_some();
+    if after_terminal && !run.not_last_reported {
+        run.not_last_reported = true;
+        let msg =
+            "event after the run's result or error: the terminal event must be last".to_string();
+        out.report(run, Rule::AfdataTerminalNotLast, None, msg)?;
+    }
+    let kind = ev.get("kind").and_then(|v| v.as_str());
+    // `kind` and the payload it names decide the verdict (DESIGN §13):
+    // aoitap reads the first of two, jq and Python the last.
+    let payload_twice = kind
+        .as_deref()
+        .filter(|k| matches!(*k, "result" | "error"))
+        .filter(|k| ev.count(k) > 1);
+    if let Some(key) = (ev.count("kind") > 1).then_some("kind").or(payload_twice) {
+        let msg = format!("{key} appears twice: parsers disagree about which one wins");
+        out.report(run, Rule::VerdictDuplicateKey, None, msg)?;
+    }
+    let Some(kind) = kind.filter(|k| matches!(&**k, "result" | "error" | "progress" | "log"))
+    else {
+        let msg = match ev.get("kind") {
+            None => "no kind: every AFDATA event names its kind".to_string(),
+            Some(v) => format!(
+                "kind {} is not result, error, progress or log",
+                crate::text::quote_raw(v.raw())
+            ),
+        };
+        out.report(run, Rule::AfdataKindInvalid, None, msg)?;
+        return Ok(Step::seen(Seen {
+            protocol: Protocol::Afdata,
+            ..Seen::default()
+        }));
+    };
+    let payload = ev.get(&kind);
+    if payload.is_none() {
+        let msg = format!("kind {} without a {} member", quote(&kind), quote(&kind));
+        out.report(run, Rule::AfdataPayloadMissing, None, msg)?;
+    }
+    if let Some(trace) = ev.get("trace")
+        && trace.kind() != Kind::Object
+    {
+        let msg = "trace is not an object".to_string();
+        out.report(run, Rule::AfdataTraceNotObject, None, msg)?;
+    }
+    run.domain += 1;
+    let terminal = matches!(&*kind, "result" | "error");
+    let cause = match (&*kind, payload) {
+        ("error", Some(p)) => Some(error(run, out, p)?),
+        _ => None,
+    };
+    let ends = terminal && !after_terminal;
+    if ends {
+        if cause.is_some() {
+            run.errors += 1;
+        }
+        run.summary = Some(Outcome {
+            ok: Some(&*kind == "result"),
+            partial: false,
+            reason: None,
+            caused_by: cause,
+        });
+    }
+    let seen = Seen {
+        event: payload.is_some(),
+        protocol: Protocol::Afdata,
+        ..Seen::default()
+    };
+    Ok(Step {
+        ends,
+        ..Step::seen(seen)
+    })
+}
+
+/// The error payload: its fields checked, its retry hint read.
+fn error(run: &mut RunState, out: &mut Reporter<'_>, p: Value<'_>) -> io::Result<Cause> {
+    let text = |k: &str| {
+        p.field(k)
+            .and_then(|v| v.as_str())
+            .map(|s| s.into_owned())
+            .filter(|s| !s.is_empty())
+    };
+    let (code, message) = if p.kind() == Kind::Object {
+        (text("code"), text("message"))
+    } else {
+        (None, None)
+    };
+    if code.is_none() || message.is_none() {
+        let msg = if p.kind() == Kind::Object {
+            "error payload lacks a non-empty string code or message".to_string()
+        } else {
+            "error payload is not an object".to_string()
+        };
+        out.report(run, Rule::AfdataErrorFields, None, msg)?;
+    }
+    if p.kind() == Kind::Object
+        && let Some(key) = VERDICT_KEYS.iter().find(|k| p.count(k) > 1)
+    {
+        let msg = format!("error.{key} appears twice: parsers disagree about which one wins");
+        out.report(run, Rule::VerdictDuplicateKey, None, msg)?;
+    }
+    let retryable = p.field("retryable").and_then(|v| v.as_bool()) == Some(true);
+    let ms = p.field("retry_after_ms");
+    let retry_after_ms = match ms {
+        Some(_) => retry_after(run, out, "error.retry_after_ms", ms, None)?,
+        None => retry_after_s(run, out, p.field("retry_after_s"))?,
+    };
+    Ok(Cause {
+        origin: None,
+        category: None,
+        code,
+        retryable,
+        retry_after_ms: retry_after_ms.filter(|_| retryable),
+    })
+}
+
+/// AFDATA's `retry_after_s`, in milliseconds: an integer or a number
+/// >= 0 (DESIGN §13); any other value is a finding, never dropped.
+fn retry_after_s(
+    run: &mut RunState,
+    out: &mut Reporter<'_>,
+    v: Option<Value<'_>>,
+) -> io::Result<Option<u64>> {
+    let Some(v) = v else {
+        return Ok(None);
+    };
+    let seconds = (v.kind() == Kind::Number)
+        .then(|| std::str::from_utf8(v.raw()).ok()?.parse::<f64>().ok())
+        .flatten()
+        .filter(|s| s.is_finite() && *s >= 0.0);
+    match seconds {
+        // Whole milliseconds, rounded up: never sooner than asked. `u64::MAX
+        // as f64` is 2^64, so the strict compare keeps the cast exact
+        // rather than saturated (DESIGN §13: never 18446744073709551615).
+        Some(s) if (s * 1000.0).ceil() < u64::MAX as f64 => Ok(Some((s * 1000.0).ceil() as u64)),
+        _ => {
+            let msg = format!(
+                "error.retry_after_s is {}, not a number >= 0 that aoitap can carry",
+                crate::text::quote_raw(v.raw())
+            );
+            out.report(run, Rule::ErrorRetryAfterInvalid, None, msg)?;
+            Ok(None)
+        }
+    }
+}
+
+/// A run without its terminal event was cut, unless it is unbounded.
+fn close(run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
+    let unbounded = out.cfg.unbounded;
+    if run.summary.is_none() && !unbounded {
+        let msg = format!(
+            "the stream ended after {} without a result or error event: it was cut off or the producer crashed",
+            crate::text::plural(run.lines, "line")
+        );
+        out.report(run, Rule::AfdataTerminalMissing, None, msg)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,531 @@
+//! AOI-CLI 1.x (spec §2, §8, §9, §13): the envelope (`aoi.seq`,
+//! `aoi.run`), the 1.x `aoi:error` and `aoi:summary` rules, and what a cut
+//! run's end looks like. The framework events 1.x shares with 0.2 are
+//! `framework.rs`.
+
+use std::io;
+
+use super::contract::{Contract, Seen, SeqSeen, Step};
+use super::framework::{
+    Count, Left, by_type, identity, meta_missing, missing_identity, retry_after, summary_missing,
+    typed,
+};
+use crate::check::finding::{Found, Reporter};
+use crate::check::protocol::Protocol;
+use crate::check::rules::{CATEGORIES, Rule};
+use crate::check::run_state::{Cause, Outcome, RunState};
+use crate::check::seq::Step as SeqStep;
+use crate::json::{Aoi, Event, Kind, Uint, Value};
+use crate::text::{quote, quote_raw};
+
+pub(in crate::check) struct Aoi1;
+
+impl Contract for Aoi1 {
+    fn event(
+        &self,
+        run: &mut RunState,
+        out: &mut Reporter<'_>,
+        ev: &Event<'_>,
+    ) -> io::Result<Step> {
+        event(run, out, ev)
+    }
+
+    fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
+        close(run, out)
+    }
+}
+
+/// An event of an AOI 1.x run (spec §2, §8, §13).
+fn event(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Result<Step> {
+    let (ty, seen) = typed(ev, Protocol::Aoi);
+    let ty = ty.as_deref();
+    let aoi = ev.aoi();
+    let (_, run_v, aoi_bad) = aoi.parts();
+    let multi = out.cfg.multi_run;
+    // Multi-run: `place` sent the line here by its id, so once the run
+    // has an id every id it gets is that one.
+    let (t, new_id) = if multi && run.tracks[0].id.is_some() {
+        (0, false)
+    } else {
+        run.track(run_v)
+    };
+    run.count_line();
+    let late = run.summary.is_some() && ty != Some(b"aoi:summary") && !run.not_last_reported;
+    if late {
+        run.not_last_reported = true;
+    }
+    if new_id && !multi {
+        // Counts over two runs cannot be reconciled with one summary.
+        run.seq_trouble = true;
+    }
+    if late {
+        let msg =
+            "event after the run's aoi:summary: the summary must be the last line".to_string();
+        out.report(run, Rule::SummaryNotLast, None, msg)?;
+    }
+    if new_id && !multi {
+        let name = run_v.and_then(|v| v.as_str()).unwrap_or_default();
+        let msg = format!(
+            "run id changed to {}: one stream must be one run (use --multi-run for merged logs)",
+            crate::text::quote(&name)
+        );
+        out.report(run, Rule::RunChanged, None, msg)?;
+    }
+
+    // The envelope (§2, §8.1).
+    if let Some(key) = ev.duplicate_reserved_key() {
+        let msg = format!("{key} appears twice: parsers disagree about which one wins");
+        out.report(run, Rule::EnvelopeDuplicateKey, None, msg)?;
+    }
+    if ty.is_none() {
+        let msg = match ev.get("type") {
+            None => "no type: every event must carry a string type".to_string(),
+            Some(_) => "type is not a string".to_string(),
+        };
+        out.report(run, Rule::EnvelopeTypeMissing, None, msg)?;
+    }
+    if aoi_bad {
+        out.report(
+            run,
+            Rule::EnvelopeAoiNotObject,
+            None,
+            "aoi is not an object".into(),
+        )?;
+    }
+    if ev.has_ansi() {
+        out.report(
+            run,
+            Rule::TextAnsi,
+            None,
+            "ANSI escape inside a string value".into(),
+        )?;
+    }
+    let (seq, stepped) = seq(run, out, t, aoi, ev.seq_uint())?;
+    let seen = Seen {
+        seq: stepped,
+        ..seen
+    };
+    let mut step = Step::seen(seen);
+    if run.unsupported {
+        return Ok(step);
+    }
+    match by_type(run, out, ev, ty, seq)? {
+        Left::Nothing => {}
+        Left::Meta => step.meta = true,
+        Left::Summary => {
+            summary(run, out, t, ev, seq)?;
+            step.ends = true;
+        }
+        Left::Error => error(run, out, ev, seq)?,
+    }
+    Ok(step)
+}
+
+/// `aoi.seq` and `aoi.run` (§8.1, §18 check 15), with `uint` the seq as
+/// the walk decoded it. Returns the seq when readable.
+fn seq(
+    run: &mut RunState,
+    out: &mut Reporter<'_>,
+    t: usize,
+    aoi: Aoi<'_>,
+    uint: Uint,
+) -> io::Result<(Option<u64>, SeqSeen)> {
+    let (seq_v, run_v, aoi_bad) = aoi.parts();
+    if let Some(v) = run_v
+        && v.kind() != Kind::String
+    {
+        out.report(
+            run,
+            Rule::RunNotString,
+            None,
+            "aoi.run is not a string".into(),
+        )?;
+    }
+    if run.tracks[t].shared {
+        let n = match (seq_v, uint) {
+            (Some(_), Uint::Int(n)) => Some(n),
+            _ => None,
+        };
+        return Ok((n, SeqSeen::Untracked));
+    }
+    let track = &mut run.tracks[t].seq;
+    let Some(v) = seq_v else {
+        let uses = track.started();
+        track.skip();
+        if uses && !aoi_bad {
+            run.seq_trouble = true;
+            let msg = "no aoi.seq in a run that numbers its events".to_string();
+            out.report(run, Rule::SeqMissing, None, msg)?;
+        }
+        return Ok((None, SeqSeen::Skipped));
+    };
+    // aoitap counts seq in 64 bits: a larger one cannot be placed, and
+    // is said so rather than clamped into a false order.
+    let past_u64 = uint == Uint::Huge;
+    let Uint::Int(n) = uint else {
+        track.skip();
+        run.seq_trouble = true;
+        run.seq_uncounted = true;
+        let what = if past_u64 {
+            "past 2^64-1, more than aoitap can count"
+        } else {
+            "not a non-negative integer"
+        };
+        let msg = format!("aoi.seq is {}, {what}", crate::text::quote_raw(v.raw()));
+        out.report(run, Rule::SeqNotInteger, None, msg)?;
+        return Ok((None, SeqSeen::Skipped));
+    };
+    let step = track.step(n);
+    if run_v.is_none() {
+        let msg = "aoi.seq without aoi.run: the line cannot be attributed on its own".to_string();
+        out.report(run, Rule::RunMissing, Some(n), msg)?;
+    }
+    match step {
+        SeqStep::InOrder => {}
+        SeqStep::HeadCut { count } | SeqStep::Gap { count, .. } => {
+            run.seq_trouble = true;
+            run.missing = run.missing.saturating_add(count);
+            let s = if count == 1 { "" } else { "s" };
+            let (rule, msg, from) = match step {
+                SeqStep::Gap { from, to, .. } => {
+                    let msg = format!(
+                        "expected seq {from}, got {n}: {count} event{s} missing (seq {from}..{to})"
+                    );
+                    (Rule::SeqGap, msg, from)
+                }
+                _ => {
+                    let msg = format!(
+                        "the run starts at seq {n}, not 0: the head was cut ({count} event{s} missing)"
+                    );
+                    (Rule::SeqNotFromZero, msg, 0)
+                }
+            };
+            let f = Found::new(rule, msg)
+                .seq(Some(n))
+                .missing((from, n - 1, count));
+            out.emit(run, f)?;
+        }
+        SeqStep::Back { expected } => {
+            run.seq_trouble = true;
+            run.repeats += 1;
+            let msg = format!("seq {n} again or backwards: expected {expected}");
+            out.report(run, Rule::SeqRepeat, Some(n), msg)?;
+        }
+    }
+    Ok((Some(n), SeqSeen::At(n)))
+}
+
+fn error(
+    run: &mut RunState,
+    out: &mut Reporter<'_>,
+    ev: &Event<'_>,
+    seq: Option<u64>,
+) -> io::Result<()> {
+    let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
+    let category = text("category");
+    let code = text("code");
+    let message = text("message");
+    let retryable = ev.get("retryable").and_then(|v| v.as_bool());
+    let origin = text("origin");
+    let scope = ev.get("scope");
+    let retry_after = ev.get("retry_after_ms");
+
+    let mut missing = vec![];
+    for (name, present) in [
+        ("category", category.is_some()),
+        ("code", code.is_some()),
+        ("message", message.is_some()),
+        ("retryable", retryable.is_some()),
+    ] {
+        if !present {
+            missing.push(name);
+        }
+    }
+    if !missing.is_empty() {
+        let msg = format!(
+            "aoi:error lacks {} (or has the wrong type)",
+            missing.join(", ")
+        );
+        out.report(run, Rule::ErrorFieldMissing, seq, msg)?;
+    }
+    match category.as_deref() {
+        Some(c @ ("partial" | "temporary")) => {
+            let msg = format!(
+                "category {} was removed in v1.0-alpha (use the real category, or unavailable)",
+                quote(c)
+            );
+            out.report(run, Rule::ErrorCategoryRemoved, seq, msg)?;
+        }
+        Some(c) if !CATEGORIES.contains(&c) => {
+            let msg = format!(
+                "unknown category {}: consumers route it as internal",
+                quote(c)
+            );
+            out.report(run, Rule::ErrorCategoryUnknown, seq, msg)?;
+        }
+        _ => {}
+    }
+    if let Some(c) = &code
+        && !is_code(c)
+    {
+        let msg = format!("code {} is not [A-Z][A-Z0-9_]*", quote(c));
+        out.report(run, Rule::ErrorCodeFormat, seq, msg)?;
+    }
+    if let Some(m) = &message
+        && (m.contains(['\n', '\r', '\u{2028}', '\u{2029}', '\u{1b}', '\u{9b}']))
+    {
+        let msg = "message has a line break or ANSI escape: it must be one plain line".to_string();
+        out.report(run, Rule::ErrorMessageMultiline, seq, msg)?;
+    }
+    let retry_after_ms = retry_hint(run, out, "", retry_after, retryable, seq)?;
+    let scope = match scope {
+        None => Some("process".to_string()),
+        Some(v) => v.as_str().map(|s| s.into_owned()),
+    };
+    if !matches!(scope.as_deref(), Some("process" | "item")) {
+        let msg = "scope is not \"process\" or \"item\"".to_string();
+        out.report(run, Rule::ErrorScopeInvalid, seq, msg)?;
+    }
+    let cause = Cause {
+        origin: origin.clone(),
+        category,
+        code,
+        retryable: retryable == Some(true),
+        retry_after_ms,
+    };
+    run.errors += 1;
+    if origin.is_some() {
+        run.forwarded_errors += 1;
+    }
+    if scope.as_deref() == Some("item") {
+        run.item_errors += 1;
+    } else if origin.is_none() {
+        run.local_process_error = Some(cause);
+    }
+    Ok(())
+}
+
+/// The retry hint of an `aoi:error` or a `caused_by` (`at` is the
+/// path before `retry_after_ms` in findings): checked as
+/// `retry_after` checks it, `error.retry-after-forbidden` beside
+/// `retryable:false` (§9.1), and kept only for a retryable error.
+fn retry_hint(
+    run: &mut RunState,
+    out: &mut Reporter<'_>,
+    at: &str,
+    v: Option<Value<'_>>,
+    retryable: Option<bool>,
+    seq: Option<u64>,
+) -> io::Result<Option<u64>> {
+    let name = format!("{at}retry_after_ms");
+    let ms = retry_after(run, out, &name, v, seq)?;
+    if v.is_some() && retryable == Some(false) {
+        let msg = format!("{name} with retryable:false");
+        out.report(run, Rule::ErrorRetryAfterForbidden, seq, msg)?;
+    }
+    Ok(ms.filter(|_| retryable == Some(true)))
+}
+
+/// `caused_by` (§13.1): the retry-critical fields of the upstream error
+/// that failed the run, held to the rules of `aoi:error` wherever the
+/// verdict reads them (DESIGN §13).
+fn upstream_cause(
+    run: &mut RunState,
+    out: &mut Reporter<'_>,
+    v: Value<'_>,
+    seq: Option<u64>,
+) -> io::Result<Cause> {
+    let text = |k: &str| v.field(k).and_then(|x| x.as_str()).map(|s| s.into_owned());
+    let retryable = match v.field("retryable") {
+        None => None,
+        Some(x) => {
+            let b = x.as_bool();
+            if b.is_none() {
+                let msg = format!(
+                    "caused_by.retryable is {}, not a boolean: the retry decision cannot be read",
+                    quote_raw(x.raw())
+                );
+                out.report(run, Rule::ErrorFieldMissing, seq, msg)?;
+            }
+            b
+        }
+    };
+    let after = v.field("retry_after_ms");
+    let retry_after_ms = retry_hint(run, out, "caused_by.", after, retryable, seq)?;
+    Ok(Cause {
+        origin: text("origin"),
+        category: text("category"),
+        code: text("code"),
+        retryable: retryable == Some(true),
+        retry_after_ms,
+    })
+}
+
+/// The terminal summary (§4, §8.3, §13.1), judged on arrival.
+fn summary(
+    run: &mut RunState,
+    out: &mut Reporter<'_>,
+    t: usize,
+    ev: &Event<'_>,
+    seq: Option<u64>,
+) -> io::Result<()> {
+    let ok = ev.get("ok").and_then(|v| v.as_bool());
+    if ok.is_none() {
+        let msg = "summary has no boolean ok: success must be stated, never assumed".to_string();
+        out.report(run, Rule::SummaryOkMissing, seq, msg)?;
+    }
+    let reason = ev.get("reason").map(|v| v.as_str().map(|s| s.into_owned()));
+    match (ok, &reason) {
+        (Some(false), None) => {
+            let msg = "ok:false without reason (failed, cancelled, timeout or denied)".to_string();
+            out.report(run, Rule::SummaryReasonMissing, seq, msg)?;
+        }
+        (Some(false), Some(r))
+            if !matches!(
+                r.as_deref(),
+                Some("failed" | "cancelled" | "timeout" | "denied")
+            ) =>
+        {
+            let msg = format!(
+                "reason {} with ok:false: must be failed, cancelled, timeout or denied",
+                reason_text(r.as_deref())
+            );
+            out.report(run, Rule::SummaryReasonInvalid, seq, msg)?;
+        }
+        (Some(true), Some(r)) if r.as_deref() != Some("skipped") => {
+            let msg = format!(
+                "reason {} with ok:true: only skipped is allowed",
+                reason_text(r.as_deref())
+            );
+            out.report(run, Rule::SummaryReasonInvalid, seq, msg)?;
+        }
+        _ => {}
+    }
+
+    let mut counters = [None; 5];
+    for (i, name) in [
+        "event_count",
+        "count",
+        "input_count",
+        "warning_count",
+        "error_count",
+    ]
+    .iter()
+    .enumerate()
+    {
+        if let Some(v) = ev.get(name) {
+            match v.as_uint() {
+                Uint::NotUint => {
+                    let msg = format!("{name} is {}, not an integer >= 0", quote_raw(v.raw()));
+                    out.report(run, Rule::SummaryCounterInvalid, seq, msg)?;
+                }
+                n => counters[i] = Some(Count::of(n, v)),
+            }
+        }
+    }
+    let [event_count, count, _, warning_count, error_count] = counters;
+    let received = run.tracks[t].lines;
+    let uses_seq = run.tracks[t].seq.started();
+    match event_count {
+        Some(n) if n != received => {
+            run.count_trouble = true;
+            let msg = format!(
+                "the summary counts {n} events but {received} arrived: {}",
+                n.beside(received)
+            );
+            out.report(run, Rule::SummaryEventCountMismatch, seq, msg)?;
+        }
+        None if uses_seq && ev.get("event_count").is_none() => {
+            let msg =
+                "no event_count: the run uses seq, but its length cannot be reconciled".to_string();
+            out.report(run, Rule::SummaryEventCountMissing, seq, msg)?;
+        }
+        _ => {}
+    }
+    let complete = !run.unreadable && !run.seq_trouble && !run.count_trouble;
+    let (domain, warnings, errors, item_errors) =
+        (run.domain, run.warnings, run.errors, run.item_errors);
+    let local_error = run.local_process_error.is_some();
+    let forwarded = run.forwarded_errors;
+    if complete
+        && let Some(c) = count
+        && c != domain
+    {
+        let msg = format!("count is {c} but {domain} domain events arrived");
+        out.report(run, Rule::SummaryCountMismatch, seq, msg)?;
+    }
+    for (name, claimed, seen) in [
+        ("warning_count", warning_count, warnings),
+        ("error_count", error_count, errors),
+    ] {
+        if let Some(c) = claimed
+            && c < seen
+        {
+            let msg = format!("{name} is {c} but {seen} were seen in the stream");
+            out.report(run, Rule::SummaryCounterLow, seq, msg)?;
+        }
+    }
+    let partial = ev.get("partial").and_then(|v| v.as_bool()) == Some(true);
+    if item_errors > 0 && domain > 0 && !partial {
+        let msg = format!("{item_errors} item error(s) and domain output, but partial is not true");
+        out.report(run, Rule::SummaryPartialInconsistent, seq, msg)?;
+    } else if partial && item_errors == 0 && complete {
+        let msg = "partial:true but no item error was seen".to_string();
+        out.report(run, Rule::SummaryPartialInconsistent, seq, msg)?;
+    }
+    if ok == Some(true) && local_error {
+        let msg =
+            "ok:true after a process-scope aoi:error, which means the run was over".to_string();
+        out.report(run, Rule::SummaryOkDespiteError, seq, msg)?;
+    }
+    let caused_by = ev.get("caused_by");
+    if ok == Some(false) && forwarded > 0 && !local_error && caused_by.is_none() {
+        let msg = "failing because of forwarded errors, but no caused_by: the retry detail is lost"
+            .to_string();
+        out.report(run, Rule::SummaryCausedByMissing, seq, msg)?;
+    }
+    if let Some(up) = ev.get("upstream")
+        && (up.kind() == Kind::Null || up.children().any(|(_, v)| v.kind() == Kind::Null))
+    {
+        let msg = "upstream is null or has null members: omit what is unknown".to_string();
+        out.report(run, Rule::SummaryUpstreamNull, seq, msg)?;
+    }
+    let missing = missing_identity(&identity(ev));
+    if !missing.is_empty() {
+        let msg = format!("aoi:summary lacks {}", missing.join(", "));
+        out.report(run, Rule::SummaryIdentityMissing, seq, msg)?;
+    }
+    let caused_by = match caused_by.filter(|v| v.kind() == Kind::Object) {
+        Some(v) => Some(upstream_cause(run, out, v, seq)?),
+        None => None,
+    };
+    run.summary = Some(Outcome {
+        ok,
+        partial,
+        reason: reason.flatten(),
+        caused_by,
+    });
+    Ok(())
+}
+
+/// The end of an AOI 1.x run: its summary, meta and seq claimed.
+fn close(run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
+    summary_missing(run, out)?;
+    meta_missing(run, out)?;
+    if !run.tracks.iter().any(|t| t.seq.started()) && !run.seq_uncounted {
+        let msg = "no aoi.seq: events lost from the middle would go unnoticed".to_string();
+        out.report(run, Rule::VerifiableNotClaimed, None, msg)?;
+    }
+    Ok(())
+}
+
+/// A reason as a message shows it: quoted, or said not to be a string.
+fn reason_text(r: Option<&str>) -> String {
+    r.map_or_else(|| "(not a string)".to_string(), quote)
+}
+
+fn is_code(c: &str) -> bool {
+    let mut chars = c.chars();
+    chars.next().is_some_and(|f| f.is_ascii_uppercase())
+        && chars.all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_')
+}

@@ -1,0 +1,73 @@
+//! The one trait every protocol's rules implement, and what they hand
+//! back for a line. A protocol sees the run's state and where findings
+//! go, never the checker: which run a line belongs to is decided before
+//! it is asked (`runs.rs`), and the table acts on what it answers.
+
+use std::io;
+
+use crate::check::finding::Reporter;
+use crate::check::protocol::Protocol;
+use crate::check::run_state::RunState;
+use crate::json::Event;
+
+/// The rules of one protocol (DESIGN §9).
+pub(in crate::check) trait Contract {
+    /// A JSON object line of a run of this protocol.
+    fn event(&self, run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>)
+    -> io::Result<Step>;
+
+    /// The run is over: what a cut end looks like in this protocol.
+    fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()>;
+}
+
+/// What a protocol's rules made of one line.
+#[derive(Debug, Default)]
+pub(in crate::check) struct Step {
+    pub(in crate::check) seen: Seen,
+    /// The line ended its run (its summary or terminal event): with
+    /// `--multi-run` the run is judged at once.
+    pub(in crate::check) ends: bool,
+    /// The line is its run's `aoi:meta`: with `--multi-run`, lines without
+    /// an id go to this run from now on.
+    pub(in crate::check) meta: bool,
+}
+
+impl Step {
+    pub(in crate::check) fn seen(seen: Seen) -> Step {
+        Step {
+            seen,
+            ..Step::default()
+        }
+    }
+}
+
+/// What the checker learned of a line, for commands that pass lines on.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Seen {
+    /// A JSON object with a string `type` and no reserved key twice: an
+    /// event that can be passed on.
+    pub event: bool,
+    /// Its decoded type is `aoi:*`.
+    pub framework: bool,
+    /// The protocol of the run the line went to.
+    pub protocol: Protocol,
+    /// The line names a run already judged (multi-run): it is reported,
+    /// and belongs to no open run.
+    pub late: bool,
+    /// How the checker stepped the run's seq on this line: reconcile keeps
+    /// its account in the same steps, so the two count the same gaps.
+    pub seq: SeqSeen,
+}
+
+/// A line's place in its run's seq (AOI 1.x, spec §8.1).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum SeqSeen {
+    /// Not followed (another protocol, or ids past the per-run cap).
+    #[default]
+    Untracked,
+    /// It takes a step, but carries no seq that can be counted (none, or
+    /// not an integer in 64 bits): one step, as for an unreadable line.
+    Skipped,
+    /// At this seq.
+    At(u64),
+}
