@@ -145,3 +145,76 @@ impl Reporter<'_> {
         })
     }
 }
+
+#[cfg(test)]
+pub(in crate::check) mod tests {
+    use super::*;
+    use crate::check::rules::{Levels, Word};
+
+    /// A sink that keeps what it is handed.
+    #[derive(Default)]
+    pub(in crate::check) struct Kept {
+        pub(in crate::check) findings: Vec<Finding>,
+        pub(in crate::check) runs: Vec<RunVerdict>,
+    }
+
+    impl Sink for Kept {
+        fn finding(&mut self, f: &Finding) -> io::Result<()> {
+            self.findings.push(f.clone());
+            Ok(())
+        }
+        fn run(&mut self, r: &RunVerdict) -> io::Result<()> {
+            self.runs.push(r.clone());
+            Ok(())
+        }
+    }
+
+    fn report(cfg: &Config, run: &mut RunState, rule: Rule, msg: &str) -> Vec<Finding> {
+        let mut kept = Kept::default();
+        let mut out = Reporter {
+            cfg,
+            line: 7,
+            sink: &mut kept,
+        };
+        out.report(run, rule, Some(3), msg.to_string()).unwrap();
+        kept.findings
+    }
+
+    #[test]
+    fn a_finding_is_filled_in_and_counted_against_its_run() {
+        let cfg = Config::default();
+        let mut run = RunState::new(Some(b"r"[..].into()), Some("r".into()), 1);
+        let f = report(&cfg, &mut run, Rule::SeqGap, "first\nsecond");
+        assert_eq!(f.len(), 1);
+        assert_eq!(
+            (f[0].line, f[0].seq, f[0].run.as_deref()),
+            (7, Some(3), Some("r"))
+        );
+        assert_eq!(f[0].severity, Severity::Error);
+        // One bounded line, whatever the message held (DESIGN §8).
+        assert!(!f[0].message.contains('\n'), "{:?}", f[0].message);
+        report(&cfg, &mut run, Rule::SeqRepeat, "later");
+        assert_eq!(run.error_findings, 2);
+        assert_eq!(run.first_error.as_deref(), Some(f[0].message.as_str()));
+    }
+
+    #[test]
+    fn an_allowed_rule_is_not_sent_and_not_counted() {
+        let cfg = Config {
+            levels: Levels::new(&[(Rule::SeqGap, Word::Allow)], false),
+            ..Config::default()
+        };
+        let mut run = RunState::new(None, None, 1);
+        assert!(report(&cfg, &mut run, Rule::SeqGap, "gap").is_empty());
+        assert_eq!(run.error_findings, 0);
+    }
+
+    #[test]
+    fn a_run_not_interpreted_keeps_only_its_line_findings() {
+        let cfg = Config::default();
+        let mut run = RunState::new(None, None, 1);
+        run.unsupported = true;
+        assert!(report(&cfg, &mut run, Rule::SeqGap, "gap").is_empty());
+        assert_eq!(report(&cfg, &mut run, Rule::JsonInvalid, "bad").len(), 1);
+    }
+}

@@ -204,3 +204,53 @@ impl RunState {
         (i, true)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::{Arena, Parser};
+
+    /// The track for the `aoi.run` JSON text `id`.
+    fn track(run: &mut RunState, id: &str) -> (usize, bool) {
+        let text = format!(r#"{{"run":{id}}}"#);
+        let mut arena = Arena::default();
+        let index = Parser::new().parse(text.as_bytes(), &mut arena).unwrap();
+        run.track(index.event(text.as_bytes(), &arena).get("run"))
+    }
+
+    #[test]
+    fn the_first_id_names_a_run_opened_without_one() {
+        let mut run = RunState::new(None, None, 1);
+        run.count_line();
+        assert_eq!(track(&mut run, r#""a""#), (0, false));
+        assert_eq!(run.id.as_deref(), Some(&b"a"[..]));
+        assert_eq!(run.name.as_deref(), Some("a"));
+        assert_eq!(run.tracks[0].lines, 1);
+    }
+
+    #[test]
+    fn a_further_id_is_a_new_track_once() {
+        let mut run = RunState::new(None, None, 1);
+        track(&mut run, r#""a""#);
+        assert_eq!(track(&mut run, r#""b""#), (1, true));
+        assert_eq!(track(&mut run, r#""b""#), (1, false));
+        assert_eq!(track(&mut run, r#""a""#), (0, false));
+        assert_eq!(track(&mut run, r#""b""#), (1, false));
+        run.count_line();
+        assert_eq!((run.lines, run.tracks[1].lines), (1, 1));
+    }
+
+    #[test]
+    fn ids_past_the_cap_share_one_untracked_track() {
+        let mut run = RunState::new(None, None, 1);
+        track(&mut run, r#""first""#);
+        for i in 0..MAX_TRACKS {
+            track(&mut run, &format!(r#""id{i}""#));
+        }
+        let (shared, new) = track(&mut run, r#""one-more""#);
+        assert!(!new);
+        assert!(run.tracks[shared].shared);
+        assert_eq!(track(&mut run, r#""and-another""#).0, shared);
+        assert_eq!(run.tracks.len(), MAX_TRACKS + 2);
+    }
+}

@@ -293,3 +293,136 @@ impl RunKey {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::{Arena, Parser};
+
+    /// Place a line whose `aoi.run` is the JSON text `id` (None: no id).
+    fn place(runs: &mut Runs, id: Option<&str>, opens: bool, line: u64) -> Target {
+        let text = match id {
+            Some(id) => format!(r#"{{"run":{id}}}"#),
+            None => "{}".to_string(),
+        };
+        let mut arena = Arena::default();
+        let index = Parser::new().parse(text.as_bytes(), &mut arena).unwrap();
+        let ev = index.event(text.as_bytes(), &arena);
+        runs.target(ev.get("run"), opens, line)
+    }
+
+    fn slot(t: Target) -> usize {
+        match t {
+            Target::Slot(s) => s,
+            Target::Finished(id) => panic!("finished: {id:?}"),
+        }
+    }
+
+    #[test]
+    fn one_run_takes_every_line_without_multi_run() {
+        let mut runs = Runs::new(false);
+        let a = slot(place(&mut runs, Some(r#""a""#), false, 1));
+        let b = slot(place(&mut runs, Some(r#""b""#), true, 2));
+        let none = slot(place(&mut runs, None, true, 3));
+        assert_eq!((a, b, none), (a, a, a));
+        assert_eq!(runs.iter().count(), 1);
+    }
+
+    #[test]
+    fn lines_go_to_their_run_by_decoded_id() {
+        let mut runs = Runs::new(true);
+        let a = slot(place(&mut runs, Some(r#""a""#), true, 1));
+        let b = slot(place(&mut runs, Some(r#""b""#), true, 2));
+        assert_ne!(a, b);
+        // `"\u0061"` is `a` (DESIGN §8): decided on decoded values.
+        assert_eq!(slot(place(&mut runs, Some(r#""\u0061""#), false, 3)), a);
+        assert_eq!(slot(place(&mut runs, Some(r#""b""#), false, 4)), b);
+        assert_eq!(runs.run(a).first_line, 1);
+        assert_eq!(runs.run(b).name.as_deref(), Some("b"));
+    }
+
+    #[test]
+    fn an_id_less_line_goes_to_the_run_its_meta_opened() {
+        let mut runs = Runs::new(true);
+        let first = slot(place(&mut runs, None, true, 1));
+        assert_eq!(slot(place(&mut runs, None, false, 2)), first);
+        let second = slot(place(&mut runs, None, true, 3));
+        assert_ne!(second, first);
+        assert_eq!(slot(place(&mut runs, None, false, 4)), second);
+        // A meta with an id makes its run the current one.
+        let c = slot(place(&mut runs, Some(r#""c""#), true, 5));
+        runs.make_current(c);
+        assert_eq!(slot(place(&mut runs, None, false, 6)), c);
+    }
+
+    #[test]
+    fn a_judged_id_is_late_and_reported_once() {
+        let mut runs = Runs::new(true);
+        let a = slot(place(&mut runs, Some(r#""a""#), true, 1));
+        let run = runs.remove(a);
+        assert_eq!(run.id.as_deref(), Some(&b"a"[..]));
+        assert_eq!(
+            place(&mut runs, Some(r#""a""#), false, 2),
+            Target::Finished(b"a"[..].into())
+        );
+        assert!(runs.first_late(b"a"));
+        assert!(!runs.first_late(b"a"));
+        // The freed slot is reused by the next run.
+        assert_eq!(slot(place(&mut runs, Some(r#""b""#), true, 3)), a);
+    }
+
+    #[test]
+    fn judged_ids_are_forgotten_past_the_cap() {
+        let mut runs = Runs::new(true);
+        for i in 0..=FINISHED_REMEMBERED {
+            let s = slot(place(
+                &mut runs,
+                Some(&format!(r#""r{i}""#)),
+                true,
+                i as u64 + 1,
+            ));
+            runs.remove(s);
+        }
+        // The oldest is forgotten (a new run), the newest still late.
+        assert!(matches!(
+            place(&mut runs, Some(r#""r0""#), false, 9999),
+            Target::Slot(_)
+        ));
+        let last = format!(r#""r{FINISHED_REMEMBERED}""#);
+        assert!(matches!(
+            place(&mut runs, Some(&last), false, 10_000),
+            Target::Finished(_)
+        ));
+    }
+
+    #[test]
+    fn past_the_cap_the_oldest_open_run_is_handed_back() {
+        let mut runs = Runs::with_cap(true, 2);
+        let a = slot(place(&mut runs, Some(r#""a""#), true, 1));
+        let b = slot(place(&mut runs, Some(r#""b""#), true, 2));
+        assert_eq!(runs.over_cap(), None);
+        let c = slot(place(&mut runs, Some(r#""c""#), true, 3));
+        assert_eq!(runs.over_cap(), Some(a));
+        assert!(runs.run(a).evicted);
+        runs.remove(a);
+        assert_eq!(runs.over_cap(), None);
+        // An id judged early is late from then on; the others stay open.
+        assert!(matches!(
+            place(&mut runs, Some(r#""a""#), false, 4),
+            Target::Finished(_)
+        ));
+        assert_eq!(runs.open_slots(|_| true), [b, c]);
+    }
+
+    #[test]
+    fn a_long_id_is_kept_bounded_and_still_tells_runs_apart() {
+        let mut runs = Runs::new(true);
+        let long_a = format!(r#""{}a""#, "x".repeat(10_000));
+        let long_b = format!(r#""{}b""#, "x".repeat(10_000));
+        let a = slot(place(&mut runs, Some(&long_a), true, 1));
+        let b = slot(place(&mut runs, Some(&long_b), true, 2));
+        assert_ne!(a, b);
+        assert!(runs.run(a).id.as_ref().unwrap().len() <= 256);
+        assert_eq!(slot(place(&mut runs, Some(&long_a), false, 3)), a);
+    }
+}

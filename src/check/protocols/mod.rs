@@ -72,3 +72,112 @@ pub(in crate::check) fn decide(
 pub(in crate::check) fn at_end(run: &RunState, cfg: &Config) -> Protocol {
     run.protocol.or(cfg.protocol).unwrap_or(Protocol::Aoi)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::finding::tests::Kept;
+    use crate::json::{Arena, Parser};
+
+    /// Each line of `lines` through the rules of `protocol`, on one run:
+    /// what each step said, and the rules found.
+    fn steps(cfg: &Config, protocol: Protocol, lines: &[&str]) -> (Vec<(bool, bool)>, Vec<Rule>) {
+        let mut run = RunState::new(None, None, 1);
+        run.protocol = Some(protocol);
+        let mut kept = Kept::default();
+        let mut said = vec![];
+        for (i, line) in lines.iter().enumerate() {
+            let mut arena = Arena::default();
+            let index = Parser::new().parse(line.as_bytes(), &mut arena).unwrap();
+            let ev = index.event(line.as_bytes(), &arena);
+            let mut out = Reporter {
+                cfg,
+                line: i as u64 + 1,
+                sink: &mut kept,
+            };
+            let step = contract_of(protocol)
+                .event(&mut run, &mut out, &ev)
+                .unwrap();
+            said.push((step.meta, step.ends));
+        }
+        let mut out = Reporter {
+            cfg,
+            line: lines.len() as u64,
+            sink: &mut kept,
+        };
+        contract_of(protocol).close(&mut run, &mut out).unwrap();
+        (said, kept.findings.iter().map(|f| f.rule).collect())
+    }
+
+    #[test]
+    fn an_aoi_run_is_opened_by_its_meta_and_ended_by_its_summary() {
+        let cfg = Config::default();
+        let (said, rules) = steps(
+            &cfg,
+            Protocol::Aoi,
+            &[
+                r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"r"},"tool":"t","tool_version":"1","aoi_version":"1.0-alpha","schema_name":"s","schema_version":"1"}"#,
+                r#"{"type":"hit","aoi":{"seq":1,"run":"r"}}"#,
+                r#"{"type":"aoi:summary","aoi":{"seq":2,"run":"r"},"ok":true,"event_count":3,"tool":"t","tool_version":"1","aoi_version":"1.0-alpha","schema_name":"s","schema_version":"1"}"#,
+            ],
+        );
+        assert_eq!(said, [(true, false), (false, false), (false, true)]);
+        assert_eq!(rules, []);
+    }
+
+    #[test]
+    fn a_second_summary_ends_nothing() {
+        let cfg = Config::default();
+        let summary = r#"{"type":"aoi:summary","ok":true}"#;
+        let (said, rules) = steps(&cfg, Protocol::Aoi, &[summary, summary]);
+        assert_eq!(said, [(false, true), (false, false)]);
+        assert!(rules.contains(&Rule::SummaryDuplicate), "{rules:?}");
+    }
+
+    #[test]
+    fn an_aoi02_run_ends_with_its_summary_and_counts_every_line() {
+        let cfg = Config::default();
+        let (said, rules) = steps(
+            &cfg,
+            Protocol::Aoi02,
+            &[
+                r#"{"type":"aoi:meta","tool":"t","tool_version":"1","aoi_version":"0.2","schema_name":"s","schema_version":"1"}"#,
+                r#"{"type":"item"}"#,
+                r#"{"type":"aoi:summary","ok":true,"count":5}"#,
+            ],
+        );
+        assert_eq!(said, [(true, false), (false, false), (false, true)]);
+        assert!(rules.contains(&Rule::SummaryCountMismatch), "{rules:?}");
+    }
+
+    #[test]
+    fn an_afdata_run_ends_with_its_first_terminal_event() {
+        let cfg = Config::default();
+        let (said, rules) = steps(
+            &cfg,
+            Protocol::Afdata,
+            &[
+                r#"{"kind":"progress","progress":{}}"#,
+                r#"{"kind":"result","result":{}}"#,
+                r#"{"kind":"log","log":{}}"#,
+            ],
+        );
+        assert_eq!(said, [(false, false), (false, true), (false, false)]);
+        assert_eq!(rules, [Rule::AfdataTerminalNotLast]);
+    }
+
+    #[test]
+    fn a_typed_ndjson_run_ends_at_its_last_type_only_when_one_is_given() {
+        let lines = [r#"{"type":"start"}"#, r#"{"type":"done"}"#];
+        let (said, _) = steps(&Config::default(), Protocol::Ndjson, &lines);
+        assert_eq!(said, [(false, false), (false, false)]);
+        let cfg = Config {
+            type_field: "type".into(),
+            last: Some("done".into()),
+            ..Config::default()
+        };
+        let (said, rules) = steps(&cfg, Protocol::Ndjson, &lines);
+        assert_eq!(said, [(false, false), (false, true)]);
+        assert_eq!(rules, []);
+    }
+}
