@@ -1,8 +1,10 @@
-//! The layers of `src/` (STYLE, layout): a module imports only from the
-//! layers below its own. Read from the `crate::` paths of every file; no
-//! dependency, no build of its own.
+//! The shape of `src/` (STYLE, layout): a module imports only from the
+//! layers below its own, and the files of one folder never import each
+//! other in a circle. Read from the paths every file names (`crate::`,
+//! `super::`, `self::`, and a folder's own children); no dependency, no
+//! build of its own.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// Each top-level module's layer, from the bottom. `say` and `say_part`
@@ -23,9 +25,13 @@ fn layer(module: &str) -> Option<usize> {
     LAYERS.iter().position(|l| l.contains(&module))
 }
 
-/// Every `crate::X` a file of `src/` names, as (module of the file, X).
-fn edges(src: &Path) -> BTreeSet<(String, String)> {
-    let mut out = BTreeSet::new();
+/// A module by its path from the crate root (`["check", "runs"]`).
+type Module = Vec<String>;
+
+/// Every module of `src/` and the text of its code, its `#[cfg(test)]`
+/// part left out (a test module's `super::` is its own file).
+fn modules(src: &Path) -> BTreeMap<Module, String> {
+    let mut out = BTreeMap::new();
     let mut dirs = vec![src.to_path_buf()];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
@@ -37,31 +43,149 @@ fn edges(src: &Path) -> BTreeSet<(String, String)> {
             if path.extension().is_none_or(|e| e != "rs") {
                 continue;
             }
-            let rel = path.strip_prefix(src).unwrap();
-            let first = rel.components().next().unwrap().as_os_str();
-            let module = first.to_str().unwrap().trim_end_matches(".rs").to_string();
-            if matches!(module.as_str(), "lib" | "main") {
+            let rel = path.strip_prefix(src).unwrap().with_extension("");
+            let mut module: Module = rel
+                .components()
+                .map(|c| c.as_os_str().to_str().unwrap().to_string())
+                .collect();
+            if module.last().is_some_and(|m| m == "mod") {
+                module.pop();
+            }
+            if matches!(module.as_slice(), [m] if m == "lib" || m == "main") {
                 continue;
             }
             let text = std::fs::read_to_string(&path).unwrap();
-            for (i, _) in text.match_indices("crate::") {
-                let name: String = text[i + 7..]
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                if !name.is_empty() && name != module {
-                    out.insert((module.clone(), name));
-                }
+            let code = text.split("#[cfg(test)]").next().unwrap().to_string();
+            out.insert(module, code);
+        }
+    }
+    out
+}
+
+/// The paths `code` names, each as written (`super::runs::Runs`), with
+/// every `use` tree spread into its paths.
+fn paths(code: &str) -> Vec<String> {
+    let mut out = vec![];
+    // A `use` item starts a line; its tree may span lines, to the `;`.
+    let starts = std::iter::once(0).chain(code.match_indices('\n').map(|(i, _)| i + 1));
+    for from in starts {
+        let l = code[from..].trim_start();
+        let l = ["pub(crate) ", "pub(super) ", "pub "]
+            .iter()
+            .find_map(|p| l.strip_prefix(p))
+            .unwrap_or(l);
+        if let Some(tree) = l.strip_prefix("use ")
+            && let Some(end) = tree.find(';')
+        {
+            spread("", &tree[..end], &mut out);
+        }
+    }
+    // Paths in code, outside `use`: `crate::text::plural(...)`.
+    let bytes = code.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let word_start =
+            i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || b"_:".contains(&bytes[i - 1]));
+        if word_start && (bytes[i].is_ascii_alphabetic() || bytes[i] == b'_') {
+            let mut j = i;
+            while j < bytes.len()
+                && (bytes[j].is_ascii_alphanumeric()
+                    || bytes[j] == b'_'
+                    || code[j..].starts_with("::"))
+            {
+                j += if code[j..].starts_with("::") { 2 } else { 1 };
+            }
+            let p = code[i..j].trim_end_matches(':');
+            // `pub(in crate::check)` is a visibility, not an import.
+            if p.contains("::") && !code[..i].ends_with("(in ") {
+                out.push(p.to_string());
+            }
+            i = j.max(i + 1);
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The paths of one `use` tree under `prefix`.
+fn spread(prefix: &str, tree: &str, out: &mut Vec<String>) {
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else {
+        let path = tree.split(" as ").next().unwrap().trim();
+        out.push(format!("{prefix}{path}"));
+        return;
+    };
+    let head = format!("{prefix}{}", &tree[..open]);
+    let inner = &tree[open + 1..tree.rfind('}').unwrap()];
+    let (mut depth, mut from) = (0, 0);
+    for (k, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                spread(&head, &inner[from..k], out);
+                from = k + 1;
+            }
+            _ => {}
+        }
+    }
+    if !inner[from..].trim().is_empty() {
+        spread(&head, &inner[from..], out);
+    }
+}
+
+/// Every import as (module, the module it names), resolved from the
+/// crate root. A path to an item of the crate root (`crate::say`) names
+/// the item.
+fn edges(src: &Path) -> BTreeSet<(Module, Module)> {
+    let mods = modules(src);
+    let children = |m: &Module| -> BTreeSet<String> {
+        mods.keys()
+            .filter(|k| k.len() == m.len() + 1 && k.starts_with(m))
+            .map(|k| k.last().unwrap().clone())
+            .collect()
+    };
+    let mut out = BTreeSet::new();
+    for (module, code) in &mods {
+        let own = children(module);
+        for path in paths(code) {
+            let segs: Vec<&str> = path.split("::").collect();
+            let (mut full, mut k): (Module, usize) = match segs[0] {
+                "crate" => (vec![], 1),
+                "self" => (module.clone(), 1),
+                "super" => (module.clone(), 0),
+                // A folder names its own children without a prefix.
+                s if own.contains(s) => (module.clone(), 0),
+                _ => continue,
+            };
+            while segs.get(k) == Some(&"super") {
+                full.pop();
+                k += 1;
+            }
+            full.extend(segs[k..].iter().map(|s| s.to_string()));
+            let target = (1..=full.len())
+                .rev()
+                .map(|n| full[..n].to_vec())
+                .find(|p| mods.contains_key(p))
+                .unwrap_or_else(|| full.iter().take(1).cloned().collect());
+            if !target.is_empty() && &target != module {
+                out.insert((module.clone(), target));
             }
         }
     }
     out
 }
 
-/// The imports that go up or sideways, as `from -> to` lines.
-fn upward(edges: &BTreeSet<(String, String)>) -> Vec<String> {
-    edges
+/// The imports between top-level modules that go up or sideways, as
+/// `from -> to` lines.
+fn upward(edges: &BTreeSet<(Module, Module)>) -> Vec<String> {
+    let top: BTreeSet<(&str, &str)> = edges
         .iter()
+        .map(|(a, b)| (a[0].as_str(), b[0].as_str()))
+        .filter(|(a, b)| a != b)
+        .collect();
+    top.into_iter()
         .filter(|(from, to)| match (layer(from), layer(to)) {
             (Some(f), Some(t)) => t >= f,
             // A module no layer names is itself a finding.
@@ -71,24 +195,113 @@ fn upward(edges: &BTreeSet<(String, String)>) -> Vec<String> {
         .collect()
 }
 
+/// The circles among the files of each folder: imports between two of
+/// its files (a folder's `mod.rs` is one of them, a subfolder another),
+/// as `folder: a -> b -> a` lines.
+fn circles(edges: &BTreeSet<(Module, Module)>) -> Vec<String> {
+    let folders: BTreeSet<Module> = edges
+        .iter()
+        .flat_map(|(a, b)| [a, b])
+        .flat_map(|m| (0..m.len()).map(|n| m[..n].to_vec()))
+        .collect();
+    let mut out = vec![];
+    for folder in folders {
+        // A file of the folder: the folder itself, or the child holding m.
+        let file = |m: &Module| -> Option<String> {
+            if !m.starts_with(&folder) {
+                return None;
+            }
+            Some(
+                m.get(folder.len())
+                    .cloned()
+                    .unwrap_or_else(|| "mod".to_string()),
+            )
+        };
+        let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (a, b) in edges {
+            if let (Some(x), Some(y)) = (file(a), file(b))
+                && x != y
+            {
+                graph.entry(x).or_default().insert(y);
+            }
+        }
+        if let Some(cycle) = cycle(&graph) {
+            let name = if folder.is_empty() {
+                "src".to_string()
+            } else {
+                folder.join("/")
+            };
+            out.push(format!("{name}: {}", cycle.join(" -> ")));
+        }
+    }
+    out
+}
+
+/// One circle in `graph`, if it has any, from a node back to itself.
+fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        n: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| p == n) {
+            let mut c = path[at..].to_vec();
+            c.push(n.to_string());
+            return Some(c);
+        }
+        if done.contains(n) {
+            return None;
+        }
+        path.push(n.to_string());
+        for next in graph.get(n).into_iter().flatten() {
+            if let Some(c) = visit(next, graph, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.insert(n.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|n| visit(n, graph, &mut vec![], &mut done))
+}
+
+fn src() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
 #[test]
 fn no_module_imports_from_a_layer_above_its_own() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let found = edges(&src);
+    let found = edges(&src());
     assert!(found.len() > 10, "read too little: {found:?}");
     let bad = upward(&found);
     assert!(bad.is_empty(), "imports against the layers: {bad:?}");
 }
 
 #[test]
+fn no_files_of_a_folder_import_each_other_in_a_circle() {
+    let found = edges(&src());
+    let bad = circles(&found);
+    assert!(bad.is_empty(), "import circles: {bad:?}");
+}
+
+fn m(path: &str) -> Module {
+    path.split("::").map(str::to_string).collect()
+}
+
+#[test]
 fn an_import_from_above_or_from_an_unknown_module_is_found() {
-    let e = |from: &str, to: &str| (from.to_string(), to.to_string());
+    let e = |from: &str, to: &str| (m(from), m(to));
     let edges: BTreeSet<_> = [
         e("check", "input"),
-        e("input", "check"),
+        e("input::scan", "check::schema"),
         e("output", "config"),
         e("json", "text"),
         e("check", "stream"),
+        e("check::runs", "check::seq"),
     ]
     .into();
     assert_eq!(
@@ -100,4 +313,46 @@ fn an_import_from_above_or_from_an_unknown_module_is_found() {
             "output -> config"
         ]
     );
+}
+
+#[test]
+fn a_circle_inside_a_folder_is_found_and_a_chain_is_not() {
+    let e = |from: &str, to: &str| (m(from), m(to));
+    let chain: BTreeSet<_> = [
+        e("check", "check::checker"),
+        e("check::checker", "check::runs"),
+        e("check::protocol::aoi", "check::runs"),
+    ]
+    .into();
+    assert!(circles(&chain).is_empty());
+    // A child naming its folder's re-export closes a circle with mod.rs.
+    let through_mod: BTreeSet<_> = [e("check", "check::runs"), e("check::runs", "check")].into();
+    assert_eq!(circles(&through_mod), ["check: mod -> runs -> mod"]);
+    // A subfolder is one file of its parent folder.
+    let nested: BTreeSet<_> = [
+        e("check::protocol::aoi", "check::runs"),
+        e("check::runs", "check::protocol"),
+    ]
+    .into();
+    assert_eq!(circles(&nested), ["check: protocol -> runs -> protocol"]);
+}
+
+#[test]
+fn paths_are_read_from_use_trees_and_code() {
+    let code = "use super::{Cause, framework::Count};\n\
+                pub use facts::*;\n\
+                use crate::text::{self, plural as p};\n\
+                fn f() { crate::text::quote(x); let y = super::secrets::scan(); }";
+    let found = paths(code);
+    for want in [
+        "super::Cause",
+        "super::framework::Count",
+        "facts::*",
+        "crate::text::self",
+        "crate::text::plural",
+        "crate::text::quote",
+        "super::secrets::scan",
+    ] {
+        assert!(found.iter().any(|p| p == want), "{want} not in {found:?}");
+    }
 }

@@ -509,8 +509,8 @@ mod tests {
         }
     }
 
-    /// 0.1.0 overwrote its pending over-long record and lost the line
-    /// after two of them.
+    /// Two over-long lines in a row: the second must not overwrite the
+    /// first's pending record, and the line after both is kept.
     #[test]
     fn over_long_lines_in_a_row_lose_nothing() {
         let mut data = vec![];
