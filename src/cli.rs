@@ -2,7 +2,7 @@
 //! nothing past this file sees clap.
 
 use std::ffi::OsString;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,14 +10,15 @@ use std::time::Duration;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::check::rules::{Levels, Rule, Word};
-use crate::check::schema::EventSchema;
+use crate::check::schema::{EventSchema, load_schema};
 use crate::check::{Config, Protocol, SchemaPin};
 use crate::config::{
-    FileId, Input, Invocation, ReconcileOptions, ReportTo, RunOptions, SplitOptions, StreamOptions,
+    Input, Invocation, ReconcileOptions, ReportTo, RunOptions, SplitOptions, StreamOptions,
     StripOptions, SummarizeOptions,
 };
 use crate::exit::Exit;
-use crate::output::style::{Format, Style};
+use crate::input::file_id::{input_files, input_in_dir, same_file, stdin_is};
+use crate::output::style::{self, Format, StdStream, Style};
 
 const RULES_HELP: &str = "Rules (id, default severity E/W/I, spec §):";
 
@@ -470,7 +471,7 @@ fn help(e: clap::Error) -> std::io::Result<()> {
         run.render_help()
     };
     let mut out = std::io::stdout().lock();
-    if out.is_terminal() && std::env::var_os("NO_COLOR").is_none() {
+    if style::help_painted() {
         write!(out, "{}", text.ansi())?;
     } else {
         write!(out, "{text}")?;
@@ -552,7 +553,7 @@ pub fn parse() -> Result<Invocation, Exit> {
         Command::Completions(a) => Ok(Invocation::Completions(a.shell)),
         Command::Verify(a) => {
             stream_usage(&a.stream, "verify")?;
-            let schema = load_schema(a.schema.as_deref(), &a.stream, "verify")?;
+            let schema = schema(a.schema.as_deref(), &a.stream, "verify")?;
             let to = if a.relay {
                 ReportTo::Stderr
             } else {
@@ -583,7 +584,11 @@ pub fn parse() -> Result<Invocation, Exit> {
         Command::SplitByRun(a) => {
             stream_usage(&a.stream, "split-by-run")?;
             let inputs = input_files(&a.stream.files);
-            if let Some(problem) = split_input_in_dir(&a.dir, &inputs) {
+            if let Some((path, name)) = input_in_dir(&a.dir, &inputs, SplitOptions::may_write) {
+                let problem = format!(
+                    "{} is the input {name}: split-by-run may write that name, and never writes over an input (--force or not); give another --dir",
+                    path.display()
+                );
                 return Err(usage_error("split-by-run", &problem, a.stream.output));
             }
             let mut stream = a.stream.into_options(ReportTo::Stdout);
@@ -635,7 +640,7 @@ pub fn parse() -> Result<Invocation, Exit> {
             if let Some(problem) = problem {
                 return Err(usage_error("run", &problem, a.stream.output));
             }
-            let schema = load_schema(a.schema.as_deref(), &a.stream, "run")?;
+            let schema = schema(a.schema.as_deref(), &a.stream, "run")?;
             // -q silences the relay and the report; --save still saves.
             // With --output tap stdout is the TAP and nothing else, so
             // `prove` can read it: CMD's stdout is saved or discarded
@@ -688,14 +693,12 @@ impl StreamArgs {
         let color = match self.color {
             ColorArg::Always => true,
             ColorArg::Never => false,
-            ColorArg::Auto => {
-                let tty = match (&self.report, to) {
-                    (Some(_), _) => false,
-                    (None, ReportTo::Stderr) => std::io::stderr().is_terminal(),
-                    (None, ReportTo::Stdout) => std::io::stdout().is_terminal(),
-                };
-                crate::output::style::auto(tty)
-            }
+            ColorArg::Auto => match (&self.report, to) {
+                // A --report file is never painted.
+                (Some(_), _) => false,
+                (None, ReportTo::Stderr) => style::auto_for(StdStream::Stderr),
+                (None, ReportTo::Stdout) => style::auto_for(StdStream::Stdout),
+            },
         };
         let inputs = if self.files.is_empty() {
             vec![Input::Stdin]
@@ -835,7 +838,7 @@ fn stream_usage(args: &StreamArgs, command: &str) -> Result<(), Exit> {
 
 /// `--schema FILE`, compiled; a schema that cannot be used is a usage
 /// error before anything is read (DESIGN §11).
-fn load_schema(
+fn schema(
     path: Option<&std::path::Path>,
     args: &StreamArgs,
     command: &str,
@@ -853,10 +856,8 @@ fn load_schema(
             let problem = "--schema cannot be standard input: that is the stream (use a file or <(tool schema --output json))";
             Err(usage_error(command, problem, output))
         }
-        Some(p) => match EventSchema::load(p, &args.secret_name) {
-            Ok(s) => Ok(Some(Arc::new(s))),
-            Err(problem) => Err(usage_error(command, &problem, output)),
-        },
+        Some(p) => load_schema(Some(p), &args.secret_name)
+            .map_err(|problem| usage_error(command, &problem, output)),
     }
 }
 
@@ -886,88 +887,6 @@ fn machine_usage(command: &str, problem: &str, output: OutputArg) {
         }
         OutputArg::Human | OutputArg::Json => {}
     }
-}
-
-/// The same file, as the system sees it (a link or another spelling of the
-/// path included).
-fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (std::fs::metadata(a), std::fs::metadata(b)) {
-        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
-        _ => false,
-    }
-}
-
-/// The inputs that are files, as the system knows them, and how to name
-/// each: standard input too, when it is read (`< F`).
-fn input_files(files: &[PathBuf]) -> Vec<(FileId, String)> {
-    let mut out: Vec<(FileId, String)> = files
-        .iter()
-        .filter(|f| f.as_os_str() != "-")
-        .filter_map(|f| {
-            Some((
-                FileId::of(&std::fs::metadata(f).ok()?),
-                f.display().to_string(),
-            ))
-        })
-        .collect();
-    if (files.is_empty() || files.iter().any(|f| f.as_os_str() == "-"))
-        && let Ok(st) = rustix::fs::fstat(std::io::stdin())
-        && rustix::fs::FileType::from_raw_mode(st.st_mode).is_file()
-    {
-        let id = FileId {
-            dev: st.st_dev,
-            ino: st.st_ino,
-        };
-        out.push((id, "standard input".to_string()));
-    }
-    out
-}
-
-/// split-by-run never writes over an input, --force or not (DESIGN §13),
-/// and this is known before anything is written, though which names it
-/// writes depends on run ids not read yet: so no input may be a file in
-/// DIR that split-by-run may write (`run-*.jsonl`, `unattributed*.jsonl`),
-/// by itself, by a hard link or behind a symbolic link either way. Other
-/// files in DIR are no concern: `split-by-run --dir . log.jsonl` is fine.
-fn split_input_in_dir(dir: &std::path::Path, inputs: &[(FileId, String)]) -> Option<String> {
-    if inputs.is_empty() {
-        return None;
-    }
-    // A DIR that is not there yet holds no input.
-    for entry in std::fs::read_dir(dir).ok()?.flatten() {
-        if !SplitOptions::may_write(&entry.file_name()) {
-            continue;
-        }
-        let path = entry.path();
-        let Ok(own) = std::fs::symlink_metadata(&path) else {
-            continue;
-        };
-        let target = own
-            .file_type()
-            .is_symlink()
-            .then(|| std::fs::metadata(&path).ok())
-            .flatten();
-        for m in std::iter::once(own).chain(target) {
-            if let Some((_, name)) = inputs.iter().find(|(id, _)| *id == FileId::of(&m)) {
-                return Some(format!(
-                    "{} is the input {name}: split-by-run may write that name, and never writes over an input (--force or not); give another --dir",
-                    path.display()
-                ));
-            }
-        }
-    }
-    None
-}
-
-/// Is standard input the file at `path` (`--report F < F`)?
-fn stdin_is(path: &std::path::Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(file) = std::fs::metadata(path) else {
-        return false;
-    };
-    rustix::fs::fstat(std::io::stdin())
-        .is_ok_and(|st| st.st_dev == file.dev() && st.st_ino == file.ino())
 }
 
 /// The `--output` (or `--format`) asked for, read from the words before

@@ -11,6 +11,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::check::Config;
+/// The commands that read `SplitOptions::inputs` find its type here, with
+/// the options.
+pub use crate::input::file_id::FileId;
 use crate::output::style::{Format, Style};
 
 /// What to run, in plain terms.
@@ -157,24 +160,6 @@ impl SplitOptions {
         name.strip_suffix(".jsonl").is_some_and(|base| {
             base.starts_with("run-") || base == "unattributed" || base.starts_with("unattributed~")
         })
-    }
-}
-
-/// A file as the system knows it: a link to it, or another spelling of its
-/// path, is the same file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FileId {
-    pub dev: u64,
-    pub ino: u64,
-}
-
-impl FileId {
-    pub fn of(m: &std::fs::Metadata) -> FileId {
-        use std::os::unix::fs::MetadataExt;
-        FileId {
-            dev: m.dev(),
-            ino: m.ino(),
-        }
     }
 }
 
