@@ -1,7 +1,7 @@
-//! The plain options every command reads: `cli.rs` turns clap's values
+//! The plain options every command reads: `cli` turns clap's values
 //! into these before any input is read, and nothing past here sees clap
 //! (ripgrep's `LowArgs -> HiArgs`). Commands depend on this file, never on
-//! `cli.rs`, so the two cannot import each other.
+//! `cli`'s clap structs, so the two cannot import each other.
 
 use std::ffi::OsString;
 use std::fs::File;

@@ -6,9 +6,7 @@ use crate::cli;
 use crate::exit::{Exit, Result};
 
 pub fn run(shell: clap_complete::Shell) -> Result<Exit> {
-    // Made in memory first: clap_complete panics on a failed write.
-    let mut script = Vec::new();
-    clap_complete::generate(shell, &mut cli::command(), "aoitap", &mut script);
+    let script = cli::doc::completions::script(shell);
     let mut out = io::stdout().lock();
     out.write_all(&script)?;
     out.flush()?;
