@@ -17,12 +17,12 @@ use crate::config::{
     Input, Invocation, ReconcileOptions, ReportTo, RunOptions, SplitOptions, StreamOptions,
     StripOptions, SummarizeOptions,
 };
-use crate::exit::Exit;
+use crate::exit::Error;
 use crate::input::file_id::input_files;
 use crate::output::style::{self, Format, StdStream, Style};
 
 /// The plain form of one subcommand, or the usage error that stops it.
-pub(super) fn lower(command: Command) -> Result<Invocation, Exit> {
+pub(super) fn lower(command: Command) -> Result<Invocation, Error> {
     match command {
         Command::Schema(a) => {
             let _ = a.output;
@@ -45,7 +45,7 @@ pub(super) fn lower(command: Command) -> Result<Invocation, Exit> {
     }
 }
 
-fn verify(a: VerifyArgs) -> Result<StreamOptions, Exit> {
+fn verify(a: VerifyArgs) -> Result<StreamOptions, Error> {
     usage::stream(&a.stream, "verify")?;
     usage::schema_file(a.schema.as_deref(), &a.stream)?;
     let schema = schema(a.schema.as_deref(), &a.stream, "verify")?;
@@ -62,7 +62,7 @@ fn verify(a: VerifyArgs) -> Result<StreamOptions, Exit> {
     Ok(opts)
 }
 
-fn strip(a: StripArgs) -> Result<StripOptions, Exit> {
+fn strip(a: StripArgs) -> Result<StripOptions, Error> {
     usage::stream(&a.stream, "strip-envelope")?;
     let mut stream = a.stream.into_options(ReportTo::Stderr);
     // A filter: its output is the data; the report speaks only when
@@ -78,7 +78,7 @@ fn strip(a: StripArgs) -> Result<StripOptions, Exit> {
     })
 }
 
-fn split(a: SplitArgs) -> Result<SplitOptions, Exit> {
+fn split(a: SplitArgs) -> Result<SplitOptions, Error> {
     usage::stream(&a.stream, "split-by-run")?;
     let inputs = input_files(&a.stream.files);
     usage::split(&a.dir, &inputs, a.stream.output)?;
@@ -96,7 +96,7 @@ fn split(a: SplitArgs) -> Result<SplitOptions, Exit> {
     })
 }
 
-fn reconcile(a: ReconcileArgs) -> Result<ReconcileOptions, Exit> {
+fn reconcile(a: ReconcileArgs) -> Result<ReconcileOptions, Error> {
     usage::stream(&a.stream, "reconcile")?;
     usage::reconcile(&a)?;
     let mut stream = a.stream.into_options(ReportTo::Stdout);
@@ -107,7 +107,7 @@ fn reconcile(a: ReconcileArgs) -> Result<ReconcileOptions, Exit> {
     })
 }
 
-fn run(a: RunArgs) -> Result<RunOptions, Exit> {
+fn run(a: RunArgs) -> Result<RunOptions, Error> {
     usage::stream(&a.stream, "run")?;
     usage::run(&a)?;
     let schema = schema(a.schema.as_deref(), &a.stream, "run")?;
@@ -139,7 +139,7 @@ fn run(a: RunArgs) -> Result<RunOptions, Exit> {
     })
 }
 
-fn summarize(a: SummarizeArgs) -> Result<SummarizeOptions, Exit> {
+fn summarize(a: SummarizeArgs) -> Result<SummarizeOptions, Error> {
     usage::stream(&a.stream, "summarize")?;
     let json = a.stream.output == OutputArg::Json;
     let mut stream = a.stream.into_options(ReportTo::Stdout);
@@ -156,7 +156,7 @@ fn schema(
     path: Option<&Path>,
     args: &StreamArgs,
     command: &str,
-) -> Result<Option<Arc<EventSchema>>, Exit> {
+) -> Result<Option<Arc<EventSchema>>, Error> {
     load_schema(path, &args.secret_name).map_err(|p| usage::refuse(command, &p, args.output))
 }
 

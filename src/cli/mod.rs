@@ -13,7 +13,7 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches};
 
 use crate::check::rules::{Rule, Word};
 use crate::config::Invocation;
-use crate::exit::Exit;
+use crate::exit::{Error, Problem, Refusal};
 use args::{Cli, Command, StreamArgs};
 
 /// The clap definition (for help, the man page and completions).
@@ -26,9 +26,10 @@ pub fn command() -> clap::Command {
     })
 }
 
-/// Parse the command line; help and usage errors are printed here and
-/// come back as the exit status to end with.
-pub fn parse() -> Result<Invocation, Exit> {
+/// Parse the command line into the plain options of one command. What
+/// comes back instead is help to print or a refused command line
+/// (`exit::Error::Help`, `Error::Refused`): `main` says it.
+pub fn parse() -> Result<Invocation, Error> {
     let cli = Cli::command().try_get_matches().and_then(|m| {
         let mut cli = Cli::from_arg_matches(&m)?;
         if let (Some(stream), Some((_, sub))) = (
@@ -40,21 +41,11 @@ pub fn parse() -> Result<Invocation, Exit> {
         Ok(cli)
     });
     let cli = cli.map_err(|e| {
-        if !e.use_stderr() {
-            // --help, --version: the text is the answer, so failing to
-            // write it is a failure (a closed pipe is a normal ending),
-            // said as every other failed write is.
-            let printed = doc::help::print_help(e);
-            return match printed {
-                Ok(()) => Exit::Pass,
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Exit::BrokenPipe,
-                Err(e) => {
-                    crate::say!("aoitap: cannot write the help: {e}");
-                    Exit::Io
-                }
-            };
+        if e.use_stderr() {
+            usage::clap_refused(e)
+        } else {
+            Error::Help(e)
         }
-        usage::clap_refused(e)
     })?;
     if cli.schema {
         return Ok(Invocation::Schema {
@@ -66,8 +57,11 @@ pub fn parse() -> Result<Invocation, Exit> {
         return Ok(Invocation::Capabilities);
     }
     let Some(command) = cli.command else {
-        crate::say_part!("{}", command().render_help());
-        return Err(Exit::Usage);
+        return Err(Error::Refused(Box::new(Refusal {
+            problem: Problem::NoCommand(command().render_help().to_string()),
+            command: "aoitap".to_string(),
+            machine: None,
+        })));
     };
     lower::lower(command)
 }

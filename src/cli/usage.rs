@@ -2,22 +2,20 @@
 //! command line a usage error (64), found before anything is opened for
 //! writing (DESIGN §8), and how such an error is said.
 
-use std::io::Write;
 use std::path::Path;
 
 use clap::ValueEnum;
 
 use super::args::{OutputArg, ProtocolArg, ReconcileArgs, RunArgs, StreamArgs};
 use crate::config::SplitOptions;
-use crate::exit::{Error, Exit};
+use crate::exit::{Error, Machine, Problem, Refusal};
 use crate::input::file_id::{FileId, input_in_dir, same_file, stdin_is};
-use crate::output;
 
 /// `--output json` is for the one-object outputs (summarize, schema,
 /// capabilities); a stream command refuses it as a usage error.
 /// What clap cannot see: a usage error (64) found before anything is
 /// opened for writing (DESIGN §8).
-pub(super) fn stream(args: &StreamArgs, command: &str) -> Result<(), Exit> {
+pub(super) fn stream(args: &StreamArgs, command: &str) -> Result<(), Error> {
     let problem = if args.output == OutputArg::Json && command != "summarize" {
         Some(format!(
             "{command} reports in --output human, jsonl{}, not json",
@@ -67,7 +65,7 @@ pub(super) fn stream(args: &StreamArgs, command: &str) -> Result<(), Exit> {
 
 /// `--schema FILE` of verify is not the stream it reads: standard input
 /// is read once (DESIGN §11).
-pub(super) fn schema_file(path: Option<&Path>, args: &StreamArgs) -> Result<(), Exit> {
+pub(super) fn schema_file(path: Option<&Path>, args: &StreamArgs) -> Result<(), Error> {
     match path {
         Some(p)
             if p.as_os_str() == "-"
@@ -91,7 +89,7 @@ pub(super) fn split(
     dir: &Path,
     inputs: &[(FileId, String)],
     output: OutputArg,
-) -> Result<(), Exit> {
+) -> Result<(), Error> {
     match input_in_dir(dir, inputs, SplitOptions::may_write) {
         None => Ok(()),
         Some((path, name)) => {
@@ -105,7 +103,7 @@ pub(super) fn split(
 }
 
 /// reconcile's report never overwrites the reference it compares with.
-pub(super) fn reconcile(a: &ReconcileArgs) -> Result<(), Exit> {
+pub(super) fn reconcile(a: &ReconcileArgs) -> Result<(), Error> {
     if let (Some(report), Some(against)) = (&a.stream.report, &a.against)
         && same_file(report, against)
     {
@@ -120,7 +118,7 @@ pub(super) fn reconcile(a: &ReconcileArgs) -> Result<(), Exit> {
 
 /// run reads CMD's output, never FILE, and its report never overwrites
 /// the saved output.
-pub(super) fn run(a: &RunArgs) -> Result<(), Exit> {
+pub(super) fn run(a: &RunArgs) -> Result<(), Error> {
     let problem = match (a.stream.files.first(), &a.save, &a.stream.report) {
         (Some(f), _, _) => Some(format!(
             "run reads CMD's output, not files ({}): give the command after --, as in aoitap run -- tool args",
@@ -140,49 +138,35 @@ pub(super) fn run(a: &RunArgs) -> Result<(), Exit> {
     }
 }
 
-/// Say clap's own usage error, and once more as a machine reads it (spec
-/// §2, §9: usage; DESIGN §13): 64.
-pub(super) fn clap_refused(e: clap::Error) -> Exit {
-    let _ = e.print();
+/// clap's own usage error, to be said as clap says it, and once more as
+/// a machine reads it when `--output` asks for one.
+pub(super) fn clap_refused(e: clap::Error) -> Error {
     let args: Vec<String> = std::env::args().collect();
-    let first = e
-        .to_string()
-        .lines()
-        .next()
-        .unwrap_or("usage error")
-        .trim_start_matches("error: ")
-        .to_string();
-    if let Some(output) = wants_output(&args) {
-        machine_usage(&command_name(&args), &first, output);
-    }
-    Exit::Usage
+    Error::Refused(Box::new(Refusal {
+        problem: Problem::Clap(e),
+        command: command_name(&args),
+        machine: wants_output(&args).and_then(machine),
+    }))
 }
 
-/// Say a usage error the way clap says its own (and, with `--output
-/// jsonl`, as aoitap's own failed run; with `--output tap`, as a bail out
-/// on stdout, DESIGN §13): 64.
-pub(super) fn refuse(command: &str, problem: &str, output: OutputArg) -> Exit {
-    let _ = writeln!(
-        std::io::stderr(),
-        "error: {problem}\n\nFor more information, try 'aoitap {command} --help'."
-    );
-    machine_usage(command, problem, output);
-    Exit::Usage
+/// A usage error of aoitap's own, to be said the way clap says its own
+/// (and, with `--output jsonl`, as aoitap's own failed run; with `--output
+/// tap`, as a bail out on stdout, DESIGN §13): 64.
+pub(super) fn refuse(command: &str, problem: &str, output: OutputArg) -> Error {
+    Error::Refused(Box::new(Refusal {
+        problem: Problem::Check(problem.to_string()),
+        command: command.to_string(),
+        machine: machine(output),
+    }))
 }
 
-/// A usage error as a machine reads it: with `--output jsonl` aoitap's own
-/// failed run (spec §2, §9: usage), with `--output tap` a bail out on
-/// stdout (DESIGN §13); nothing more for a person's formats.
-pub(super) fn machine_usage(command: &str, problem: &str, output: OutputArg) {
+/// The machine format a usage error is said in besides stderr: jsonl and
+/// tap; a person's formats need nothing more.
+fn machine(output: OutputArg) -> Option<Machine> {
     match output {
-        OutputArg::Jsonl => {
-            let usage = Error::Usage(problem.to_string());
-            let _ = output::error_stream(command, &usage);
-        }
-        OutputArg::Tap => {
-            let _ = output::tap::bail_out(problem);
-        }
-        OutputArg::Human | OutputArg::Json => {}
+        OutputArg::Jsonl => Some(Machine::Jsonl),
+        OutputArg::Tap => Some(Machine::Tap),
+        OutputArg::Human | OutputArg::Json => None,
     }
 }
 

@@ -10,10 +10,11 @@ use crate::output::style;
 
 const RULES_HELP: &str = "Rules (id, default severity E/W/I, spec §):";
 
-/// Print clap's help or version text. run's help comes from `command()`,
+/// Print clap's help or version text (on stdout: the text is the answer,
+/// not a fatal error). run's help comes from `command()`,
 /// which leaves out the FILE operand run refuses: hiding it in the command
 /// that parses would also change how clap hands out the words after `--`.
-pub fn print_help(e: clap::Error) -> io::Result<()> {
+pub fn print_help(e: &clap::Error) -> io::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     if e.kind() != clap::error::ErrorKind::DisplayHelp || usage::command_name(&args) != "run" {
         return e.print();
