@@ -23,12 +23,9 @@ pub enum Invocation {
     SplitByRun(SplitOptions),
     Summarize(SummarizeOptions),
     Reconcile(ReconcileOptions),
-    Schema {
-        name: Option<String>,
-        major: Option<u64>,
-    },
-    Capabilities,
-    Completions(clap_complete::Shell),
+    Schema(SchemaOptions),
+    Capabilities(CapabilitiesOptions),
+    Completions(CompletionsOptions),
     Run(RunOptions),
 }
 
@@ -175,6 +172,23 @@ pub struct StripOptions {
 
 pub struct SummarizeOptions {
     pub stream: StreamOptions,
+}
+
+/// `aoitap schema` (and `--schema`): which schema is asked for.
+pub struct SchemaOptions {
+    /// `--name`: aoitap has one schema; another name is a usage error.
+    pub name: Option<String>,
+    /// `--schema-version`: the major version wanted.
+    pub major: Option<u64>,
+}
+
+/// `aoitap capabilities` (and `--capabilities`): nothing to choose, the
+/// manifest has one form (`--output json`).
+pub struct CapabilitiesOptions {}
+
+/// `aoitap completions SHELL`.
+pub struct CompletionsOptions {
+    pub shell: clap_complete::Shell,
 }
 
 /// Where a command's report goes when `--report` does not say.

@@ -20,9 +20,9 @@ fn main() -> ExitCode {
         Ok(Invocation::SplitByRun(opts)) => cmd::split::run(&opts),
         Ok(Invocation::Summarize(opts)) => cmd::summarize::run(&opts),
         Ok(Invocation::Reconcile(opts)) => cmd::reconcile::run(&opts),
-        Ok(Invocation::Schema { name, major }) => cmd::schema::run(name.as_deref(), major),
-        Ok(Invocation::Capabilities) => cmd::capabilities::run(),
-        Ok(Invocation::Completions(shell)) => cmd::completions::run(shell),
+        Ok(Invocation::Schema(opts)) => cmd::schema::run(&opts),
+        Ok(Invocation::Capabilities(opts)) => cmd::capabilities::run(&opts),
+        Ok(Invocation::Completions(opts)) => cmd::completions::run(&opts),
         Ok(Invocation::Run(opts)) => cmd::run::run(&opts),
     };
     match result {

@@ -14,8 +14,8 @@ use crate::check::rules::Levels;
 use crate::check::schema::{EventSchema, load_schema};
 use crate::check::{Config, Protocol};
 use crate::config::{
-    Input, Invocation, ReconcileOptions, ReportTo, RunOptions, SplitOptions, StreamOptions,
-    StripOptions, SummarizeOptions,
+    CapabilitiesOptions, CompletionsOptions, Input, Invocation, ReconcileOptions, ReportTo,
+    RunOptions, SchemaOptions, SplitOptions, StreamOptions, StripOptions, SummarizeOptions,
 };
 use crate::exit::Error;
 use crate::input::file_id::input_files;
@@ -24,18 +24,15 @@ use crate::output::style::{self, Format, StdStream, Style};
 /// The plain form of one subcommand, or the usage error that stops it.
 pub(super) fn lower(command: Command) -> Result<Invocation, Error> {
     match command {
-        Command::Schema(a) => {
-            let _ = a.output;
-            Ok(Invocation::Schema {
-                name: a.name,
-                major: a.schema_version,
-            })
-        }
-        Command::Capabilities(a) => {
-            let _ = a.output;
-            Ok(Invocation::Capabilities)
-        }
-        Command::Completions(a) => Ok(Invocation::Completions(a.shell)),
+        // --output has one value (json) for the documents: nothing to lower.
+        Command::Schema(a) => Ok(Invocation::Schema(SchemaOptions {
+            name: a.name,
+            major: a.schema_version,
+        })),
+        Command::Capabilities(_) => Ok(Invocation::Capabilities(CapabilitiesOptions {})),
+        Command::Completions(a) => Ok(Invocation::Completions(CompletionsOptions {
+            shell: a.shell,
+        })),
         Command::Verify(a) => verify(a).map(Invocation::Verify),
         Command::StripEnvelope(a) => strip(a).map(Invocation::StripEnvelope),
         Command::SplitByRun(a) => split(a).map(Invocation::SplitByRun),

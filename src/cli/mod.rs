@@ -12,7 +12,7 @@ mod values;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
 
 use crate::check::rules::{Rule, Word};
-use crate::config::Invocation;
+use crate::config::{CapabilitiesOptions, Invocation, SchemaOptions};
 use crate::exit::{Error, Problem, Refusal};
 use args::{Cli, Command, StreamArgs};
 
@@ -48,13 +48,13 @@ pub fn parse() -> Result<Invocation, Error> {
         }
     })?;
     if cli.schema {
-        return Ok(Invocation::Schema {
+        return Ok(Invocation::Schema(SchemaOptions {
             name: None,
             major: None,
-        });
+        }));
     }
     if cli.capabilities {
-        return Ok(Invocation::Capabilities);
+        return Ok(Invocation::Capabilities(CapabilitiesOptions {}));
     }
     let Some(command) = cli.command else {
         return Err(Error::Refused(Box::new(Refusal {

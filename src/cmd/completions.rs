@@ -3,10 +3,11 @@
 use std::io::{self, Write};
 
 use crate::cli;
+use crate::config::CompletionsOptions;
 use crate::exit::{Exit, Result};
 
-pub fn run(shell: clap_complete::Shell) -> Result<Exit> {
-    let script = cli::doc::completions::script(shell);
+pub fn run(opts: &CompletionsOptions) -> Result<Exit> {
+    let script = cli::doc::completions::script(opts.shell);
     let mut out = io::stdout().lock();
     out.write_all(&script)?;
     out.flush()?;
