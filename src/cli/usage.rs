@@ -11,10 +11,10 @@ use crate::config::SplitOptions;
 use crate::exit::{Error, Machine, Problem, Refusal};
 use crate::input::file_id::{FileId, input_in_dir, same_file, stdin_is};
 
-/// `--output json` is for the one-object outputs (summarize, schema,
-/// capabilities); a stream command refuses it as a usage error.
-/// What clap cannot see: a usage error (64) found before anything is
-/// opened for writing (DESIGN §8).
+/// The checks every stream command makes: the formats it reports in
+/// (`--output json` is for the one-object outputs: summarize, schema,
+/// capabilities), a `--report` that would destroy an input, `--first` and
+/// `--last` without ndjson, standard input named twice.
 pub(super) fn stream(args: &StreamArgs, command: &str) -> Result<(), Error> {
     let problem = if args.output == OutputArg::Json && command != "summarize" {
         Some(format!(
