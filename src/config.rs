@@ -1,7 +1,7 @@
-//! The plain options every command reads: `cli.rs` turns clap's values
+//! The plain options every command reads: `cli` turns clap's values
 //! into these before any input is read, and nothing past here sees clap
 //! (ripgrep's `LowArgs -> HiArgs`). Commands depend on this file, never on
-//! `cli.rs`, so the two cannot import each other.
+//! `cli`'s clap structs, so the two cannot import each other.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -11,6 +11,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::check::Config;
+/// The commands that read `SplitOptions::inputs` find its type here, with
+/// the options.
+pub use crate::input::file_id::FileId;
 use crate::output::style::{Format, Style};
 
 /// What to run, in plain terms.
@@ -20,12 +23,9 @@ pub enum Invocation {
     SplitByRun(SplitOptions),
     Summarize(SummarizeOptions),
     Reconcile(ReconcileOptions),
-    Schema {
-        name: Option<String>,
-        major: Option<u64>,
-    },
-    Capabilities,
-    Completions(clap_complete::Shell),
+    Schema(SchemaOptions),
+    Capabilities(CapabilitiesOptions),
+    Completions(CompletionsOptions),
     Run(RunOptions),
 }
 
@@ -160,24 +160,6 @@ impl SplitOptions {
     }
 }
 
-/// A file as the system knows it: a link to it, or another spelling of its
-/// path, is the same file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FileId {
-    pub dev: u64,
-    pub ino: u64,
-}
-
-impl FileId {
-    pub fn of(m: &std::fs::Metadata) -> FileId {
-        use std::os::unix::fs::MetadataExt;
-        FileId {
-            dev: m.dev(),
-            ino: m.ino(),
-        }
-    }
-}
-
 pub struct StripOptions {
     pub stream: StreamOptions,
     /// Pass `aoi:*` events too (their envelope still goes).
@@ -190,6 +172,23 @@ pub struct StripOptions {
 
 pub struct SummarizeOptions {
     pub stream: StreamOptions,
+}
+
+/// `aoitap schema` (and `--schema`): which schema is asked for.
+pub struct SchemaOptions {
+    /// `--name`: aoitap has one schema; another name is a usage error.
+    pub name: Option<String>,
+    /// `--schema-version`: the major version wanted.
+    pub major: Option<u64>,
+}
+
+/// `aoitap capabilities` (and `--capabilities`): nothing to choose, the
+/// manifest has one form (`--output json`).
+pub struct CapabilitiesOptions {}
+
+/// `aoitap completions SHELL`.
+pub struct CompletionsOptions {
+    pub shell: clap_complete::Shell,
 }
 
 /// Where a command's report goes when `--report` does not say.

@@ -163,6 +163,11 @@ impl From<Exit> for ExitCode {
 /// `Result<Exit>`.
 #[derive(Debug)]
 pub enum Error {
+    /// `--help`, `--version`: not a failure, but clap hands them back as its
+    /// errors; printing the text is the whole command (0).
+    Help(clap::Error),
+    /// A command line refused before any command ran (64).
+    Refused(Box<Refusal>),
     /// A bad request found after parsing (`schema --name other`).
     Usage(String),
     /// An input could not be opened.
@@ -178,6 +183,55 @@ pub enum Error {
 
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// A refused command line and what it takes to say it: once on stderr, the
+/// way clap says its own errors, and once more in the machine format
+/// `--output` asked for (spec §2, §9: usage; DESIGN §13).
+#[derive(Debug)]
+pub struct Refusal {
+    pub problem: Problem,
+    /// The subcommand named, or "aoitap": aoitap's own meta names it.
+    pub command: String,
+    /// `--output jsonl` or `--output tap`: the reason goes to stdout too.
+    pub machine: Option<Machine>,
+}
+
+/// Why a command line is refused.
+#[derive(Debug)]
+pub enum Problem {
+    /// clap's own error, which clap prints (its colours, its hints).
+    Clap(clap::Error),
+    /// A check clap cannot make: the problem, in one line.
+    Check(String),
+    /// No subcommand: the help, said on stderr, is the answer.
+    NoCommand(String),
+}
+
+/// A machine format a usage error is said in besides stderr.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Machine {
+    /// aoitap's own failed run, with the problem as its error.
+    Jsonl,
+    /// A TAP bail out with the problem as its reason.
+    Tap,
+}
+
+impl Refusal {
+    /// The problem in one line: what the jsonl error and the bail out say.
+    pub fn reason(&self) -> String {
+        match &self.problem {
+            Problem::Clap(e) => e
+                .to_string()
+                .lines()
+                .next()
+                .unwrap_or("usage error")
+                .trim_start_matches("error: ")
+                .to_string(),
+            Problem::Check(problem) => problem.clone(),
+            Problem::NoCommand(_) => "no command given".to_string(),
+        }
+    }
+}
+
 impl Error {
     /// A failed read or write of the file `what` names.
     pub fn io(what: String, source: io::Error) -> Error {
@@ -189,7 +243,8 @@ impl Error {
 
     pub fn exit(&self) -> Exit {
         match self {
-            Error::Usage(_) => Exit::Usage,
+            Error::Help(_) => Exit::Pass,
+            Error::Refused(_) | Error::Usage(_) => Exit::Usage,
             Error::NoInput(_) => Exit::NoInput,
             Error::CantCreate(_) => Exit::CantCreate,
             Error::Io { source, .. } if source.kind() == io::ErrorKind::BrokenPipe => {
@@ -209,6 +264,8 @@ impl From<io::Error> for Error {
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            Error::Help(e) => write!(f, "{e}"),
+            Error::Refused(r) => f.write_str(&r.reason()),
             Error::Usage(m) | Error::NoInput(m) | Error::CantCreate(m) => f.write_str(m),
             Error::Io {
                 what: Some(w),

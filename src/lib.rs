@@ -29,7 +29,6 @@ pub mod config;
 pub mod exit;
 pub mod input;
 pub mod json;
-pub mod man;
 pub mod output;
 pub mod signal;
 pub mod text;

@@ -6,26 +6,24 @@ use std::process::ExitCode;
 use aoitap::cli;
 use aoitap::cmd;
 use aoitap::config::Invocation;
-use aoitap::exit::{Error, Exit};
+use aoitap::exit::{Error, Exit, Machine, Problem, Refusal};
 use aoitap::output;
 
 fn main() -> ExitCode {
-    let invocation = match cli::parse() {
-        Ok(i) => i,
-        Err(exit) => return exit.into(),
-    };
-    let jsonl = invocation.jsonl_command();
-    let tap = invocation.tap_on_stdout();
-    let result = match invocation {
-        Invocation::Verify(opts) => cmd::verify::run(&opts),
-        Invocation::StripEnvelope(opts) => cmd::strip::run(&opts),
-        Invocation::SplitByRun(opts) => cmd::split::run(&opts),
-        Invocation::Summarize(opts) => cmd::summarize::run(&opts),
-        Invocation::Reconcile(opts) => cmd::reconcile::run(&opts),
-        Invocation::Schema { name, major } => cmd::schema::run(name.as_deref(), major),
-        Invocation::Capabilities => cmd::capabilities::run(),
-        Invocation::Completions(shell) => cmd::completions::run(shell),
-        Invocation::Run(opts) => cmd::run::run(&opts),
+    let parsed = cli::parse();
+    let jsonl = parsed.as_ref().ok().and_then(Invocation::jsonl_command);
+    let tap = parsed.as_ref().is_ok_and(Invocation::tap_on_stdout);
+    let result = match parsed {
+        Err(err) => refused(err),
+        Ok(Invocation::Verify(opts)) => cmd::verify::run(&opts),
+        Ok(Invocation::StripEnvelope(opts)) => cmd::strip::run(&opts),
+        Ok(Invocation::SplitByRun(opts)) => cmd::split::run(&opts),
+        Ok(Invocation::Summarize(opts)) => cmd::summarize::run(&opts),
+        Ok(Invocation::Reconcile(opts)) => cmd::reconcile::run(&opts),
+        Ok(Invocation::Schema(opts)) => cmd::schema::run(&opts),
+        Ok(Invocation::Capabilities(opts)) => cmd::capabilities::run(&opts),
+        Ok(Invocation::Completions(opts)) => cmd::completions::run(&opts),
+        Ok(Invocation::Run(opts)) => cmd::run::run(&opts),
     };
     match result {
         Ok(exit) => exit.into(),
@@ -49,5 +47,45 @@ fn main() -> ExitCode {
             }
             exit.into()
         }
+    }
+}
+
+/// What `cli::parse` hands back instead of a command, said here: help,
+/// printed as clap prints it, or a refused command line (`say_refusal`);
+/// then the status the error ends with. A failed write of the help comes
+/// back as the I/O error it is, for the one fatal-error message above.
+fn refused(err: Error) -> Result<Exit, Error> {
+    match &err {
+        Error::Help(help) => cli::doc::help::print_help(help)
+            .map_err(|e| Error::io("cannot write the help".to_string(), e))?,
+        Error::Refused(refusal) => say_refusal(refusal),
+        _ => return Err(err),
+    }
+    Ok(err.exit())
+}
+
+/// A refused command line on stderr, then on stdout for a machine: jsonl,
+/// aoitap's own failed run (spec §2, §9: usage); tap, a bail out (DESIGN
+/// §13). A closed or full stream loses the words, never the status.
+fn say_refusal(refusal: &Refusal) {
+    match &refusal.problem {
+        Problem::Clap(e) => {
+            let _ = e.print();
+        }
+        Problem::Check(problem) => aoitap::say!(
+            "error: {problem}\n\nFor more information, try 'aoitap {} --help'.",
+            refusal.command
+        ),
+        Problem::NoCommand(help) => aoitap::say_part!("{help}"),
+    }
+    match refusal.machine {
+        Some(Machine::Jsonl) => {
+            let usage = Error::Usage(refusal.reason());
+            let _ = output::error_stream(&refusal.command, &usage);
+        }
+        Some(Machine::Tap) => {
+            let _ = output::tap::bail_out(&refusal.reason());
+        }
+        None => {}
     }
 }

@@ -16,8 +16,6 @@ const LAYERS: &[&[&str]] = &[
     &["output"],
     &["config"],
     &["cli"],
-    // The man page is rendered from clap's command (cli/doc/ in STYLE).
-    &["man"],
     &["cmd"],
 ];
 

@@ -11,7 +11,7 @@ fn page_path() -> std::path::PathBuf {
 /// `man/aoitap.1` is what the code makes of the clap definition.
 #[test]
 fn man_page_is_current() {
-    let made = aoitap::man::render();
+    let made = aoitap::cli::doc::man::render();
     if std::env::var_os("AOITAP_UPDATE_MAN").is_some() {
         std::fs::write(page_path(), &made).unwrap();
     }
@@ -125,7 +125,7 @@ fn run_help_has_no_file_operand() {
             out.stdout
         );
     }
-    let man = aoitap::man::render();
+    let man = aoitap::cli::doc::man::render();
     let synopsis = man
         .lines()
         .find(|l| l.contains("aoitap run"))

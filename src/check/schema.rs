@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ReferencingError, ValidationError, Validator};
@@ -697,6 +697,17 @@ impl Tree<'_> {
         let f = f.clamp(-f64::MAX, f64::MAX);
         Number::from_f64(f).map_or(Value::Null, Value::Number)
     }
+}
+
+/// `--schema FILE`, compiled once and shared by every worker (none without
+/// the flag); the problem when it cannot be used, which is a usage error
+/// before anything is read (DESIGN §11).
+pub fn load_schema(
+    path: Option<&Path>,
+    secret_names: &[String],
+) -> Result<Option<Arc<EventSchema>>, String> {
+    path.map(|p| EventSchema::load(p, secret_names).map(Arc::new))
+        .transpose()
 }
 
 #[cfg(test)]

@@ -1,9 +1,10 @@
 //! `aoitap capabilities`: the capability manifest (spec §17).
 
 use crate::cmd::schema::print_json;
+use crate::config::CapabilitiesOptions;
 use crate::exit::{Exit, Result};
 use crate::output::discover;
 
-pub fn run() -> Result<Exit> {
+pub fn run(_: &CapabilitiesOptions) -> Result<Exit> {
     print_json(&discover::capabilities())
 }

@@ -3,12 +3,11 @@
 use std::io::{self, Write};
 
 use crate::cli;
+use crate::config::CompletionsOptions;
 use crate::exit::{Exit, Result};
 
-pub fn run(shell: clap_complete::Shell) -> Result<Exit> {
-    // Made in memory first: clap_complete panics on a failed write.
-    let mut script = Vec::new();
-    clap_complete::generate(shell, &mut cli::command(), "aoitap", &mut script);
+pub fn run(opts: &CompletionsOptions) -> Result<Exit> {
+    let script = cli::doc::completions::script(opts.shell);
     let mut out = io::stdout().lock();
     out.write_all(&script)?;
     out.flush()?;

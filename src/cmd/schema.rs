@@ -2,19 +2,20 @@
 
 use std::io::{self, Write};
 
+use crate::config::SchemaOptions;
 use crate::exit::{Error, Exit, Result};
 use crate::output::SCHEMA_NAME;
 use crate::output::discover;
 
-pub fn run(name: Option<&str>, major: Option<u64>) -> Result<Exit> {
-    if let Some(n) = name
+pub fn run(opts: &SchemaOptions) -> Result<Exit> {
+    if let Some(n) = &opts.name
         && n != SCHEMA_NAME
     {
         return Err(Error::Usage(format!(
             "no schema named {n:?}; aoitap has one: {SCHEMA_NAME}"
         )));
     }
-    if let Some(m) = major
+    if let Some(m) = opts.major
         && Some(m) != crate::check::major(crate::output::SCHEMA_VERSION)
     {
         return Err(Error::Usage(format!(

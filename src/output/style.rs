@@ -3,6 +3,8 @@
 //! styles aoitap paints with, and when it paints at all. Machine output is
 //! never painted.
 
+use std::io::IsTerminal;
+
 use anstyle::{AnsiColor, Style as Paint};
 
 pub const BAD: Paint = AnsiColor::Red.on_default().bold();
@@ -37,6 +39,27 @@ pub struct Style {
 /// (no-color.org).
 pub fn auto(terminal: bool) -> bool {
     terminal && !anstyle_query::no_color()
+}
+
+/// A standard stream a report may be written to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StdStream {
+    Stdout,
+    Stderr,
+}
+
+/// `--color auto` for a report written to `stream`.
+pub fn auto_for(stream: StdStream) -> bool {
+    auto(match stream {
+        StdStream::Stdout => std::io::stdout().is_terminal(),
+        StdStream::Stderr => std::io::stderr().is_terminal(),
+    })
+}
+
+/// Whether help text aoitap renders itself (run's) is painted: on a
+/// terminal, unless `NO_COLOR` is set at all, even empty.
+pub fn help_painted() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
 
 /// `text` in `style` when `on`, else as it is.

@@ -1,0 +1,391 @@
+//! The command line as clap sees it: the derive structs and nothing else.
+//! Their doc comments are the help text; `lower` turns them into
+//! `crate::config`, and no other layer sees them.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use super::doc::help;
+use super::values;
+use crate::check::SchemaPin;
+use crate::check::rules::{Rule, Word};
+use crate::exit::Exit;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "aoitap",
+    version,
+    about = "Check, relay and inspect AOI-CLI event streams (newline-delimited JSON).",
+    long_about = "aoitap checks AOI-CLI event streams: aoi:meta first, domain events, a terminal \
+                  aoi:summary, every line carrying aoi.seq and aoi.run. It notices what nothing \
+                  else does: a stream cut at the end (no summary) or in the middle (seq gaps).",
+    after_help = Exit::help()
+)]
+pub(super) struct Cli {
+    /// Print the JSON Schema of aoitap's events (the same as `aoitap schema --output json`).
+    #[arg(long, exclusive = true)]
+    pub(super) schema: bool,
+
+    /// Print the capability manifest (the same as `aoitap capabilities --output json`).
+    #[arg(long, exclusive = true)]
+    pub(super) capabilities: bool,
+
+    #[command(subcommand)]
+    pub(super) command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub(super) enum Command {
+    /// Pass/fail gate: is this a complete, conforming, successful stream?
+    #[command(
+        after_long_help = help::verify_after_help(),
+        after_help = "Example: tool --output jsonl > out.jsonl; aoitap verify -q out.jsonl || retry"
+    )]
+    Verify(VerifyArgs),
+
+    /// Plain domain JSONL: drop framework events and each event's `aoi` envelope, bytes otherwise untouched.
+    #[command(
+        name = "strip-envelope",
+        after_help = "Example: set -o pipefail; tool --output jsonl | aoitap strip-envelope --type hit | legacy-tool\n\n\
+                      Exit status is the verdict of the stream read (as verify): the stripped output has lost its summary."
+    )]
+    StripEnvelope(StripArgs),
+
+    /// De-interleave: each run's lines to a file of its own in DIR.
+    #[command(
+        name = "split-by-run",
+        after_help = "Example: aoitap split-by-run --dir runs/ merged.jsonl\n\n\
+                      Files: run-ID.jsonl, where ID is the run id with every byte outside A-Z a-z 0-9 . _ -\n\
+                      written %XX (a leading . too), cut to 120 bytes; ~2, ~3... before .jsonl when two ids\n\
+                      would give one name (also equal but for case). A run without an id, opened by an\n\
+                      aoi:meta at line N: run-from-line-N.jsonl. Lines no run claims: unattributed.jsonl.\n\n\
+                      An input is never written over: one that is a file of those names in DIR (itself, a hard\n\
+                      link, or a symbolic link either way) is a usage error (64), --force or not, before anything\n\
+                      is written. Other files in DIR are fine: aoitap split-by-run --dir . merged.jsonl"
+    )]
+    SplitByRun(SplitArgs),
+
+    /// Per run at a glance: identity, counts by type, warnings and errors, outcome, seq coverage, verdict.
+    #[command(
+        after_help = "Example: aoitap summarize out.jsonl\n         aoitap summarize --protocol ndjson --type-field event --output json daemon.jsonl"
+    )]
+    Summarize(SummarizeArgs),
+
+    /// Account for every event: seq coverage, gaps, repeats, counters, elision markers.
+    #[command(
+        after_help = "Example: aoitap reconcile transcript.jsonl\n         aoitap reconcile --against producer-tee.jsonl received.jsonl\n\n\
+                      Markers recognised: [… N lines omitted …], ... N lines omitted ..., [N lines truncated],\n\
+                      <N lines elided> (also skipped, hidden, removed, \"more lines\"); add others with --marker.\n\n\
+                      Exit status: the verdict, as verify gives it with --multi-run (0, 1, 75, 65),\n\
+                      and 65 where an event does not reconcile (a gap, a marker that disagrees, --against)."
+    )]
+    Reconcile(ReconcileArgs),
+
+    /// Run CMD, relay its output, and judge it: the stream, and the stream against CMD's exit status.
+    #[command(
+        after_help = "Example: aoitap run -- tool search \"agent tools\"\n         aoitap run --timeout 2m --retries 3 --output tap -- tool sync   # a .t file prove runs\n\n\
+                      With --output tap, stdout carries the TAP and nothing else: CMD's stdout goes to\n\
+                      --save FILE or is discarded, its stderr to aoitap's stderr, and a usage error is\n\
+                      'Bail out!' with the reason (exit 64).\n\n\
+                      CMD runs in its own process group; SIGINT and SIGTERM are passed to it, and SIGHUP\n\
+                      as SIGTERM. Exit status: the last attempt's verdict (0, 1, 75, 65), 75 on --timeout,\n\
+                      127 when CMD is not found, 126 when it cannot be executed, 129/130/143 when cancelled\n\
+                      (SIGHUP/SIGINT/SIGTERM).",
+        override_usage = "aoitap run [OPTIONS] -- CMD [ARG ...]"
+    )]
+    Run(RunArgs),
+
+    /// JSON Schema 2020-12 of aoitap's own events: no input, no network, no config.
+    #[command(after_help = "Example: aoitap schema --output json > aoitap.schema.json")]
+    Schema(SchemaArgs),
+
+    /// The capability manifest (AOI-CLI §17): commands, event types, input modes, schema versions.
+    #[command(after_help = "Example: aoitap capabilities --output json | jq '.commands[].name'")]
+    Capabilities(CapabilitiesArgs),
+
+    /// Shell completions for bash, zsh, fish, elvish or powershell, on stdout.
+    #[command(after_help = "Example: aoitap completions bash > /etc/bash_completion.d/aoitap")]
+    Completions(CompletionsArgs),
+}
+
+#[derive(Args, Debug)]
+pub(super) struct SchemaArgs {
+    /// The format: json (the only one).
+    #[arg(long, visible_alias = "format", value_enum, default_value_t = DocFormat::Json, value_name = "FORMAT")]
+    pub(super) output: DocFormat,
+
+    /// The schema to print, by schema_name (aoitap has one: dev.aoitap.events).
+    #[arg(long, value_name = "NAME")]
+    pub(super) name: Option<String>,
+
+    /// The major schema_version wanted (aoitap serves 1).
+    #[arg(long, value_name = "MAJOR")]
+    pub(super) schema_version: Option<u64>,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct CapabilitiesArgs {
+    /// The format: json (the only one).
+    #[arg(long, visible_alias = "format", value_enum, default_value_t = DocFormat::Json, value_name = "FORMAT")]
+    pub(super) output: DocFormat,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub(super) shell: clap_complete::Shell,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum DocFormat {
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct ReconcileArgs {
+    #[command(flatten)]
+    pub(super) stream: StreamArgs,
+
+    /// A reference capture of the same stream (e.g. the producer-side tee) to compare with, event by event.
+    #[arg(long, value_name = "REF")]
+    pub(super) against: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct SummarizeArgs {
+    #[command(flatten)]
+    pub(super) stream: StreamArgs,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct StripArgs {
+    #[command(flatten)]
+    pub(super) stream: StreamArgs,
+
+    /// Keep aoi:* framework events too (their envelope is still removed).
+    #[arg(long)]
+    pub(super) keep_framework: bool,
+
+    /// Keep only domain events of this type (repeatable).
+    #[arg(long = "type", value_name = "TYPE")]
+    pub(super) types: Vec<String>,
+
+    /// Keep only the events of this run id.
+    #[arg(long, value_name = "RUN")]
+    pub(super) run: Option<String>,
+    /// Write each exposed secret and sensitive meta.args value as "***" (URL secrets span by span); every other byte as it came.
+    #[arg(long)]
+    pub(super) redact: bool,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct SplitArgs {
+    #[command(flatten)]
+    pub(super) stream: StreamArgs,
+
+    /// The directory to write the run files in (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub(super) dir: PathBuf,
+
+    /// Replace run files that already exist in DIR (never follows links; never an input).
+    #[arg(long)]
+    pub(super) force: bool,
+
+    /// Keep at most N run files open at once.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub(super) max_open: u64,
+    /// Write each exposed secret and sensitive meta.args value as "***" (URL secrets span by span); every other byte as it came; a line that cannot be parsed but holds a secret-looking key or name, or an args member with a sensitive-looking argument becomes a one-line placeholder.
+    #[arg(long)]
+    pub(super) redact: bool,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct VerifyArgs {
+    #[command(flatten)]
+    pub(super) stream: StreamArgs,
+
+    /// Copy the input to stdout byte for byte while judging it; the report goes to stderr (or --report).
+    #[arg(long)]
+    pub(super) relay: bool,
+
+    /// With --relay: write each exposed secret and sensitive meta.args value as "***" (URL secrets span by span), every other byte as it came; a line that cannot be parsed but holds a secret-looking key or name, or an args member with a sensitive-looking argument, or is over --max-line-bytes, becomes a one-line placeholder.
+    #[arg(long, requires = "relay")]
+    pub(super) redact: bool,
+
+    /// Validate every event against this JSON Schema (2020-12 or draft-07; e.g. <(tool schema --output json)); never fetches a $ref.
+    #[arg(long, value_name = "FILE")]
+    pub(super) schema: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct RunArgs {
+    #[command(flatten)]
+    pub(super) stream: StreamArgs,
+
+    /// Validate every event against this JSON Schema, as verify --schema does.
+    #[arg(long, value_name = "FILE")]
+    pub(super) schema: Option<PathBuf>,
+
+    /// Relay each exposed secret and sensitive meta.args value as "***" (URL secrets span by span), as verify --relay --redact.
+    #[arg(long)]
+    pub(super) redact: bool,
+
+    /// Write CMD's stdout to FILE instead of relaying it; the report then goes to stdout. With --retries FILE holds the final attempt's stream, one conforming stream; each earlier attempt N is moved beside it to FILE.attempt-N.
+    #[arg(long, value_name = "FILE")]
+    pub(super) save: Option<PathBuf>,
+
+    /// Stop CMD after DUR (500ms, 2s, 1m): SIGTERM to its process group, SIGKILL after --kill-after; exit 75, reason timeout.
+    #[arg(long, value_name = "DUR", value_parser = values::parse_timeout)]
+    pub(super) timeout: Option<Duration>,
+
+    /// How long CMD has to end after SIGTERM (on --timeout or a signal) before SIGKILL.
+    #[arg(long, value_name = "DUR", value_parser = values::parse_duration, default_value = "5s")]
+    pub(super) kill_after: Duration,
+
+    /// Run CMD again, up to N more times, while it fails retryably (exit 75).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub(super) retries: u32,
+
+    /// The first backoff before a retry, doubled each time: the wait is the producer's retry_after_ms plus a random part of it (full jitter), never exactly retry_after_ms.
+    #[arg(long, value_name = "DUR", value_parser = values::parse_duration, default_value = "1s")]
+    pub(super) backoff: Duration,
+
+    /// The longest wait before a retry; a producer asking for longer is not retried.
+    #[arg(long, value_name = "DUR", value_parser = values::parse_duration, default_value = "5m")]
+    pub(super) max_wait: Duration,
+
+    /// The command to run and its arguments, after --.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub(super) command: Vec<OsString>,
+}
+
+/// Options shared by every stream command (DESIGN §1).
+#[derive(Args, Debug)]
+pub(super) struct StreamArgs {
+    /// Input files, each an independent stream; none or "-" reads stdin (run reads CMD instead).
+    #[arg(value_name = "FILE")]
+    pub(super) files: Vec<PathBuf>,
+
+    /// Report format: human, jsonl (aoitap's own AOI event stream), json (summarize: one document), tap (verify and run).
+    #[arg(long, visible_alias = "format", value_enum, default_value_t = OutputArg::Human, value_name = "FORMAT")]
+    pub(super) output: OutputArg,
+
+    /// The input is a log of many runs, concatenated or interleaved; each is judged on its own (always on for split-by-run, summarize and reconcile).
+    #[arg(long)]
+    pub(super) multi_run: bool,
+
+    /// Another harness elision marker (line.elided): a regular expression with one capture group for N (repeatable).
+    #[arg(long, value_name = "REGEX", value_parser = values::parse_marker)]
+    pub(super) marker: Vec<String>,
+
+    /// The contract the input follows; auto decides per run from its first object (aoi:meta of version 0 is aoi-0.2, a kind of result, error, progress or log is afdata, else aoi). ndjson is never guessed.
+    #[arg(long, value_enum, default_value_t = ProtocolArg::Auto, value_name = "PROTOCOL")]
+    pub(super) protocol: ProtocolArg,
+
+    /// The field that names each line's type: the discriminator of --protocol ndjson, and what summarize counts by.
+    #[arg(long, value_name = "NAME", default_value = "type")]
+    pub(super) type_field: String,
+
+    /// --protocol ndjson: the type that opens a run (ndjson.first-wrong; with --multi-run it starts the next run).
+    #[arg(long, value_name = "TYPE")]
+    pub(super) first: Option<String>,
+
+    /// --protocol ndjson: the type that ends a run (ndjson.last-missing at EOF, ndjson.after-last).
+    #[arg(long, value_name = "TYPE")]
+    pub(super) last: Option<String>,
+
+    /// A key whose value is a secret, beside those ending in _secret or _SECRET (exact name, any depth; repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub(super) secret_name: Vec<String>,
+
+    /// The stream is documented unbounded (spec §4.2): EOF without aoi:summary is not truncation.
+    #[arg(long)]
+    pub(super) unbounded: bool,
+
+    /// ok:false with partial:true counts as success (spec §4.1).
+    #[arg(long)]
+    pub(super) accept_partial: bool,
+
+    /// Item-level aoi:error events do not fail the verdict (spec §13).
+    #[arg(long)]
+    pub(super) continue_on_error: bool,
+
+    /// Require this schema_name, and major schema_version if given (spec §5), e.g. com.example.events@1.
+    #[arg(long, value_name = "NAME[@MAJOR]", value_parser = values::parse_pin)]
+    pub(super) expect_schema: Option<SchemaPin>,
+
+    /// Ignore this rule (repeatable); the rules are listed in `aoitap verify --help` and the man page.
+    #[arg(long, value_name = "RULE", value_parser = values::parse_rule)]
+    pub(super) allow: Vec<Rule>,
+
+    /// Make this rule an error (repeatable; of --allow R and --deny R, the last one given wins).
+    #[arg(long, value_name = "RULE", value_parser = values::parse_rule)]
+    pub(super) deny: Vec<Rule>,
+
+    /// --allow and --deny in the order given (clap keeps each list apart).
+    #[arg(skip)]
+    pub(super) rule_words: Vec<(Rule, Word)>,
+
+    /// Make every warning an error.
+    #[arg(long)]
+    pub(super) strict: bool,
+
+    /// Report at most N findings; the rest are counted (summary truncated:true).
+    #[arg(long, value_name = "N")]
+    pub(super) limit: Option<u64>,
+
+    /// Longest line accepted, in bytes (suffixes K, M, G, KiB, MiB, GiB); longer lines are a finding.
+    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = values::parse_size)]
+    pub(super) max_line_bytes: usize,
+
+    /// Write the report to FILE instead of the terminal (never one of the inputs).
+    #[arg(long, value_name = "FILE")]
+    pub(super) report: Option<PathBuf>,
+
+    /// Flush the report after every line it writes (for a reader watching it live).
+    #[arg(long)]
+    pub(super) line_buffered: bool,
+
+    /// Report stream.idle when no input arrives for this many milliseconds (follow mode), then go on.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(super) idle_timeout_ms: Option<u64>,
+
+    /// Print nothing; the exit status is the answer.
+    #[arg(short, long)]
+    pub(super) quiet: bool,
+
+    /// Colour human output: auto (a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
+    pub(super) color: ColorArg,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum OutputArg {
+    Human,
+    Jsonl,
+    /// One JSON document (summarize only).
+    Json,
+    /// TAP 13 (verify and run only).
+    Tap,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ProtocolArg {
+    Auto,
+    Aoi,
+    #[value(name = "aoi-0.2")]
+    Aoi02,
+    Afdata,
+    Ndjson,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ColorArg {
+    Auto,
+    Always,
+    Never,
+}

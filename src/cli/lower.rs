@@ -1,0 +1,239 @@
+//! clap's values become `crate::config`'s plain options here, after the
+//! checks of `usage`, before any input is read: nothing past `cli` sees
+//! clap (ripgrep's `LowArgs -> HiArgs`).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::args::{
+    ColorArg, Command, OutputArg, ProtocolArg, ReconcileArgs, RunArgs, SplitArgs, StreamArgs,
+    StripArgs, SummarizeArgs, VerifyArgs,
+};
+use super::usage;
+use crate::check::rules::Levels;
+use crate::check::schema::{EventSchema, load_schema};
+use crate::check::{Config, Protocol};
+use crate::config::{
+    CapabilitiesOptions, CompletionsOptions, Input, Invocation, ReconcileOptions, ReportTo,
+    RunOptions, SchemaOptions, SplitOptions, StreamOptions, StripOptions, SummarizeOptions,
+};
+use crate::exit::Error;
+use crate::input::file_id::input_files;
+use crate::output::style::{self, Format, StdStream, Style};
+
+/// The plain form of one subcommand, or the usage error that stops it.
+pub(super) fn lower(command: Command) -> Result<Invocation, Error> {
+    match command {
+        // --output has one value (json) for the documents: nothing to lower.
+        Command::Schema(a) => Ok(Invocation::Schema(SchemaOptions {
+            name: a.name,
+            major: a.schema_version,
+        })),
+        Command::Capabilities(_) => Ok(Invocation::Capabilities(CapabilitiesOptions {})),
+        Command::Completions(a) => Ok(Invocation::Completions(CompletionsOptions {
+            shell: a.shell,
+        })),
+        Command::Verify(a) => verify(a).map(Invocation::Verify),
+        Command::StripEnvelope(a) => strip(a).map(Invocation::StripEnvelope),
+        Command::SplitByRun(a) => split(a).map(Invocation::SplitByRun),
+        Command::Summarize(a) => summarize(a).map(Invocation::Summarize),
+        Command::Reconcile(a) => reconcile(a).map(Invocation::Reconcile),
+        Command::Run(a) => run(a).map(Invocation::Run),
+    }
+}
+
+fn verify(a: VerifyArgs) -> Result<StreamOptions, Error> {
+    usage::stream(&a.stream, "verify")?;
+    usage::schema_file(a.schema.as_deref(), &a.stream)?;
+    let schema = schema(a.schema.as_deref(), &a.stream, "verify")?;
+    let to = if a.relay {
+        ReportTo::Stderr
+    } else {
+        ReportTo::Stdout
+    };
+    let mut opts = a.stream.into_options(to);
+    opts.check.schema = schema;
+    opts.relay = a.relay;
+    opts.redact = a.redact;
+    opts.check.redact = a.redact;
+    Ok(opts)
+}
+
+fn strip(a: StripArgs) -> Result<StripOptions, Error> {
+    usage::stream(&a.stream, "strip-envelope")?;
+    let mut stream = a.stream.into_options(ReportTo::Stderr);
+    // A filter: its output is the data; the report speaks only when
+    // something is wrong.
+    stream.style.quiet_pass = true;
+    stream.redact = a.redact;
+    stream.check.redact = a.redact;
+    Ok(StripOptions {
+        stream,
+        keep_framework: a.keep_framework,
+        types: a.types,
+        run: a.run,
+    })
+}
+
+fn split(a: SplitArgs) -> Result<SplitOptions, Error> {
+    usage::stream(&a.stream, "split-by-run")?;
+    let inputs = input_files(&a.stream.files);
+    usage::split(&a.dir, &inputs, a.stream.output)?;
+    let mut stream = a.stream.into_options(ReportTo::Stdout);
+    // Splitting is about many runs: each is judged on its own.
+    stream.check.multi_run = true;
+    stream.redact = a.redact;
+    stream.check.redact = a.redact;
+    Ok(SplitOptions {
+        stream,
+        dir: a.dir,
+        force: a.force,
+        max_open: a.max_open as usize,
+        inputs: inputs.into_iter().map(|(id, _)| id).collect(),
+    })
+}
+
+fn reconcile(a: ReconcileArgs) -> Result<ReconcileOptions, Error> {
+    usage::stream(&a.stream, "reconcile")?;
+    usage::reconcile(&a)?;
+    let mut stream = a.stream.into_options(ReportTo::Stdout);
+    stream.check.multi_run = true;
+    Ok(ReconcileOptions {
+        stream,
+        against: a.against,
+    })
+}
+
+fn run(a: RunArgs) -> Result<RunOptions, Error> {
+    usage::stream(&a.stream, "run")?;
+    usage::run(&a)?;
+    let schema = schema(a.schema.as_deref(), &a.stream, "run")?;
+    // -q silences the relay and the report; --save still saves. With
+    // --output tap stdout is the TAP and nothing else, so `prove` can read
+    // it: CMD's stdout is saved or discarded (DESIGN §13).
+    let tap = a.stream.output == OutputArg::Tap;
+    let relay = !a.stream.quiet && a.save.is_none() && !tap;
+    let save = a.save;
+    let mut stream = a.stream.into_options(if relay {
+        ReportTo::Stderr
+    } else {
+        ReportTo::Stdout
+    });
+    stream.check.schema = schema;
+    stream.relay = relay || save.is_some();
+    stream.save = save;
+    stream.redact = a.redact;
+    // Only a relay is written redacted.
+    stream.check.redact = a.redact && stream.relay;
+    Ok(RunOptions {
+        stream,
+        command: a.command,
+        timeout: a.timeout,
+        kill_after: a.kill_after,
+        retries: a.retries,
+        backoff: a.backoff,
+        max_wait: a.max_wait,
+    })
+}
+
+fn summarize(a: SummarizeArgs) -> Result<SummarizeOptions, Error> {
+    usage::stream(&a.stream, "summarize")?;
+    let json = a.stream.output == OutputArg::Json;
+    let mut stream = a.stream.into_options(ReportTo::Stdout);
+    if json {
+        stream.style.format = Format::Json;
+    }
+    stream.check.multi_run = true;
+    Ok(SummarizeOptions { stream })
+}
+
+/// `--schema FILE`, compiled; a schema that cannot be used is a usage
+/// error before anything is read (DESIGN §11).
+fn schema(
+    path: Option<&Path>,
+    args: &StreamArgs,
+    command: &str,
+) -> Result<Option<Arc<EventSchema>>, Error> {
+    load_schema(path, &args.secret_name).map_err(|p| usage::refuse(command, &p, args.output))
+}
+
+impl StreamArgs {
+    /// `to`: where the report goes without --report (for colour).
+    fn into_options(self, to: ReportTo) -> StreamOptions {
+        let format = match self.output {
+            OutputArg::Jsonl => Format::Jsonl,
+            OutputArg::Tap => Format::Tap,
+            _ => Format::Human,
+        };
+        let color = match self.color {
+            ColorArg::Always => true,
+            ColorArg::Never => false,
+            ColorArg::Auto => match (&self.report, to) {
+                // A --report file is never painted.
+                (Some(_), _) => false,
+                (None, ReportTo::Stderr) => style::auto_for(StdStream::Stderr),
+                (None, ReportTo::Stdout) => style::auto_for(StdStream::Stdout),
+            },
+        };
+        let inputs = if self.files.is_empty() {
+            vec![Input::Stdin]
+        } else {
+            self.files
+                .into_iter()
+                .map(|p| {
+                    if p.as_os_str() == "-" {
+                        Input::Stdin
+                    } else {
+                        Input::Path(p)
+                    }
+                })
+                .collect()
+        };
+        StreamOptions {
+            inputs,
+            style: Style {
+                format,
+                quiet: self.quiet,
+                quiet_pass: false,
+                color: color && format == Format::Human,
+                limit: self.limit,
+            },
+            check: Config {
+                multi_run: self.multi_run,
+                unbounded: self.unbounded,
+                accept_partial: self.accept_partial,
+                continue_on_error: self.continue_on_error,
+                expect_schema: self.expect_schema,
+                levels: Levels::new(&self.rule_words, self.strict),
+                markers: self.marker,
+                max_line_bytes: self.max_line_bytes,
+                protocol: self.protocol.pinned(),
+                type_field: self.type_field,
+                first: self.first,
+                last: self.last,
+                secret_names: self.secret_name,
+                redact: false,
+                schema: None,
+            },
+            max_line_bytes: self.max_line_bytes,
+            report: self.report,
+            line_buffered: self.line_buffered,
+            idle_timeout_ms: self.idle_timeout_ms,
+            relay: false,
+            redact: false,
+            save: None,
+        }
+    }
+}
+
+impl ProtocolArg {
+    fn pinned(self) -> Option<Protocol> {
+        match self {
+            ProtocolArg::Auto => None,
+            ProtocolArg::Aoi => Some(Protocol::Aoi),
+            ProtocolArg::Aoi02 => Some(Protocol::Aoi02),
+            ProtocolArg::Afdata => Some(Protocol::Afdata),
+            ProtocolArg::Ndjson => Some(Protocol::Ndjson),
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! The command line: clap's definition (`args`, `values`), the checks clap
+//! cannot make (`usage`), and the plain options it becomes (`lower`);
+//! `doc` renders help, the man page and completions from the same
+//! definition. Nothing past here sees clap.
+
+mod args;
+pub mod doc;
+mod lower;
+mod usage;
+mod values;
+
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
+
+use crate::check::rules::{Rule, Word};
+use crate::config::{CapabilitiesOptions, Invocation, SchemaOptions};
+use crate::exit::{Error, Problem, Refusal};
+use args::{Cli, Command, StreamArgs};
+
+/// The clap definition (for help, the man page and completions).
+pub fn command() -> clap::Command {
+    // run shares the stream options, but reads CMD, never FILE: its help,
+    // usage line and man page leave FILE out (naming one is refused).
+    Cli::command().mut_subcommands(|sub| match sub.get_name() {
+        "run" => sub.mut_arg("files", |a| a.hide(true)),
+        _ => sub,
+    })
+}
+
+/// Parse the command line into the plain options of one command. What
+/// comes back instead is help to print or a refused command line
+/// (`exit::Error::Help`, `Error::Refused`): `main` says it.
+pub fn parse() -> Result<Invocation, Error> {
+    let cli = Cli::command().try_get_matches().and_then(|m| {
+        let mut cli = Cli::from_arg_matches(&m)?;
+        if let (Some(stream), Some((_, sub))) = (
+            cli.command.as_mut().and_then(Command::stream_mut),
+            m.subcommand(),
+        ) {
+            stream.rule_words = rule_words(sub);
+        }
+        Ok(cli)
+    });
+    let cli = cli.map_err(|e| {
+        if e.use_stderr() {
+            usage::clap_refused(e)
+        } else {
+            Error::Help(e)
+        }
+    })?;
+    if cli.schema {
+        return Ok(Invocation::Schema(SchemaOptions {
+            name: None,
+            major: None,
+        }));
+    }
+    if cli.capabilities {
+        return Ok(Invocation::Capabilities(CapabilitiesOptions {}));
+    }
+    let Some(command) = cli.command else {
+        return Err(Error::Refused(Box::new(Refusal {
+            problem: Problem::NoCommand(command().render_help().to_string()),
+            command: "aoitap".to_string(),
+            machine: None,
+        })));
+    };
+    lower::lower(command)
+}
+
+impl Command {
+    /// The stream options of a command that reads a stream.
+    fn stream_mut(&mut self) -> Option<&mut StreamArgs> {
+        match self {
+            Command::Verify(a) => Some(&mut a.stream),
+            Command::StripEnvelope(a) => Some(&mut a.stream),
+            Command::SplitByRun(a) => Some(&mut a.stream),
+            Command::Summarize(a) => Some(&mut a.stream),
+            Command::Reconcile(a) => Some(&mut a.stream),
+            Command::Run(a) => Some(&mut a.stream),
+            Command::Schema(_) | Command::Capabilities(_) | Command::Completions(_) => None,
+        }
+    }
+}
+
+/// `--allow` and `--deny` as one list in the order they were given, so the
+/// last word on a rule wins (DESIGN §13).
+fn rule_words(m: &ArgMatches) -> Vec<(Rule, Word)> {
+    let mut words = vec![];
+    for (id, word) in [("allow", Word::Allow), ("deny", Word::Deny)] {
+        if let (Some(at), Some(rules)) = (m.indices_of(id), m.get_many::<Rule>(id)) {
+            words.extend(at.zip(rules).map(|(i, r)| (i, *r, word)));
+        }
+    }
+    words.sort_by_key(|&(i, _, _)| i);
+    words.into_iter().map(|(_, r, w)| (r, w)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

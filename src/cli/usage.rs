@@ -1,0 +1,200 @@
+//! What clap cannot see: the checks across flags and files that make a
+//! command line a usage error (64), found before anything is opened for
+//! writing (DESIGN §8), and how such an error is said.
+
+use std::path::Path;
+
+use clap::ValueEnum;
+
+use super::args::{OutputArg, ProtocolArg, ReconcileArgs, RunArgs, StreamArgs};
+use crate::config::SplitOptions;
+use crate::exit::{Error, Machine, Problem, Refusal};
+use crate::input::file_id::{FileId, input_in_dir, same_file, stdin_is};
+
+/// The checks every stream command makes: the formats it reports in
+/// (`--output json` is for the one-object outputs: summarize, schema,
+/// capabilities), a `--report` that would destroy an input, `--first` and
+/// `--last` without ndjson, standard input named twice.
+pub(super) fn stream(args: &StreamArgs, command: &str) -> Result<(), Error> {
+    let problem = if args.output == OutputArg::Json && command != "summarize" {
+        Some(format!(
+            "{command} reports in --output human, jsonl{}, not json",
+            if matches!(command, "verify" | "run") {
+                " or tap"
+            } else {
+                ""
+            }
+        ))
+    } else if args.output == OutputArg::Tap && !matches!(command, "verify" | "run") {
+        Some(format!(
+            "{command} reports in --output human{}; tap is for verify and run",
+            if command == "summarize" {
+                ", jsonl or json"
+            } else {
+                " or jsonl"
+            }
+        ))
+    } else if let Some(report) = &args.report
+        && let Some(input) = args.files.iter().find(|f| same_file(f, report))
+    {
+        Some(format!(
+            "--report {} is an input: writing the report would destroy it",
+            input.display()
+        ))
+    } else if let Some(report) = &args.report
+        && (args.files.is_empty() || args.files.iter().any(|f| f.as_os_str() == "-"))
+        && stdin_is(report)
+    {
+        Some(format!(
+            "--report {} is standard input: writing the report would destroy it",
+            report.display()
+        ))
+    } else if (args.first.is_some() || args.last.is_some()) && args.protocol != ProtocolArg::Ndjson
+    {
+        Some("--first and --last describe typed NDJSON runs: give --protocol ndjson".into())
+    } else if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
+        Some("standard input (\"-\") is named more than once: it can be read once".into())
+    } else {
+        None
+    };
+    match problem {
+        None => Ok(()),
+        Some(problem) => Err(refuse(command, &problem, args.output)),
+    }
+}
+
+/// `--schema FILE` of verify is not the stream it reads: standard input
+/// is read once (DESIGN §11).
+pub(super) fn schema_file(path: Option<&Path>, args: &StreamArgs) -> Result<(), Error> {
+    match path {
+        Some(p)
+            if p.as_os_str() == "-"
+                || (args.files.is_empty() || args.files.iter().any(|f| f.as_os_str() == "-"))
+                    && stdin_is(p) =>
+        {
+            let problem = "--schema cannot be standard input: that is the stream (use a file or <(tool schema --output json))";
+            Err(refuse("verify", problem, args.output))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// split-by-run never writes over an input, --force or not (DESIGN §13),
+/// and this is known before anything is written, though which names it
+/// writes depends on run ids not read yet: so no input may be a file in
+/// DIR that split-by-run may write (`run-*.jsonl`, `unattributed*.jsonl`).
+/// Other files in DIR are no concern: `split-by-run --dir . log.jsonl` is
+/// fine.
+pub(super) fn split(
+    dir: &Path,
+    inputs: &[(FileId, String)],
+    output: OutputArg,
+) -> Result<(), Error> {
+    match input_in_dir(dir, inputs, SplitOptions::may_write) {
+        None => Ok(()),
+        Some((path, name)) => {
+            let problem = format!(
+                "{} is the input {name}: split-by-run may write that name, and never writes over an input (--force or not); give another --dir",
+                path.display()
+            );
+            Err(refuse("split-by-run", &problem, output))
+        }
+    }
+}
+
+/// reconcile's report never overwrites the reference it compares with.
+pub(super) fn reconcile(a: &ReconcileArgs) -> Result<(), Error> {
+    if let (Some(report), Some(against)) = (&a.stream.report, &a.against)
+        && same_file(report, against)
+    {
+        let problem = format!(
+            "--report {} is the --against reference: writing the report would destroy it",
+            report.display()
+        );
+        return Err(refuse("reconcile", &problem, a.stream.output));
+    }
+    Ok(())
+}
+
+/// run reads CMD's output, never FILE, and its report never overwrites
+/// the saved output.
+pub(super) fn run(a: &RunArgs) -> Result<(), Error> {
+    let problem = match (a.stream.files.first(), &a.save, &a.stream.report) {
+        (Some(f), _, _) => Some(format!(
+            "run reads CMD's output, not files ({}): give the command after --, as in aoitap run -- tool args",
+            f.display()
+        )),
+        (None, Some(save), Some(report)) if save == report || same_file(save, report) => {
+            Some(format!(
+                "--save and --report are both {}: the report would overwrite the output",
+                save.display()
+            ))
+        }
+        _ => None,
+    };
+    match problem {
+        None => Ok(()),
+        Some(problem) => Err(refuse("run", &problem, a.stream.output)),
+    }
+}
+
+/// clap's own usage error, to be said as clap says it, and once more as
+/// a machine reads it when `--output` asks for one.
+pub(super) fn clap_refused(e: clap::Error) -> Error {
+    let args: Vec<String> = std::env::args().collect();
+    Error::Refused(Box::new(Refusal {
+        problem: Problem::Clap(e),
+        command: command_name(&args),
+        machine: wants_output(&args).and_then(machine),
+    }))
+}
+
+/// A usage error of aoitap's own, to be said the way clap says its own
+/// (and, with `--output jsonl`, as aoitap's own failed run; with `--output
+/// tap`, as a bail out on stdout, DESIGN §13): 64.
+pub(super) fn refuse(command: &str, problem: &str, output: OutputArg) -> Error {
+    Error::Refused(Box::new(Refusal {
+        problem: Problem::Check(problem.to_string()),
+        command: command.to_string(),
+        machine: machine(output),
+    }))
+}
+
+/// The machine format a usage error is said in besides stderr: jsonl and
+/// tap; a person's formats need nothing more.
+fn machine(output: OutputArg) -> Option<Machine> {
+    match output {
+        OutputArg::Jsonl => Some(Machine::Jsonl),
+        OutputArg::Tap => Some(Machine::Tap),
+        OutputArg::Human | OutputArg::Json => None,
+    }
+}
+
+/// The `--output` (or `--format`) asked for, read from the words before
+/// `--` (after it, they are run's CMD and its arguments); the last wins,
+/// as clap reads it.
+pub(super) fn wants_output(args: &[String]) -> Option<OutputArg> {
+    let mut asked = None;
+    let mut words = args.iter().skip(1).take_while(|a| *a != "--");
+    while let Some(a) = words.next() {
+        if matches!(a.as_str(), "--output" | "--format") {
+            asked = words.next().map(String::as_str);
+        } else if let Some(v) = a
+            .strip_prefix("--output=")
+            .or_else(|| a.strip_prefix("--format="))
+        {
+            asked = Some(v);
+        }
+    }
+    asked.and_then(|v| OutputArg::from_str(v, false).ok())
+}
+
+/// The subcommand named on the command line, for aoitap's own meta.
+pub(in crate::cli) fn command_name(args: &[String]) -> String {
+    let root = super::command();
+    args.iter()
+        .skip(1)
+        .find(|a| root.find_subcommand(a.as_str()).is_some())
+        .cloned()
+        .unwrap_or_else(|| "aoitap".to_string())
+}
