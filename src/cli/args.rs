@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use super::doc::help;
+use super::rules_table;
 use super::values;
 use crate::check::SchemaPin;
 use crate::check::rules::{Rule, Word};
@@ -41,7 +41,7 @@ pub(super) struct Cli {
 pub(super) enum Command {
     /// Pass/fail gate: is this a complete, conforming, successful stream?
     #[command(
-        after_long_help = help::verify_after_help(),
+        after_long_help = rules_table::verify_after_help(),
         after_help = "Example: tool --output jsonl > out.jsonl; aoitap verify -q out.jsonl || retry"
     )]
     Verify(VerifyArgs),
@@ -388,4 +388,14 @@ pub(super) enum ColorArg {
     Auto,
     Always,
     Never,
+}
+
+/// The clap definition (for help, the man page and completions).
+pub fn command() -> clap::Command {
+    // run shares the stream options, but reads CMD, never FILE: its help,
+    // usage line and man page leave FILE out (naming one is refused).
+    <Cli as clap::CommandFactory>::command().mut_subcommands(|sub| match sub.get_name() {
+        "run" => sub.mut_arg("files", |a| a.hide(true)),
+        _ => sub,
+    })
 }

@@ -6,6 +6,7 @@
 mod args;
 pub mod doc;
 mod lower;
+mod rules_table;
 mod usage;
 mod values;
 
@@ -14,17 +15,8 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches};
 use crate::check::rules::{Rule, Word};
 use crate::config::{CapabilitiesOptions, Invocation, SchemaOptions};
 use crate::exit::{Error, Problem, Refusal};
+pub use args::command;
 use args::{Cli, Command, StreamArgs};
-
-/// The clap definition (for help, the man page and completions).
-pub fn command() -> clap::Command {
-    // run shares the stream options, but reads CMD, never FILE: its help,
-    // usage line and man page leave FILE out (naming one is refused).
-    Cli::command().mut_subcommands(|sub| match sub.get_name() {
-        "run" => sub.mut_arg("files", |a| a.hide(true)),
-        _ => sub,
-    })
-}
 
 /// Parse the command line into the plain options of one command. What
 /// comes back instead is help to print or a refused command line

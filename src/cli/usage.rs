@@ -191,7 +191,7 @@ pub(super) fn wants_output(args: &[String]) -> Option<OutputArg> {
 
 /// The subcommand named on the command line, for aoitap's own meta.
 pub(in crate::cli) fn command_name(args: &[String]) -> String {
-    let root = super::command();
+    let root = super::args::command();
     args.iter()
         .skip(1)
         .find(|a| root.find_subcommand(a.as_str()).is_some())

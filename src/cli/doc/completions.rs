@@ -4,6 +4,11 @@
 /// panics on a failed write, so the caller writes it.
 pub fn script(shell: clap_complete::Shell) -> Vec<u8> {
     let mut script = Vec::new();
-    clap_complete::generate(shell, &mut super::super::command(), "aoitap", &mut script);
+    clap_complete::generate(
+        shell,
+        &mut crate::cli::args::command(),
+        "aoitap",
+        &mut script,
+    );
     script
 }

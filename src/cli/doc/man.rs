@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use clap::Command;
 
 use crate::check::rules::{Rule, Severity};
-use crate::cli;
+use crate::cli::args::command;
 use crate::exit::Exit;
 
 /// The stream commands, which share the options of DESIGN §1.
@@ -89,7 +89,7 @@ fn long_names(cmd: &Command) -> BTreeSet<String> {
 
 /// The whole page.
 pub fn render() -> String {
-    let root = cli::command();
+    let root = command();
     let version = root.get_version().unwrap_or("").to_string();
     let mut out = String::new();
     out.push_str(&format!(
