@@ -32,4 +32,5 @@ pub mod json;
 pub mod man;
 pub mod output;
 pub mod signal;
+pub mod stream;
 pub mod text;

@@ -37,7 +37,7 @@ fn main() -> ExitCode {
             }
             // Said once more, as the stream a jsonl reader parses, when the
             // command never got to start its own (a failed read or write
-            // ends the report it started instead: cmd::fail).
+            // ends the report it started instead: stream::fail).
             if let Some(command) = jsonl
                 && !matches!(err, Error::Io { .. })
             {

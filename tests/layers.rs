@@ -16,6 +16,8 @@ const LAYERS: &[&[&str]] = &[
     &["cli"],
     // The man page is rendered from clap's command (cli/doc/ in STYLE).
     &["man"],
+    // The engine the stream commands share: below every command.
+    &["stream"],
     &["cmd"],
 ];
 

@@ -19,12 +19,12 @@ use crate::check::{
 };
 use serde::Serialize;
 
-use crate::cmd::{Consumer, Held, PerRun, Report, run_stream};
 use crate::config::{Input, ReconcileOptions, ReportTo};
 use crate::exit::{Error, Exit, Result};
 use crate::input::scan::{Cutter, Line};
 use crate::json::{Aoi, Event, Parser, Uint};
 use crate::output::style::Format;
+use crate::stream::{self, Consumer, Held, PerRun, Report};
 use crate::text::{clean, plural};
 
 /// Missing ranges listed per run; more are counted.
@@ -56,7 +56,7 @@ pub fn run(opts: &ReconcileOptions) -> Result<Exit> {
         wrong: false,
         against,
     };
-    run_stream(&opts.stream, "reconcile", ReportTo::Stdout, &mut consumer)
+    stream::run(&opts.stream, "reconcile", ReportTo::Stdout, &mut consumer)
 }
 
 /// One missing range.

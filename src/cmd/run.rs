@@ -25,7 +25,6 @@ use std::time::{Duration, Instant};
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 
 use super::verify::Redacted;
-use super::{Consumer, Opened, Report, run_stream};
 use crate::check::{Checker, Finding, RunVerdict, Seen, Sink, Verdict};
 use crate::config::{Input, ReportTo, RunOptions};
 use crate::exit::{Error, Exit, Result};
@@ -33,6 +32,7 @@ use crate::input::scan::Line;
 use crate::input::source;
 use crate::output::Attempt;
 use crate::signal::{Caught, Signals};
+use crate::stream::{self, Consumer, Opened, Report};
 
 pub fn run(opts: &RunOptions) -> Result<Exit> {
     let stream = &opts.stream;
@@ -82,7 +82,7 @@ pub fn run(opts: &RunOptions) -> Result<Exit> {
         todo_pending: false,
         rng: Jitter::seeded(),
     };
-    let exit = run_stream(stream, "run", to, &mut consumer);
+    let exit = stream::run(stream, "run", to, &mut consumer);
     // Whatever happened, nothing of ours is left running.
     // (Its watcher, told nothing more, kills the group and reaps it.)
     if let Some(Running { told, ended, .. }) = consumer.running.take() {

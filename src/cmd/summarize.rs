@@ -17,13 +17,13 @@ use crate::check::Protocol;
 use crate::check::{Checker, Identity, RunKey, RunVerdict, Seen, Verdict};
 use serde::Serialize;
 
-use crate::cmd::{Consumer, Held, PerRun, Report, run_stream};
 use crate::config::{ReportTo, SummarizeOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
 use crate::json::{Event, Kind};
 use crate::output::style::Format;
 use crate::output::{human, style};
+use crate::stream::{self, Consumer, Held, PerRun, Report};
 use crate::text::{clean, one_line, plural};
 
 const MAX_KINDS: usize = 256;
@@ -42,7 +42,7 @@ pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
         width: terminal_width(),
         room: MAX_KEPT,
     };
-    let exit = run_stream(&opts.stream, "summarize", ReportTo::Stdout, &mut consumer)?;
+    let exit = stream::run(&opts.stream, "summarize", ReportTo::Stdout, &mut consumer)?;
     Ok(exit)
 }
 

@@ -5,11 +5,11 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 
 use crate::check::{Checker, Exposure, Seen, Sink, redact};
-use crate::cmd::{Consumer, JudgeOnly, Report, run_stream};
 use crate::config::{ReportTo, StreamOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
 use crate::input::source;
+use crate::stream::{self, Consumer, Report};
 
 pub fn run(opts: &StreamOptions) -> Result<Exit> {
     // With --relay, stdout carries the stream itself.
@@ -21,10 +21,15 @@ pub fn run(opts: &StreamOptions) -> Result<Exit> {
     if opts.relay && opts.redact {
         let mut consumer =
             Redacted::new(BufWriter::with_capacity(256 * 1024, source::stdout_file()?));
-        return run_stream(opts, "verify", to, &mut consumer);
+        return stream::run(opts, "verify", to, &mut consumer);
     }
-    run_stream(opts, "verify", to, &mut JudgeOnly)
+    stream::run(opts, "verify", to, &mut JudgeOnly)
 }
+
+/// The plain gate: every line judged, nothing done beyond.
+struct JudgeOnly;
+
+impl Consumer for JudgeOnly {}
 
 /// `--relay --redact`: each line is relayed once judged, its exposed
 /// secrets written as "***" and every other byte as it came (DESIGN §10),
