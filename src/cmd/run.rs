@@ -24,13 +24,13 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 
-use super::verify::Redacted;
 use crate::check::{Checker, Finding, RunVerdict, Seen, Sink, Verdict};
 use crate::config::{Input, ReportTo, RunOptions};
 use crate::exit::{Error, Exit, Result};
 use crate::input::scan::Line;
 use crate::input::source;
 use crate::output::Attempt;
+use crate::output::relay::Redacted;
 use crate::signal::{Caught, Signals};
 use crate::stream::{self, Consumer, Opened, Report};
 
@@ -229,10 +229,11 @@ impl Consumer for Attempts<'_> {
             report,
             retry_after_ms: &mut self.retry_after_ms,
         };
-        match &mut self.redacted {
-            Some(r) => r.line(check, line, &mut watch),
-            None => Ok(check.judge(line, &mut watch)?),
+        let seen = check.judge(line, &mut watch)?;
+        if let Some(r) = &mut self.redacted {
+            r.line(check, line, &seen)?;
         }
+        Ok(seen)
     }
 
     fn input_read(
@@ -351,10 +352,10 @@ impl Consumer for Attempts<'_> {
     }
 
     fn flush(&mut self) -> Result<()> {
-        match &mut self.redacted {
-            Some(r) => r.flush(),
-            None => Ok(()),
+        if let Some(r) = &mut self.redacted {
+            r.flush()?;
         }
+        Ok(())
     }
 
     fn exit(&self, verdict: Exit) -> Exit {

@@ -26,6 +26,7 @@ pub mod discover;
 pub mod human;
 pub mod jsonl;
 pub mod progress;
+pub mod relay;
 pub mod style;
 pub mod tap;
 
