@@ -17,15 +17,14 @@ use crate::check::{
     Checker, Markers, Protocol, Run, RunKey, RunRef, RunVerdict, Seen, SeqSeen, SeqTrack, Step,
     Verdict, digest, id_key,
 };
-use serde::Serialize;
-
 use crate::config::{Input, ReconcileOptions, ReportTo};
 use crate::exit::{Error, Exit, Result};
 use crate::input::scan::{Cutter, Line};
 use crate::json::{Aoi, Event, Parser, Uint};
+use crate::output::reconcile::{self, Account, Counters, Difference, Gap};
 use crate::output::style::Format;
 use crate::stream::{self, Consumer, Held, PerRun, Report};
-use crate::text::{clean, plural};
+use crate::text::clean;
 
 /// Missing ranges listed per run; more are counted.
 const MAX_GAPS: usize = 1000;
@@ -59,21 +58,6 @@ pub fn run(opts: &ReconcileOptions) -> Result<Exit> {
     stream::run(&opts.stream, "reconcile", ReportTo::Stdout, &mut consumer)
 }
 
-/// One missing range.
-#[derive(Clone, Debug)]
-struct Gap {
-    from: u64,
-    to: u64,
-    after_line: u64,
-    marker: Option<(u64, u64)>,
-}
-
-impl Gap {
-    fn count(&self) -> u64 {
-        self.to - self.from + 1
-    }
-}
-
 #[derive(Default)]
 struct Recon {
     first_line: u64,
@@ -99,14 +83,6 @@ struct Recon {
     summary: Option<Counters>,
     /// The run's protocol, as the checker decided it.
     protocol: Protocol,
-}
-
-#[derive(Default)]
-struct Counters {
-    event_count: Option<u64>,
-    count: Option<u64>,
-    warning_count: Option<u64>,
-    error_count: Option<u64>,
 }
 
 impl Recon {
@@ -206,59 +182,26 @@ impl Recon {
             && s.error_count.is_none_or(|c| c >= self.errors)
     }
 
-    /// The seq space: up to `event_count`, or past the last seq seen.
-    fn space(&self) -> u64 {
-        self.summary
-            .as_ref()
-            .and_then(|s| s.event_count)
-            .unwrap_or(0)
-            .max(self.seq.next())
-    }
-
-    /// Present ranges: the complement of the listed gaps.
-    fn present(&self) -> Vec<(u64, u64)> {
-        let mut out = vec![];
-        if !self.seq.started() {
-            return out;
+    /// What the reports show of the run.
+    fn account(&self) -> Account<'_> {
+        Account {
+            first_line: self.first_line,
+            lines: self.lines,
+            other_lines: self.other_lines,
+            domain: self.domain,
+            warnings: self.warnings,
+            errors: self.errors,
+            seq: &self.seq,
+            gaps: &self.gaps,
+            gaps_unlisted: self.gaps_unlisted,
+            missing: self.missing,
+            repeats: self.repeats,
+            reorders: self.reorders,
+            marker: self.marker,
+            marker_notes: &self.marker_notes,
+            summary: self.summary.as_ref(),
+            protocol: self.protocol,
         }
-        let mut at = 0;
-        for g in &self.gaps {
-            if g.from > at {
-                out.push((at, g.from - 1));
-            }
-            at = g.to + 1;
-        }
-        if at < self.seq.next() {
-            out.push((at, self.seq.next() - 1));
-        }
-        out
-    }
-
-    /// How many seqs in `lo..=hi` are missing: in listed gaps, or past the
-    /// last seq seen (a cut tail the summary's event_count reveals).
-    fn missing_in(&self, lo: u64, hi: u64) -> u64 {
-        let overlap = |a: u64, b: u64| {
-            let (s, e) = (a.max(lo), b.min(hi));
-            if s <= e { e - s + 1 } else { 0 }
-        };
-        self.gaps.iter().map(|g| overlap(g.from, g.to)).sum::<u64>()
-            + overlap(self.seq.next(), u64::MAX)
-    }
-
-    /// One line: each cell is present (█), missing (░) or partly (▒).
-    fn bar(&self, width: u64) -> String {
-        let n = self.space();
-        let cells = width.min(n);
-        (0..cells)
-            .map(|c| {
-                let (lo, hi) = (c * n / cells, (c + 1) * n / cells - 1);
-                match self.missing_in(lo, hi) {
-                    0 => '█',
-                    m if m > hi - lo => '░',
-                    _ => '▒',
-                }
-            })
-            .collect()
     }
 }
 
@@ -452,12 +395,9 @@ impl Reconcile {
             }
         };
         self.wrong = true;
-        let run = run_name(&k.0);
-        report.out.text(&format!(
-            "{}:{number}: {kind} event: run {} seq {seq}\n",
-            report.out.file,
-            clean(&run)
-        ))?;
+        let run = reconcile::run_name(&k.0);
+        let text = reconcile::difference_text(&report.out.file, number, kind, &run, seq);
+        report.out.text(&text)?;
         report.out.domain(
             "difference",
             Difference {
@@ -471,7 +411,6 @@ impl Reconcile {
         )
     }
 
-    /// Report a run and let it go.
     /// Report a run and let it go; `judged` is the checker's report of it.
     fn close(
         &mut self,
@@ -504,161 +443,17 @@ impl Reconcile {
             Some(n) => format!("run {}", clean(n)),
             None => format!("run from line {}", r.first_line),
         };
-        let s = r.summary.as_ref();
+        let account = r.account();
         if report.out.format() == Format::Human {
-            // RECONCILED is said only of a run that passed (DESIGN §13): an
-            // accounting that balances on a failed or broken run is not a
-            // clean bill.
-            let word = match (ok, verdict) {
-                (false, _) => "INCOMPLETE",
-                (true, Verdict::Pass) => "RECONCILED",
-                (true, Verdict::Failed) => "ACCOUNTED FOR, FAILED",
-                (true, Verdict::Retryable) => "ACCOUNTED FOR, RETRYABLE",
-                (true, Verdict::Nonconforming) => "ACCOUNTED FOR, NOT CONFORMING",
-            };
-            let mut t = format!(
-                "{who} ({}:{})  {word}\n",
-                clean(&report.out.file),
-                r.first_line
-            );
-            if r.seq.started() {
-                let n = r.space();
-                let present = n - r.missing_in(0, n.saturating_sub(1)).min(n);
-                t.push_str(&format!(
-                    "  seq 0..{:<6} {}  {present} of {n} present\n",
-                    n.saturating_sub(1),
-                    r.bar(40),
-                ));
-                let present: Vec<String> = r
-                    .present()
-                    .iter()
-                    .map(|(a, b)| range_text(*a, *b))
-                    .collect();
-                t.push_str(&format!("  present    {}\n", fit_list(&present)));
-                for g in &r.gaps {
-                    let mut line = format!(
-                        "  missing    {} ({}) after line {}",
-                        range_text(g.from, g.to),
-                        g.count(),
-                        g.after_line
-                    );
-                    if let Some((claims, at)) = g.marker {
-                        let verdict = if claims == g.count() {
-                            "agrees"
-                        } else {
-                            "disagrees"
-                        };
-                        line.push_str(&format!("; marker at line {at} claims {claims}: {verdict}"));
-                    }
-                    t.push_str(&line);
-                    t.push('\n');
-                }
-                if r.gaps_unlisted > 0 {
-                    t.push_str(&format!(
-                        "  missing    {} more ranges not listed\n",
-                        r.gaps_unlisted
-                    ));
-                }
-                if r.repeats + r.reorders > 0 {
-                    t.push_str(&format!(
-                        "  order      {} repeated, {} reordered\n",
-                        r.repeats, r.reorders
-                    ));
-                }
-            } else {
-                t.push_str(
-                    "  seq        unverifiable: no seq, so what is missing cannot be known\n",
-                );
-            }
-            let claimed = |v: Option<u64>| v.map_or("none".to_string(), |n| n.to_string());
-            t.push_str(&format!(
-                "  lines      {} received, event_count {}\n",
-                r.lines,
-                claimed(s.and_then(|s| s.event_count))
-            ));
-            if r.protocol == Protocol::Aoi02
-                && let Some(s) = s
-            {
-                // 0.2's count is every line of the run, meta and summary too.
-                t.push_str(&format!(
-                    "  counts     count {} vs {} lines; warnings {} vs {}; errors {} vs {}\n",
-                    claimed(s.count),
-                    r.lines,
-                    claimed(s.warning_count),
-                    r.warnings,
-                    claimed(s.error_count),
-                    r.errors
-                ));
-            } else if r.protocol.runs_by_position() {
-                t.push_str(&format!(
-                    "  protocol   {}: no counts to reconcile\n",
-                    r.protocol.name()
-                ));
-            } else if let Some(s) = s {
-                t.push_str(&format!(
-                    "  counts     count {} vs {} seen; warnings {} vs {}; errors {} vs {}\n",
-                    claimed(s.count),
-                    r.domain,
-                    claimed(s.warning_count),
-                    r.warnings,
-                    claimed(s.error_count),
-                    r.errors
-                ));
-            } else {
-                t.push_str("  counts     no aoi:summary to reconcile with\n");
-            }
-            if r.other_lines > 0 {
-                t.push_str(&format!(
-                    "  text       {} not JSON (counted, not judged)\n",
-                    plural(r.other_lines, "line")
-                ));
-            }
-            for note in &r.marker_notes {
-                t.push_str(&format!("  marker     {note}\n"));
-            }
-            if let Some((claims, at)) = r.marker {
-                t.push_str(&format!("  marker     the marker at line {at} claims {claims} lines, but no event followed it\n"));
-            }
-            t.push('\n');
-            report.out.text(&t)?;
+            let file = &report.out.file;
+            let block = reconcile::human_block(&account, &who, file, ok, verdict);
+            report.out.text(&block)?;
         }
-        for g in &r.gaps {
-            report.out.domain(
-                "gap",
-                GapEvent {
-                    run: name.as_deref(),
-                    from_seq: g.from,
-                    to_seq: g.to,
-                    missing_count: g.count(),
-                    after_line_number: g.after_line,
-                    marker_claims: g.marker.map(|(claims, _)| claims),
-                },
-            )?;
+        for gap in reconcile::gap_events(&account, name.as_deref()) {
+            report.out.domain("gap", gap)?;
         }
-        let claimed = |f: fn(&Counters) -> Option<u64>| s.and_then(f);
-        report.out.domain(
-            "run",
-            RunEvent {
-                run: name.as_deref(),
-                first_line: r.first_line,
-                lines: r.lines,
-                verdict: verdict.name(),
-                present: r.present(),
-                missing_count: r.missing,
-                gaps_not_listed: r.gaps_unlisted,
-                repeats: r.repeats,
-                reorders: r.reorders,
-                text_lines: r.other_lines,
-                seen_domain: r.domain,
-                seen_warnings: r.warnings,
-                seen_errors: r.errors,
-                event_count: claimed(|c| c.event_count),
-                count: claimed(|c| c.count),
-                warning_count: claimed(|c| c.warning_count),
-                error_count: claimed(|c| c.error_count),
-                marker_notes: &r.marker_notes,
-            },
-        )
+        let run = reconcile::run_event(&account, name.as_deref(), verdict);
+        report.out.domain("run", run)
     }
 
     /// `--against`: reference events never seen, by run, as ranges.
@@ -686,13 +481,7 @@ impl Reconcile {
                 listed += 1;
                 if listed <= MAX_DIFFS {
                     let (from, to) = (seqs[i], seqs[j]);
-                    let text = format!(
-                        "{}: missing against the reference: run {} seq {} ({})\n",
-                        report.out.file,
-                        clean(&run),
-                        range_text(from, to),
-                        to - from + 1
-                    );
+                    let text = reconcile::missing_text(&report.out.file, &run, from, to);
                     report.out.text(&text)?;
                     report.out.domain(
                         "difference",
@@ -710,100 +499,12 @@ impl Reconcile {
             }
         }
         if listed > MAX_DIFFS {
-            report.out.text(&format!(
-                "{} more missing ranges not listed\n",
-                listed - MAX_DIFFS
-            ))?;
+            report
+                .out
+                .text(&reconcile::more_missing_text(listed - MAX_DIFFS))?;
         }
         Ok(())
     }
-}
-
-fn run_name(key: &RunKey) -> String {
-    match key {
-        Run::Id(id) => String::from_utf8_lossy(id).into_owned(),
-        Run::FromLine(n) => format!("(from line {n})"),
-        Run::Nowhere => "(none)".to_string(),
-    }
-}
-
-fn range_text(a: u64, b: u64) -> String {
-    if a == b {
-        a.to_string()
-    } else {
-        format!("{a}..{b}")
-    }
-}
-
-/// A list cut to fit one 80-column row.
-fn fit_list(items: &[String]) -> String {
-    let mut out = String::new();
-    for (i, it) in items.iter().enumerate() {
-        let more = format!(" (+{} more)", items.len() - i);
-        if out.len() + it.len() + 2 + more.len() > 66 && i + 1 < items.len() {
-            out.push_str(&more);
-            return out;
-        }
-        if i > 0 {
-            out.push_str(", ");
-        }
-        out.push_str(it);
-    }
-    out
-}
-
-/// `difference`: an event that is not the reference's (DESIGN §6).
-#[derive(Serialize)]
-struct Difference<'a> {
-    kind: &'a str,
-    run: &'a str,
-    from_seq: u64,
-    to_seq: u64,
-    count: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    line_number: Option<u64>,
-}
-
-/// `gap`: seqs a run lacks.
-#[derive(Serialize)]
-struct GapEvent<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    run: Option<&'a str>,
-    from_seq: u64,
-    to_seq: u64,
-    missing_count: u64,
-    after_line_number: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    marker_claims: Option<u64>,
-}
-
-/// reconcile's `run`: every event of a run accounted for.
-#[derive(Serialize)]
-struct RunEvent<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    run: Option<&'a str>,
-    first_line: u64,
-    lines: u64,
-    verdict: &'a str,
-    /// Present seqs as `[from, to]` ranges.
-    present: Vec<(u64, u64)>,
-    missing_count: u64,
-    gaps_not_listed: u64,
-    repeats: u64,
-    reorders: u64,
-    text_lines: u64,
-    seen_domain: u64,
-    seen_warnings: u64,
-    seen_errors: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    event_count: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    count: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    warning_count: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error_count: Option<u64>,
-    marker_notes: &'a [String],
 }
 
 #[cfg(test)]
@@ -824,7 +525,7 @@ mod tests {
         }
         let ranges: Vec<(u64, u64)> = r.gaps.iter().map(|g| (g.from, g.to)).collect();
         assert_eq!(ranges, vec![(1, 1), (3, 4)]);
-        assert_eq!(r.present(), vec![(0, 0), (2, 2), (5, 5)]);
+        assert_eq!(r.account().present(), vec![(0, 0), (2, 2), (5, 5)]);
     }
 
     #[test]

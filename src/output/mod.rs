@@ -26,8 +26,10 @@ pub mod discover;
 pub mod human;
 pub mod jsonl;
 pub mod progress;
+pub mod reconcile;
 pub mod relay;
 pub mod style;
+pub mod summary;
 pub mod tap;
 
 pub const TOOL: &str = "aoitap";
