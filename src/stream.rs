@@ -20,6 +20,7 @@ use crate::input::scan::Line;
 use crate::input::source::{self, RelayFailed, Source};
 use crate::output::Emitter;
 use crate::output::progress::Progress;
+use crate::output::style::Format;
 use crate::signal::Signals;
 
 /// A stream command's report: what it writes (`out`) and the tally its
@@ -230,7 +231,7 @@ pub fn run(
             let mut judged = 0;
             for line in piece.batch.lines() {
                 if let Err(e) = consumer.line(&mut check, &line, &mut report) {
-                    return fail(report, e);
+                    return Err(fail(report, e));
                 }
                 judged += line.input_bytes();
                 if opts.line_buffered {
@@ -261,7 +262,7 @@ pub fn run(
                     // Our own output failed: said, and the report ended,
                     // so it still reads as a whole run (a closed
                     // downstream stays quiet: 141).
-                    return fail(report, io::Error::new(e.kind(), e.to_string()).into());
+                    return Err(fail(report, io::Error::new(e.kind(), e.to_string()).into()));
                 }
                 End::Failed(e) => {
                     let msg = format!("{}: read failed: {e}", report.out.file);
@@ -278,7 +279,7 @@ pub fn run(
         let cancelled = signals.caught().is_some();
         let unjudged = match consumer.input_read(&mut check, &mut report, cancelled) {
             Ok(why) => why,
-            Err(e) => return fail(report, e),
+            Err(e) => return Err(fail(report, e)),
         };
         if let Some(why) = unjudged {
             // What was judged is reported; the runs are not: they were
@@ -308,7 +309,7 @@ pub fn run(
             continue;
         }
         if let Err(e) = consumer.end_input(check, &mut report) {
-            return fail(report, e);
+            return Err(fail(report, e));
         }
     }
     clear(&mut progress);
@@ -316,7 +317,7 @@ pub fn run(
         .end_all(&mut report)
         .and_then(|()| consumer.flush())
     {
-        return fail(report, e);
+        return Err(fail(report, e));
     }
     let exit = signals
         .caught()
@@ -332,28 +333,39 @@ fn clear(progress: &mut Option<Progress>) {
     }
 }
 
-/// A command's own output failed: say so (an `aoi:error` in jsonl mode),
-/// end the report, and exit with the status the error asks for. A closed
-/// downstream ends quietly instead (spec §7).
-fn fail(mut report: Report, e: Error) -> Result<Exit> {
+/// A command's own read or write failed after its report began: the
+/// report says so where it can (an `aoi:error` in jsonl, a TAP point) and
+/// ends, so it still reads as a whole; the error goes to main, which says
+/// it on stderr when the report does not (a human report has no Result
+/// line then: its one line is main's, DESIGN §8). A closed downstream
+/// ends quietly instead (spec §7).
+fn fail(mut report: Report, e: Error) -> Error {
     let exit = e.exit();
     if exit == Exit::BrokenPipe {
-        return Err(e);
+        return e;
     }
-    let category = if exit == Exit::CantCreate {
-        "conflict"
-    } else {
-        "io"
-    };
-    report
-        .out
-        .local_error(category, "OUTPUT_FAILED", &e.to_string())?;
-    // A person is told in one line (DESIGN §8); a machine's report still
-    // ends with its summary (or TAP plan), so it reads as a whole.
-    if report.out.format() != crate::output::style::Format::Human {
-        report.end(exit)?;
+    let message = e.to_string();
+    let in_report = report.out.carries_errors();
+    if in_report {
+        let category = if exit == Exit::CantCreate {
+            "conflict"
+        } else {
+            "io"
+        };
+        if let Err(e) = report.out.local_error(category, "OUTPUT_FAILED", &message) {
+            return e.into();
+        }
     }
-    Ok(exit)
+    if report.out.format() != Format::Human
+        && let Err(e) = report.end(exit)
+    {
+        return e.into();
+    }
+    Error::Ended {
+        exit,
+        message: crate::text::one_line(&message),
+        in_report,
+    }
 }
 
 /// A sink for commands that report runs their own way: verdicts raised

@@ -176,6 +176,12 @@ impl<W: Write> Emitter<W> {
         self.event("aoi:error", false, error)
     }
 
+    /// Whether `local_error` writes into the report (jsonl, TAP) rather
+    /// than on stderr.
+    pub fn carries_errors(&self) -> bool {
+        self.jsonl() || self.tap()
+    }
+
     /// A failure of aoitap itself (unreadable input, I/O): an `aoi:error`
     /// in jsonl mode, a message on stderr otherwise.
     pub fn local_error(&mut self, category: &str, code: &str, message: &str) -> io::Result<()> {
