@@ -179,6 +179,15 @@ pub enum Error {
         what: Option<String>,
         source: io::Error,
     },
+    /// A stream command's read or write failed once its report had begun,
+    /// and the command ended the report with it. `in_report`: the report
+    /// itself says so (jsonl's `aoi:error`, a TAP point); else `message` is
+    /// the one line main writes on stderr.
+    Ended {
+        exit: Exit,
+        message: String,
+        in_report: bool,
+    },
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -251,7 +260,28 @@ impl Error {
                 Exit::BrokenPipe
             }
             Error::Io { .. } => Exit::Io,
+            Error::Ended { exit, .. } => *exit,
         }
+    }
+
+    /// The command had begun a report of its own when this happened, so
+    /// main starts no second one (jsonl's error stream, TAP's `Bail out!`).
+    /// Every `Io` error counts as one: a stream command reads and writes
+    /// once its report has begun, and the few that fail before it (such as
+    /// an unreadable `--against` reference) are said on stderr alone.
+    pub fn report_begun(&self) -> bool {
+        matches!(self, Error::Io { .. } | Error::Ended { .. })
+    }
+
+    /// The command's report carries the error: main says nothing more.
+    pub fn in_report(&self) -> bool {
+        matches!(
+            self,
+            Error::Ended {
+                in_report: true,
+                ..
+            }
+        )
     }
 }
 
@@ -272,6 +302,7 @@ impl std::fmt::Display for Error {
                 source,
             } => write!(f, "{w}: {source}"),
             Error::Io { what: None, source } => write!(f, "{source}"),
+            Error::Ended { message, .. } => f.write_str(message),
         }
     }
 }

@@ -31,4 +31,5 @@ pub mod input;
 pub mod json;
 pub mod output;
 pub mod signal;
+pub mod stream;
 pub mod text;

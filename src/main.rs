@@ -29,20 +29,21 @@ fn main() -> ExitCode {
         Ok(exit) => exit.into(),
         Err(err) => {
             let exit = err.exit();
-            // A closed downstream is a normal ending (spec §7): no message.
-            if exit != Exit::BrokenPipe {
+            // A closed downstream is a normal ending (spec §7): no message;
+            // nor when the command's own report carries it.
+            if exit != Exit::BrokenPipe && !err.in_report() {
                 aoitap::say!("aoitap: {err}");
             }
             // Said once more, as the stream a jsonl reader parses, when the
             // command never got to start its own (a failed read or write
-            // ends the report it started instead: cmd::fail).
+            // ends the report it started instead: stream::fail).
             if let Some(command) = jsonl
-                && !matches!(err, Error::Io { .. })
+                && !err.report_begun()
             {
                 let _ = output::error_stream(command, &err);
             }
             // A TAP consumer is told to stop, with the reason (DESIGN §13).
-            if tap && exit != Exit::BrokenPipe && !matches!(err, Error::Io { .. }) {
+            if tap && exit != Exit::BrokenPipe && !err.report_begun() {
                 let _ = output::tap::bail_out(&err.to_string());
             }
             exit.into()

@@ -16,6 +16,8 @@ const LAYERS: &[&[&str]] = &[
     &["output"],
     &["config"],
     &["cli"],
+    // The engine the stream commands share: below every command.
+    &["stream"],
     &["cmd"],
 ];
 

@@ -21,10 +21,10 @@ use std::path::PathBuf;
 use crate::check::{
     Checker, Exposure, Finding, Run, RunKey, RunVerdict, Seen, Sink, digest, redact,
 };
-use crate::cmd::{Consumer, Report, run_stream};
 use crate::config::{FileId, ReportTo, SplitOptions};
 use crate::exit::{Error, Exit, Result};
 use crate::input::scan::Line;
+use crate::stream::{self, Consumer, Report};
 
 /// The longest encoded id kept in a file name.
 const NAME_BYTES: usize = 120;
@@ -42,7 +42,7 @@ pub fn run(opts: &SplitOptions) -> Result<Exit> {
         buf: vec![],
         scratch: vec![],
     };
-    run_stream(
+    stream::run(
         &opts.stream,
         "split-by-run",
         ReportTo::Stdout,

@@ -6,12 +6,12 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 
 use crate::check::{Checker, Exposure, Protocol, Run, Seen, id_key, redact};
-use crate::cmd::{Consumer, Report, run_stream};
 use crate::config::{ReportTo, StripOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
 use crate::input::source;
 use crate::json::Event;
+use crate::stream::{self, Consumer, Report};
 
 pub fn run(opts: &StripOptions) -> Result<Exit> {
     let out = BufWriter::with_capacity(256 * 1024, source::stdout_file()?);
@@ -21,7 +21,7 @@ pub fn run(opts: &StripOptions) -> Result<Exit> {
         scratch: vec![],
     };
     // stdout carries the stripped events; diagnostics go to stderr.
-    run_stream(
+    stream::run(
         &opts.stream,
         "strip-envelope",
         ReportTo::Stderr,

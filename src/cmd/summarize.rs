@@ -11,20 +11,17 @@
 //! run by run, so it holds no more than the other outputs (DESIGN §13).
 
 use std::collections::BTreeMap;
-use std::io::{self, IsTerminal};
+use std::io;
 
-use crate::check::Protocol;
-use crate::check::{Checker, Identity, RunKey, RunVerdict, Seen, Verdict};
-use serde::Serialize;
-
-use crate::cmd::{Consumer, Held, PerRun, Report, run_stream};
+use crate::check::{Checker, Protocol, RunKey, RunVerdict, Seen};
 use crate::config::{ReportTo, SummarizeOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
 use crate::json::{Event, Kind};
 use crate::output::style::Format;
-use crate::output::{human, style};
-use crate::text::{clean, one_line, plural};
+use crate::output::summary::{self, Counted, Outcome, Problem, RunSummary};
+use crate::stream::{self, Consumer, Held, PerRun, Report};
+use crate::text::one_line;
 
 const MAX_KINDS: usize = 256;
 
@@ -39,11 +36,10 @@ pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
         type_field: &opts.stream.check.type_field,
         stats: PerRun::default(),
         runs_written: None,
-        width: terminal_width(),
+        width: summary::terminal_width(),
         room: MAX_KEPT,
     };
-    let exit = run_stream(&opts.stream, "summarize", ReportTo::Stdout, &mut consumer)?;
-    Ok(exit)
+    stream::run(&opts.stream, "summarize", ReportTo::Stdout, &mut consumer)
 }
 
 /// What is counted of one run.
@@ -62,30 +58,6 @@ struct Stats {
     last: Option<Last>,
 }
 
-#[derive(Serialize)]
-struct Problem {
-    category: String,
-    code: String,
-    count: u64,
-    first_message: String,
-    first_line: u64,
-}
-
-#[derive(Default, Serialize)]
-struct Outcome {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ok: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    partial: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    truncated: Option<bool>,
-    next_cursor: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    elapsed_ms: Option<u64>,
-}
-
 struct Summarize<'o> {
     type_field: &'o str,
     stats: PerRun<Stats>,
@@ -96,16 +68,6 @@ struct Summarize<'o> {
     width: Option<usize>,
     /// Names that may still be kept (`MAX_KEPT` less those held).
     room: usize,
-}
-
-/// The width of the terminal on standard output, if it is one.
-fn terminal_width() -> Option<usize> {
-    let out = io::stdout();
-    if !out.is_terminal() {
-        return None;
-    }
-    let cols = rustix::termios::tcgetwinsize(&out).map_or(0, |w| usize::from(w.ws_col));
-    Some(if cols > 0 { cols } else { 80 })
 }
 
 /// Type names are counted by at most this many bytes (longer ones by
@@ -259,6 +221,19 @@ impl Stats {
 }
 
 impl Stats {
+    /// What the reports show of the run (`flush` first).
+    fn counted(&self) -> Counted<'_> {
+        Counted {
+            lines: self.lines,
+            bytes: self.bytes,
+            domain: &self.domain,
+            framework: &self.framework,
+            warnings: &self.warnings,
+            errors: &self.errors,
+            outcome: self.outcome.as_ref(),
+        }
+    }
+
     /// Add the counts `last` holds to its map: before the name changes,
     /// and before the counts are read.
     fn flush(&mut self) {
@@ -362,7 +337,7 @@ impl Consumer for Summarize<'_> {
     fn end_all(&mut self, report: &mut Report) -> Result<()> {
         if report.out.format() == Format::Json {
             self.json_head(report)?;
-            report.out.raw(b"]}\n")?;
+            report.out.raw(summary::JSON_END)?;
         }
         Ok(())
     }
@@ -374,25 +349,23 @@ impl Summarize<'_> {
         let mut st = self.stats.remove(&RunKey::of_report(r)).unwrap_or_default();
         st.flush();
         self.room += st.kept;
+        let counted = st.counted();
         match report.out.format() {
             // Refused on the command line (tap is for verify and run).
             Format::Human | Format::Tap => {
-                let block = human_block(r, &st, &report.out.file, report.out.color(), self.width);
+                let file = &report.out.file;
+                let block = summary::human_block(r, &counted, file, report.out.color(), self.width);
                 report.out.text(&block)
             }
             Format::Jsonl => report
                 .out
-                .domain("run_summary", RunSummary::of(None, r, &st)),
+                .domain("run_summary", RunSummary::of(None, r, &counted)),
             Format::Json => {
                 // Written as it is judged, not held to the end: the
                 // document costs one run's bytes, whatever the number of
-                // runs (DESIGN §13). Through a `Value`, whose members are
-                // in name order, as the document's runs have always been.
-                let run = RunSummary::of(Some(&report.out.file), r, &st);
-                let run = serde_json::to_value(run).map_err(io::Error::other)?;
+                // runs (DESIGN §13).
                 let written = self.json_head(report)?;
-                let mut bytes = if written > 0 { vec![b','] } else { vec![] };
-                serde_json::to_writer(&mut bytes, &run).map_err(io::Error::other)?;
+                let bytes = summary::json_run(&report.out.file, r, &counted, written == 0)?;
                 self.runs_written = Some(written + 1);
                 report.out.raw(&bytes)
             }
@@ -405,249 +378,9 @@ impl Summarize<'_> {
         if let Some(n) = self.runs_written {
             return Ok(n);
         }
-        let head = Head {
-            tool: crate::output::TOOL,
-            tool_version: crate::output::TOOL_VERSION,
-            schema_name: crate::output::SCHEMA_NAME,
-            schema_version: crate::output::SCHEMA_VERSION,
-        };
-        let mut bytes = serde_json::to_vec(&head).map_err(io::Error::other)?;
-        // `{..}` opened again for the array, the last member.
-        bytes.pop();
-        bytes.extend_from_slice(br#","runs":["#);
+        let bytes = summary::json_head()?;
         report.out.raw(&bytes)?;
         self.runs_written = Some(0);
         Ok(0)
     }
-}
-
-/// `--output json`: the members of the document before `runs`, the
-/// array of every run judged, which comes last and is written run by run.
-#[derive(Serialize)]
-struct Head {
-    tool: &'static str,
-    tool_version: &'static str,
-    schema_name: &'static str,
-    schema_version: &'static str,
-}
-
-/// A `run_summary` event (also each run of `--output json`, with `file`).
-#[derive(Serialize)]
-struct RunSummary<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    file: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    run: Option<&'a str>,
-    first_line: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tool: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tool_version: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    command: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    schema_name: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    schema_version: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    aoi_version: Option<&'a str>,
-    lines: u64,
-    bytes: u64,
-    domain_types: &'a BTreeMap<String, u64>,
-    framework_types: &'a BTreeMap<String, u64>,
-    warnings: &'a [Problem],
-    errors: &'a [Problem],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    outcome: Option<&'a Outcome>,
-    seq: SeqShape,
-    protocol: &'a str,
-    verdict: &'a str,
-    message: &'a str,
-}
-
-#[derive(Serialize)]
-struct SeqShape {
-    numbered: bool,
-    complete: bool,
-    missing: u64,
-    repeats: u64,
-}
-
-impl<'a> RunSummary<'a> {
-    fn of(file: Option<&'a str>, r: &'a RunVerdict, st: &'a Stats) -> RunSummary<'a> {
-        let id =
-            |f: fn(&Identity) -> &Option<String>| r.identity.as_ref().and_then(|i| f(i).as_deref());
-        RunSummary {
-            file,
-            run: r.run.as_deref(),
-            first_line: r.first_line,
-            tool: id(|i| &i.tool),
-            tool_version: id(|i| &i.tool_version),
-            command: id(|i| &i.command),
-            schema_name: id(|i| &i.schema_name),
-            schema_version: id(|i| &i.schema_version),
-            aoi_version: id(|i| &i.aoi_version),
-            lines: st.lines,
-            bytes: st.bytes,
-            domain_types: &st.domain,
-            framework_types: &st.framework,
-            warnings: &st.warnings,
-            errors: &st.errors,
-            outcome: st.outcome.as_ref(),
-            seq: SeqShape {
-                numbered: r.uses_seq,
-                complete: r.uses_seq && r.missing == 0 && r.repeats == 0,
-                missing: r.missing,
-                repeats: r.repeats,
-            },
-            protocol: r.protocol.name(),
-            verdict: r.verdict.name(),
-            message: &r.message,
-        }
-    }
-}
-
-/// A block per run, cut to `width` columns on a terminal (never in a
-/// pipe, where a reader wants every name whole).
-fn human_block(
-    r: &RunVerdict,
-    st: &Stats,
-    file: &str,
-    color: bool,
-    width: Option<usize>,
-) -> String {
-    let fit = |s: &str, room: usize| match width {
-        Some(w) => fit(s, (room + w).saturating_sub(80).max(20)),
-        None => s.to_string(),
-    };
-    let paint = |text: &str, style| style::paint(color, style, text);
-    let (word, code) = human::verdict(r.verdict);
-    let who = human::run_name(r);
-    let place = format!("{who} ({}:{})", clean(file), r.first_line);
-    let mut out = format!("{}  {}\n", fit(&place, 62), paint(word, code));
-    let mut row = |label: &str, value: String| {
-        if !value.is_empty() {
-            // Every value may come from the input: no control byte
-            // reaches the terminal (DESIGN §8).
-            out.push_str(&format!("  {label:<10} {}\n", fit(&clean(&value), 66)));
-        }
-    };
-    let id = r.identity.clone().unwrap_or_default();
-    let joined = |parts: &[&Option<String>]| {
-        parts
-            .iter()
-            .filter_map(|p| p.as_deref())
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    row("tool", joined(&[&id.tool, &id.tool_version, &id.command]));
-    let Identity {
-        schema_name,
-        schema_version,
-        aoi_version,
-        ..
-    } = &id;
-    let aoi = aoi_version.as_ref().map(|v| format!("(aoi {v})"));
-    row("schema", joined(&[schema_name, schema_version, &aoi]));
-    if r.protocol != Protocol::Aoi {
-        row("protocol", r.protocol.name().to_string());
-    }
-    let seq = if !r.uses_seq {
-        "no seq: cuts in the middle cannot be seen".to_string()
-    } else if r.missing == 0 && r.repeats == 0 {
-        "seq complete".to_string()
-    } else {
-        let mut s = format!("{} missing", plural(r.missing, "event"));
-        if r.repeats > 0 {
-            s.push_str(&format!(", {} repeated", r.repeats));
-        }
-        s
-    };
-    row(
-        "lines",
-        format!("{} ({}), {seq}", st.lines, bytes_text(st.bytes)),
-    );
-    let list = |m: &BTreeMap<String, u64>| {
-        m.iter()
-            .map(|(k, v)| format!("{} {v}", clean(k)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    row("domain", list(&st.domain));
-    row("framework", list(&st.framework));
-    let problems = |ps: &[Problem]| {
-        ps.iter()
-            .map(|p| {
-                format!(
-                    "{}/{} x{} \"{}\" (line {})",
-                    p.category,
-                    p.code,
-                    p.count,
-                    clean(&p.first_message),
-                    p.first_line
-                )
-            })
-            .collect::<Vec<_>>()
-    };
-    for (label, items) in [
-        ("warnings", problems(&st.warnings)),
-        ("errors", problems(&st.errors)),
-    ] {
-        for (i, item) in items.iter().enumerate() {
-            row(if i == 0 { label } else { "" }, clean(item));
-        }
-    }
-    if let Some(o) = &st.outcome {
-        let mut parts = vec![];
-        match o.ok {
-            Some(true) => parts.push("ok".to_string()),
-            Some(false) => parts.push(format!(
-                "not ok ({})",
-                o.reason.as_deref().unwrap_or("no reason")
-            )),
-            None => parts.push("ok missing".to_string()),
-        }
-        if o.partial == Some(true) {
-            parts.push("partial".into());
-        }
-        if o.truncated == Some(true) {
-            parts.push(
-                if o.next_cursor {
-                    "truncated, more with cursor"
-                } else {
-                    "truncated"
-                }
-                .into(),
-            );
-        }
-        if let Some(ms) = o.elapsed_ms {
-            parts.push(format!("{ms} ms"));
-        }
-        row("outcome", parts.join(", "));
-    } else {
-        row("outcome", "no aoi:summary".to_string());
-    }
-    if r.verdict != Verdict::Pass {
-        row("verdict", clean(&r.message));
-    }
-    out.push('\n');
-    out
-}
-
-fn bytes_text(n: u64) -> String {
-    match n {
-        0..1024 => plural(n, "byte"),
-        1024..1_048_576 => format!("{:.1} KiB", n as f64 / 1024.0),
-        _ => format!("{:.1} MiB", n as f64 / 1_048_576.0),
-    }
-}
-
-/// Cut to `width` characters, with an ellipsis.
-fn fit(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        return s.to_string();
-    }
-    let mut t: String = s.chars().take(width - 1).collect();
-    t.push('…');
-    t
 }

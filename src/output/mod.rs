@@ -26,7 +26,10 @@ pub mod discover;
 pub mod human;
 pub mod jsonl;
 pub mod progress;
+pub mod reconcile;
+pub mod relay;
 pub mod style;
+pub mod summary;
 pub mod tap;
 
 pub const TOOL: &str = "aoitap";
@@ -171,6 +174,12 @@ impl<W: Write> Emitter<W> {
             scope: "process",
         };
         self.event("aoi:error", false, error)
+    }
+
+    /// Whether `local_error` writes into the report (jsonl, TAP) rather
+    /// than on stderr.
+    pub fn carries_errors(&self) -> bool {
+        self.jsonl() || self.tap()
     }
 
     /// A failure of aoitap itself (unreadable input, I/O): an `aoi:error`

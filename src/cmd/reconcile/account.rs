@@ -1,0 +1,189 @@
+//! One run's accounting: the seq space present and missing, repeats and
+//! reorderings, and elision markers against the gaps they stand for; at
+//! most `MAX_GAPS` missing ranges are listed (the rest are counted).
+
+use crate::check::{Protocol, SeqTrack, Step};
+use crate::output::reconcile::{Account, Counters, Gap};
+
+/// Missing ranges listed per run; more are counted.
+const MAX_GAPS: usize = 1000;
+
+#[derive(Default)]
+pub struct Recon {
+    pub first_line: u64,
+    /// Lines of the run: events and unreadable lines (markers are not
+    /// lines the producer wrote).
+    pub lines: u64,
+    /// The line number of the run's last event.
+    pub last_line: u64,
+    pub other_lines: u64,
+    pub domain: u64,
+    pub warnings: u64,
+    pub errors: u64,
+    pub seq: SeqTrack,
+    pub gaps: Vec<Gap>,
+    pub gaps_unlisted: u64,
+    pub missing: u64,
+    pub repeats: u64,
+    pub reorders: u64,
+    /// A marker not yet matched with a gap: (claims, line).
+    pub marker: Option<(u64, u64)>,
+    /// Markers whose claim did not match what was missing.
+    pub marker_notes: Vec<String>,
+    pub summary: Option<Counters>,
+    /// The run's protocol, as the checker decided it.
+    pub protocol: Protocol,
+}
+
+impl Recon {
+    pub fn new(first_line: u64) -> Recon {
+        Recon {
+            first_line,
+            ..Recon::default()
+        }
+    }
+
+    /// A seq at `line`; `before` is the run's previous event line.
+    pub fn seq(&mut self, n: u64, before: u64) {
+        match self.seq.step(n) {
+            Step::HeadCut { count } | Step::Gap { count, .. } => {
+                let gap = Gap {
+                    from: n - count,
+                    to: n - 1,
+                    after_line: before,
+                    marker: self.marker.take(),
+                };
+                if let Some((claims, at)) = gap.marker
+                    && claims != gap.count()
+                {
+                    self.marker_notes.push(format!(
+                        "the marker at line {at} claims {claims} lines, but seq {}..{} is {} missing",
+                        gap.from,
+                        gap.to,
+                        gap.count()
+                    ));
+                }
+                self.missing = self.missing.saturating_add(gap.count());
+                if self.gaps.len() < MAX_GAPS {
+                    self.gaps.push(gap);
+                } else {
+                    self.gaps_unlisted += 1;
+                }
+            }
+            Step::InOrder => self.unmatched_marker(),
+            Step::Back { .. } => {
+                self.unmatched_marker();
+                self.late(n);
+            }
+        }
+    }
+
+    /// A seq below the next expected: a late event filling a gap
+    /// (reordered), or one seen already (repeated).
+    fn late(&mut self, n: u64) {
+        let i = self.gaps.partition_point(|g| g.to < n);
+        match self.gaps.get(i) {
+            Some(g) if g.from <= n => {
+                self.reorders += 1;
+                self.missing -= 1;
+                let g = self.gaps.remove(i);
+                let (left, right) = (
+                    (g.from < n).then(|| Gap {
+                        to: n - 1,
+                        ..g.clone()
+                    }),
+                    (n < g.to).then(|| Gap { from: n + 1, ..g }),
+                );
+                for part in [right, left].into_iter().flatten() {
+                    self.gaps.insert(i, part);
+                }
+            }
+            _ => self.repeats += 1,
+        }
+    }
+
+    pub fn unmatched_marker(&mut self) {
+        if let Some((claims, at)) = self.marker.take() {
+            self.marker_notes.push(format!(
+                "the marker at line {at} claims {claims} lines, but nothing is missing there"
+            ));
+        }
+    }
+
+    /// Does every count agree? A run without seq cannot be accounted for
+    /// event by event (it says "unverifiable"), yet is no fault of its own;
+    /// a run without summary is a fault unless the stream is unbounded.
+    pub fn reconciles(&self, unbounded: bool) -> bool {
+        // Without seq there is nothing of reconcile's own to account for:
+        // the checker's findings on counts and ends decide (DESIGN §9).
+        if self.protocol != Protocol::Aoi {
+            return true;
+        }
+        let Some(s) = &self.summary else {
+            return unbounded && self.missing == 0 && self.repeats == 0;
+        };
+        self.missing == 0
+            && self.repeats == 0
+            && self.marker_notes.is_empty()
+            && self.marker.is_none()
+            && s.event_count.is_none_or(|n| n == self.lines)
+            && s.count.is_none_or(|c| c == self.domain)
+            && s.warning_count.is_none_or(|c| c >= self.warnings)
+            && s.error_count.is_none_or(|c| c >= self.errors)
+    }
+
+    /// What the reports show of the run.
+    pub fn account(&self) -> Account<'_> {
+        Account {
+            first_line: self.first_line,
+            lines: self.lines,
+            other_lines: self.other_lines,
+            domain: self.domain,
+            warnings: self.warnings,
+            errors: self.errors,
+            seq: &self.seq,
+            gaps: &self.gaps,
+            gaps_unlisted: self.gaps_unlisted,
+            missing: self.missing,
+            repeats: self.repeats,
+            reorders: self.reorders,
+            marker: self.marker,
+            marker_notes: &self.marker_notes,
+            summary: self.summary.as_ref(),
+            protocol: self.protocol,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reordered_events_close_their_gap() {
+        let mut r = Recon::default();
+        for n in [0, 1, 4, 2, 3, 3] {
+            r.seq(n, 1);
+        }
+        assert_eq!((r.missing, r.reorders, r.repeats), (0, 2, 1));
+        assert!(r.gaps.is_empty());
+        let mut r = Recon::default();
+        for n in [0, 5, 2] {
+            r.seq(n, 1);
+        }
+        let ranges: Vec<(u64, u64)> = r.gaps.iter().map(|g| (g.from, g.to)).collect();
+        assert_eq!(ranges, vec![(1, 1), (3, 4)]);
+        assert_eq!(r.account().present(), vec![(0, 0), (2, 2), (5, 5)]);
+    }
+
+    #[test]
+    fn gap_lists_are_bounded() {
+        let mut r = Recon::default();
+        for k in 0..(MAX_GAPS as u64 + 10) {
+            r.seq(k * 2, 1);
+        }
+        assert_eq!(r.gaps.len(), MAX_GAPS);
+        assert_eq!(r.gaps_unlisted, 9);
+        assert_eq!(r.missing, MAX_GAPS as u64 + 9);
+    }
+}

@@ -1,0 +1,280 @@
+//! CMD as a child: started in a process group of its own, and watched by
+//! a thread that owns it, which stops the whole group at `--timeout` or
+//! on a signal aoitap got (SIGTERM, then SIGKILL after `--kill-after`), so
+//! no grandchild outlives it, and says how CMD ended.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
+
+use crate::exit::Exit;
+use crate::signal::{Caught, Signals};
+
+/// CMD, running.
+pub struct Running {
+    group: Pid,
+    /// Tells the watcher that reading ended, and how.
+    told: Sender<Told>,
+    /// The watcher's answer: how CMD ended.
+    ended: Receiver<Status>,
+}
+
+/// What the reading side tells the watcher once CMD's output stops.
+enum Told {
+    /// Its stdout ended (EOF, or the watcher stopped the reading).
+    Read,
+    /// aoitap got a signal: pass it on.
+    Cancel(Signal),
+    /// aoitap got a second one: no more waiting.
+    Kill,
+}
+
+/// How CMD ended, as its watcher saw it.
+pub struct Status {
+    pub status: std::process::ExitStatus,
+    pub timed_out: bool,
+    /// CMD exited, and something it left kept its stdout open past
+    /// `--kill-after`: the rest was not read.
+    pub held_open: bool,
+    pub elapsed_ms: u64,
+}
+
+impl Status {
+    /// The watcher vanished (it cannot): reported as a kill.
+    fn lost() -> Status {
+        Status {
+            status: std::process::ExitStatus::from_raw(9),
+            timed_out: false,
+            held_open: false,
+            elapsed_ms: 0,
+        }
+    }
+}
+
+impl Running {
+    /// How CMD ended, from its watcher, once reading has stopped: on a
+    /// signal to aoitap, the watcher passes it on to the group first.
+    pub fn end(
+        self,
+        caught: Option<Exit>,
+        flags: Option<&Caught>,
+        signals: &mut SignalCount,
+    ) -> Status {
+        let told = match caught {
+            Some(exit) => Told::Cancel(signal_for(exit)),
+            None => Told::Read,
+        };
+        let mut passed_on = matches!(told, Told::Cancel(_));
+        let _ = self.told.send(told);
+        loop {
+            match self.ended.recv_timeout(Duration::from_millis(20)) {
+                Ok(status) => return status,
+                Err(RecvTimeoutError::Disconnected) => {
+                    // The watcher cannot be gone without an answer; if it
+                    // is, nothing of the group may stay.
+                    let _ = kill_process_group(self.group, Signal::KILL);
+                    return Status::lost();
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    // A signal while waiting (after EOF): pass it on; a
+                    // second one: kill the group now.
+                    let now = flags.and_then(Caught::caught);
+                    if caught.is_none()
+                        && !passed_on
+                        && let Some(exit) = now
+                    {
+                        let _ = self.told.send(Told::Cancel(signal_for(exit)));
+                        passed_on = true;
+                    }
+                    if signals.seen() >= 2 {
+                        let _ = self.told.send(Told::Kill);
+                    }
+                }
+            }
+        }
+    }
+
+    /// aoitap is ending: the watcher, told nothing more, kills the group
+    /// and reaps it; wait for it, so nothing of ours is left running.
+    pub fn stop(self) {
+        drop(self.told);
+        let _ = self.ended.recv();
+    }
+}
+
+/// Start CMD in a process group of its own, its stdout piped, and its
+/// watcher (`watch`); returns it, its stdout, and the reader's end of the
+/// socket the watcher wakes it with.
+pub fn spawn(command: &[OsString], limits: Limits) -> io::Result<(Running, File, OwnedFd)> {
+    let (program, args) = command
+        .split_first()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no command"))?;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdout(Stdio::piped())
+        .process_group(0)
+        .spawn()?;
+    let group = Pid::from_child(&child);
+    let stdout = child.stdout.take().expect("stdout was piped");
+    let (told, hear) = channel();
+    let (answer, ended) = channel();
+    let (wake, woken) = UnixStream::pair()?;
+    std::thread::spawn(move || watch(child, group, limits, &hear, &wake, &answer));
+    let running = Running { group, told, ended };
+    Ok((
+        running,
+        File::from(OwnedFd::from(stdout)),
+        OwnedFd::from(woken),
+    ))
+}
+
+/// The signals aoitap has had, counted from its signal socket.
+#[derive(Default)]
+pub struct SignalCount {
+    wake: Option<UnixStream>,
+    count: usize,
+}
+
+impl SignalCount {
+    /// Count from `signals`' socket, once.
+    pub fn watch(&mut self, signals: &Signals) {
+        if self.wake.is_none() {
+            self.wake = signals
+                .wake_fd()
+                .ok()
+                .map(UnixStream::from)
+                .filter(|w| w.set_nonblocking(true).is_ok());
+        }
+    }
+
+    /// Signals aoitap has had (each writes a byte to the wake socket).
+    pub fn seen(&mut self) -> usize {
+        if let Some(w) = &self.wake {
+            let mut buf = [0u8; 16];
+            while let Ok(n) = (&*w).read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                self.count += n;
+            }
+        }
+        self.count
+    }
+}
+
+/// How long an attempt may take.
+#[derive(Clone, Copy)]
+pub struct Limits {
+    pub timeout: Option<Duration>,
+    pub kill_after: Duration,
+}
+
+/// One attempt's watcher: it owns CMD. It stops the group at
+/// `--timeout` (SIGTERM, SIGKILL after `--kill-after`); passes on a
+/// signal aoitap got (then SIGKILL after `--kill-after`, to whatever of
+/// the group is left, the leader gone or not); and once CMD has exited,
+/// waits at most `--kill-after` for its output to end, then wakes the
+/// reader (`wake`): a process that CMD left behind holding its stdout
+/// (a daemon) does not hold aoitap.
+fn watch(
+    mut child: Child,
+    group: Pid,
+    limits: Limits,
+    told: &Receiver<Told>,
+    wake: &UnixStream,
+    answer: &Sender<Status>,
+) {
+    let started = Instant::now();
+    let mut timed_out = false;
+    // When the group was last asked to stop, and when it will be killed.
+    let mut kill_at: Option<Instant> = None;
+    let mut cancelled = false;
+    let mut read_done = false;
+    let mut exited: Option<(std::process::ExitStatus, Duration)> = None;
+    let mut drain_until: Option<Instant> = None;
+    let stop = |sig: Signal| {
+        let _ = kill_process_group(group, sig);
+    };
+    loop {
+        match told.recv_timeout(Duration::from_millis(10)) {
+            Ok(Told::Read) => read_done = true,
+            Ok(Told::Cancel(sig)) if !cancelled => {
+                read_done = true;
+                cancelled = true;
+                stop(sig);
+                kill_at = Some(Instant::now() + limits.kill_after);
+            }
+            Ok(Told::Kill) => {
+                read_done = true;
+                cancelled = true;
+                stop(Signal::KILL);
+                kill_at = None;
+            }
+            Ok(Told::Cancel(_)) | Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                // aoitap is ending: leave nothing behind.
+                stop(Signal::KILL);
+                let _ = child.wait();
+                return;
+            }
+        }
+        if exited.is_none()
+            && let Ok(Some(status)) = child.try_wait()
+        {
+            exited = Some((status, started.elapsed()));
+            drain_until = Some(Instant::now() + limits.kill_after);
+        }
+        if let Some(limit) = limits.timeout
+            && !timed_out
+            && exited.is_none()
+            && started.elapsed() >= limit
+        {
+            timed_out = true;
+            stop(Signal::TERM);
+            kill_at = Some(Instant::now() + limits.kill_after);
+        }
+        if kill_at.is_some_and(|at| Instant::now() >= at) {
+            // The leader gone or not, whatever is left of the group goes.
+            stop(Signal::KILL);
+            kill_at = None;
+        }
+        let group_gone = test_kill_process_group(group).is_err();
+        if let Some((status, took)) = exited {
+            let drained = read_done || drain_until.is_some_and(|t| Instant::now() >= t);
+            // Stopped by us: the group must be gone (or killed) before
+            // the answer, so no orphan outlives the report.
+            let settled = !(timed_out || cancelled) || group_gone || kill_at.is_none();
+            if !read_done && drained {
+                let _ = (&*wake).write_all(b"x");
+            }
+            if drained && settled && read_done {
+                let _ = answer.send(Status {
+                    status,
+                    timed_out,
+                    held_open: drain_until.is_some_and(|t| Instant::now() >= t),
+                    elapsed_ms: took.as_millis() as u64,
+                });
+                return;
+            }
+        }
+    }
+}
+
+/// The signal CMD's group is sent for one aoitap got: SIGINT as it came;
+/// SIGTERM for SIGTERM and for SIGHUP, which `run` handles as SIGTERM
+/// (DESIGN §13: a tool may take SIGHUP as "reload", not "stop").
+fn signal_for(exit: Exit) -> Signal {
+    if exit == Exit::Interrupted {
+        Signal::INT
+    } else {
+        Signal::TERM
+    }
+}

@@ -1,0 +1,47 @@
+//! The `--redact` relay (verify `--relay`, run): each line is written once
+//! judged, its exposed secrets as "***" and every other byte as it came
+//! (DESIGN §10), its ending too (a cut last line is relayed cut). A line
+//! the checker says to withhold (it cannot be parsed and holds a
+//! secret-looking key, or it was over `--max-line-bytes` and never held) is
+//! replaced by a placeholder line, so the output keeps the input's lines
+//! one for one (DESIGN §13; `Withheld::placeholder` says why).
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+
+use crate::check::{Checker, Exposure, Seen, redact};
+use crate::input::scan::Line;
+
+pub struct Redacted {
+    out: BufWriter<File>,
+    scratch: Vec<Exposure>,
+}
+
+impl Redacted {
+    pub fn new(out: BufWriter<File>) -> Redacted {
+        Redacted {
+            out,
+            scratch: vec![],
+        }
+    }
+
+    /// Relay `line`, which `check` has just judged (`seen`).
+    pub fn line(&mut self, check: &Checker, line: &Line<'_>, seen: &Seen) -> io::Result<()> {
+        let end: &[u8] = match line {
+            Line::Unterminated { .. } => b"",
+            _ => b"\n",
+        };
+        match redact::relay(check, line, seen, &mut self.scratch) {
+            redact::Relay::Withheld(why) => self.out.write_all(&why.placeholder())?,
+            redact::Relay::Bytes(bytes, []) => self.out.write_all(bytes)?,
+            redact::Relay::Bytes(bytes, exposures) => {
+                redact(bytes, (0, bytes.len()), None, exposures, &mut self.out)?;
+            }
+        }
+        self.out.write_all(end)
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}

@@ -1,0 +1,448 @@
+//! The engine every stream command shares: open each input, read it
+//! through the scanner as a live pipe (flush before waiting, notice
+//! silences and signals), judge every line, report, and end with the
+//! verdict's exit status (DESIGN §4). A command says what it does beyond
+//! judging through `Consumer`.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+use crate::check::{Checker, Finding, RunKey, RunRef, RunVerdict, Seen, Sink, Tally};
+use crate::config::{Input, ReportTo, StreamOptions};
+use crate::exit::{Error, Exit, Result};
+use crate::input::line_check::LineCheck;
+use crate::input::pipeline::{End, Feed};
+use crate::input::scan::Line;
+use crate::input::source::{self, RelayFailed, Source};
+use crate::output::Emitter;
+use crate::output::progress::Progress;
+use crate::output::style::Format;
+use crate::signal::Signals;
+
+/// A stream command's report: what it writes (`out`) and the tally its
+/// exit status is made from. Every finding and verdict goes through here,
+/// so the two cannot disagree.
+pub struct Report {
+    pub tally: Tally,
+    pub out: Emitter<BufWriter<Box<dyn Write>>>,
+}
+
+impl Report {
+    /// A run's verdict, and the file that holds its lines (split-by-run).
+    pub fn run_at(&mut self, r: &RunVerdict, path: Option<&str>) -> io::Result<()> {
+        self.tally.run(r);
+        self.out.run_at(r, path)
+    }
+
+    /// End the report with `exit`.
+    pub fn end(&mut self, exit: Exit) -> io::Result<()> {
+        self.out.end(exit, &self.tally)
+    }
+}
+
+impl Sink for Report {
+    fn finding(&mut self, f: &Finding) -> io::Result<()> {
+        self.tally.finding(f);
+        self.out.finding(f)
+    }
+
+    fn run(&mut self, r: &RunVerdict) -> io::Result<()> {
+        self.run_at(r, None)
+    }
+}
+
+/// What a command does with the lines beyond judging them.
+pub trait Consumer {
+    /// Judge one line (through `check`, with `report` or a sink of the
+    /// command's own) and act on it.
+    fn line(&mut self, check: &mut Checker, line: &Line<'_>, report: &mut Report) -> Result<Seen> {
+        Ok(check.judge(line, report)?)
+    }
+
+    /// The `k`th input (from 0), opened; `None` when there are no more.
+    /// The command line's files, unless the command makes its own (run).
+    fn next_input(&mut self, k: usize, inputs: &[Input], _signals: &Signals) -> Option<Opened> {
+        inputs.get(k).map(|i| Opened {
+            label: i.label(),
+            file: i.open(),
+            unopened: Exit::NoInput,
+            wake: None,
+            relay: None,
+        })
+    }
+
+    /// Reading an input stopped (its end, or a signal), before its open
+    /// runs are judged. `Some(why)`: they are not judged, because reading
+    /// was stopped by us, not cut by the producer ("cancelled").
+    fn input_read(
+        &mut self,
+        _check: &mut Checker,
+        _report: &mut Report,
+        cancelled: bool,
+    ) -> Result<Option<&'static str>> {
+        Ok(cancelled.then_some("cancelled"))
+    }
+
+    /// End of one input: judge its open runs.
+    fn end_input(&mut self, check: Checker, report: &mut Report) -> Result<()> {
+        Ok(check.finish(report)?)
+    }
+
+    /// Every input has been read: write what covers them all.
+    fn end_all(&mut self, _report: &mut Report) -> Result<()> {
+        Ok(())
+    }
+
+    /// The input would make us wait: push out what is buffered.
+    fn flush(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    /// A second SIGINT/SIGTERM ends aoitap at once (run: it kills CMD's
+    /// group first, so it waits for it).
+    fn second_signal_exits(&self) -> bool {
+        true
+    }
+
+    /// SIGHUP is caught, as SIGTERM is (run: CMD's group must be stopped
+    /// first, DESIGN §13); else it keeps its default action.
+    fn catches_hangup(&self) -> bool {
+        false
+    }
+
+    /// The exit status, given the verdict of what was read.
+    fn exit(&self, verdict: Exit) -> Exit {
+        verdict
+    }
+}
+
+/// An input as a consumer hands it to the loop.
+pub struct Opened {
+    /// How findings name it.
+    pub label: String,
+    pub file: io::Result<File>,
+    /// The exit status when it could not be opened.
+    pub unopened: Exit,
+    /// Stops the reading when readable (run: a daemon holding CMD's
+    /// stdout after CMD has exited).
+    pub wake: Option<OwnedFd>,
+    /// Where this input is relayed, in place of the command's one relay
+    /// output (run: a retry's `--save FILE`, begun anew).
+    pub relay: Option<File>,
+}
+
+/// Run a stream command over every input; returns the exit status.
+pub fn run(
+    opts: &StreamOptions,
+    command: &'static str,
+    to: ReportTo,
+    consumer: &mut dyn Consumer,
+) -> Result<Exit> {
+    let signals = Signals::install(consumer.second_signal_exits(), consumer.catches_hangup())?;
+    let out: Box<dyn Write> = match &opts.report {
+        Some(path) => match File::create(path) {
+            Ok(f) => Box::new(f),
+            Err(e) => {
+                return Err(Error::CantCreate(format!(
+                    "cannot create the report {}: {e}",
+                    path.display()
+                )));
+            }
+        },
+        None if to == ReportTo::Stderr => Box::new(io::stderr()),
+        None => Box::new(io::stdout()),
+    };
+    // With --redact the relay is written line by line by the command
+    // (verify.rs), once each line is judged.
+    let relay = if opts.relay && !opts.redact {
+        match &opts.save {
+            Some(path) => match File::create(path) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    return Err(Error::CantCreate(format!(
+                        "cannot create {}: {e}",
+                        path.display()
+                    )));
+                }
+            },
+            None => Some(source::stdout_file()?),
+        }
+    } else {
+        None
+    };
+    let mut report = Report {
+        tally: Tally::default(),
+        out: Emitter::new(
+            BufWriter::with_capacity(64 * 1024, out),
+            opts.style,
+            command,
+        ),
+    };
+    report.out.begin()?;
+    let total = opts
+        .inputs
+        .iter()
+        .map(|i| i.file_size())
+        .sum::<Option<u64>>();
+    let mut progress = Progress::new(&opts.style, total);
+    let mut trouble: Option<Exit> = None;
+    let mut k = 0;
+    while let Some(next) = consumer.next_input(k, &opts.inputs, &signals) {
+        k += 1;
+        report.out.file = next.label;
+        let file = match next.file {
+            Ok(f) => f,
+            Err(e) => {
+                let (category, code) = match (next.unopened, e.kind()) {
+                    (Exit::CantCreate, _) => ("io", "OUTPUT_FAILED"),
+                    (_, io::ErrorKind::NotFound) => ("not_found", "INPUT_NOT_FOUND"),
+                    _ => ("io", "INPUT_UNREADABLE"),
+                };
+                report
+                    .out
+                    .local_error(category, code, &format!("{}: {e}", report.out.file))?;
+                trouble = trouble.max(Some(next.unopened));
+                continue;
+            }
+        };
+        let relay = match next.relay {
+            Some(own) => Some(own),
+            None => relay.as_ref().map(File::try_clone).transpose()?,
+        };
+        let idle = opts.idle_timeout_ms.map(Duration::from_millis);
+        let (stopped, stop) = UnixStream::pair()?;
+        let mut wake = vec![signals.wake_fd()?, OwnedFd::from(stopped)];
+        wake.extend(next.wake);
+        let mut feed = Feed::start(
+            Source::new(file, relay, wake, idle),
+            opts.max_line_bytes,
+            opts.check
+                .schema
+                .clone()
+                .map(|s| s as std::sync::Arc<dyn LineCheck>),
+            stop,
+        );
+        let mut check = Checker::new(&opts.check);
+        while let Some(piece) = feed.next_piece() {
+            let mut judged = 0;
+            for line in piece.batch.lines() {
+                if let Err(e) = consumer.line(&mut check, &line, &mut report) {
+                    return Err(fail(report, e));
+                }
+                judged += line.input_bytes();
+                if opts.line_buffered {
+                    clear(&mut progress);
+                    report.out.flush()?;
+                }
+            }
+            if let Some(p) = &mut progress {
+                p.add(judged);
+            }
+            let stop = match &piece.end {
+                End::More => false,
+                End::WouldBlock => {
+                    consumer.flush()?;
+                    clear(&mut progress);
+                    report.out.flush()?;
+                    false
+                }
+                End::Idle => {
+                    check.idle(&mut report, opts.idle_timeout_ms.unwrap_or(0))?;
+                    consumer.flush()?;
+                    clear(&mut progress);
+                    report.out.flush()?;
+                    false
+                }
+                End::Signal | End::Eof => true,
+                End::Failed(e) if e.get_ref().is_some_and(|i| i.is::<RelayFailed>()) => {
+                    // Our own output failed: said, and the report ended,
+                    // so it still reads as a whole run (a closed
+                    // downstream stays quiet: 141).
+                    return Err(fail(report, io::Error::new(e.kind(), e.to_string()).into()));
+                }
+                End::Failed(e) => {
+                    let msg = format!("{}: read failed: {e}", report.out.file);
+                    report.out.local_error("io", "READ_FAILED", &msg)?;
+                    trouble = trouble.max(Some(Exit::Io));
+                    true
+                }
+            };
+            feed.done(piece.batch);
+            if stop || signals.caught().is_some() {
+                break;
+            }
+        }
+        let cancelled = signals.caught().is_some();
+        let unjudged = match consumer.input_read(&mut check, &mut report, cancelled) {
+            Ok(why) => why,
+            Err(e) => return Err(fail(report, e)),
+        };
+        if let Some(why) = unjudged {
+            // What was judged is reported; the runs are not: they were
+            // stopped by us, not cut by the producer. A person watching
+            // is told which were still open.
+            clear(&mut progress);
+            for run in check.open_runs() {
+                // Read, though not judged: counted in the summary, and
+                // its upstream named (DESIGN §13).
+                report.tally.input_domain += run.domain;
+                if let Some(id) = &run.identity {
+                    report.tally.upstream(id);
+                }
+                let who = match run.name {
+                    Some(n) => format!("run {}", crate::text::clean(&n)),
+                    None => format!("run from line {}", run.first_line),
+                };
+                report.out.text(&format!(
+                    "{}: {why}: {who} still open after {}, not judged\n",
+                    crate::text::clean(&report.out.file),
+                    crate::text::plural(run.lines, "line")
+                ))?;
+            }
+            if cancelled {
+                break;
+            }
+            continue;
+        }
+        if let Err(e) = consumer.end_input(check, &mut report) {
+            return Err(fail(report, e));
+        }
+    }
+    clear(&mut progress);
+    if let Err(e) = consumer
+        .end_all(&mut report)
+        .and_then(|()| consumer.flush())
+    {
+        return Err(fail(report, e));
+    }
+    let exit = signals
+        .caught()
+        .or(trouble)
+        .unwrap_or_else(|| consumer.exit(report.tally.exit()));
+    report.end(exit)?;
+    Ok(exit)
+}
+
+fn clear(progress: &mut Option<Progress>) {
+    if let Some(p) = progress {
+        p.clear();
+    }
+}
+
+/// A command's own read or write failed after its report began: the
+/// report says so where it can (an `aoi:error` in jsonl, a TAP point) and
+/// ends, so it still reads as a whole; the error goes to main, which says
+/// it on stderr when the report does not (a human report has no Result
+/// line then: its one line is main's, DESIGN §8). A closed downstream
+/// ends quietly instead (spec §7).
+fn fail(mut report: Report, e: Error) -> Error {
+    let exit = e.exit();
+    if exit == Exit::BrokenPipe {
+        return e;
+    }
+    let message = e.to_string();
+    let in_report = report.out.carries_errors();
+    if in_report {
+        let category = if exit == Exit::CantCreate {
+            "conflict"
+        } else {
+            "io"
+        };
+        if let Err(e) = report.out.local_error(category, "OUTPUT_FAILED", &message) {
+            return e.into();
+        }
+    }
+    if report.out.format() != Format::Human
+        && let Err(e) = report.end(exit)
+    {
+        return e.into();
+    }
+    Error::Ended {
+        exit,
+        message: crate::text::one_line(&message),
+        in_report,
+    }
+}
+
+/// A sink for commands that report runs their own way: verdicts raised
+/// while a line is judged are held (so the line can be counted first), and
+/// findings only counted into `tally`'s report, when there is one.
+pub struct Held<'a> {
+    pub tally: Option<&'a mut Report>,
+    pub runs: Vec<RunVerdict>,
+}
+
+impl Sink for Held<'_> {
+    fn finding(&mut self, f: &Finding) -> io::Result<()> {
+        if let Some(r) = self.tally.as_mut() {
+            r.tally.finding(f);
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, r: &RunVerdict) -> io::Result<()> {
+        self.runs.push(r.clone());
+        Ok(())
+    }
+}
+
+/// State a command keeps per run, with the run of the line before held
+/// apart: most lines belong to the same run as the one before, so they
+/// cost one comparison of ids, not a hash lookup.
+pub struct PerRun<T> {
+    current: Option<(RunKey, T)>,
+    rest: HashMap<RunKey, T>,
+}
+
+impl<T> Default for PerRun<T> {
+    fn default() -> Self {
+        PerRun {
+            current: None,
+            rest: HashMap::new(),
+        }
+    }
+}
+
+impl<T> PerRun<T> {
+    /// The state of `run`, made by `new` if the run is new.
+    pub fn get(&mut self, run: RunRef<'_>, new: impl FnOnce() -> T) -> &mut T {
+        if !self
+            .current
+            .as_ref()
+            .is_some_and(|(k, _)| k.as_ref() == run)
+        {
+            let key = run.to_key();
+            let val = self.rest.remove(&key).unwrap_or_else(new);
+            if let Some((k, v)) = self.current.replace((key, val)) {
+                self.rest.insert(k, v);
+            }
+        }
+        &mut self.current.as_mut().expect("set above").1
+    }
+
+    /// The state of the run last asked for, or else of `run`.
+    pub fn last_or(&mut self, run: RunRef<'_>, new: impl FnOnce() -> T) -> &mut T {
+        if self.current.is_none() {
+            self.get(run, new);
+        }
+        &mut self.current.as_mut().expect("get sets it").1
+    }
+
+    /// The state of the run `key`, if it has one; it is forgotten.
+    pub fn remove(&mut self, key: &RunKey) -> Option<T> {
+        if self.current.as_ref().is_some_and(|(k, _)| k == key) {
+            return self.current.take().map(|(_, v)| v);
+        }
+        self.rest.remove(key)
+    }
+
+    /// Every run that has state, in no particular order.
+    pub fn keys(&self) -> Vec<RunKey> {
+        let current = self.current.iter().map(|(k, _)| k.clone());
+        self.rest.keys().cloned().chain(current).collect()
+    }
+}
