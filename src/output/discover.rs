@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::check::Protocol;
 use crate::check::rules::{CATEGORIES, Rule};
-use crate::output::{AOI_VERSION, SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
+use crate::output::identity::{AOI_VERSION, SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
 
 /// Never a file URI (§10.2); advisory only, never the identity (§5).
 pub fn schema_id() -> String {

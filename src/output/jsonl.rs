@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::{AOI_VERSION, SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
+use super::identity::{AOI_VERSION, SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
 
 /// One line of aoitap's stream: the type, the envelope (spec §8.1),
 /// `file` on events about an input, then the event's own fields.

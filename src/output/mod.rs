@@ -24,6 +24,7 @@ use style::{Format, Style};
 
 pub mod discover;
 pub mod human;
+mod identity;
 pub mod jsonl;
 pub mod progress;
 pub mod reconcile;
@@ -32,11 +33,7 @@ pub mod style;
 pub mod summary;
 pub mod tap;
 
-pub const TOOL: &str = "aoitap";
-pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
-pub const AOI_VERSION: &str = "1.0-alpha";
-pub const SCHEMA_NAME: &str = "dev.aoitap.events";
-pub const SCHEMA_VERSION: &str = "1.2.0";
+pub use identity::{AOI_VERSION, SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
 
 pub struct Emitter<W: Write> {
     out: W,

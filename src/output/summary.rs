@@ -8,7 +8,8 @@ use std::io::{self, IsTerminal};
 use serde::Serialize;
 
 use crate::check::{Identity, Protocol, RunVerdict, Verdict};
-use crate::output::{SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION, human, style};
+use crate::output::identity::{SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
+use crate::output::{human, style};
 use crate::text::{clean, plural};
 
 /// What summarize counted of one run, as its reports show it.
