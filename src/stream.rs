@@ -60,7 +60,7 @@ pub trait Consumer {
     /// Judge one line (through `check`, with `report` or a sink of the
     /// command's own) and act on it.
     fn line(&mut self, check: &mut Checker, line: &Line<'_>, report: &mut Report) -> Result<Seen> {
-        Ok(check.judge(line, report)?)
+        Ok(check.judge(line, report)?.kind)
     }
 
     /// The `k`th input (from 0), opened; `None` when there are no more.

@@ -32,6 +32,24 @@ enum LastRun {
     },
 }
 
+/// What the checker decided about one line: what it is, where it went,
+/// and what `--redact` must do with it. Borrowed from the checker until
+/// the next line is judged; every command reads the line's facts here,
+/// so none asks the checker about "the last line" (STYLE §15).
+#[derive(Debug, Clone, Copy)]
+pub struct Decision<'a> {
+    pub kind: Seen,
+    /// The line's number (from 1).
+    pub line: u64,
+    /// The run it went to (a judged run's, for a late line).
+    pub run: RunRef<'a>,
+    /// Its exposed secrets, late lines' too: what `--redact` writes over.
+    pub exposures: &'a [Exposure],
+    /// Whether `--redact` must write a placeholder instead of the line,
+    /// and why (DESIGN §13).
+    pub withheld: Option<Withheld>,
+}
+
 /// A run not yet judged when reading stopped.
 pub struct OpenRun {
     pub name: Option<String>,
@@ -73,10 +91,10 @@ impl<'c> Checker<'c> {
         }
     }
 
-    /// Judge one item of input (its one parse in hand), and say what it
-    /// was (for commands that pass lines on).
-    pub fn judge(&mut self, item: &Line<'_>, sink: &mut dyn Sink) -> io::Result<Seen> {
-        let seen = self.judge_item(item, sink)?;
+    /// Judge one item of input (its one parse in hand), and say what was
+    /// decided about it.
+    pub fn judge(&mut self, item: &Line<'_>, sink: &mut dyn Sink) -> io::Result<Decision<'_>> {
+        let kind = self.judge_item(item, sink)?;
         // A line that could not be parsed is searched for a secret-looking
         // key byte by byte (DESIGN §13), in every command: one truth.
         let (withheld, key) = secrets::withheld(item, &self.cfg.secret_names, &self.markers);
@@ -86,7 +104,13 @@ impl<'c> Checker<'c> {
             let slot = self.runs.current(self.line);
             self.report(sink, slot, Rule::SecretExposed, msg)?;
         }
-        Ok(seen)
+        Ok(Decision {
+            kind,
+            line: self.line,
+            run: self.run_of_last_line(),
+            exposures: &self.exposures,
+            withheld: self.withheld,
+        })
     }
 
     fn judge_item(&mut self, item: &Line<'_>, sink: &mut dyn Sink) -> io::Result<Seen> {
@@ -153,18 +177,6 @@ impl<'c> Checker<'c> {
         Ok(Seen::default())
     }
 
-    /// The exposed secrets of the last line judged: what `--redact`
-    /// replaces.
-    pub fn exposures(&self) -> &[Exposure] {
-        &self.exposures
-    }
-
-    /// Whether `--redact` must write a placeholder for the last line
-    /// judged instead of the line, and why (DESIGN §13).
-    pub fn withheld(&self) -> Option<Withheld> {
-        self.withheld
-    }
-
     /// Judge the runs that are complete (their summary or terminal event
     /// read), leaving the others open: what `run` does when it stops a
     /// command that had already said how it ended.
@@ -194,18 +206,8 @@ impl<'c> Checker<'c> {
         open
     }
 
-    /// The `--secret-name`s the checker searches for.
-    pub(super) fn secret_names(&self) -> &[String] {
-        &self.cfg.secret_names
-    }
-
-    /// Lines read so far (the number of the last one).
-    pub fn line_number(&self) -> u64 {
-        self.line
-    }
-
-    /// The run the last line went to.
-    pub fn run_of_last_line(&self) -> RunRef<'_> {
+    /// The run the line just judged went to.
+    fn run_of_last_line(&self) -> RunRef<'_> {
         match &self.last_run {
             LastRun::Nowhere => Run::Nowhere,
             LastRun::Slot(s) => match self.runs.get(*s) {
@@ -335,6 +337,8 @@ impl<'c> Checker<'c> {
         let slot = match target {
             Target::Slot(s) => s,
             Target::Finished(id) => {
+                // Not a run's line, so no finding: searched for `--redact`.
+                secrets::scan(ev, &self.cfg.secret_names, &mut self.exposures);
                 let (ty, seen) = protocols::typed(ev, Protocol::Aoi);
                 self.late(sink, &id, ty.as_deref())?;
                 self.last_run = LastRun::Gone {

@@ -29,7 +29,7 @@ mod seq;
 mod tally;
 mod verdict;
 
-pub use checker::{Checker, OpenRun};
+pub use checker::{Checker, Decision, OpenRun};
 pub use config::{Config, SchemaPin};
 pub use finding::{Finding, SchemaPlace, Sink};
 pub use id::{digest, id_key};

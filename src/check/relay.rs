@@ -2,37 +2,27 @@
 //! decision `verify --relay --redact`, `run --redact`, `split-by-run
 //! --redact` and `strip-envelope --redact` share.
 
-use super::checker::Checker;
+use super::checker::Decision;
 use super::meta_args::args_exposures;
-use super::protocols::Seen;
-use super::secrets::{self, Exposure, Withheld};
+use super::secrets::{Exposure, Withheld};
 use crate::input::scan::Line;
 use crate::json::Event;
 
 /// What `--redact` writes over in a parsed line: the exposures the
 /// checker found, and on an `aoi:meta` line its sensitive `args` values.
-/// A late line (a run already judged) was not searched by the checker,
-/// so it is searched here. `scratch` holds the list when it is more than
-/// the checker's; the common line costs one lookup of its type.
+/// `scratch` holds the list when it is more than the checker's; the
+/// common line costs one lookup of its type.
 pub fn redactions<'a>(
-    check: &'a Checker<'_>,
     ev: &Event<'_>,
-    seen: &Seen,
+    decided: &Decision<'a>,
     scratch: &'a mut Vec<Exposure>,
 ) -> &'a [Exposure] {
-    let meta = ev.ty_bytes().as_deref() == Some(b"aoi:meta");
-    if !meta && !seen.late {
-        return check.exposures();
+    if ev.ty_bytes().as_deref() != Some(b"aoi:meta") {
+        return decided.exposures;
     }
-    if seen.late {
-        secrets::scan(ev, check.secret_names(), scratch);
-    } else {
-        scratch.clear();
-        scratch.extend_from_slice(check.exposures());
-    }
-    if meta {
-        args_exposures(ev, scratch);
-    }
+    scratch.clear();
+    scratch.extend_from_slice(decided.exposures);
+    args_exposures(ev, scratch);
     scratch
 }
 
@@ -47,19 +37,18 @@ pub enum Relay<'a> {
     Bytes(&'a [u8], &'a [Exposure]),
 }
 
-/// How `line`, just judged by `check` (`seen`), is written under
-/// `--redact`; `scratch` holds the exposures of a meta or late line.
+/// How `line`, just judged (`decided`), is written under `--redact`;
+/// `scratch` holds the exposures of a meta line.
 pub fn relay<'a>(
-    check: &'a Checker<'_>,
     line: &Line<'a>,
-    seen: &Seen,
+    decided: &Decision<'a>,
     scratch: &'a mut Vec<Exposure>,
 ) -> Relay<'a> {
-    if let Some(why) = check.withheld() {
+    if let Some(why) = decided.withheld {
         return Relay::Withheld(why);
     }
     if let Some(ev) = line.event() {
-        return Relay::Bytes(ev.line(), redactions(check, &ev, seen, scratch));
+        return Relay::Bytes(ev.line(), redactions(&ev, decided, scratch));
     }
     match *line {
         // Not a parsed object, and no secret-looking key in it.

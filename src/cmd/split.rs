@@ -269,26 +269,27 @@ impl Sink for WithPaths<'_> {
 
 impl Consumer for Split {
     fn line(&mut self, check: &mut Checker, line: &Line<'_>, report: &mut Report) -> Result<Seen> {
-        let seen = check.judge(
+        let decided = check.judge(
             line,
             &mut WithPaths {
                 report,
                 files: &mut self.files,
             },
         )?;
+        let seen = decided.kind;
         // Only whole lines are written: a line over --max-line-bytes was
         // never held, and a cut last line is not an event (§2).
         let Line::Complete { bytes, .. } = *line else {
             return Ok(seen);
         };
-        let key = check.run_of_last_line().to_key();
+        let key = decided.run.to_key();
         if !self.redact {
             return self.files.write(&key, bytes).map(|()| seen);
         }
         // --redact: a line that cannot be parsed and holds a secret-looking
         // key is replaced by a placeholder line (DESIGN §13, as verify
         // --relay --redact), so the run's file keeps its lines one for one.
-        match redact::relay(check, line, &seen, &mut self.scratch) {
+        match redact::relay(line, &decided, &mut self.scratch) {
             redact::Relay::Withheld(why) => self.files.write(&key, &why.placeholder())?,
             redact::Relay::Bytes(bytes, []) => self.files.write(&key, bytes)?,
             redact::Relay::Bytes(bytes, exposures) => {

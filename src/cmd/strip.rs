@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use crate::check::{Checker, Exposure, Protocol, Run, Seen, id_key, redact};
+use crate::check::{Checker, Decision, Exposure, Protocol, Run, Seen, id_key, redact};
 use crate::config::{ReportTo, StripOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
@@ -36,8 +36,9 @@ struct Strip<'o> {
 }
 
 impl Strip<'_> {
-    fn wanted(&self, check: &Checker, seen: &Seen, ev: &Event<'_>) -> bool {
+    fn wanted(&self, decided: &Decision<'_>, ev: &Event<'_>) -> bool {
         let o = self.opts;
+        let seen = &decided.kind;
         // Lines that are not events are findings, never output.
         if !seen.event || (seen.framework && !o.keep_framework) {
             return false;
@@ -57,7 +58,7 @@ impl Strip<'_> {
         match &o.run {
             None => true,
             Some(want) => {
-                matches!(check.run_of_last_line(), Run::Id(id) if id == &*id_key(want.as_bytes()))
+                matches!(decided.run, Run::Id(id) if id == &*id_key(want.as_bytes()))
             }
         }
     }
@@ -65,9 +66,10 @@ impl Strip<'_> {
 
 impl Consumer for Strip<'_> {
     fn line(&mut self, check: &mut Checker, line: &Line<'_>, report: &mut Report) -> Result<Seen> {
-        let seen = check.judge(line, report)?;
+        let decided = check.judge(line, report)?;
+        let seen = decided.kind;
         if let Some(ev) = line.event()
-            && self.wanted(check, &seen, &ev)
+            && self.wanted(&decided, &ev)
         {
             let bytes = ev.line();
             let payload = || {
@@ -85,7 +87,7 @@ impl Consumer for Strip<'_> {
                 Protocol::Aoi02 | Protocol::Ndjson => ((0, bytes.len()), None),
             };
             let exposures = if self.opts.stream.redact {
-                redact::redactions(check, &ev, &seen, &mut self.scratch)
+                redact::redactions(&ev, &decided, &mut self.scratch)
             } else {
                 &[]
             };

@@ -296,11 +296,12 @@ impl Consumer for Summarize<'_> {
             tally: Some(report),
             runs: vec![],
         };
-        let seen = check.judge(line, &mut held)?;
+        let decided = check.judge(line, &mut held)?;
+        let seen = decided.kind;
         let Held { tally, runs: done } = held;
         let report = tally.expect("given above");
-        let number = check.line_number();
-        let st = self.stats.get(check.run_of_last_line(), Stats::default);
+        let number = decided.line;
+        let st = self.stats.get(decided.run, Stats::default);
         if !matches!(line, Line::Unterminated { .. }) {
             st.lines += 1;
         }

@@ -37,9 +37,9 @@ struct RelayRedacted(Redacted);
 
 impl Consumer for RelayRedacted {
     fn line(&mut self, check: &mut Checker, line: &Line<'_>, report: &mut Report) -> Result<Seen> {
-        let seen = check.judge(line, report)?;
-        self.0.line(check, line, &seen)?;
-        Ok(seen)
+        let decided = check.judge(line, report)?;
+        self.0.line(line, &decided)?;
+        Ok(decided.kind)
     }
 
     fn flush(&mut self) -> Result<()> {

@@ -9,7 +9,7 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
-use crate::check::{Checker, Exposure, Seen, redact};
+use crate::check::{Decision, Exposure, redact};
 use crate::input::scan::Line;
 
 pub struct Redacted {
@@ -25,13 +25,13 @@ impl Redacted {
         }
     }
 
-    /// Relay `line`, which `check` has just judged (`seen`).
-    pub fn line(&mut self, check: &Checker, line: &Line<'_>, seen: &Seen) -> io::Result<()> {
+    /// Relay `line`, just judged (`decided`).
+    pub fn line(&mut self, line: &Line<'_>, decided: &Decision<'_>) -> io::Result<()> {
         let end: &[u8] = match line {
             Line::Unterminated { .. } => b"",
             _ => b"\n",
         };
-        match redact::relay(check, line, seen, &mut self.scratch) {
+        match redact::relay(line, decided, &mut self.scratch) {
             redact::Relay::Withheld(why) => self.out.write_all(&why.placeholder())?,
             redact::Relay::Bytes(bytes, []) => self.out.write_all(bytes)?,
             redact::Relay::Bytes(bytes, exposures) => {

@@ -70,9 +70,10 @@ impl Consumer for Reconcile {
             tally: Some(report),
             runs: vec![],
         };
-        let seen = check.judge(line, &mut held)?;
+        let decided = check.judge(line, &mut held)?;
+        let seen = decided.kind;
         let closed = held.runs;
-        let number = check.line_number();
+        let number = decided.line;
         // A late line of a judged run is the checker's finding; it opens
         // no run of reconcile's own.
         if let Line::Complete { bytes, .. } = *line
@@ -80,8 +81,7 @@ impl Consumer for Reconcile {
         {
             match line.event() {
                 Some(ev) => {
-                    let run = check.run_of_last_line();
-                    self.event(run, &ev, bytes, number, &seen, report)?;
+                    self.event(decided.run, &ev, bytes, number, &seen, report)?;
                 }
                 None => self.text(bytes, number),
             }

@@ -189,11 +189,11 @@ impl Consumer for Attempts<'_> {
             report,
             retry_after_ms: &mut self.retry_after_ms,
         };
-        let seen = check.judge(line, &mut watch)?;
+        let decided = check.judge(line, &mut watch)?;
         if let Some(r) = &mut self.redacted {
-            r.line(check, line, &seen)?;
+            r.line(line, &decided)?;
         }
-        Ok(seen)
+        Ok(decided.kind)
     }
 
     fn input_read(
