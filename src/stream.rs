@@ -11,13 +11,13 @@ use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use crate::check::{Checker, Finding, RunKey, RunRef, RunVerdict, Seen, Sink, Tally};
+use crate::check::{Checker, Finding, LineKind, RunKey, RunRef, RunVerdict, Sink, Tally};
 use crate::config::{Input, ReportTo, StreamOptions};
 use crate::exit::{Error, Exit, Result};
 use crate::input::line_check::LineCheck;
 use crate::input::pipeline::{End, Feed};
 use crate::input::scan::Line;
-use crate::input::source::{self, RelayFailed, Source};
+use crate::input::source::{self, RelayError, Source};
 use crate::output::Emitter;
 use crate::output::progress::Progress;
 use crate::output::style::Format;
@@ -59,14 +59,19 @@ impl Sink for Report {
 pub trait Consumer {
     /// Judge one line (through `check`, with `report` or a sink of the
     /// command's own) and act on it.
-    fn line(&mut self, check: &mut Checker, line: &Line<'_>, report: &mut Report) -> Result<Seen> {
+    fn line(
+        &mut self,
+        check: &mut Checker,
+        line: &Line<'_>,
+        report: &mut Report,
+    ) -> Result<LineKind> {
         Ok(check.judge(line, report)?.kind)
     }
 
     /// The `k`th input (from 0), opened; `None` when there are no more.
     /// The command line's files, unless the command makes its own (run).
-    fn next_input(&mut self, k: usize, inputs: &[Input], _signals: &Signals) -> Option<Opened> {
-        inputs.get(k).map(|i| Opened {
+    fn next_input(&mut self, k: usize, inputs: &[Input], _signals: &Signals) -> Option<OpenInput> {
+        inputs.get(k).map(|i| OpenInput {
             label: i.label(),
             file: i.open(),
             unopened: Exit::NoInput,
@@ -121,7 +126,7 @@ pub trait Consumer {
 }
 
 /// An input as a consumer hands it to the loop.
-pub struct Opened {
+pub struct OpenInput {
     /// How findings name it.
     pub label: String,
     pub file: io::Result<File>,
@@ -258,7 +263,7 @@ pub fn run(
                     false
                 }
                 End::Signal | End::Eof => true,
-                End::Failed(e) if e.get_ref().is_some_and(|i| i.is::<RelayFailed>()) => {
+                End::Failed(e) if e.get_ref().is_some_and(|i| i.is::<RelayError>()) => {
                     // Our own output failed: said, and the report ended,
                     // so it still reads as a whole run (a closed
                     // downstream stays quiet: 141).
@@ -371,12 +376,12 @@ fn fail(mut report: Report, e: Error) -> Error {
 /// A sink for commands that report runs their own way: verdicts raised
 /// while a line is judged are held (so the line can be counted first), and
 /// findings only counted into `tally`'s report, when there is one.
-pub struct Held<'a> {
+pub struct Holder<'a> {
     pub tally: Option<&'a mut Report>,
     pub runs: Vec<RunVerdict>,
 }
 
-impl Sink for Held<'_> {
+impl Sink for Holder<'_> {
     fn finding(&mut self, f: &Finding) -> io::Result<()> {
         if let Some(r) = self.tally.as_mut() {
             r.tally.finding(f);

@@ -8,17 +8,17 @@
 use std::io;
 
 use crate::check::config::Config;
-use crate::check::finding::{Found, Reporter, Sink};
+use crate::check::finding::{Draft, Reporter, Sink};
 use crate::check::marker::Markers;
 use crate::check::protocol::Protocol;
-use crate::check::protocols::{self, Seen};
+use crate::check::protocols::{self, LineKind};
 use crate::check::rules::Rule;
 use crate::check::run_state::{Identity, RunState};
 use crate::check::runs::{Run, RunRef, Runs, Target};
 use crate::check::schema;
-use crate::check::secrets::{self, Exposure, Withheld};
+use crate::check::secrets::{self, Exposure, Withholding};
 use crate::check::verdict::judge;
-use crate::input::scan::{Checked, Line};
+use crate::input::scan::{Line, Validation};
 use crate::json::{Aoi, Event, JsonError};
 
 /// Where the last line went, kept past the run's end.
@@ -38,7 +38,7 @@ enum LastRun {
 /// so none asks the checker about "the last line" (STYLE §15).
 #[derive(Debug, Clone, Copy)]
 pub struct Decision<'a> {
-    pub kind: Seen,
+    pub kind: LineKind,
     /// The line's number (from 1).
     pub line: u64,
     /// The run it went to (a judged run's, for a late line).
@@ -47,7 +47,7 @@ pub struct Decision<'a> {
     pub exposures: &'a [Exposure],
     /// Whether `--redact` must write a placeholder instead of the line,
     /// and why (DESIGN §13).
-    pub withheld: Option<Withheld>,
+    pub withheld: Option<Withholding>,
 }
 
 /// A run not yet judged when reading stopped.
@@ -71,7 +71,7 @@ pub struct Checker<'c> {
     /// The last line's exposed secrets (for `--redact`).
     exposures: Vec<Exposure>,
     /// Whether `--redact` must withhold the last line, and why.
-    withheld: Option<Withheld>,
+    withheld: Option<Withholding>,
 }
 
 impl<'c> Checker<'c> {
@@ -113,7 +113,7 @@ impl<'c> Checker<'c> {
         })
     }
 
-    fn judge_item(&mut self, item: &Line<'_>, sink: &mut dyn Sink) -> io::Result<Seen> {
+    fn judge_item(&mut self, item: &Line<'_>, sink: &mut dyn Sink) -> io::Result<LineKind> {
         self.line += 1;
         self.exposures.clear();
         let cfg = self.cfg;
@@ -126,7 +126,7 @@ impl<'c> Checker<'c> {
                     secrets::unheld_note(cfg.redact && bytes.is_none())
                 );
                 self.report(sink, slot, Rule::LineUnterminated, msg)?;
-                return Ok(Seen::default());
+                return Ok(LineKind::default());
             }
             Line::TooLong { len } => (
                 Rule::LineTooLong,
@@ -154,7 +154,7 @@ impl<'c> Checker<'c> {
                 Ok(ev) if ev.is_object() => return self.event(sink, &ev, schema),
                 Err(_) if let Some(n) = self.markers.claims(bytes) => {
                     self.elided(sink, n)?;
-                    return Ok(Seen::default());
+                    return Ok(LineKind::default());
                 }
                 Ok(_) => (
                     Rule::JsonNotObject,
@@ -173,8 +173,8 @@ impl<'c> Checker<'c> {
                 ),
             },
         };
-        self.unreadable(sink, Found::new(rule, message).column(column))?;
-        Ok(Seen::default())
+        self.unreadable(sink, Draft::new(rule, message).column(column))?;
+        Ok(LineKind::default())
     }
 
     /// Judge the runs that are complete (their summary or terminal event
@@ -283,10 +283,10 @@ impl<'c> Checker<'c> {
         rule: Rule,
         message: String,
     ) -> io::Result<()> {
-        self.emit(sink, slot, Found::new(rule, message))
+        self.emit(sink, slot, Draft::new(rule, message))
     }
 
-    fn emit(&mut self, sink: &mut dyn Sink, slot: usize, f: Found) -> io::Result<()> {
+    fn emit(&mut self, sink: &mut dyn Sink, slot: usize, f: Draft) -> io::Result<()> {
         let mut out = self.out(sink);
         out.emit(self.runs.run(slot), f)
     }
@@ -300,12 +300,12 @@ impl<'c> Checker<'c> {
             "elision marker: the harness says {} were cut here",
             crate::text::plural(claims, "line")
         );
-        self.emit(sink, slot, Found::new(Rule::LineElided, msg))
+        self.emit(sink, slot, Draft::new(Rule::LineElided, msg))
     }
 
     /// A line whose seq cannot be read: it is the current run's, and it
     /// stands for one step of seq (one finding per cause, DESIGN §3).
-    fn unreadable(&mut self, sink: &mut dyn Sink, f: Found) -> io::Result<()> {
+    fn unreadable(&mut self, sink: &mut dyn Sink, f: Draft) -> io::Result<()> {
         let slot = self.runs.current(self.line);
         self.last_run = LastRun::Slot(slot);
         let run = self.runs.run(slot);
@@ -322,8 +322,8 @@ impl<'c> Checker<'c> {
         &mut self,
         sink: &mut dyn Sink,
         ev: &Event<'_>,
-        checked: Checked<'_>,
-    ) -> io::Result<Seen> {
+        checked: Validation<'_>,
+    ) -> io::Result<LineKind> {
         // One run takes every line unless --multi-run: nothing to place.
         let target = if self.cfg.multi_run {
             let placed = self.place(ev);
@@ -346,7 +346,7 @@ impl<'c> Checker<'c> {
                     first_line: 0,
                     meta: true,
                 };
-                return Ok(Seen { late: true, ..seen });
+                return Ok(LineKind { late: true, ..seen });
             }
         };
         self.last_run = LastRun::Slot(slot);
@@ -468,16 +468,16 @@ fn schema_checked(
     run: &mut RunState,
     out: &mut Reporter<'_>,
     ev: &Event<'_>,
-    checked: Checked<'_>,
+    checked: Validation<'_>,
 ) -> io::Result<()> {
     let Some(schema) = out.cfg.schema.as_deref() else {
         return Ok(());
     };
     let here;
     let outcome = match checked {
-        Checked::Valid => return Ok(()),
-        Checked::Found(o) => o,
-        Checked::Unchecked => {
+        Validation::Valid => return Ok(()),
+        Validation::Found(o) => o,
+        Validation::Unchecked => {
             here = schema.check(ev);
             &here
         }
@@ -485,7 +485,7 @@ fn schema_checked(
     match outcome {
         schema::Outcome::Valid => Ok(()),
         schema::Outcome::Invalid(bad) => {
-            let mut f = Found::new(Rule::EventSchemaInvalid, bad.message.clone());
+            let mut f = Draft::new(Rule::EventSchemaInvalid, bad.message.clone());
             f.place = Some(Box::new(bad.place.clone()));
             out.emit(run, f)
         }

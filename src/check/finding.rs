@@ -35,7 +35,7 @@ pub trait Sink {
 }
 
 /// A finding before the checker fills in line, run and severity.
-pub(super) struct Found {
+pub(super) struct Draft {
     pub(super) rule: Rule,
     pub(super) base: Severity,
     pub(super) seq: Option<u64>,
@@ -45,9 +45,9 @@ pub(super) struct Found {
     pub(super) place: Option<Box<SchemaPlace>>,
 }
 
-impl Found {
-    pub(super) fn new(rule: Rule, message: String) -> Found {
-        Found {
+impl Draft {
+    pub(super) fn new(rule: Rule, message: String) -> Draft {
+        Draft {
             rule,
             base: rule.default_severity(),
             seq: None,
@@ -58,16 +58,16 @@ impl Found {
         }
     }
 
-    pub(super) fn seq(self, seq: Option<u64>) -> Found {
-        Found { seq, ..self }
+    pub(super) fn seq(self, seq: Option<u64>) -> Draft {
+        Draft { seq, ..self }
     }
 
-    pub(super) fn column(self, column: Option<usize>) -> Found {
-        Found { column, ..self }
+    pub(super) fn column(self, column: Option<usize>) -> Draft {
+        Draft { column, ..self }
     }
 
-    pub(super) fn missing(self, range: (u64, u64, u64)) -> Found {
-        Found {
+    pub(super) fn missing(self, range: (u64, u64, u64)) -> Draft {
+        Draft {
             missing: Some(range),
             ..self
         }
@@ -92,11 +92,11 @@ impl Reporter<'_> {
         seq: Option<u64>,
         message: String,
     ) -> io::Result<()> {
-        self.emit(run, Found::new(rule, message).seq(seq))
+        self.emit(run, Draft::new(rule, message).seq(seq))
     }
 
     /// Fill in line, run and severity, count it against the run, and send it.
-    pub(super) fn emit(&mut self, run: &mut RunState, f: Found) -> io::Result<()> {
+    pub(super) fn emit(&mut self, run: &mut RunState, f: Draft) -> io::Result<()> {
         let Some(severity) = self.cfg.levels.at(f.rule, f.base) else {
             return Ok(());
         };

@@ -4,7 +4,7 @@
 
 use super::checker::Decision;
 use super::meta_args::args_exposures;
-use super::secrets::{Exposure, Withheld};
+use super::secrets::{Exposure, Withholding};
 use crate::input::scan::Line;
 use crate::json::Event;
 
@@ -31,7 +31,7 @@ pub fn redactions<'a>(
 /// `split-by-run --redact` share (DESIGN §10, §13).
 pub enum Relay<'a> {
     /// The line is withheld: this placeholder stands in its place.
-    Withheld(Withheld),
+    Withholding(Withholding),
     /// The line's bytes, with each exposure written over (none: the bytes
     /// as they came).
     Bytes(&'a [u8], &'a [Exposure]),
@@ -45,7 +45,7 @@ pub fn relay<'a>(
     scratch: &'a mut Vec<Exposure>,
 ) -> Relay<'a> {
     if let Some(why) = decided.withheld {
-        return Relay::Withheld(why);
+        return Relay::Withholding(why);
     }
     if let Some(ev) = line.event() {
         return Relay::Bytes(ev.line(), redactions(&ev, decided, scratch));
@@ -58,7 +58,7 @@ pub fn relay<'a>(
         } => Relay::Bytes(bytes, &[]),
         // Never held, so never searched (`secrets::withheld` says so too).
         Line::TooLong { .. } | Line::Unterminated { bytes: None, .. } => {
-            Relay::Withheld(Withheld::Unheld)
+            Relay::Withholding(Withholding::Unheld)
         }
     }
 }

@@ -264,7 +264,7 @@ fn form_decode(s: &[u8]) -> Vec<u8> {
 /// line that cannot be parsed but holds a secret-looking key is withheld,
 /// never relayed raw).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Withheld {
+pub enum Withholding {
     /// It could not be parsed, and holds a secret-looking key.
     Secret,
     /// As `Secret`, and it is a harness elision marker (a `--marker`
@@ -276,7 +276,7 @@ pub enum Withheld {
     Unheld,
 }
 
-impl Withheld {
+impl Withholding {
     /// What is written in the line's place, without a newline (the line's
     /// own ending follows: `\n`, or none for a cut last line).
     ///
@@ -289,13 +289,13 @@ impl Withheld {
     /// count, in the built-in form, so it still takes no seq step.
     pub fn placeholder(self) -> Cow<'static, [u8]> {
         match self {
-            Withheld::Secret => Cow::Borrowed(
+            Withholding::Secret => Cow::Borrowed(
                 b"aoitap --redact withheld this line: it could not be parsed, and it holds a secret-looking key",
             ),
-            Withheld::Unheld => Cow::Borrowed(
+            Withholding::Unheld => Cow::Borrowed(
                 b"aoitap --redact withheld this line: it was longer than --max-line-bytes, so it could not be searched for secrets",
             ),
-            Withheld::Marker(n) => Cow::Owned(
+            Withholding::Marker(n) => Cow::Owned(
                 format!("[… {} omitted …]", crate::text::plural(n, "line")).into_bytes(),
             ),
         }
@@ -310,7 +310,7 @@ pub fn withheld(
     item: &Line<'_>,
     names: &[String],
     markers: &Markers,
-) -> (Option<Withheld>, Option<Suspect>) {
+) -> (Option<Withholding>, Option<Suspect>) {
     let bytes = match *item {
         Line::Complete { json: Ok(ev), .. } if ev.is_object() => return (None, None),
         Line::Complete { bytes, .. }
@@ -318,7 +318,7 @@ pub fn withheld(
             bytes: Some(bytes), ..
         } => bytes,
         Line::TooLong { .. } | Line::Unterminated { bytes: None, .. } => {
-            return (Some(Withheld::Unheld), None);
+            return (Some(Withholding::Unheld), None);
         }
     };
     let Some(key) = unparsed_secret(bytes, names).or_else(|| unparsed_name(bytes, names)) else {
@@ -330,7 +330,7 @@ pub fn withheld(
         _ => None,
     };
     (
-        Some(marker.map_or(Withheld::Secret, Withheld::Marker)),
+        Some(marker.map_or(Withholding::Secret, Withholding::Marker)),
         Some(key),
     )
 }
@@ -733,7 +733,7 @@ mod tests {
     #[test]
     fn placeholders_are_read_as_the_line_was() {
         let markers = Markers::new(&[]);
-        for w in [Withheld::Secret, Withheld::Unheld] {
+        for w in [Withholding::Secret, Withholding::Unheld] {
             let p = w.placeholder();
             // Not JSON (no value starts with `a`), not a marker, no key.
             assert!(p.starts_with(b"aoitap ") && !p.contains(&b'\n'));
@@ -741,9 +741,12 @@ mod tests {
             assert_eq!(unparsed_secret(&p, &[]), None);
             assert_eq!(unparsed_name(&p, &[]), None);
         }
-        assert_eq!(markers.claims(&Withheld::Marker(1).placeholder()), Some(1));
         assert_eq!(
-            markers.claims(&Withheld::Marker(29).placeholder()),
+            markers.claims(&Withholding::Marker(1).placeholder()),
+            Some(1)
+        );
+        assert_eq!(
+            markers.claims(&Withholding::Marker(29).placeholder()),
             Some(29)
         );
     }

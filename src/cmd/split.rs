@@ -19,7 +19,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use crate::check::{
-    Checker, Exposure, Finding, Run, RunKey, RunVerdict, Seen, Sink, digest, redact,
+    Checker, Exposure, Finding, LineKind, Run, RunKey, RunVerdict, Sink, digest, redact,
 };
 use crate::config::{FileId, ReportTo, SplitOptions};
 use crate::exit::{Error, Exit, Result};
@@ -268,7 +268,12 @@ impl Sink for WithPaths<'_> {
 }
 
 impl Consumer for Split {
-    fn line(&mut self, check: &mut Checker, line: &Line<'_>, report: &mut Report) -> Result<Seen> {
+    fn line(
+        &mut self,
+        check: &mut Checker,
+        line: &Line<'_>,
+        report: &mut Report,
+    ) -> Result<LineKind> {
         let decided = check.judge(
             line,
             &mut WithPaths {
@@ -290,7 +295,7 @@ impl Consumer for Split {
         // key is replaced by a placeholder line (DESIGN §13, as verify
         // --relay --redact), so the run's file keeps its lines one for one.
         match redact::relay(line, &decided, &mut self.scratch) {
-            redact::Relay::Withheld(why) => self.files.write(&key, &why.placeholder())?,
+            redact::Relay::Withholding(why) => self.files.write(&key, &why.placeholder())?,
             redact::Relay::Bytes(bytes, []) => self.files.write(&key, bytes)?,
             redact::Relay::Bytes(bytes, exposures) => {
                 self.buf.clear();

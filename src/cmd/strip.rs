@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use crate::check::{Checker, Decision, Exposure, Protocol, Run, Seen, id_key, redact};
+use crate::check::{Checker, Decision, Exposure, LineKind, Protocol, Run, id_key, redact};
 use crate::config::{ReportTo, StripOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
@@ -65,7 +65,12 @@ impl Strip<'_> {
 }
 
 impl Consumer for Strip<'_> {
-    fn line(&mut self, check: &mut Checker, line: &Line<'_>, report: &mut Report) -> Result<Seen> {
+    fn line(
+        &mut self,
+        check: &mut Checker,
+        line: &Line<'_>,
+        report: &mut Report,
+    ) -> Result<LineKind> {
         let decided = check.judge(line, report)?;
         let seen = decided.kind;
         if let Some(ev) = line.event()

@@ -13,14 +13,14 @@
 use std::collections::BTreeMap;
 use std::io;
 
-use crate::check::{Checker, Protocol, RunKey, RunVerdict, Seen};
+use crate::check::{Checker, LineKind, Protocol, RunKey, RunVerdict};
 use crate::config::{ReportTo, SummarizeOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
 use crate::json::{Event, Kind};
 use crate::output::style::Format;
 use crate::output::summary::{self, Counted, Outcome, Problem, RunSummary};
-use crate::stream::{self, Consumer, Held, PerRun, Report};
+use crate::stream::{self, Consumer, Holder, PerRun, Report};
 use crate::text::one_line;
 
 const MAX_KINDS: usize = 256;
@@ -291,14 +291,19 @@ impl Stats {
 }
 
 impl Consumer for Summarize<'_> {
-    fn line(&mut self, check: &mut Checker, line: &Line<'_>, report: &mut Report) -> Result<Seen> {
-        let mut held = Held {
+    fn line(
+        &mut self,
+        check: &mut Checker,
+        line: &Line<'_>,
+        report: &mut Report,
+    ) -> Result<LineKind> {
+        let mut held = Holder {
             tally: Some(report),
             runs: vec![],
         };
         let decided = check.judge(line, &mut held)?;
         let seen = decided.kind;
-        let Held { tally, runs: done } = held;
+        let Holder { tally, runs: done } = held;
         let report = tally.expect("given above");
         let number = decided.line;
         let st = self.stats.get(decided.run, Stats::default);
@@ -321,12 +326,12 @@ impl Consumer for Summarize<'_> {
     }
 
     fn end_input(&mut self, check: Checker, report: &mut Report) -> Result<()> {
-        let mut held = Held {
+        let mut held = Holder {
             tally: Some(report),
             runs: vec![],
         };
         check.finish(&mut held)?;
-        let Held { tally, runs: done } = held;
+        let Holder { tally, runs: done } = held;
         let report = tally.expect("given above");
         for r in done {
             self.emit(&r, report)?;

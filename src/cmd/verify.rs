@@ -3,7 +3,7 @@
 
 use std::io::BufWriter;
 
-use crate::check::{Checker, Seen};
+use crate::check::{Checker, LineKind};
 use crate::config::{ReportTo, StreamOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
@@ -36,7 +36,12 @@ impl Consumer for JudgeOnly {}
 struct RelayRedacted(Redacted);
 
 impl Consumer for RelayRedacted {
-    fn line(&mut self, check: &mut Checker, line: &Line<'_>, report: &mut Report) -> Result<Seen> {
+    fn line(
+        &mut self,
+        check: &mut Checker,
+        line: &Line<'_>,
+        report: &mut Report,
+    ) -> Result<LineKind> {
         let decided = check.judge(line, report)?;
         self.0.line(line, &decided)?;
         Ok(decided.kind)

@@ -34,7 +34,7 @@ pub enum Line<'a> {
         bytes: &'a [u8],
         json: Result<Event<'a>, JsonError>,
         /// What `--schema` found, if the batch was validated.
-        schema: Checked<'a>,
+        schema: Validation<'a>,
     },
     /// A complete line over the cap; its bytes were discarded as they came.
     TooLong { len: u64 },
@@ -65,7 +65,7 @@ impl<'a> Line<'a> {
 
 /// A line against `--schema`, as the batch's parse left it.
 #[derive(Clone, Copy)]
-pub enum Checked<'a> {
+pub enum Validation<'a> {
     /// Not validated here (no schema, or not an object).
     Unchecked,
     Valid,
@@ -148,10 +148,10 @@ impl Batch {
                 let schema = match (next, checked.peek()) {
                     (Some((k, _)), Some((at, outcome))) if *at == k => {
                         checked.next();
-                        Checked::Found(outcome)
+                        Validation::Found(outcome)
                     }
-                    (Some((_, Ok(_))), _) if self.validated => Checked::Valid,
-                    _ => Checked::Unchecked,
+                    (Some((_, Ok(_))), _) if self.validated => Validation::Valid,
+                    _ => Validation::Unchecked,
                 };
                 let json = match next.map(|(_, r)| r) {
                     Some(Ok(index)) => Ok(index.event(bytes, &self.arena)),

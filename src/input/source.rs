@@ -56,15 +56,15 @@ impl std::error::Error for SignalCame {}
 
 /// A failure to write the relay output (not a read failure).
 #[derive(Debug)]
-pub struct RelayFailed(pub io::Error);
+pub struct RelayError(pub io::Error);
 
-impl std::fmt::Display for RelayFailed {
+impl std::fmt::Display for RelayError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "writing the relayed stream: {}", self.0)
     }
 }
 
-impl std::error::Error for RelayFailed {
+impl std::error::Error for RelayError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(&self.0)
     }
@@ -168,7 +168,7 @@ impl Read for Source {
         }
         if let Some(out) = self.relay.as_mut() {
             out.write_all(&buf[..n])
-                .map_err(|e| io::Error::new(e.kind(), RelayFailed(e)))?;
+                .map_err(|e| io::Error::new(e.kind(), RelayError(e)))?;
         }
         Ok(n)
     }

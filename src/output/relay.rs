@@ -4,7 +4,7 @@
 //! the checker says to withhold (it cannot be parsed and holds a
 //! secret-looking key, or it was over `--max-line-bytes` and never held) is
 //! replaced by a placeholder line, so the output keeps the input's lines
-//! one for one (DESIGN §13; `Withheld::placeholder` says why).
+//! one for one (DESIGN §13; `Withholding::placeholder` says why).
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -32,7 +32,7 @@ impl Redacted {
             _ => b"\n",
         };
         match redact::relay(line, decided, &mut self.scratch) {
-            redact::Relay::Withheld(why) => self.out.write_all(&why.placeholder())?,
+            redact::Relay::Withholding(why) => self.out.write_all(&why.placeholder())?,
             redact::Relay::Bytes(bytes, []) => self.out.write_all(bytes)?,
             redact::Relay::Bytes(bytes, exposures) => {
                 redact(bytes, (0, bytes.len()), None, exposures, &mut self.out)?;

@@ -10,7 +10,7 @@
 
 use std::io;
 
-use super::contract::{Contract, Seen, Step};
+use super::contract::{Contract, LineKind, Step};
 use super::framework::retry_after;
 use crate::check::finding::Reporter;
 use crate::check::protocol::Protocol;
@@ -70,9 +70,9 @@ fn event(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Resu
             ),
         };
         out.report(run, Rule::AfdataKindInvalid, None, msg)?;
-        return Ok(Step::seen(Seen {
+        return Ok(Step::seen(LineKind {
             protocol: Protocol::Afdata,
-            ..Seen::default()
+            ..LineKind::default()
         }));
     };
     let payload = ev.get(&kind);
@@ -104,10 +104,10 @@ fn event(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Resu
             caused_by: cause,
         });
     }
-    let seen = Seen {
+    let seen = LineKind {
         event: payload.is_some(),
         protocol: Protocol::Afdata,
-        ..Seen::default()
+        ..LineKind::default()
     };
     Ok(Step {
         ends,

@@ -5,12 +5,12 @@
 
 use std::io;
 
-use super::contract::{Contract, Seen, SeqSeen, Step};
+use super::contract::{Contract, LineKind, SeqPlace, Step};
 use super::framework::{
     Count, Left, by_type, identity, meta_missing, missing_identity, retry_after, summary_missing,
     typed,
 };
-use crate::check::finding::{Found, Reporter};
+use crate::check::finding::{Draft, Reporter};
 use crate::check::protocol::Protocol;
 use crate::check::rules::{CATEGORIES, Rule};
 use crate::check::run_state::{Cause, Outcome, RunState};
@@ -101,7 +101,7 @@ fn event(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Resu
         )?;
     }
     let (seq, stepped) = seq(run, out, t, aoi, ev.seq_uint())?;
-    let seen = Seen {
+    let seen = LineKind {
         seq: stepped,
         ..seen
     };
@@ -129,7 +129,7 @@ fn seq(
     t: usize,
     aoi: Aoi<'_>,
     uint: Uint,
-) -> io::Result<(Option<u64>, SeqSeen)> {
+) -> io::Result<(Option<u64>, SeqPlace)> {
     let (seq_v, run_v, aoi_bad) = aoi.parts();
     if let Some(v) = run_v
         && v.kind() != Kind::String
@@ -146,7 +146,7 @@ fn seq(
             (Some(_), Uint::Int(n)) => Some(n),
             _ => None,
         };
-        return Ok((n, SeqSeen::Untracked));
+        return Ok((n, SeqPlace::Untracked));
     }
     let track = &mut run.tracks[t].seq;
     let Some(v) = seq_v else {
@@ -157,7 +157,7 @@ fn seq(
             let msg = "no aoi.seq in a run that numbers its events".to_string();
             out.report(run, Rule::SeqMissing, None, msg)?;
         }
-        return Ok((None, SeqSeen::Skipped));
+        return Ok((None, SeqPlace::Skipped));
     };
     // aoitap counts seq in 64 bits: a larger one cannot be placed, and
     // is said so rather than clamped into a false order.
@@ -173,7 +173,7 @@ fn seq(
         };
         let msg = format!("aoi.seq is {}, {what}", crate::text::quote_raw(v.raw()));
         out.report(run, Rule::SeqNotInteger, None, msg)?;
-        return Ok((None, SeqSeen::Skipped));
+        return Ok((None, SeqPlace::Skipped));
     };
     let step = track.step(n);
     if run_v.is_none() {
@@ -200,7 +200,7 @@ fn seq(
                     (Rule::SeqNotFromZero, msg, 0)
                 }
             };
-            let f = Found::new(rule, msg)
+            let f = Draft::new(rule, msg)
                 .seq(Some(n))
                 .missing((from, n - 1, count));
             out.emit(run, f)?;
@@ -212,7 +212,7 @@ fn seq(
             out.report(run, Rule::SeqRepeat, Some(n), msg)?;
         }
     }
-    Ok((Some(n), SeqSeen::At(n)))
+    Ok((Some(n), SeqPlace::At(n)))
 }
 
 fn error(

@@ -23,7 +23,7 @@ pub(in crate::check) trait Contract {
 /// What a protocol's rules made of one line.
 #[derive(Debug, Default)]
 pub(in crate::check) struct Step {
-    pub(in crate::check) seen: Seen,
+    pub(in crate::check) seen: LineKind,
     /// The line ended its run (its summary or terminal event): with
     /// `--multi-run` the run is judged at once.
     pub(in crate::check) ends: bool,
@@ -33,7 +33,7 @@ pub(in crate::check) struct Step {
 }
 
 impl Step {
-    pub(in crate::check) fn seen(seen: Seen) -> Step {
+    pub(in crate::check) fn seen(seen: LineKind) -> Step {
         Step {
             seen,
             ..Step::default()
@@ -43,7 +43,7 @@ impl Step {
 
 /// What the checker learned of a line, for commands that pass lines on.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct Seen {
+pub struct LineKind {
     /// A JSON object with a string `type` and no reserved key twice: an
     /// event that can be passed on.
     pub event: bool,
@@ -56,12 +56,12 @@ pub struct Seen {
     pub late: bool,
     /// How the checker stepped the run's seq on this line: reconcile keeps
     /// its account in the same steps, so the two count the same gaps.
-    pub seq: SeqSeen,
+    pub seq: SeqPlace,
 }
 
 /// A line's place in its run's seq (AOI 1.x, spec §8.1).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub enum SeqSeen {
+pub enum SeqPlace {
     /// Not followed (another protocol, or ids past the per-run cap).
     #[default]
     Untracked,

@@ -7,9 +7,9 @@
 use std::borrow::Cow;
 use std::io;
 
-use super::contract::{Seen, SeqSeen};
+use super::contract::{LineKind, SeqPlace};
 use crate::check::config::SchemaPin;
-use crate::check::finding::{Found, Reporter};
+use crate::check::finding::{Draft, Reporter};
 use crate::check::meta_args;
 use crate::check::protocol::{Protocol, major};
 use crate::check::rules::{Rule, Severity};
@@ -52,14 +52,14 @@ const KNOWN_FRAMEWORK: &[&str] = &[
 pub(in crate::check) fn typed<'a>(
     ev: &Event<'a>,
     protocol: Protocol,
-) -> (Option<Cow<'a, [u8]>>, Seen) {
+) -> (Option<Cow<'a, [u8]>>, LineKind) {
     let ty = ev.ty_bytes();
-    let seen = Seen {
+    let seen = LineKind {
         event: ty.is_some() && ev.duplicate_reserved_key().is_none(),
         framework: ty.as_deref().is_some_and(|t| t.starts_with(b"aoi:")),
         protocol,
         late: false,
-        seq: SeqSeen::Untracked,
+        seq: SeqPlace::Untracked,
     };
     (ty, seen)
 }
@@ -261,7 +261,7 @@ pub(super) fn summary_missing(run: &mut RunState, out: &mut Reporter<'_>) -> io:
                 plural(lines, "line")
             )
         };
-        let mut f = Found::new(Rule::SummaryMissing, msg);
+        let mut f = Draft::new(Rule::SummaryMissing, msg);
         if cfg.unbounded {
             // Not a violation for a documented unbounded stream (§4.2).
             f.base = Severity::Warning;

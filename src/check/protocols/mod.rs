@@ -23,7 +23,7 @@ mod framework;
 mod ndjson;
 
 pub(in crate::check) use contract::Contract;
-pub use contract::{Seen, SeqSeen};
+pub use contract::{LineKind, SeqPlace};
 pub(in crate::check) use framework::typed;
 pub(in crate::check) use ndjson::opens;
 

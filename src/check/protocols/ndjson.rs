@@ -7,7 +7,7 @@
 
 use std::io;
 
-use super::contract::{Contract, Seen, Step};
+use super::contract::{Contract, LineKind, Step};
 use crate::check::config::Config;
 use crate::check::finding::Reporter;
 use crate::check::protocol::Protocol;
@@ -94,10 +94,10 @@ fn event(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Resu
             ..Outcome::default()
         });
     }
-    let seen = Seen {
+    let seen = LineKind {
         event: ty.is_some(),
         protocol: Protocol::Ndjson,
-        ..Seen::default()
+        ..LineKind::default()
     };
     Ok(Step {
         ends,

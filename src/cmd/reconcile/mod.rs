@@ -11,14 +11,16 @@
 
 use std::io;
 
-use crate::check::{Checker, Markers, Run, RunKey, RunRef, RunVerdict, Seen, SeqSeen, Verdict};
+use crate::check::{
+    Checker, LineKind, Markers, Run, RunKey, RunRef, RunVerdict, SeqPlace, Verdict,
+};
 use crate::config::{ReconcileOptions, ReportTo};
 use crate::exit::{Error, Exit, Result};
 use crate::input::scan::Line;
 use crate::json::Event;
 use crate::output::reconcile::{self, Counters};
 use crate::output::style::Format;
-use crate::stream::{self, Consumer, Held, PerRun, Report};
+use crate::stream::{self, Consumer, Holder, PerRun, Report};
 use crate::text::clean;
 
 mod account;
@@ -63,10 +65,15 @@ struct Reconcile {
 }
 
 impl Consumer for Reconcile {
-    fn line(&mut self, check: &mut Checker, line: &Line<'_>, report: &mut Report) -> Result<Seen> {
+    fn line(
+        &mut self,
+        check: &mut Checker,
+        line: &Line<'_>,
+        report: &mut Report,
+    ) -> Result<LineKind> {
         // The checker only attributes here; its verdicts are not this
         // command's, and its findings are not counted.
-        let mut held = Held {
+        let mut held = Holder {
             tally: Some(report),
             runs: vec![],
         };
@@ -94,7 +101,7 @@ impl Consumer for Reconcile {
     }
 
     fn end_input(&mut self, check: Checker, report: &mut Report) -> Result<()> {
-        let mut held = Held {
+        let mut held = Holder {
             tally: Some(report),
             runs: vec![],
         };
@@ -153,7 +160,7 @@ impl Reconcile {
         ev: &Event<'_>,
         bytes: &[u8],
         number: u64,
-        seen: &Seen,
+        seen: &LineKind,
         report: &mut Report,
     ) -> io::Result<()> {
         // Compared, never shown: the decoded bytes, with no UTF-8 pass.
@@ -163,9 +170,9 @@ impl Reconcile {
         r.lines += 1;
         // Stepped as the checker stepped it: the two count one gap.
         match seen.seq {
-            SeqSeen::At(n) => r.seq(n, r.last_line),
-            SeqSeen::Skipped => r.seq.skip(),
-            SeqSeen::Untracked => {}
+            SeqPlace::At(n) => r.seq(n, r.last_line),
+            SeqPlace::Skipped => r.seq.skip(),
+            SeqPlace::Untracked => {}
         }
         r.last_line = number;
         match ty.as_deref() {

@@ -20,7 +20,7 @@ use std::io::{self, BufWriter};
 use std::os::fd::OwnedFd;
 use std::time::Duration;
 
-use crate::check::{Checker, Seen};
+use crate::check::{Checker, LineKind};
 use crate::config::{Input, ReportTo, RunOptions};
 use crate::exit::{Error, Exit, Result};
 use crate::input::scan::Line;
@@ -28,7 +28,7 @@ use crate::input::source;
 use crate::output::Attempt;
 use crate::output::relay::Redacted;
 use crate::signal::{Caught, Signals};
-use crate::stream::{self, Consumer, Opened, Report};
+use crate::stream::{self, Consumer, OpenInput, Report};
 
 mod child;
 mod report;
@@ -123,7 +123,7 @@ struct Attempts<'o> {
 }
 
 impl Consumer for Attempts<'_> {
-    fn next_input(&mut self, _k: usize, _inputs: &[Input], signals: &Signals) -> Option<Opened> {
+    fn next_input(&mut self, _k: usize, _inputs: &[Input], signals: &Signals) -> Option<OpenInput> {
         self.flags = Some(signals.flags());
         self.signals.watch(signals);
         let mut relay = None;
@@ -136,7 +136,7 @@ impl Consumer for Attempts<'_> {
                 Ok(file) => relay = file,
                 Err(e) => {
                     // Nothing is run that could not be saved.
-                    return Some(Opened {
+                    return Some(OpenInput {
                         label: self.name.clone(),
                         file: Err(e),
                         unopened: Exit::CantCreate,
@@ -174,7 +174,7 @@ impl Consumer for Attempts<'_> {
                 (Err(io::Error::new(e.kind(), why)), status)
             }
         };
-        Some(Opened {
+        Some(OpenInput {
             label,
             file,
             unopened,
@@ -183,7 +183,12 @@ impl Consumer for Attempts<'_> {
         })
     }
 
-    fn line(&mut self, check: &mut Checker, line: &Line<'_>, report: &mut Report) -> Result<Seen> {
+    fn line(
+        &mut self,
+        check: &mut Checker,
+        line: &Line<'_>,
+        report: &mut Report,
+    ) -> Result<LineKind> {
         self.retried(report)?;
         let mut watch = Watch {
             report,
