@@ -8,7 +8,7 @@
 //! a run's end goes to `verdict.rs`. `rules.rs` is the catalogue every
 //! finding names; `seq.rs`, `secrets.rs`, `meta_args.rs`, `marker.rs` and
 //! `schema.rs` are the checks the rules share; `tally.rs` is what a
-//! command's exit status is made from, and `relay.rs` what `--redact`
+//! command's exit status is made from, and `redaction.rs` what `--redact`
 //! writes.
 
 mod checker;
@@ -19,7 +19,7 @@ mod marker;
 mod meta_args;
 mod protocol;
 mod protocols;
-mod relay;
+pub mod redaction;
 pub mod rules;
 mod run_state;
 mod runs;
@@ -42,10 +42,3 @@ pub use secrets::{Exposure, Withholding, redact};
 pub use seq::{SeqTrack, Step};
 pub use tally::Tally;
 pub use verdict::{RunVerdict, Verdict};
-
-/// The `--redact` writer's decision and the `meta.args` check, by the
-/// names the commands use.
-pub mod redact {
-    pub use crate::check::meta_args::*;
-    pub use crate::check::relay::*;
-}

@@ -19,7 +19,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use crate::check::{
-    Checker, Exposure, Finding, LineKind, Run, RunKey, RunVerdict, Sink, digest, redact,
+    Checker, Exposure, Finding, LineKind, Run, RunKey, RunVerdict, Sink, digest, redact, redaction,
 };
 use crate::config::{FileId, ReportTo, SplitOptions};
 use crate::exit::{Error, Exit, Result};
@@ -294,10 +294,10 @@ impl Consumer for Split {
         // --redact: a line that cannot be parsed and holds a secret-looking
         // key is replaced by a placeholder line (DESIGN §13, as verify
         // --relay --redact), so the run's file keeps its lines one for one.
-        match redact::relay(line, &decided, &mut self.scratch) {
-            redact::Relay::Withholding(why) => self.files.write(&key, &why.placeholder())?,
-            redact::Relay::Bytes(bytes, []) => self.files.write(&key, bytes)?,
-            redact::Relay::Bytes(bytes, exposures) => {
+        match redaction::relay(line, &decided, &mut self.scratch) {
+            redaction::Relay::Withholding(why) => self.files.write(&key, &why.placeholder())?,
+            redaction::Relay::Bytes(bytes, []) => self.files.write(&key, bytes)?,
+            redaction::Relay::Bytes(bytes, exposures) => {
                 self.buf.clear();
                 redact(bytes, (0, bytes.len()), None, exposures, &mut self.buf)?;
                 self.files.write(&key, &self.buf)?;

@@ -5,7 +5,9 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use crate::check::{Checker, Decision, Exposure, LineKind, Protocol, Run, id_key, redact};
+use crate::check::{
+    Checker, Decision, Exposure, LineKind, Protocol, Run, id_key, redact, redaction,
+};
 use crate::config::{ReportTo, StripOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
@@ -92,7 +94,7 @@ impl Consumer for Strip<'_> {
                 Protocol::Aoi02 | Protocol::Ndjson => ((0, bytes.len()), None),
             };
             let exposures = if self.opts.stream.redact {
-                redact::redactions(&ev, &decided, &mut self.scratch)
+                redaction::redactions(&ev, &decided, &mut self.scratch)
             } else {
                 &[]
             };

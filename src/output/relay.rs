@@ -9,7 +9,7 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
-use crate::check::{Decision, Exposure, redact};
+use crate::check::{Decision, Exposure, redact, redaction};
 use crate::input::scan::Line;
 
 pub struct Redacted {
@@ -31,10 +31,10 @@ impl Redacted {
             Line::Unterminated { .. } => b"",
             _ => b"\n",
         };
-        match redact::relay(line, decided, &mut self.scratch) {
-            redact::Relay::Withholding(why) => self.out.write_all(&why.placeholder())?,
-            redact::Relay::Bytes(bytes, []) => self.out.write_all(bytes)?,
-            redact::Relay::Bytes(bytes, exposures) => {
+        match redaction::relay(line, decided, &mut self.scratch) {
+            redaction::Relay::Withholding(why) => self.out.write_all(&why.placeholder())?,
+            redaction::Relay::Bytes(bytes, []) => self.out.write_all(bytes)?,
+            redaction::Relay::Bytes(bytes, exposures) => {
                 redact(bytes, (0, bytes.len()), None, exposures, &mut self.out)?;
             }
         }
