@@ -381,6 +381,16 @@ pub struct Holder<'a> {
     pub runs: Vec<RunVerdict>,
 }
 
+impl Holder<'_> {
+    /// Findings counted into `report`'s tally, verdicts held.
+    pub fn counting(report: &mut Report) -> Holder<'_> {
+        Holder {
+            tally: Some(report),
+            runs: vec![],
+        }
+    }
+}
+
 impl Sink for Holder<'_> {
     fn finding(&mut self, f: &Finding) -> io::Result<()> {
         if let Some(r) = self.tally.as_mut() {

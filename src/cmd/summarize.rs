@@ -297,10 +297,7 @@ impl Consumer for Summarize<'_> {
         line: &Line<'_>,
         report: &mut Report,
     ) -> Result<LineKind> {
-        let mut held = Holder {
-            tally: Some(report),
-            runs: vec![],
-        };
+        let mut held = Holder::counting(report);
         let decided = check.judge(line, &mut held)?;
         let seen = decided.kind;
         let Holder { tally, runs: done } = held;
@@ -326,10 +323,7 @@ impl Consumer for Summarize<'_> {
     }
 
     fn end_input(&mut self, check: Checker, report: &mut Report) -> Result<()> {
-        let mut held = Holder {
-            tally: Some(report),
-            runs: vec![],
-        };
+        let mut held = Holder::counting(report);
         check.finish(&mut held)?;
         let Holder { tally, runs: done } = held;
         let report = tally.expect("given above");

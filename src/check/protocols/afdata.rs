@@ -28,92 +28,97 @@ impl Contract for Afdata {
         out: &mut Reporter<'_>,
         ev: &Event<'_>,
     ) -> io::Result<Step> {
-        event(run, out, ev)
+        run.count_line();
+        let after_terminal = run.summary.is_some();
+        if after_terminal && !run.not_last_reported {
+            run.not_last_reported = true;
+            let msg = "event after the run's result or error: the terminal event must be last"
+                .to_string();
+            out.report(run, Rule::AfdataTerminalNotLast, None, msg)?;
+        }
+        let kind = ev.get("kind").and_then(|v| v.as_str());
+        // `kind` and the payload it names decide the verdict (DESIGN §13):
+        // aoitap reads the first of two, jq and Python the last.
+        let payload_twice = kind
+            .as_deref()
+            .filter(|k| matches!(*k, "result" | "error"))
+            .filter(|k| ev.count(k) > 1);
+        if let Some(key) = (ev.count("kind") > 1).then_some("kind").or(payload_twice) {
+            let msg = format!("{key} appears twice: parsers disagree about which one wins");
+            out.report(run, Rule::VerdictDuplicateKey, None, msg)?;
+        }
+        let Some(kind) = kind.filter(|k| matches!(&**k, "result" | "error" | "progress" | "log"))
+        else {
+            let msg = match ev.get("kind") {
+                None => "no kind: every AFDATA event names its kind".to_string(),
+                Some(v) => format!(
+                    "kind {} is not result, error, progress or log",
+                    crate::text::quote_raw(v.raw())
+                ),
+            };
+            out.report(run, Rule::AfdataKindInvalid, None, msg)?;
+            return Ok(Step::seen(LineKind {
+                protocol: Protocol::Afdata,
+                ..LineKind::default()
+            }));
+        };
+        let payload = ev.get(&kind);
+        if payload.is_none() {
+            let msg = format!("kind {} without a {} member", quote(&kind), quote(&kind));
+            out.report(run, Rule::AfdataPayloadMissing, None, msg)?;
+        }
+        if let Some(trace) = ev.get("trace")
+            && trace.kind() != Kind::Object
+        {
+            let msg = "trace is not an object".to_string();
+            out.report(run, Rule::AfdataTraceNotObject, None, msg)?;
+        }
+        run.domain += 1;
+        let terminal = matches!(&*kind, "result" | "error");
+        let cause = match (&*kind, payload) {
+            ("error", Some(p)) => Some(error(run, out, p)?),
+            _ => None,
+        };
+        let ends = terminal && !after_terminal;
+        if ends {
+            if cause.is_some() {
+                run.errors += 1;
+            }
+            run.summary = Some(Outcome {
+                ok: Some(&*kind == "result"),
+                partial: false,
+                reason: None,
+                caused_by: cause,
+            });
+        }
+        let seen = LineKind {
+            event: payload.is_some(),
+            protocol: Protocol::Afdata,
+            ..LineKind::default()
+        };
+        Ok(Step {
+            ends,
+            ..Step::seen(seen)
+        })
     }
 
+    /// A run without its terminal event was cut, unless it is unbounded.
     fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
-        close(run, out)
+        let unbounded = out.cfg.unbounded;
+        if run.summary.is_none() && !unbounded {
+            let msg = format!(
+                "the stream ended after {} without a result or error event: it was cut off or the producer crashed",
+                crate::text::plural(run.lines, "line")
+            );
+            out.report(run, Rule::AfdataTerminalMissing, None, msg)?;
+        }
+        Ok(())
     }
 }
 
 /// The members of an error payload that decide the verdict: read twice,
 /// parsers disagree (DESIGN §8).
 const VERDICT_KEYS: &[&str] = &["retryable", "retry_after_ms", "retry_after_s", "code"];
-
-fn event(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Result<Step> {
-    run.count_line();
-    let after_terminal = run.summary.is_some();
-    if after_terminal && !run.not_last_reported {
-        run.not_last_reported = true;
-        let msg =
-            "event after the run's result or error: the terminal event must be last".to_string();
-        out.report(run, Rule::AfdataTerminalNotLast, None, msg)?;
-    }
-    let kind = ev.get("kind").and_then(|v| v.as_str());
-    // `kind` and the payload it names decide the verdict (DESIGN §13):
-    // aoitap reads the first of two, jq and Python the last.
-    let payload_twice = kind
-        .as_deref()
-        .filter(|k| matches!(*k, "result" | "error"))
-        .filter(|k| ev.count(k) > 1);
-    if let Some(key) = (ev.count("kind") > 1).then_some("kind").or(payload_twice) {
-        let msg = format!("{key} appears twice: parsers disagree about which one wins");
-        out.report(run, Rule::VerdictDuplicateKey, None, msg)?;
-    }
-    let Some(kind) = kind.filter(|k| matches!(&**k, "result" | "error" | "progress" | "log"))
-    else {
-        let msg = match ev.get("kind") {
-            None => "no kind: every AFDATA event names its kind".to_string(),
-            Some(v) => format!(
-                "kind {} is not result, error, progress or log",
-                crate::text::quote_raw(v.raw())
-            ),
-        };
-        out.report(run, Rule::AfdataKindInvalid, None, msg)?;
-        return Ok(Step::seen(LineKind {
-            protocol: Protocol::Afdata,
-            ..LineKind::default()
-        }));
-    };
-    let payload = ev.get(&kind);
-    if payload.is_none() {
-        let msg = format!("kind {} without a {} member", quote(&kind), quote(&kind));
-        out.report(run, Rule::AfdataPayloadMissing, None, msg)?;
-    }
-    if let Some(trace) = ev.get("trace")
-        && trace.kind() != Kind::Object
-    {
-        let msg = "trace is not an object".to_string();
-        out.report(run, Rule::AfdataTraceNotObject, None, msg)?;
-    }
-    run.domain += 1;
-    let terminal = matches!(&*kind, "result" | "error");
-    let cause = match (&*kind, payload) {
-        ("error", Some(p)) => Some(error(run, out, p)?),
-        _ => None,
-    };
-    let ends = terminal && !after_terminal;
-    if ends {
-        if cause.is_some() {
-            run.errors += 1;
-        }
-        run.summary = Some(Outcome {
-            ok: Some(&*kind == "result"),
-            partial: false,
-            reason: None,
-            caused_by: cause,
-        });
-    }
-    let seen = LineKind {
-        event: payload.is_some(),
-        protocol: Protocol::Afdata,
-        ..LineKind::default()
-    };
-    Ok(Step {
-        ends,
-        ..Step::seen(seen)
-    })
-}
 
 /// The error payload: its fields checked, its retry hint read.
 fn error(run: &mut RunState, out: &mut Reporter<'_>, p: Value<'_>) -> io::Result<Cause> {
@@ -185,17 +190,4 @@ fn retry_after_s(
             Ok(None)
         }
     }
-}
-
-/// A run without its terminal event was cut, unless it is unbounded.
-fn close(run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
-    let unbounded = out.cfg.unbounded;
-    if run.summary.is_none() && !unbounded {
-        let msg = format!(
-            "the stream ended after {} without a result or error event: it was cut off or the producer crashed",
-            crate::text::plural(run.lines, "line")
-        );
-        out.report(run, Rule::AfdataTerminalMissing, None, msg)?;
-    }
-    Ok(())
 }

@@ -21,104 +21,107 @@ use crate::text::{quote, quote_raw};
 pub(in crate::check) struct Aoi1;
 
 impl Contract for Aoi1 {
+    /// An event of an AOI 1.x run (spec §2, §8, §13).
     fn event(
         &self,
         run: &mut RunState,
         out: &mut Reporter<'_>,
         ev: &Event<'_>,
     ) -> io::Result<Step> {
-        event(run, out, ev)
-    }
-
-    fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
-        close(run, out)
-    }
-}
-
-/// An event of an AOI 1.x run (spec §2, §8, §13).
-fn event(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Result<Step> {
-    let (ty, seen) = typed(ev, Protocol::Aoi);
-    let ty = ty.as_deref();
-    let aoi = ev.aoi();
-    let (_, run_v, aoi_bad) = aoi.parts();
-    let multi = out.cfg.multi_run;
-    // Multi-run: `place` sent the line here by its id, so once the run
-    // has an id every id it gets is that one.
-    let (t, new_id) = if multi && run.tracks[0].id.is_some() {
-        (0, false)
-    } else {
-        run.track(run_v)
-    };
-    run.count_line();
-    let late = run.summary.is_some() && ty != Some(b"aoi:summary") && !run.not_last_reported;
-    if late {
-        run.not_last_reported = true;
-    }
-    if new_id && !multi {
-        // Counts over two runs cannot be reconciled with one summary.
-        run.seq_trouble = true;
-    }
-    if late {
-        let msg =
-            "event after the run's aoi:summary: the summary must be the last line".to_string();
-        out.report(run, Rule::SummaryNotLast, None, msg)?;
-    }
-    if new_id && !multi {
-        let name = run_v.and_then(|v| v.as_str()).unwrap_or_default();
-        let msg = format!(
-            "run id changed to {}: one stream must be one run (use --multi-run for merged logs)",
-            crate::text::quote(&name)
-        );
-        out.report(run, Rule::RunChanged, None, msg)?;
-    }
-
-    // The envelope (§2, §8.1).
-    if let Some(key) = ev.duplicate_reserved_key() {
-        let msg = format!("{key} appears twice: parsers disagree about which one wins");
-        out.report(run, Rule::EnvelopeDuplicateKey, None, msg)?;
-    }
-    if ty.is_none() {
-        let msg = match ev.get("type") {
-            None => "no type: every event must carry a string type".to_string(),
-            Some(_) => "type is not a string".to_string(),
+        let (ty, seen) = typed(ev, Protocol::Aoi);
+        let ty = ty.as_deref();
+        let aoi = ev.aoi();
+        let (_, run_v, aoi_bad) = aoi.parts();
+        let multi = out.cfg.multi_run;
+        // Multi-run: `place` sent the line here by its id, so once the run
+        // has an id every id it gets is that one.
+        let (t, new_id) = if multi && run.tracks[0].id.is_some() {
+            (0, false)
+        } else {
+            run.track(run_v)
         };
-        out.report(run, Rule::EnvelopeTypeMissing, None, msg)?;
-    }
-    if aoi_bad {
-        out.report(
-            run,
-            Rule::EnvelopeAoiNotObject,
-            None,
-            "aoi is not an object".into(),
-        )?;
-    }
-    if ev.has_ansi() {
-        out.report(
-            run,
-            Rule::TextAnsi,
-            None,
-            "ANSI escape inside a string value".into(),
-        )?;
-    }
-    let (seq, stepped) = seq(run, out, t, aoi, ev.seq_uint())?;
-    let seen = LineKind {
-        seq: stepped,
-        ..seen
-    };
-    let mut step = Step::seen(seen);
-    if run.unsupported {
-        return Ok(step);
-    }
-    match by_type(run, out, ev, ty, seq)? {
-        Left::Nothing => {}
-        Left::Meta => step.meta = true,
-        Left::Summary => {
-            summary(run, out, t, ev, seq)?;
-            step.ends = true;
+        run.count_line();
+        let late = run.summary.is_some() && ty != Some(b"aoi:summary") && !run.not_last_reported;
+        if late {
+            run.not_last_reported = true;
         }
-        Left::Error => error(run, out, ev, seq)?,
+        if new_id && !multi {
+            // Counts over two runs cannot be reconciled with one summary.
+            run.seq_trouble = true;
+        }
+        if late {
+            let msg =
+                "event after the run's aoi:summary: the summary must be the last line".to_string();
+            out.report(run, Rule::SummaryNotLast, None, msg)?;
+        }
+        if new_id && !multi {
+            let name = run_v.and_then(|v| v.as_str()).unwrap_or_default();
+            let msg = format!(
+                "run id changed to {}: one stream must be one run (use --multi-run for merged logs)",
+                crate::text::quote(&name)
+            );
+            out.report(run, Rule::RunChanged, None, msg)?;
+        }
+
+        // The envelope (§2, §8.1).
+        if let Some(key) = ev.duplicate_reserved_key() {
+            let msg = format!("{key} appears twice: parsers disagree about which one wins");
+            out.report(run, Rule::EnvelopeDuplicateKey, None, msg)?;
+        }
+        if ty.is_none() {
+            let msg = match ev.get("type") {
+                None => "no type: every event must carry a string type".to_string(),
+                Some(_) => "type is not a string".to_string(),
+            };
+            out.report(run, Rule::EnvelopeTypeMissing, None, msg)?;
+        }
+        if aoi_bad {
+            out.report(
+                run,
+                Rule::EnvelopeAoiNotObject,
+                None,
+                "aoi is not an object".into(),
+            )?;
+        }
+        if ev.has_ansi() {
+            out.report(
+                run,
+                Rule::TextAnsi,
+                None,
+                "ANSI escape inside a string value".into(),
+            )?;
+        }
+        let (seq, stepped) = seq(run, out, t, aoi, ev.seq_uint())?;
+        let seen = LineKind {
+            seq: stepped,
+            ..seen
+        };
+        let mut step = Step::seen(seen);
+        if run.unsupported {
+            return Ok(step);
+        }
+        match by_type(run, out, ev, ty, seq)? {
+            Left::Nothing => {}
+            Left::Meta => step.meta = true,
+            Left::Summary => {
+                summary(run, out, t, ev, seq)?;
+                step.ends = true;
+            }
+            Left::Error => error(run, out, ev, seq)?,
+        }
+        Ok(step)
     }
-    Ok(step)
+
+    /// The end of an AOI 1.x run: its summary, meta and seq claimed.
+    fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
+        summary_missing(run, out)?;
+        meta_missing(run, out)?;
+        if !run.tracks.iter().any(|t| t.seq.started()) && !run.seq_uncounted {
+            let msg = "no aoi.seq: events lost from the middle would go unnoticed".to_string();
+            out.report(run, Rule::VerifiableNotClaimed, None, msg)?;
+        }
+        Ok(())
+    }
 }
 
 /// `aoi.seq` and `aoi.run` (§8.1, §18 check 15), with `uint` the seq as
@@ -505,17 +508,6 @@ fn summary(
         reason: reason.flatten(),
         caused_by,
     });
-    Ok(())
-}
-
-/// The end of an AOI 1.x run: its summary, meta and seq claimed.
-fn close(run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
-    summary_missing(run, out)?;
-    meta_missing(run, out)?;
-    if !run.tracks.iter().any(|t| t.seq.started()) && !run.seq_uncounted {
-        let msg = "no aoi.seq: events lost from the middle would go unnoticed".to_string();
-        out.report(run, Rule::VerifiableNotClaimed, None, msg)?;
-    }
     Ok(())
 }
 

@@ -34,11 +34,66 @@ impl Contract for Aoi02 {
         out: &mut Reporter<'_>,
         ev: &Event<'_>,
     ) -> io::Result<Step> {
-        event(run, out, ev)
+        let (ty, seen) = typed(ev, Protocol::Aoi02);
+        let ty = ty.as_deref();
+        line_of_run(run, out, ty == Some(b"aoi:summary"))?;
+        if let Some(key) = ev.duplicate_reserved_key() {
+            let msg = format!("{key} appears twice: parsers disagree about which one wins");
+            out.report(run, Rule::EnvelopeDuplicateKey, None, msg)?;
+        }
+        if ty.is_none() {
+            let msg = "no string type: every event must carry one".to_string();
+            out.report(run, Rule::EnvelopeTypeMissing, None, msg)?;
+        }
+        if ev.has_ansi() {
+            let msg = "ANSI escape inside a string value".to_string();
+            out.report(run, Rule::TextAnsi, None, msg)?;
+        }
+        let mut step = Step::seen(seen);
+        match by_type(run, out, ev, ty, None)? {
+            Left::Nothing => {}
+            Left::Meta => step.meta = true,
+            Left::Summary => {
+                summary(run, out, ev)?;
+                step.ends = true;
+            }
+            Left::Error => error(run, out, ev)?,
+        }
+        Ok(step)
     }
 
+    /// A 0.2 run ends with its summary; it has no seq to claim. The
+    /// `version.legacy` note says what could not be checked, and which
+    /// reading of `count` matched.
     fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
-        close(run, out)
+        summary_missing(run, out)?;
+        meta_missing(run, out)?;
+        let counted = match run.count_reading {
+            Some(CountReading::EveryLine { emitter: true }) => {
+                "; its count matched every line of the run, meta and summary included (the SDK's reading)"
+            }
+            Some(CountReading::EveryLine { emitter: false }) => {
+                // The two readings differ by the summary, and the meta if
+                // there is one: that many lost lines look like the other.
+                if run.meta.is_some() {
+                    "; its count matched every line of the run, meta and summary included (the SDK's \
+                     reading): if this producer counts only the events between meta and summary, 2 \
+                     lines are missing"
+                } else {
+                    "; its count matched every line of the run, summary included (the SDK's reading): \
+                     if this producer counts only the events before its summary, 1 line is missing"
+                }
+            }
+            Some(CountReading::Between) => {
+                "; its count matched the events between meta and summary (the reading of the 0.2 docs)"
+            }
+            Some(CountReading::Missing) => "; its summary has no count, so none can be found",
+            None => "",
+        };
+        let msg = format!(
+            "AOI 0.2 run: no envelope, so events lost from the middle are found only by the summary's count, and not located{counted}"
+        );
+        out.report(run, Rule::VersionLegacy, None, msg)
     }
 }
 
@@ -47,35 +102,6 @@ enum Scope {
     None,
     Process,
     Item,
-}
-
-fn event(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Result<Step> {
-    let (ty, seen) = typed(ev, Protocol::Aoi02);
-    let ty = ty.as_deref();
-    line_of_run(run, out, ty == Some(b"aoi:summary"))?;
-    if let Some(key) = ev.duplicate_reserved_key() {
-        let msg = format!("{key} appears twice: parsers disagree about which one wins");
-        out.report(run, Rule::EnvelopeDuplicateKey, None, msg)?;
-    }
-    if ty.is_none() {
-        let msg = "no string type: every event must carry one".to_string();
-        out.report(run, Rule::EnvelopeTypeMissing, None, msg)?;
-    }
-    if ev.has_ansi() {
-        let msg = "ANSI escape inside a string value".to_string();
-        out.report(run, Rule::TextAnsi, None, msg)?;
-    }
-    let mut step = Step::seen(seen);
-    match by_type(run, out, ev, ty, None)? {
-        Left::Nothing => {}
-        Left::Meta => step.meta = true,
-        Left::Summary => {
-            summary(run, out, ev)?;
-            step.ends = true;
-        }
-        Left::Error => error(run, out, ev)?,
-    }
-    Ok(step)
 }
 
 /// Count a line into its run; the first line after the summary is
@@ -228,38 +254,4 @@ fn summary(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Re
         out.report(run, Rule::SummaryOkDespiteError, None, msg)?;
     }
     Ok(())
-}
-
-/// A 0.2 run ends with its summary; it has no seq to claim. The
-/// `version.legacy` note says what could not be checked, and which
-/// reading of `count` matched.
-fn close(run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
-    summary_missing(run, out)?;
-    meta_missing(run, out)?;
-    let counted = match run.count_reading {
-        Some(CountReading::EveryLine { emitter: true }) => {
-            "; its count matched every line of the run, meta and summary included (the SDK's reading)"
-        }
-        Some(CountReading::EveryLine { emitter: false }) => {
-            // The two readings differ by the summary, and the meta if
-            // there is one: that many lost lines look like the other.
-            if run.meta.is_some() {
-                "; its count matched every line of the run, meta and summary included (the SDK's \
-                 reading): if this producer counts only the events between meta and summary, 2 \
-                 lines are missing"
-            } else {
-                "; its count matched every line of the run, summary included (the SDK's reading): \
-                 if this producer counts only the events before its summary, 1 line is missing"
-            }
-        }
-        Some(CountReading::Between) => {
-            "; its count matched the events between meta and summary (the reading of the 0.2 docs)"
-        }
-        Some(CountReading::Missing) => "; its summary has no count, so none can be found",
-        None => "",
-    };
-    let msg = format!(
-        "AOI 0.2 run: no envelope, so events lost from the middle are found only by the summary's count, and not located{counted}"
-    );
-    out.report(run, Rule::VersionLegacy, None, msg)
 }

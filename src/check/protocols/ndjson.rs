@@ -25,11 +25,77 @@ impl Contract for Ndjson {
         out: &mut Reporter<'_>,
         ev: &Event<'_>,
     ) -> io::Result<Step> {
-        event(run, out, ev)
+        let cfg = out.cfg;
+        run.count_line();
+        let first_line = run.lines == 1;
+        let after_last = run.summary.is_some();
+        run.domain += 1;
+        let ty = discriminator(cfg, ev);
+        if ev.count(&cfg.type_field) > 1 {
+            // The discriminator decides where a run ends (DESIGN §13).
+            let msg = format!(
+                "{} appears twice: parsers disagree about which one wins",
+                quote(&cfg.type_field)
+            );
+            out.report(run, Rule::VerdictDuplicateKey, None, msg)?;
+        }
+        if ty.is_none() {
+            let msg = format!(
+                "no string {}: every line of a typed stream names its type",
+                quote(&cfg.type_field)
+            );
+            out.report(run, Rule::NdjsonTypeMissing, None, msg)?;
+        }
+        if let Some(first) = &cfg.first
+            && first_line
+            && ty.as_deref() != Some(first)
+        {
+            let msg = format!(
+                "the run starts with {}, not {}: its head was cut",
+                ty.as_deref().map_or("an untyped line".to_string(), quote),
+                quote(first)
+            );
+            out.report(run, Rule::NdjsonFirstWrong, None, msg)?;
+        }
+        if after_last && !run.not_last_reported {
+            run.not_last_reported = true;
+            let msg = format!(
+                "event after the run's {} line, which ends it",
+                quote(cfg.last.as_deref().unwrap_or_default())
+            );
+            out.report(run, Rule::NdjsonAfterLast, None, msg)?;
+        }
+        let ends = !after_last && ty.is_some() && ty.as_deref() == cfg.last.as_deref();
+        if ends {
+            run.summary = Some(Outcome {
+                ok: Some(true),
+                ..Outcome::default()
+            });
+        }
+        let seen = LineKind {
+            event: ty.is_some(),
+            protocol: Protocol::Ndjson,
+            ..LineKind::default()
+        };
+        Ok(Step {
+            ends,
+            ..Step::seen(seen)
+        })
     }
 
+    /// With `--last`, a run that never reached it was cut.
     fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
-        close(run, out)
+        if let Some(last) = &out.cfg.last
+            && run.summary.is_none()
+        {
+            let msg = format!(
+                "the stream ended after {} without its {} line: it was cut off or the producer stopped",
+                crate::text::plural(run.lines, "line"),
+                quote(last)
+            );
+            out.report(run, Rule::NdjsonLastMissing, None, msg)?;
+        }
+        Ok(())
     }
 }
 
@@ -44,78 +110,4 @@ fn discriminator(cfg: &Config, ev: &Event<'_>) -> Option<String> {
     ev.get(&cfg.type_field)
         .and_then(|v| v.as_str())
         .map(|s| s.into_owned())
-}
-
-fn event(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Result<Step> {
-    let cfg = out.cfg;
-    run.count_line();
-    let first_line = run.lines == 1;
-    let after_last = run.summary.is_some();
-    run.domain += 1;
-    let ty = discriminator(cfg, ev);
-    if ev.count(&cfg.type_field) > 1 {
-        // The discriminator decides where a run ends (DESIGN §13).
-        let msg = format!(
-            "{} appears twice: parsers disagree about which one wins",
-            quote(&cfg.type_field)
-        );
-        out.report(run, Rule::VerdictDuplicateKey, None, msg)?;
-    }
-    if ty.is_none() {
-        let msg = format!(
-            "no string {}: every line of a typed stream names its type",
-            quote(&cfg.type_field)
-        );
-        out.report(run, Rule::NdjsonTypeMissing, None, msg)?;
-    }
-    if let Some(first) = &cfg.first
-        && first_line
-        && ty.as_deref() != Some(first)
-    {
-        let msg = format!(
-            "the run starts with {}, not {}: its head was cut",
-            ty.as_deref().map_or("an untyped line".to_string(), quote),
-            quote(first)
-        );
-        out.report(run, Rule::NdjsonFirstWrong, None, msg)?;
-    }
-    if after_last && !run.not_last_reported {
-        run.not_last_reported = true;
-        let msg = format!(
-            "event after the run's {} line, which ends it",
-            quote(cfg.last.as_deref().unwrap_or_default())
-        );
-        out.report(run, Rule::NdjsonAfterLast, None, msg)?;
-    }
-    let ends = !after_last && ty.is_some() && ty.as_deref() == cfg.last.as_deref();
-    if ends {
-        run.summary = Some(Outcome {
-            ok: Some(true),
-            ..Outcome::default()
-        });
-    }
-    let seen = LineKind {
-        event: ty.is_some(),
-        protocol: Protocol::Ndjson,
-        ..LineKind::default()
-    };
-    Ok(Step {
-        ends,
-        ..Step::seen(seen)
-    })
-}
-
-/// With `--last`, a run that never reached it was cut.
-fn close(run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
-    if let Some(last) = &out.cfg.last
-        && run.summary.is_none()
-    {
-        let msg = format!(
-            "the stream ended after {} without its {} line: it was cut off or the producer stopped",
-            crate::text::plural(run.lines, "line"),
-            quote(last)
-        );
-        out.report(run, Rule::NdjsonLastMissing, None, msg)?;
-    }
-    Ok(())
 }

@@ -73,10 +73,7 @@ impl Consumer for Reconcile {
     ) -> Result<LineKind> {
         // The checker only attributes here; its verdicts are not this
         // command's, and its findings are not counted.
-        let mut held = Holder {
-            tally: Some(report),
-            runs: vec![],
-        };
+        let mut held = Holder::counting(report);
         let decided = check.judge(line, &mut held)?;
         let seen = decided.kind;
         let closed = held.runs;
@@ -101,10 +98,7 @@ impl Consumer for Reconcile {
     }
 
     fn end_input(&mut self, check: Checker, report: &mut Report) -> Result<()> {
-        let mut held = Holder {
-            tally: Some(report),
-            runs: vec![],
-        };
+        let mut held = Holder::counting(report);
         check.finish(&mut held)?;
         let closed = held.runs;
         for r in closed {
