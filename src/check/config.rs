@@ -7,7 +7,7 @@ use super::protocol::Protocol;
 use super::rules::Levels;
 use super::schema::EventSchema;
 
-/// The checker's plain configuration (made from the command line in cli.rs).
+/// The checker's plain configuration (made from the command line in `cli::lower`).
 #[derive(Clone, Debug, Default)]
 pub struct Config {
     pub multi_run: bool,

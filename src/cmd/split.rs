@@ -198,7 +198,7 @@ impl Files {
             && let Ok(own) = fs::symlink_metadata(&path)
             && !own.is_dir()
         {
-            // An input is never written over (DESIGN §13): cli.rs refused
+            // An input is never written over (DESIGN §13): cli::usage refused
             // one in DIR before anything was written; this holds should
             // one have been linked there since.
             let target = own.is_symlink().then(|| fs::metadata(&path).ok()).flatten();
@@ -327,7 +327,7 @@ impl Consumer for Split {
 mod tests {
     use super::*;
 
-    /// cli.rs refuses an input among the names split-by-run may write.
+    /// cli::usage refuses an input among the names split-by-run may write.
     #[test]
     fn every_name_given_is_one_split_may_write() {
         for key in [
