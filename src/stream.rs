@@ -16,8 +16,9 @@ use crate::config::{Input, ReportTo, StreamOptions};
 use crate::exit::{Error, Exit, Result};
 use crate::input::line_check::LineCheck;
 use crate::input::pipeline::{End, Feed};
-use crate::input::scan::Line;
+use crate::input::scan::{BATCH_BYTES, Batch, Cutter, Line};
 use crate::input::source::{self, RelayError, Source};
+use crate::json::Parser;
 use crate::output::Emitter;
 use crate::output::progress::Progress;
 use crate::output::style::Format;
@@ -195,6 +196,7 @@ pub fn run(
         .sum::<Option<u64>>();
     let mut progress = Progress::new(&opts.style, total);
     let mut trouble: Option<Exit> = None;
+    let mut whole = Whole::default();
     let mut k = 0;
     while let Some(next) = consumer.next_input(k, &opts.inputs, &signals) {
         k += 1;
@@ -219,66 +221,111 @@ pub fn run(
             None => relay.as_ref().map(File::try_clone).transpose()?,
         };
         let idle = opts.idle_timeout_ms.map(Duration::from_millis);
-        let (stopped, stop) = UnixStream::pair()?;
-        let mut wake = vec![signals.wake_fd()?, OwnedFd::from(stopped)];
-        wake.extend(next.wake);
-        let mut feed = Feed::start(
-            Source::new(file, relay, wake, idle),
-            opts.max_line_bytes,
-            opts.check
-                .schema
-                .clone()
-                .map(|s| s as std::sync::Arc<dyn LineCheck>),
-            stop,
-        );
         let mut check = Checker::new(&opts.check);
-        while let Some(piece) = feed.next_piece() {
-            let mut judged = 0;
-            for line in piece.batch.lines() {
-                if let Err(e) = consumer.line(&mut check, &line, &mut report) {
-                    return Err(fail(report, e));
+        if relay.is_none() && next.wake.is_none() && idle.is_none() && small_file(&file) {
+            // Read on this thread (DESIGN §14): for a file this small the
+            // pipeline's two threads and socket cost more than the file.
+            let cutter = match &mut whole.cutter {
+                Some(c) => {
+                    c.restart(file);
+                    c
                 }
-                judged += line.input_bytes();
-                if opts.line_buffered {
-                    clear(&mut progress);
-                    report.out.flush()?;
-                }
-            }
-            if let Some(p) = &mut progress {
-                p.add(judged);
-            }
-            let stop = match &piece.end {
-                End::More => false,
-                End::WouldBlock => {
-                    consumer.flush()?;
-                    clear(&mut progress);
-                    report.out.flush()?;
-                    false
-                }
-                End::Idle => {
-                    check.idle(&mut report, opts.idle_timeout_ms.unwrap_or(0))?;
-                    consumer.flush()?;
-                    clear(&mut progress);
-                    report.out.flush()?;
-                    false
-                }
-                End::Signal | End::Eof => true,
-                End::Failed(e) if e.get_ref().is_some_and(|i| i.is::<RelayError>()) => {
-                    // Our own output failed: said, and the report ended,
-                    // so it still reads as a whole run (a closed
-                    // downstream stays quiet: 141).
-                    return Err(fail(report, io::Error::new(e.kind(), e.to_string()).into()));
-                }
-                End::Failed(e) => {
-                    let msg = format!("{}: read failed: {e}", report.out.file);
-                    report.out.local_error("io", "READ_FAILED", &msg)?;
-                    trouble = trouble.max(Some(Exit::Io));
-                    true
-                }
+                None => whole.cutter.insert(Cutter::new(file, opts.max_line_bytes)),
             };
-            feed.done(piece.batch);
-            if stop || signals.caught().is_some() {
-                break;
+            loop {
+                match cutter.next_batch_in(&mut whole.batch) {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    Err(e) => {
+                        let msg = format!("{}: read failed: {e}", report.out.file);
+                        report.out.local_error("io", "READ_FAILED", &msg)?;
+                        trouble = trouble.max(Some(Exit::Io));
+                        break;
+                    }
+                }
+                let schema = opts.check.schema.as_deref().map(|s| s as &dyn LineCheck);
+                whole.batch.parse(&mut whole.parser, schema);
+                let judged = match judge_lines(
+                    &whole.batch,
+                    consumer,
+                    &mut check,
+                    &mut report,
+                    &mut progress,
+                    opts,
+                ) {
+                    Ok(n) => n,
+                    Err(Halt::Judging(e)) => return Err(fail(report, e)),
+                    Err(Halt::Writing(e)) => return Err(e),
+                };
+                if let Some(p) = &mut progress {
+                    p.add(judged);
+                }
+                if signals.caught().is_some() {
+                    break;
+                }
+            }
+        } else {
+            let (stopped, stop) = UnixStream::pair()?;
+            let mut wake = vec![signals.wake_fd()?, OwnedFd::from(stopped)];
+            wake.extend(next.wake);
+            let mut feed = Feed::start(
+                Source::new(file, relay, wake, idle),
+                opts.max_line_bytes,
+                opts.check
+                    .schema
+                    .clone()
+                    .map(|s| s as std::sync::Arc<dyn LineCheck>),
+                stop,
+            );
+            while let Some(piece) = feed.next_piece() {
+                let judged = match judge_lines(
+                    &piece.batch,
+                    consumer,
+                    &mut check,
+                    &mut report,
+                    &mut progress,
+                    opts,
+                ) {
+                    Ok(n) => n,
+                    Err(Halt::Judging(e)) => return Err(fail(report, e)),
+                    Err(Halt::Writing(e)) => return Err(e),
+                };
+                if let Some(p) = &mut progress {
+                    p.add(judged);
+                }
+                let stop = match &piece.end {
+                    End::More => false,
+                    End::WouldBlock => {
+                        consumer.flush()?;
+                        clear(&mut progress);
+                        report.out.flush()?;
+                        false
+                    }
+                    End::Idle => {
+                        check.idle(&mut report, opts.idle_timeout_ms.unwrap_or(0))?;
+                        consumer.flush()?;
+                        clear(&mut progress);
+                        report.out.flush()?;
+                        false
+                    }
+                    End::Signal | End::Eof => true,
+                    End::Failed(e) if e.get_ref().is_some_and(|i| i.is::<RelayError>()) => {
+                        // Our own output failed: said, and the report ended,
+                        // so it still reads as a whole run (a closed
+                        // downstream stays quiet: 141).
+                        return Err(fail(report, io::Error::new(e.kind(), e.to_string()).into()));
+                    }
+                    End::Failed(e) => {
+                        let msg = format!("{}: read failed: {e}", report.out.file);
+                        report.out.local_error("io", "READ_FAILED", &msg)?;
+                        trouble = trouble.max(Some(Exit::Io));
+                        true
+                    }
+                };
+                feed.done(piece.batch);
+                if stop || signals.caught().is_some() {
+                    break;
+                }
             }
         }
         let cancelled = signals.caught().is_some();
@@ -330,6 +377,53 @@ pub fn run(
         .unwrap_or_else(|| consumer.exit(report.tally.exit()));
     report.end(exit)?;
     Ok(exit)
+}
+
+/// Files at most this long are read whole on the judging thread.
+const SMALL_FILE: u64 = 4 * BATCH_BYTES as u64;
+
+/// A regular file small enough to read on the judging thread.
+fn small_file(file: &File) -> bool {
+    file.metadata()
+        .is_ok_and(|m| m.is_file() && m.len() <= SMALL_FILE)
+}
+
+/// What reading small files on the judging thread keeps from one file to
+/// the next: the cutter's buffer, a batch and a parser, so a thousand
+/// files cost no more allocations than one.
+#[derive(Default)]
+struct Whole {
+    cutter: Option<Cutter<File>>,
+    batch: Batch,
+    parser: Parser,
+}
+
+/// Why judging a batch stopped: a command's own failure, which ends the
+/// report it began (`fail`), or a failed flush of the report itself.
+enum Halt {
+    Judging(Error),
+    Writing(Error),
+}
+
+/// Judge every line of `batch`; the bytes judged.
+fn judge_lines(
+    batch: &Batch,
+    consumer: &mut dyn Consumer,
+    check: &mut Checker,
+    report: &mut Report,
+    progress: &mut Option<Progress>,
+    opts: &StreamOptions,
+) -> std::result::Result<u64, Halt> {
+    let mut judged = 0;
+    for line in batch.lines() {
+        consumer.line(check, &line, report).map_err(Halt::Judging)?;
+        judged += line.input_bytes();
+        if opts.line_buffered {
+            clear(progress);
+            report.out.flush().map_err(|e| Halt::Writing(e.into()))?;
+        }
+    }
+    Ok(judged)
 }
 
 fn clear(progress: &mut Option<Progress>) {

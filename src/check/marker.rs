@@ -3,6 +3,8 @@
 //! stream. It is not an event and takes no seq step, so every command
 //! counts the same gap behind it.
 
+use std::sync::Mutex;
+
 use regex::Regex;
 
 /// The markers recognised without `--marker` (one group: N):
@@ -21,10 +23,22 @@ pub struct Markers(Vec<Regex>);
 
 impl Markers {
     /// `extra` were checked by the command line (one capture group each).
+    /// Compiled once per process for the same patterns, however many
+    /// inputs each make a checker (DESIGN §14: starting a FILE compiles
+    /// no regex); a clone shares the compiled program.
     pub fn new(extra: &[String]) -> Markers {
+        static LAST: Mutex<Option<(Vec<String>, Markers)>> = Mutex::new(None);
+        let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((patterns, markers)) = &*last
+            && patterns == extra
+        {
+            return markers.clone();
+        }
         let mut all = vec![Regex::new(MARKER).expect("built-in marker pattern")];
         all.extend(extra.iter().filter_map(|m| Regex::new(m).ok()));
-        Markers(all)
+        let markers = Markers(all);
+        *last = Some((extra.to_vec(), markers.clone()));
+        markers
     }
 
     /// How many lines `line` says were cut, if it is a marker.

@@ -362,16 +362,32 @@ impl<R: Read> Cutter<R> {
     /// once everything was handed out. (For whole files read in one go; a
     /// live pipe is read through `pipeline`.)
     pub fn next_batch(&mut self) -> io::Result<Option<Batch>> {
+        let mut batch = Batch::default();
+        Ok(self.next_batch_in(&mut batch)?.then_some(batch))
+    }
+
+    /// As `next_batch`, into `batch`, whose buffer the cutter fills next:
+    /// a caller that hands every batch back reads any number of files
+    /// with two buffers, allocated and zeroed once. `false` once
+    /// everything was handed out.
+    pub fn next_batch_in(&mut self, batch: &mut Batch) -> io::Result<bool> {
         loop {
             let more = self.read()?;
             if self.full() || !more {
-                let batch = self.take(Batch::default());
-                if batch.is_empty() && !more {
-                    return Ok(None);
-                }
-                return Ok(Some(batch));
+                *batch = self.take(std::mem::take(batch));
+                return Ok(!(batch.is_empty() && !more));
             }
         }
+    }
+
+    /// Cut `rdr` from its start, keeping the buffer grown so far.
+    pub fn restart(&mut self, rdr: R) {
+        self.rdr = rdr;
+        self.batch.reset();
+        self.line_start = 0;
+        self.filled = 0;
+        self.skipping = None;
+        self.eof = false;
     }
 }
 
