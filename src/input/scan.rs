@@ -375,7 +375,7 @@ impl<R: Read> Cutter<R> {
             let more = self.read()?;
             if self.full() || !more {
                 *batch = self.take(std::mem::take(batch));
-                return Ok(!(batch.is_empty() && !more));
+                return Ok(!batch.is_empty() || more);
             }
         }
     }
