@@ -141,7 +141,9 @@ pub struct SplitOptions {
     pub stream: StreamOptions,
     pub dir: PathBuf,
     pub force: bool,
-    pub max_open: usize,
+    /// `--max-open`; `None`: as many as the open-file limit allows, up to
+    /// a default.
+    pub max_open: Option<usize>,
     /// The inputs as the system knows them: no file split-by-run writes
     /// may be one of them (DESIGN §13).
     pub inputs: Vec<FileId>,

@@ -195,9 +195,9 @@ pub(super) struct SplitArgs {
     #[arg(long)]
     pub(super) force: bool,
 
-    /// Keep at most N run files open at once.
-    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=65536))]
-    pub(super) max_open: u64,
+    /// Keep at most N run files open at once [default: 1024, fewer when the open-file limit is lower].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub(super) max_open: Option<u64>,
     /// Write each exposed secret and sensitive meta.args value as "***" (URL secrets span by span); every other byte as it came; a line that cannot be parsed but holds a secret-looking key or name, or an args member with a sensitive-looking argument becomes a one-line placeholder.
     #[arg(long)]
     pub(super) redact: bool,

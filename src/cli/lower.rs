@@ -88,7 +88,7 @@ fn split(a: SplitArgs) -> Result<SplitOptions, Error> {
         stream,
         dir: a.dir,
         force: a.force,
-        max_open: a.max_open as usize,
+        max_open: a.max_open.map(|n| n as usize),
         inputs: inputs.into_iter().map(|(id, _)| id).collect(),
     })
 }

@@ -12,19 +12,24 @@
 //! claims go to `unattributed.jsonl`. None of these can be `.`, `..`, or
 //! hold `/` or NUL.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use crate::check::{
-    Checker, Exposure, Finding, LineKind, Run, RunKey, RunVerdict, Sink, digest, redact, redaction,
+    Checker, Exposure, Finding, LineKind, Run, RunKey, RunRef, RunVerdict, Sink, digest, redact,
+    redaction,
 };
 use crate::config::{FileId, ReportTo, SplitOptions};
 use crate::exit::{Error, Exit, Result};
 use crate::input::scan::Line;
 use crate::stream::{self, Consumer, Report};
+
+mod open_files;
+
+use open_files::OpenFiles;
 
 /// The longest encoded id kept in a file name.
 const NAME_BYTES: usize = 120;
@@ -37,7 +42,7 @@ pub fn run(opts: &SplitOptions) -> Result<Exit> {
         )));
     }
     let mut consumer = Split {
-        files: Files::new(opts),
+        files: Files::new(opts, opts.max_open.unwrap_or_else(max_open)),
         redact: opts.stream.redact,
         buf: vec![],
         scratch: vec![],
@@ -48,6 +53,25 @@ pub fn run(opts: &SplitOptions) -> Result<Exit> {
         ReportTo::Stdout,
         &mut consumer,
     )
+}
+
+/// Run files kept open at most, by default: each holds a buffer of its own.
+const MAX_OPEN: usize = 1024;
+
+/// How many run files may be open: the soft open-file limit raised to the
+/// hard one first (DESIGN §14), less room for aoitap's own descriptors,
+/// up to `MAX_OPEN`. A log of more interleaved runs than this closes and
+/// reopens files, least recently used first.
+fn max_open() -> usize {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let mut limit = getrlimit(Resource::Nofile);
+    if limit.current != limit.maximum {
+        limit.current = limit.maximum;
+        // Refused: the soft limit stands.
+        let _ = setrlimit(Resource::Nofile, limit);
+    }
+    let soft = getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX);
+    (soft.saturating_sub(64).max(1)).min(MAX_OPEN as u64) as usize
 }
 
 struct Split {
@@ -97,7 +121,6 @@ struct Files {
     force: bool,
     /// The inputs: never written over.
     inputs: Vec<FileId>,
-    max_open: usize,
     /// The suffix each run's name was given (1: none), by digest of its key.
     names: HashMap<u64, u32>,
     /// Names given, lower-cased, by digest: no two may differ only in case.
@@ -107,24 +130,20 @@ struct Files {
     created: HashSet<u64>,
     /// The name last asked for: most lines go to the run before's file.
     last: Option<(RunKey, String)>,
-    open: HashMap<String, BufWriter<File>>,
-    /// Open files, least recently used first.
-    order: VecDeque<String>,
+    open: OpenFiles,
 }
 
 impl Files {
-    fn new(opts: &SplitOptions) -> Files {
+    fn new(opts: &SplitOptions, max_open: usize) -> Files {
         Files {
             dir: opts.dir.clone(),
             force: opts.force,
             inputs: opts.inputs.clone(),
-            max_open: opts.max_open.max(1),
             names: HashMap::new(),
             taken: HashSet::new(),
             created: HashSet::new(),
             last: None,
-            open: HashMap::new(),
-            order: VecDeque::new(),
+            open: OpenFiles::new(max_open),
         }
     }
 
@@ -160,26 +179,27 @@ impl Files {
     }
 
     /// Append one line to the file of `key`, opening (or creating) it.
-    fn write(&mut self, key: &RunKey, line: &[u8]) -> Result<()> {
-        let name = self.name(key).to_string();
-        if !self.open.contains_key(&name) {
-            let file = self.open_file(&name)?;
-            if self.open.len() >= self.max_open
-                && let Some(old) = self.order.pop_front()
-                && let Some(mut w) = self.open.remove(&old)
-            {
-                w.flush().map_err(|e| self.failed(&old, e))?;
+    fn write(&mut self, run: RunRef<'_>, line: &[u8]) -> Result<()> {
+        // Found by the run's digest, so a line costs no allocation: the
+        // name is made only when the file is opened.
+        let d = digest(&run);
+        let (name, w) = match self.open.get(d) {
+            Some(open) => open,
+            None => {
+                let name = self.name(&run.to_key()).to_string();
+                let file = self.open_file(&name)?;
+                if let Some((old, mut w)) = self.open.evict() {
+                    w.flush().map_err(|e| self.failed(&old, e))?;
+                }
+                self.open.insert(d, name, file);
+                self.open.get(d).expect("just opened")
             }
-            self.open
-                .insert(name.clone(), BufWriter::with_capacity(32 * 1024, file));
-            self.order.push_back(name.clone());
-        } else if self.order.back() != Some(&name) {
-            self.order.retain(|n| n != &name);
-            self.order.push_back(name.clone());
+        };
+        if let Err(e) = w.write_all(line).and_then(|()| w.write_all(b"\n")) {
+            let path = self.dir.join(name);
+            return Err(Error::io(format!("writing {}", path.display()), e));
         }
-        let w = self.open.get_mut(&name).expect("open file");
-        let done = w.write_all(line).and_then(|()| w.write_all(b"\n"));
-        done.map_err(|e| self.failed(&name, e))
+        Ok(())
     }
 
     /// The first open creates the file (refusing to overwrite one that is
@@ -234,8 +254,18 @@ impl Files {
         Error::io(format!("writing {}", self.path(name).display()), e)
     }
 
+    /// Flush and close every open file: the input they came from is over.
+    fn close_all(&mut self) -> Result<()> {
+        let dir = &self.dir;
+        for (name, mut w) in self.open.drain() {
+            w.flush()
+                .map_err(|e| Error::io(format!("writing {}", dir.join(&name).display()), e))?;
+        }
+        Ok(())
+    }
+
     fn flush(&mut self) -> Result<()> {
-        for (name, w) in &mut self.open {
+        for (name, w) in self.open.iter_mut() {
             w.flush()
                 .map_err(|e| Error::io(format!("writing {}", self.dir.join(name).display()), e))?;
         }
@@ -287,20 +317,20 @@ impl Consumer for Split {
         let Line::Complete { bytes, .. } = *line else {
             return Ok(seen);
         };
-        let key = decided.run.to_key();
+        let run = decided.run;
         if !self.redact {
-            return self.files.write(&key, bytes).map(|()| seen);
+            return self.files.write(run, bytes).map(|()| seen);
         }
         // --redact: a line that cannot be parsed and holds a secret-looking
         // key is replaced by a placeholder line (DESIGN §13, as verify
         // --relay --redact), so the run's file keeps its lines one for one.
         match redaction::relay(line, &decided, &mut self.scratch) {
-            redaction::Relay::Withholding(why) => self.files.write(&key, &why.placeholder())?,
-            redaction::Relay::Bytes(bytes, []) => self.files.write(&key, bytes)?,
+            redaction::Relay::Withholding(why) => self.files.write(run, &why.placeholder())?,
+            redaction::Relay::Bytes(bytes, []) => self.files.write(run, bytes)?,
             redaction::Relay::Bytes(bytes, exposures) => {
                 self.buf.clear();
                 redact(bytes, (0, bytes.len()), None, exposures, &mut self.buf)?;
-                self.files.write(&key, &self.buf)?;
+                self.files.write(run, &self.buf)?;
             }
         }
         Ok(seen)
@@ -315,6 +345,7 @@ impl Consumer for Split {
         // one is another run, and gets a file of its own (`run-R~2.jsonl`).
         self.files.names.clear();
         self.files.last = None;
+        self.files.close_all()?;
         Ok(())
     }
 
