@@ -11,6 +11,7 @@ use std::io::{self, BufWriter, Write};
 
 use crate::check::{Decision, Exposure, redact, redaction};
 use crate::input::scan::Line;
+use crate::input::source::RelayError;
 
 pub struct Redacted {
     out: BufWriter<File>,
@@ -25,8 +26,13 @@ impl Redacted {
         }
     }
 
-    /// Relay `line`, just judged (`decided`).
+    /// Relay `line`, just judged (`decided`). A failed write says it is the
+    /// relay's, as the plain relay's does (`RelayError`).
     pub fn line(&mut self, line: &Line<'_>, decided: &Decision<'_>) -> io::Result<()> {
+        self.write(line, decided).map_err(relay_failed)
+    }
+
+    fn write(&mut self, line: &Line<'_>, decided: &Decision<'_>) -> io::Result<()> {
         let end: &[u8] = match line {
             Line::Unterminated { .. } => b"",
             _ => b"\n",
@@ -42,6 +48,12 @@ impl Redacted {
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+        self.out.flush().map_err(relay_failed)
     }
+}
+
+/// A write error of the relay, kept of its kind (a closed downstream is
+/// still found as one, DESIGN §7) and named as the relay's.
+fn relay_failed(e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), RelayError(e))
 }
