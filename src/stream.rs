@@ -163,7 +163,7 @@ pub fn run(
         None => Box::new(io::stdout()),
     };
     // With --redact the relay is written line by line by the command
-    // (verify.rs), once each line is judged.
+    // (`output::relay`, for verify and run), once each line is judged.
     let relay = if opts.relay && !opts.redact {
         match &opts.save {
             Some(path) => match File::create(path) {

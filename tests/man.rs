@@ -183,3 +183,18 @@ fn verify_rules_table_keeps_its_columns() {
         assert!(line.chars().count() <= 100, "{line:?}");
     }
 }
+
+/// The README says how many rules there are: as many as the catalogue has.
+#[test]
+fn the_readme_counts_the_rules_of_the_catalogue() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let at = readme.find(") list all ").expect("the README's rule count");
+    let n: usize = readme[at + 11..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(n, aoitap::check::rules::Rule::ALL.len());
+}

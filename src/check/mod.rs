@@ -2,12 +2,18 @@
 //! through the line rules, every event through its run's protocol, every
 //! run to one verdict.
 //!
-//! A line travels `checker.rs` (what the line is) -> `runs.rs` (which run
-//! it belongs to) -> `protocols/` (the rules of the run's protocol, which
-//! keep `run_state.rs`) -> `finding.rs` (each finding, filled in and sent);
-//! a run's end goes to `verdict.rs`. `rules.rs` is the catalogue every
-//! finding names; `seq.rs`, `secrets.rs`, `meta_args.rs`, `marker.rs` and
-//! `schema.rs` are the checks the rules share; `tally.rs` is what a
+//! A line travels `checker.rs` (what the line is: the line rules, then for
+//! an event the secrets and `--schema` checks every protocol shares) ->
+//! `runs.rs` (which run it belongs to) -> `protocols/` (the rules of the
+//! run's protocol, which keep `run_state.rs`) -> `finding.rs` (each
+//! finding, filled in and sent); a run's end goes to `verdict.rs`.
+//! `protocol.rs` names the protocols and detects one (`protocols/` holds
+//! their rules); `config.rs` is what the command line tells the checker;
+//! `id.rs` bounds run ids in bytes. `rules.rs` is the catalogue: a rule is
+//! raised as `Rule::Variant` where it is checked (`grep -rn Rule::SeqGap`),
+//! in `protocols/` or, for line rules, `checker.rs`. `seq.rs` (seq steps,
+//! shared with reconcile), `secrets.rs`, `meta_args.rs`, `marker.rs` and
+//! `schema.rs` are the checks the rules call; `tally.rs` is what a
 //! command's exit status is made from, and `redaction.rs` what `--redact`
 //! writes.
 

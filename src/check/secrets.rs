@@ -485,7 +485,7 @@ fn url_value_exposed(value: &[u8], names: &[String]) -> bool {
 }
 
 /// Whether the bytes after an `args` key, in a line that could not be
-/// parsed, may hold what `redact::args_leaks` calls a leak. With no parse
+/// parsed, may hold what `meta_args::args_leaks` calls a leak. With no parse
 /// there is no telling where `args` ends or what is a flag, so every byte
 /// after the key counts and the test is broader, conservatively: any name
 /// spec §11 calls sensitive, anywhere, in any case (a flag, a named
