@@ -1058,3 +1058,45 @@ fn hostile_text_is_escaped_on_a_terminal() {
     );
     assert!(!out.stdout.contains('\x1b'), "{:?}", out.stdout);
 }
+
+/// A directory operand is its `*.jsonl` and `*.ndjson` files, recursively,
+/// sorted by path (DESIGN §14): the same verdict and report as the glob.
+#[test]
+fn a_directory_is_its_stream_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("sub")).unwrap();
+    let ok = std::fs::read(fixture("streams/ok-complete.jsonl")).unwrap();
+    std::fs::write(d.join("a.jsonl"), &ok).unwrap();
+    std::fs::write(d.join("sub/b.ndjson"), &ok).unwrap();
+    std::fs::write(d.join("notes.txt"), b"not a stream").unwrap();
+    let arg = d.to_str().unwrap();
+    let glob = |names: &[&str]| -> Vec<String> {
+        names
+            .iter()
+            .map(|n| d.join(n).to_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(run(&["verify", "-q", arg], b"").code, 0);
+    // One stream cut at the end: the directory is not conforming.
+    std::fs::write(d.join("sub/c.jsonl"), &ok[..ok.len() - 20]).unwrap();
+    let whole = run(&["verify", "--output", "jsonl", arg], b"");
+    assert_eq!(whole.code, 65, "{}", whole.stdout);
+    let files = glob(&["a.jsonl", "sub/b.ndjson", "sub/c.jsonl"]);
+    let mut args = vec!["verify", "--output", "jsonl"];
+    args.extend(files.iter().map(String::as_str));
+    let by_glob = run(&args, b"");
+    let ids = |s: &str| {
+        s.lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                (
+                    v["type"].to_string(),
+                    v["file"].to_string(),
+                    v["rule"].to_string(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&whole.stdout), ids(&by_glob.stdout));
+}

@@ -266,7 +266,7 @@ pub(super) struct RunArgs {
 /// Options shared by every stream command (DESIGN §1).
 #[derive(Args, Debug)]
 pub(super) struct StreamArgs {
-    /// Input files, each an independent stream; none or "-" reads stdin (run reads CMD instead).
+    /// Input files, each an independent stream; a directory stands for its *.jsonl and *.ndjson files, recursively, sorted by path; none or "-" reads stdin (run reads CMD instead).
     #[arg(value_name = "FILE")]
     pub(super) files: Vec<PathBuf>,
 

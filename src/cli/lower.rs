@@ -19,6 +19,7 @@ use crate::config::{
 };
 use crate::exit::Error;
 use crate::input::file_id::input_files;
+use crate::input::walk;
 use crate::output::style::{self, Format, StdStream, Style};
 
 /// The plain form of one subcommand, or the usage error that stops it.
@@ -75,8 +76,9 @@ fn strip(a: StripArgs) -> Result<StripOptions, Error> {
     })
 }
 
-fn split(a: SplitArgs) -> Result<SplitOptions, Error> {
+fn split(mut a: SplitArgs) -> Result<SplitOptions, Error> {
     usage::stream(&a.stream, "split-by-run")?;
+    a.stream.files = walk::expand(std::mem::take(&mut a.stream.files));
     let inputs = input_files(&a.stream.files);
     usage::split(&a.dir, &inputs, a.stream.output)?;
     let mut stream = a.stream.into_options(ReportTo::Stdout);
@@ -178,7 +180,7 @@ impl StreamArgs {
         let inputs = if self.files.is_empty() {
             vec![Input::Stdin]
         } else {
-            self.files
+            walk::expand(self.files)
                 .into_iter()
                 .map(|p| {
                     if p.as_os_str() == "-" {

@@ -2,10 +2,12 @@
 //! polling, the relay copy), `scan` (the one line cutter) and `pipeline`
 //! (the reader and parser threads, the byte budget, the order of batches),
 //! and `line_check`, the per-line work a batch's parse may carry;
-//! `file_id`, which tells whether two paths are one file.
+//! `file_id`, which tells whether two paths are one file; `walk`, the
+//! stream files a directory operand stands for.
 
 pub mod file_id;
 pub mod line_check;
 pub mod pipeline;
 pub mod scan;
 pub mod source;
+pub mod walk;
