@@ -1100,3 +1100,36 @@ fn a_directory_is_its_stream_files() {
     };
     assert_eq!(ids(&whole.stdout), ids(&by_glob.stdout));
 }
+
+/// `--failures-only` (DESIGN §14): a line for each run that did not pass
+/// and its error findings, none for a passing run or a warning; the
+/// result line still counts every run, and the status is the same.
+#[test]
+fn failures_only_shows_what_fails_and_counts_everything() {
+    let ok = fixture("streams/ok-complete.jsonl");
+    let cut = fixture("streams/spec-19-4-import-elided.jsonl");
+    let doctor = fixture("streams/spec-19-3-doctor.jsonl");
+    let files: Vec<&str> = [&ok, &cut, &doctor, &ok]
+        .iter()
+        .map(|p| p.to_str().unwrap())
+        .collect();
+    let mut args = vec!["verify", "--failures-only", "--color", "never"];
+    args.extend(&files);
+    let only = run(&args, b"");
+    let mut all_args = vec!["verify", "--color", "never"];
+    all_args.extend(&files);
+    let all = run(&all_args, b"");
+    assert_eq!(only.code, all.code);
+    assert!(!only.stdout.contains("PASS:"), "{}", only.stdout);
+    assert!(
+        !only.stdout.contains("note[") && !only.stdout.contains("warning["),
+        "{}",
+        only.stdout
+    );
+    assert!(only.stdout.contains("error[seq.gap]"), "{}", only.stdout);
+    assert!(only.stdout.contains("NOT CONFORMING:"), "{}", only.stdout);
+    // The result line is the same: every run counted.
+    let result = |s: &str| s.lines().last().unwrap_or_default().to_string();
+    assert_eq!(result(&only.stdout), result(&all.stdout));
+    assert!(result(&only.stdout).contains("4 runs"), "{}", only.stdout);
+}

@@ -219,6 +219,10 @@ pub(super) struct VerifyArgs {
     /// Validate every event against this JSON Schema (2020-12 or draft-07; e.g. <(tool schema --output json)); never fetches a $ref.
     #[arg(long, value_name = "FILE")]
     pub(super) schema: Option<PathBuf>,
+
+    /// Human output: only what fails, its error findings and the runs that did not pass; warnings, notes and passing runs are left out, and the result line still counts every run.
+    #[arg(long)]
+    pub(super) failures_only: bool,
 }
 
 #[derive(Args, Debug)]

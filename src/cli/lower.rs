@@ -57,6 +57,7 @@ fn verify(a: VerifyArgs) -> Result<StreamOptions, Error> {
     opts.relay = a.relay;
     opts.redact = a.redact;
     opts.check.redact = a.redact;
+    opts.style.failures_only = a.failures_only;
     Ok(opts)
 }
 
@@ -197,6 +198,7 @@ impl StreamArgs {
                 format,
                 quiet: self.quiet,
                 quiet_pass: false,
+                failures_only: false,
                 color: color && format == Format::Human,
                 limit: self.limit,
             },

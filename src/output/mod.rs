@@ -362,7 +362,9 @@ impl<W: Write> Emitter<W> {
         if self.tap() {
             self.tap.finding(f);
         }
-        if self.human() && !(self.style.quiet_pass && f.severity == Severity::Info) {
+        let hidden = (self.style.quiet_pass && f.severity == Severity::Info)
+            || (self.style.failures_only && f.severity != Severity::Error);
+        if self.human() && !hidden {
             let text = human::finding(&self.file, f, self.style.color);
             self.out.write_all(text.as_bytes())?;
         }
@@ -397,7 +399,8 @@ impl<W: Write> Emitter<W> {
         if self.tap() {
             self.tap.run(&mut self.out, &self.file, r)?;
         }
-        if self.human() && !(self.style.quiet_pass && r.verdict == Verdict::Pass) {
+        let passed = r.verdict == Verdict::Pass;
+        if self.human() && !((self.style.quiet_pass || self.style.failures_only) && passed) {
             let text = human::run(&self.file, r, path, self.style.color);
             self.out.write_all(text.as_bytes())?;
         }
@@ -431,6 +434,7 @@ pub fn error_stream(command: &str, err: &Error) -> io::Result<()> {
         format: Format::Jsonl,
         quiet: false,
         quiet_pass: false,
+        failures_only: false,
         color: false,
         limit: None,
     };

@@ -30,6 +30,10 @@ pub struct Style {
     /// Human output leaves out notes, passing runs and a passing result
     /// line: a filter (strip-envelope) is silent when all is well.
     pub quiet_pass: bool,
+    /// `verify --failures-only`: human output leaves out passing runs and
+    /// the findings that never fail one (warnings, notes); the result line
+    /// still counts every run (DESIGN §14).
+    pub failures_only: bool,
     pub color: bool,
     /// At most this many findings are written (§15); the rest are counted.
     pub limit: Option<u64>,
