@@ -1,6 +1,8 @@
 //! `aoitap verify`: each rule of DESIGN §3 fires where it should and stays
 //! quiet on conforming streams; verdicts and exit statuses follow §4.
 
+use std::process::Command;
+
 use crate::util::*;
 
 /// `verify --output jsonl ARGS < input` reports `rule`.
@@ -1132,4 +1134,46 @@ fn failures_only_shows_what_fails_and_counts_everything() {
     let result = |s: &str| s.lines().last().unwrap_or_default().to_string();
     assert_eq!(result(&only.stdout), result(&all.stdout));
     assert!(result(&only.stdout).contains("4 runs"), "{}", only.stdout);
+}
+
+/// The README's scale-out recipe (DESIGN §14): GNU parallel over the files,
+/// the jsonl reports combined by one more verify, whose status is 0 only
+/// when every file passed. Skipped where parallel is not installed (CI
+/// installs it).
+#[test]
+fn the_parallel_recipe_combines_the_reports() {
+    if Command::new("parallel").arg("--version").output().is_err() {
+        eprintln!("parallel not installed: recipe not run");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ok = std::fs::read(fixture("streams/ok-complete.jsonl")).unwrap();
+    for i in 0..20 {
+        std::fs::write(dir.path().join(format!("t{i:02}.jsonl")), &ok).unwrap();
+    }
+    let recipe = |dir: &std::path::Path| {
+        let script = format!(
+            "find {d} -name '*.jsonl' -print0 | parallel -0 -X {bin} verify --output jsonl > {d}/../reports.ndj; \
+             {bin} verify -q --multi-run {d}/../reports.ndj",
+            d = dir.display(),
+            bin = bin().display()
+        );
+        Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .status()
+            .unwrap()
+            .code()
+    };
+    let files = dir.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    for e in std::fs::read_dir(dir.path()).unwrap().flatten() {
+        if e.path().is_file() {
+            std::fs::rename(e.path(), files.join(e.file_name())).unwrap();
+        }
+    }
+    assert_eq!(recipe(&files), Some(0));
+    // One transcript cut at the end: the combined verdict fails.
+    std::fs::write(files.join("t07.jsonl"), &ok[..ok.len() - 30]).unwrap();
+    assert_eq!(recipe(&files), Some(1));
 }
