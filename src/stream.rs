@@ -499,19 +499,29 @@ impl Sink for Holder<'_> {
     }
 }
 
-/// State a command keeps per run, with the run of the line before held
-/// apart: most lines belong to the same run as the one before, so they
-/// cost one comparison of ids, not a hash lookup.
+/// State a command keeps per run. Each run's state stays in its slot
+/// while the run is open: a line of another run costs a digest and one
+/// lookup, never a move of the state or an allocation (a thousand
+/// interleaved runs switch on every line, DESIGN §14); the run of the line
+/// before costs one comparison of ids.
 pub struct PerRun<T> {
-    current: Option<(RunKey, T)>,
-    rest: HashMap<RunKey, T>,
+    slots: Vec<Option<(RunKey, T)>>,
+    free: Vec<usize>,
+    /// Slot by the digest of the run (`check::digest`); a run whose digest
+    /// another run has already is kept in `collided` instead.
+    by_digest: HashMap<u64, usize>,
+    collided: Vec<usize>,
+    current: Option<usize>,
 }
 
 impl<T> Default for PerRun<T> {
     fn default() -> Self {
         PerRun {
+            slots: vec![],
+            free: vec![],
+            by_digest: HashMap::new(),
+            collided: vec![],
             current: None,
-            rest: HashMap::new(),
         }
     }
 }
@@ -519,39 +529,115 @@ impl<T> Default for PerRun<T> {
 impl<T> PerRun<T> {
     /// The state of `run`, made by `new` if the run is new.
     pub fn get(&mut self, run: RunRef<'_>, new: impl FnOnce() -> T) -> &mut T {
-        if !self
-            .current
-            .as_ref()
-            .is_some_and(|(k, _)| k.as_ref() == run)
-        {
-            let key = run.to_key();
-            let val = self.rest.remove(&key).unwrap_or_else(new);
-            if let Some((k, v)) = self.current.replace((key, val)) {
-                self.rest.insert(k, v);
+        let slot = match self.current.filter(|&s| self.is(s, run)) {
+            Some(s) => s,
+            None => {
+                let s = match self.find(run) {
+                    Some(s) => s,
+                    None => self.insert(run.to_key(), new()),
+                };
+                self.current = Some(s);
+                s
             }
-        }
-        &mut self.current.as_mut().expect("set above").1
+        };
+        &mut self.slots[slot].as_mut().expect("an open slot").1
     }
 
     /// The state of the run last asked for, or else of `run`.
     pub fn last_or(&mut self, run: RunRef<'_>, new: impl FnOnce() -> T) -> &mut T {
-        if self.current.is_none() {
-            self.get(run, new);
+        match self.current {
+            Some(s) => &mut self.slots[s].as_mut().expect("an open slot").1,
+            None => self.get(run, new),
         }
-        &mut self.current.as_mut().expect("get sets it").1
     }
 
     /// The state of the run `key`, if it has one; it is forgotten.
     pub fn remove(&mut self, key: &RunKey) -> Option<T> {
-        if self.current.as_ref().is_some_and(|(k, _)| k == key) {
-            return self.current.take().map(|(_, v)| v);
+        let run = key.as_ref();
+        let slot = self.find(run)?;
+        if self.by_digest.get(&crate::check::digest(&run)) == Some(&slot) {
+            self.by_digest.remove(&crate::check::digest(&run));
+        } else {
+            self.collided.retain(|&s| s != slot);
         }
-        self.rest.remove(key)
+        if self.current == Some(slot) {
+            self.current = None;
+        }
+        self.free.push(slot);
+        self.slots[slot].take().map(|(_, v)| v)
     }
 
-    /// Every run that has state, in no particular order.
+    /// Every run that has state, in the order the slots hold them.
     pub fn keys(&self) -> Vec<RunKey> {
-        let current = self.current.iter().map(|(k, _)| k.clone());
-        self.rest.keys().cloned().chain(current).collect()
+        self.slots
+            .iter()
+            .flatten()
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    fn is(&self, slot: usize, run: RunRef<'_>) -> bool {
+        self.slots[slot]
+            .as_ref()
+            .is_some_and(|(k, _)| k.as_ref() == run)
+    }
+
+    fn find(&self, run: RunRef<'_>) -> Option<usize> {
+        if let Some(&s) = self.by_digest.get(&crate::check::digest(&run))
+            && self.is(s, run)
+        {
+            return Some(s);
+        }
+        self.collided.iter().copied().find(|&s| self.is(s, run))
+    }
+
+    fn insert(&mut self, key: RunKey, value: T) -> usize {
+        let d = crate::check::digest(&key.as_ref());
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.slots[s] = Some((key, value));
+                s
+            }
+            None => {
+                self.slots.push(Some((key, value)));
+                self.slots.len() - 1
+            }
+        };
+        match self.by_digest.entry(d) {
+            std::collections::hash_map::Entry::Occupied(_) => self.collided.push(slot),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(slot);
+            }
+        }
+        slot
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::Run;
+
+    #[test]
+    fn per_run_state_is_kept_by_run_and_forgotten_on_remove() {
+        let mut per: PerRun<u32> = PerRun::default();
+        for (i, id) in [b"a", b"b", b"a", b"c", b"b"].iter().enumerate() {
+            *per.get(Run::Id(&id[..]), || 0) += i as u32 + 1;
+        }
+        assert_eq!(*per.get(Run::Id(b"a"), || 99), 1 + 3);
+        assert_eq!(*per.get(Run::Id(b"b"), || 99), 2 + 5);
+        assert_eq!(
+            *per.last_or(Run::Nowhere, || 99),
+            7,
+            "the run last asked for"
+        );
+        assert_eq!(per.remove(&Run::Id(b"a"[..].into())), Some(4));
+        assert_eq!(per.remove(&Run::Id(b"a"[..].into())), None);
+        // A forgotten run starts anew; its slot is reused.
+        assert_eq!(*per.get(Run::Id(b"a"), || 10), 10);
+        assert_eq!(per.keys().len(), 3);
+        assert_eq!(*per.get(Run::FromLine(7), || 5), 5);
+        assert_eq!(*per.get(Run::Nowhere, || 6), 6);
+        assert_eq!(per.keys().len(), 5);
     }
 }
