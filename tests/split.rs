@@ -401,3 +401,33 @@ fn an_input_beside_the_run_files_is_fine() {
         lines(&run_lines("B", 1))
     );
 }
+
+/// Two run ids whose keys share a 64-bit digest (found by search; the
+/// unit tests of `cmd/split/open_files.rs` hold that they collide): each
+/// run still gets a file of its own, with its own lines.
+#[test]
+fn runs_whose_digests_collide_get_files_of_their_own() {
+    let (a, b) = ("599a97ae466e01b0", "1de7602d4770b9c1");
+    let ev = |ty: &str, seq: u64, run: &str, rest: &str| {
+        format!(r#"{{"type":"{ty}","aoi":{{"seq":{seq},"run":"{run}"}}{rest}}}"#)
+    };
+    let id = r#","tool":"t","tool_version":"1","aoi_version":"1.0-alpha","schema_name":"s","schema_version":"1""#;
+    let done = format!(r#","ok":true,"event_count":3{id}"#);
+    let input = lines(&[
+        ev("aoi:meta", 0, a, id),
+        ev("aoi:meta", 0, b, id),
+        ev("hit", 1, a, ""),
+        ev("hit", 1, b, ""),
+        ev("aoi:summary", 2, a, &done),
+        ev("aoi:summary", 2, b, &done),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("runs");
+    let out = run(&["split-by-run", "--dir", d.to_str().unwrap()], &input);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    for run in [a, b] {
+        let file = std::fs::read_to_string(d.join(format!("run-{run}.jsonl"))).unwrap();
+        assert_eq!(file.lines().count(), 3, "{run}: {file}");
+        assert!(file.lines().all(|l| l.contains(run)), "{run}: {file}");
+    }
+}

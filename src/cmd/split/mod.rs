@@ -183,18 +183,16 @@ impl Files {
         // Found by the run's digest, so a line costs no allocation: the
         // name is made only when the file is opened.
         let d = digest(&run);
-        let (name, w) = match self.open.get(d) {
-            Some(open) => open,
-            None => {
-                let name = self.name(&run.to_key()).to_string();
-                let file = self.open_file(&name)?;
-                if let Some((old, mut w)) = self.open.evict() {
-                    w.flush().map_err(|e| self.failed(&old, e))?;
-                }
-                self.open.insert(d, name, file);
-                self.open.get(d).expect("just opened")
+        if self.open.get(d, run).is_none() {
+            let key = run.to_key();
+            let name = self.name(&key).to_string();
+            let file = self.open_file(&name)?;
+            if let Some((old, mut w)) = self.open.evict() {
+                w.flush().map_err(|e| self.failed(&old, e))?;
             }
-        };
+            self.open.insert(d, key, name, file);
+        }
+        let (name, w) = self.open.get(d, run).expect("open now");
         if let Err(e) = w.write_all(line).and_then(|()| w.write_all(b"\n")) {
             let path = self.dir.join(name);
             return Err(Error::io(format!("writing {}", path.display()), e));
