@@ -1,7 +1,10 @@
 //! Directory operands (DESIGN §14): a directory stands for the `*.jsonl`
-//! and `*.ndjson` files below it, recursively, sorted by path, as a shell
-//! glob would list them. Links to directories are not followed (no walk
-//! can loop); a link to a file is a file.
+//! and `*.ndjson` entries below it, recursively, sorted by path, as a
+//! shell glob would list them. Links to directories are not followed (no
+//! walk can loop). Nothing below is skipped in silence: a subdirectory
+//! that cannot be read, and any entry with those names that is not a
+//! directory (a dangling link, a FIFO), is an operand of its own, so
+//! opening it says what is wrong.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -17,7 +20,7 @@ pub fn expand(operands: Vec<PathBuf>) -> Vec<PathBuf> {
             continue;
         }
         let mut found = vec![];
-        walk(&p, &mut found);
+        let _ = walk(&p, &mut found);
         if found.is_empty() {
             out.push(p);
         } else {
@@ -28,21 +31,28 @@ pub fn expand(operands: Vec<PathBuf>) -> Vec<PathBuf> {
     out
 }
 
-fn walk(dir: &Path, found: &mut Vec<PathBuf>) {
+/// The stream entries below `dir`; `false` when `dir` itself cannot be
+/// read.
+fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> bool {
     let Ok(entries) = fs::read_dir(dir) else {
-        return;
+        return false;
     };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let Ok(kind) = entry.file_type() else {
-            continue;
+    for entry in entries {
+        let Ok(entry) = entry else {
+            // The listing broke off: the directory is said to be unread.
+            found.push(dir.to_path_buf());
+            return true;
         };
-        if kind.is_dir() {
-            walk(&path, found);
-        } else if is_stream(&path) && (kind.is_file() || path.is_file()) {
-            found.push(path);
+        let path = entry.path();
+        match entry.file_type() {
+            // A subdirectory that cannot be read is an operand of its own.
+            Ok(kind) if kind.is_dir() && !walk(&path, found) => found.push(path),
+            Ok(kind) if kind.is_dir() => {}
+            _ if is_stream(&path) => found.push(path),
+            _ => {}
         }
     }
+    true
 }
 
 fn is_stream(path: &Path) -> bool {
