@@ -1177,3 +1177,37 @@ fn the_parallel_recipe_combines_the_reports() {
     std::fs::write(files.join("t07.jsonl"), &ok[..ok.len() - 30]).unwrap();
     assert_eq!(recipe(&files), Some(1));
 }
+
+/// An output that is one of the files a directory stands for is refused
+/// (64) before anything is written: a `--report` there would destroy an
+/// input, and standard output there would be read back without end.
+#[test]
+fn an_output_among_a_directorys_files_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ok = std::fs::read(fixture("streams/ok-complete.jsonl")).unwrap();
+    std::fs::write(d.join("a.jsonl"), &ok).unwrap();
+    std::fs::write(d.join("rep.jsonl"), &ok).unwrap();
+    let report = d.join("rep.jsonl");
+    let out = run(
+        &[
+            "verify",
+            "--report",
+            report.to_str().unwrap(),
+            d.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.code, 64, "{}", out.stderr);
+    assert_eq!(std::fs::read(&report).unwrap(), ok, "the input is intact");
+    let script = format!(
+        "{} verify --relay {d} > {d}/z.jsonl",
+        bin().display(),
+        d = d.display()
+    );
+    let status = Command::new("timeout")
+        .args(["20", "sh", "-c", &script])
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(64));
+}

@@ -2,7 +2,7 @@
 //! checks of `usage`, before any input is read: nothing past `cli` sees
 //! clap (ripgrep's `LowArgs -> HiArgs`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::args::{
@@ -43,7 +43,14 @@ pub(super) fn lower(command: Command) -> Result<Invocation, Error> {
     }
 }
 
-fn verify(a: VerifyArgs) -> Result<StreamOptions, Error> {
+/// Directory operands as the files they stand for, before any check of
+/// the operands, so every check sees the files that will be read.
+fn walked(files: &mut Vec<PathBuf>) {
+    *files = walk::expand(std::mem::take(files));
+}
+
+fn verify(mut a: VerifyArgs) -> Result<StreamOptions, Error> {
+    walked(&mut a.stream.files);
     usage::stream(&a.stream, "verify")?;
     usage::schema_file(a.schema.as_deref(), &a.stream)?;
     let schema = schema(a.schema.as_deref(), &a.stream, "verify")?;
@@ -61,7 +68,8 @@ fn verify(a: VerifyArgs) -> Result<StreamOptions, Error> {
     Ok(opts)
 }
 
-fn strip(a: StripArgs) -> Result<StripOptions, Error> {
+fn strip(mut a: StripArgs) -> Result<StripOptions, Error> {
+    walked(&mut a.stream.files);
     usage::stream(&a.stream, "strip-envelope")?;
     let mut stream = a.stream.into_options(ReportTo::Stderr);
     // A filter: its output is the data; the report speaks only when
@@ -78,8 +86,8 @@ fn strip(a: StripArgs) -> Result<StripOptions, Error> {
 }
 
 fn split(mut a: SplitArgs) -> Result<SplitOptions, Error> {
+    walked(&mut a.stream.files);
     usage::stream(&a.stream, "split-by-run")?;
-    a.stream.files = walk::expand(std::mem::take(&mut a.stream.files));
     let inputs = input_files(&a.stream.files);
     usage::split(&a.dir, &inputs, a.stream.output)?;
     let mut stream = a.stream.into_options(ReportTo::Stdout);
@@ -96,7 +104,8 @@ fn split(mut a: SplitArgs) -> Result<SplitOptions, Error> {
     })
 }
 
-fn reconcile(a: ReconcileArgs) -> Result<ReconcileOptions, Error> {
+fn reconcile(mut a: ReconcileArgs) -> Result<ReconcileOptions, Error> {
+    walked(&mut a.stream.files);
     usage::stream(&a.stream, "reconcile")?;
     usage::reconcile(&a)?;
     let mut stream = a.stream.into_options(ReportTo::Stdout);
@@ -139,7 +148,8 @@ fn run(a: RunArgs) -> Result<RunOptions, Error> {
     })
 }
 
-fn summarize(a: SummarizeArgs) -> Result<SummarizeOptions, Error> {
+fn summarize(mut a: SummarizeArgs) -> Result<SummarizeOptions, Error> {
+    walked(&mut a.stream.files);
     usage::stream(&a.stream, "summarize")?;
     let json = a.stream.output == OutputArg::Json;
     let mut stream = a.stream.into_options(ReportTo::Stdout);
@@ -181,7 +191,7 @@ impl StreamArgs {
         let inputs = if self.files.is_empty() {
             vec![Input::Stdin]
         } else {
-            walk::expand(self.files)
+            self.files
                 .into_iter()
                 .map(|p| {
                     if p.as_os_str() == "-" {

@@ -9,7 +9,7 @@ use clap::ValueEnum;
 use super::args::{OutputArg, ProtocolArg, ReconcileArgs, RunArgs, StreamArgs};
 use crate::config::SplitOptions;
 use crate::exit::{Error, Machine, Problem, Refusal};
-use crate::input::file_id::{FileId, input_in_dir, same_file, stdin_is};
+use crate::input::file_id::{FileId, input_in_dir, same_file, stdin_is, stdout_is};
 
 /// The checks every stream command makes: the formats it reports in
 /// (`--output json` is for the one-object outputs: summarize, schema,
@@ -33,6 +33,15 @@ pub(super) fn stream(args: &StreamArgs, command: &str) -> Result<(), Error> {
             } else {
                 " or jsonl"
             }
+        ))
+    } else if let Some(input) = args
+        .files
+        .iter()
+        .find(|f| f.as_os_str() != "-" && stdout_is(f))
+    {
+        Some(format!(
+            "standard output is the input {}: aoitap would read what it writes",
+            input.display()
         ))
     } else if let Some(report) = &args.report
         && let Some(input) = args.files.iter().find(|f| same_file(f, report))

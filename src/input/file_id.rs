@@ -33,6 +33,16 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// Is standard input the file at `path` (`--report F < F`)?
+/// Is `path` the file standard output writes to? A command that read it
+/// would read what it writes, without end.
+pub fn stdout_is(path: &Path) -> bool {
+    let Ok(file) = std::fs::metadata(path) else {
+        return false;
+    };
+    rustix::fs::fstat(std::io::stdout())
+        .is_ok_and(|st| st.st_dev == file.dev() && st.st_ino == file.ino())
+}
+
 pub fn stdin_is(path: &Path) -> bool {
     let Ok(file) = std::fs::metadata(path) else {
         return false;
