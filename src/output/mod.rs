@@ -354,6 +354,10 @@ impl<W: Write> Emitter<W> {
 impl<W: Write> Emitter<W> {
     /// A finding, unless --limit has been reached (then only counted).
     pub fn finding(&mut self, f: &Finding) -> io::Result<()> {
+        if self.human() && self.style.failures_only && f.severity != Severity::Error {
+            // Left out, not cut: --limit counts only what could be shown.
+            return Ok(());
+        }
         if self.style.limit.is_some_and(|n| self.shown >= n) {
             self.dropped += 1;
             return Ok(());
@@ -362,9 +366,7 @@ impl<W: Write> Emitter<W> {
         if self.tap() {
             self.tap.finding(f);
         }
-        let hidden = (self.style.quiet_pass && f.severity == Severity::Info)
-            || (self.style.failures_only && f.severity != Severity::Error);
-        if self.human() && !hidden {
+        if self.human() && !(self.style.quiet_pass && f.severity == Severity::Info) {
             let text = human::finding(&self.file, f, self.style.color);
             self.out.write_all(text.as_bytes())?;
         }
