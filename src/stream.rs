@@ -245,20 +245,16 @@ pub fn run(
                 }
                 let schema = opts.check.schema.as_deref().map(|s| s as &dyn LineCheck);
                 whole.batch.parse(&mut whole.parser, schema);
-                let judged = match judge_lines(
+                let judged = judge_lines(
                     &whole.batch,
                     consumer,
                     &mut check,
                     &mut report,
                     &mut progress,
                     opts,
-                ) {
-                    Ok(n) => n,
-                    Err(Halt::Judging(e)) => return Err(fail(report, e)),
-                    Err(Halt::Writing(e)) => return Err(e),
-                };
-                if let Some(p) = &mut progress {
-                    p.add(judged);
+                );
+                if let Err(halt) = judged {
+                    return Err(halt.end(report));
                 }
                 if signals.caught().is_some() {
                     break;
@@ -278,20 +274,16 @@ pub fn run(
                 stop,
             );
             while let Some(piece) = feed.next_piece() {
-                let judged = match judge_lines(
+                let judged = judge_lines(
                     &piece.batch,
                     consumer,
                     &mut check,
                     &mut report,
                     &mut progress,
                     opts,
-                ) {
-                    Ok(n) => n,
-                    Err(Halt::Judging(e)) => return Err(fail(report, e)),
-                    Err(Halt::Writing(e)) => return Err(e),
-                };
-                if let Some(p) = &mut progress {
-                    p.add(judged);
+                );
+                if let Err(halt) = judged {
+                    return Err(halt.end(report));
                 }
                 let stop = match &piece.end {
                     End::More => false,
@@ -405,7 +397,17 @@ enum Halt {
     Writing(Error),
 }
 
-/// Judge every line of `batch`; the bytes judged.
+impl Halt {
+    /// The error the command ends with.
+    fn end(self, report: Report) -> Error {
+        match self {
+            Halt::Judging(e) => fail(report, e),
+            Halt::Writing(e) => e,
+        }
+    }
+}
+
+/// Judge every line of `batch`, and count its bytes as read.
 fn judge_lines(
     batch: &Batch,
     consumer: &mut dyn Consumer,
@@ -413,7 +415,7 @@ fn judge_lines(
     report: &mut Report,
     progress: &mut Option<Progress>,
     opts: &StreamOptions,
-) -> std::result::Result<u64, Halt> {
+) -> std::result::Result<(), Halt> {
     let mut judged = 0;
     for line in batch.lines() {
         consumer.line(check, &line, report).map_err(Halt::Judging)?;
@@ -423,7 +425,10 @@ fn judge_lines(
             report.out.flush().map_err(|e| Halt::Writing(e.into()))?;
         }
     }
-    Ok(judged)
+    if let Some(p) = progress {
+        p.add(judged);
+    }
+    Ok(())
 }
 
 fn clear(progress: &mut Option<Progress>) {
