@@ -71,8 +71,9 @@ impl Consumer for Reconcile {
         line: &Line<'_>,
         report: &mut Report,
     ) -> Result<LineKind> {
-        // The checker only attributes here; its verdicts are not this
-        // command's, and its findings are not counted.
+        // The checker attributes each line and its findings count toward
+        // the exit status; its verdicts are held, for reconcile reports
+        // each run its own way once the line is accounted for.
         let mut held = Holder::counting(report);
         let decided = check.judge(line, &mut held)?;
         let seen = decided.kind;
