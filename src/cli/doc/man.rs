@@ -80,6 +80,29 @@ fn options(cmd: &Command, skip: &BTreeSet<String>) -> String {
     out
 }
 
+/// Help text as roff paragraphs. The help is wrapped by hand for a
+/// terminal; the page lets roff fill it: a blank line starts a paragraph,
+/// an indented line (an example's next command) keeps its break, and any
+/// other line continues the one before.
+fn paragraphs(text: &str) -> String {
+    let mut out = String::new();
+    for para in text.split("\n\n").filter(|p| !p.trim().is_empty()) {
+        out.push_str(".PP\n");
+        for (i, line) in para.lines().enumerate() {
+            if i > 0 {
+                out.push_str(if line.starts_with(' ') {
+                    "\n.br\n"
+                } else {
+                    " "
+                });
+            }
+            out.push_str(&esc(line));
+        }
+        out.push('\n');
+    }
+    out
+}
+
 fn long_names(cmd: &Command) -> BTreeSet<String> {
     cmd.get_arguments()
         .filter_map(|a| a.get_long())
@@ -92,6 +115,10 @@ pub fn render() -> String {
     let root = command();
     let version = root.get_version().unwrap_or("").to_string();
     let mut out = String::new();
+    out.push_str(
+        ".\\\" Made from aoitap's clap definition and rule catalogue (src/cli/doc/man.rs);\n\
+         .\\\" do not edit: AOITAP_UPDATE_MAN=1 cargo test --profile quick man_page\n",
+    );
     out.push_str(&format!(
         ".TH AOITAP 1 \"\" \"aoitap {version}\" \"User Commands\"\n"
     ));
@@ -175,10 +202,7 @@ pub fn render() -> String {
         };
         out.push_str(&options(sub, &skip));
         if let Some(after) = sub.get_after_help() {
-            out.push_str(&format!(
-                ".PP\n{}\n",
-                esc(&after.to_string()).replace('\n', "\n.br\n")
-            ));
+            out.push_str(&paragraphs(&after.to_string()));
         }
     }
     out.push_str(".SH RULES\nEach check has a stable id (used in reports and in \\fB\\-\\-allow\\fR/\\fB\\-\\-deny\\fR), a default severity, and the section of the AOI\\-CLI spec it comes from. Ids are added, never renamed.\n");
