@@ -4,14 +4,13 @@
 //! verdict's exit status (DESIGN §4). A command says what it does beyond
 //! judging through `Consumer`.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use crate::check::{Checker, Finding, LineKind, RunKey, RunRef, RunVerdict, Sink, Tally};
+use crate::check::{ByDigest, Checker, Finding, LineKind, RunKey, RunRef, RunVerdict, Sink, Tally};
 use crate::config::{Input, ReportTo, StreamOptions};
 use crate::exit::{Error, Exit, Result};
 use crate::input::line_check::LineCheck;
@@ -514,7 +513,7 @@ pub struct PerRun<T> {
     free: Vec<usize>,
     /// Slot by the digest of the run (`check::digest`); a run whose digest
     /// another run has already is kept in `collided` instead.
-    by_digest: HashMap<u64, usize>,
+    by_digest: ByDigest<usize>,
     collided: Vec<usize>,
     current: Option<usize>,
 }
@@ -524,7 +523,7 @@ impl<T> Default for PerRun<T> {
         PerRun {
             slots: vec![],
             free: vec![],
-            by_digest: HashMap::new(),
+            by_digest: ByDigest::default(),
             collided: vec![],
             current: None,
         }

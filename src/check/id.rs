@@ -2,7 +2,8 @@
 //! (DESIGN §8), and shown cut when long.
 
 use std::borrow::Cow;
-use std::hash::{Hash, Hasher};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 /// Ids longer than this are kept as a prefix and a digest.
 const ID_BYTES: usize = 256;
@@ -35,4 +36,29 @@ pub(super) fn run_name(id: &str) -> String {
         return id.to_string();
     }
     format!("{}… ({} bytes)", crate::text::prefix(id, 120), id.len())
+}
+
+/// A map keyed by `digest`s: the key is a hash already, so it is its own
+/// (hashing it again with SipHash was a second pass per line).
+pub type ByDigest<V> = HashMap<u64, V, BuildHasherDefault<Prehashed>>;
+
+/// The hasher of `ByDigest`: a `u64` key as it is.
+#[derive(Default)]
+pub struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only u64 keys come here; any other is folded in, never lost.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
 }

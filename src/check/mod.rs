@@ -38,7 +38,7 @@ mod verdict;
 pub use checker::{Checker, Decision, OpenRun};
 pub use config::{Config, SchemaPin};
 pub use finding::{Finding, SchemaPlace, Sink};
-pub use id::{digest, id_key};
+pub use id::{ByDigest, digest, id_key};
 pub use marker::Markers;
 pub use protocol::{Protocol, major};
 pub use protocols::{LineKind, SeqPlace};

@@ -3,12 +3,12 @@
 //! file and marking it used cost O(1) a line (DESIGN §14), however many
 //! runs are interleaved.
 
+use std::collections::VecDeque;
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::BufWriter;
 
-use crate::check::{RunKey, RunRef};
+use crate::check::{ByDigest, RunKey, RunRef};
 
 /// Each open run file's buffer: what a run's lines wait in between writes.
 const BUFFER_BYTES: usize = 8 * 1024;
@@ -28,7 +28,7 @@ pub struct OpenFiles {
     cap: usize,
     slots: Vec<Option<Open>>,
     free: Vec<usize>,
-    by_run: HashMap<u64, usize>,
+    by_run: ByDigest<usize>,
     /// Open files whose run's digest another open run has already.
     collided: Vec<usize>,
     /// (slot, use) in the order of use, oldest first; an entry whose use
@@ -43,7 +43,7 @@ impl OpenFiles {
             cap: cap.max(1),
             slots: vec![],
             free: vec![],
-            by_run: HashMap::new(),
+            by_run: ByDigest::default(),
             collided: vec![],
             order: VecDeque::new(),
             clock: 0,
