@@ -337,8 +337,11 @@ impl<'c> Checker<'c> {
         let slot = match target {
             Target::Slot(s) => s,
             Target::Finished(id) => {
-                // Not a run's line, so no finding: searched for `--redact`.
-                secrets::scan(ev, &self.cfg.secret_names, &mut self.exposures);
+                // Not a run's line, so no finding: searched only for what
+                // `--redact` writes over.
+                if self.cfg.redact {
+                    secrets::scan(ev, &self.cfg.secret_names, &mut self.exposures);
+                }
                 let (ty, seen) = protocols::typed(ev, Protocol::Aoi);
                 self.late(sink, &id, ty.as_deref())?;
                 self.last_run = LastRun::Gone {

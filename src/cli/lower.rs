@@ -43,6 +43,13 @@ pub(super) fn lower(command: Command) -> Result<Invocation, Error> {
     }
 }
 
+/// `--redact`: the command writes lines redacted, and the checker says so
+/// of a line it withholds.
+fn redacting(opts: &mut StreamOptions, on: bool) {
+    opts.redact = on;
+    opts.check.redact = on;
+}
+
 /// Directory operands as the files they stand for, before any check of
 /// the operands, so every check sees the files that will be read.
 fn walked(files: &mut Vec<PathBuf>) {
@@ -62,8 +69,7 @@ fn verify(mut a: VerifyArgs) -> Result<StreamOptions, Error> {
     let mut opts = a.stream.into_options(to);
     opts.check.schema = schema;
     opts.relay = a.relay;
-    opts.redact = a.redact;
-    opts.check.redact = a.redact;
+    redacting(&mut opts, a.redact);
     opts.style.failures_only = a.failures_only;
     Ok(opts)
 }
@@ -75,8 +81,7 @@ fn strip(mut a: StripArgs) -> Result<StripOptions, Error> {
     // A filter: its output is the data; the report speaks only when
     // something is wrong.
     stream.style.quiet_pass = true;
-    stream.redact = a.redact;
-    stream.check.redact = a.redact;
+    redacting(&mut stream, a.redact);
     Ok(StripOptions {
         stream,
         keep_framework: a.keep_framework,
@@ -93,8 +98,7 @@ fn split(mut a: SplitArgs) -> Result<SplitOptions, Error> {
     let mut stream = a.stream.into_options(ReportTo::Stdout);
     // Splitting is about many runs: each is judged on its own.
     stream.check.multi_run = true;
-    stream.redact = a.redact;
-    stream.check.redact = a.redact;
+    redacting(&mut stream, a.redact);
     Ok(SplitOptions {
         stream,
         dir: a.dir,

@@ -182,17 +182,19 @@ impl Files {
     fn write(&mut self, run: RunRef<'_>, line: &[u8]) -> Result<()> {
         // Found by the run's digest, so a line costs no allocation: the
         // name is made only when the file is opened.
-        let d = digest(&run);
-        if self.open.get(d, run).is_none() {
-            let key = run.to_key();
-            let name = self.name(&key).to_string();
-            let file = self.open_file(&name)?;
-            if let Some((old, mut w)) = self.open.evict() {
-                w.flush().map_err(|e| self.failed(&old, e))?;
+        let slot = match self.open.find(run) {
+            Some(slot) => slot,
+            None => {
+                let key = run.to_key();
+                let name = self.name(&key).to_string();
+                let file = self.open_file(&name)?;
+                if let Some((old, mut w)) = self.open.evict() {
+                    w.flush().map_err(|e| self.failed(&old, e))?;
+                }
+                self.open.insert(key, name, file)
             }
-            self.open.insert(d, key, name, file);
-        }
-        let (name, w) = self.open.get(d, run).expect("open now");
+        };
+        let (name, w) = self.open.at(slot);
         if let Err(e) = w.write_all(line).and_then(|()| w.write_all(b"\n")) {
             let path = self.dir.join(name);
             return Err(Error::io(format!("writing {}", path.display()), e));
