@@ -71,6 +71,8 @@ pub struct StreamOptions {
     pub redact: bool,
     /// run --save: the relay goes to this file instead of stdout.
     pub save: Option<PathBuf>,
+    /// verify -j: workers judging FILE operands at once (DESIGN §14).
+    pub jobs: usize,
 }
 
 /// `aoitap run`: the stream options, and how to run the command.

@@ -444,3 +444,33 @@ fn summarize_keeps_names_within_one_budget() {
     assert_eq!(runs_reported("summarize", &out), 1_000);
     assert!(peak < base + 40 * MIB, "peak {peak} KiB (base {base} KiB)");
 }
+
+/// Workers (`-j`) judging files whose findings the report has not reached
+/// yet wait for it (DESIGN §14): what is held is a few chunks per file in
+/// flight, whatever the files hold. Six files of 150,000 invalid lines
+/// give 900,000 findings; held, they would be hundreds of MiB. (The
+/// lines are of a usual length: a batch's index of lines of a byte or
+/// two costs a few MiB per worker, whatever the findings.)
+#[test]
+fn workers_ahead_of_the_report_hold_a_bounded_amount() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "verify".to_string(),
+        "-j".into(),
+        "4".into(),
+        "--output".into(),
+        "jsonl".into(),
+    ];
+    for k in 0..6 {
+        let f = dir.path().join(format!("{k}.jsonl"));
+        let cut = br#"{"type":"hit","aoi":{"seq":1,"run":"R"},"path":"src/lib.rs"#;
+        std::fs::write(&f, [&cut[..], b"\n"].concat().repeat(150_000)).unwrap();
+        args.push(f.to_str().unwrap().to_string());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let base = base_kib(&args[..5]);
+    let (peak, out) = peak_kib(&args, b"");
+    assert_eq!(out.matches("\"json.invalid\"").count(), 900_000);
+    measured("-j 4, six files of 150,000 findings each", peak, base);
+    assert!(peak < base + 32 * MIB, "peak {peak} KiB (base {base} KiB)");
+}

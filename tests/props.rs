@@ -2117,6 +2117,51 @@ fn props_a_file_and_a_pipe_report_the_same() {
     );
 }
 
+/// Property 12: (DESIGN §14) FILE operands judged by a pool of workers
+/// give the report one worker gives, byte for byte (aoitap's own run ids
+/// aside), in every format, with --limit and --failures-only, and the
+/// same status: the workers' findings are said in operand order.
+#[test]
+fn props_workers_report_as_one_does() {
+    check(
+        "props_workers_report_as_one_does",
+        (
+            prop::collection::vec(input(), 2..6),
+            flags(true),
+            prop::sample::select(vec!["human", "jsonl", "tap"]),
+            any::<bool>(),
+            prop::sample::select(vec!["2", "3", "8"]),
+        ),
+        |(inputs, flags, format, failures_only, jobs)| {
+            let dir = tempfile::tempdir().unwrap();
+            let mut files = vec![];
+            for (k, input) in inputs.iter().enumerate() {
+                let f = dir.path().join(format!("{k}.jsonl"));
+                std::fs::write(&f, &input.0).unwrap();
+                files.push(path_arg(&f));
+            }
+            let mut extra = vec!["--output", format];
+            if failures_only && format == "human" {
+                extra.push("--failures-only");
+            }
+            let run = |j: &str| {
+                let argv = with(
+                    cmd("verify", &flags, &[&extra[..], &["-j", j]].concat()),
+                    &files,
+                );
+                exec(&argv, Feed::Nothing, false)
+            };
+            let (one, many) = (run("1")?, run(jobs)?);
+            let text = |p: &Proc| {
+                ulids(&(String::from_utf8_lossy(&p.stderr) + String::from_utf8_lossy(&p.stdout)))
+            };
+            prop_assert_eq!(one.code, many.code, "{}", &many.what);
+            prop_assert_eq!(text(&one), text(&many), "{}", &many.what);
+            Ok(())
+        },
+    );
+}
+
 /// `text` with aoitap's own run ids (ULIDs, 26 Crockford characters) as
 /// `ULID`.
 fn ulids(text: &str) -> String {

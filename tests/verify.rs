@@ -1103,6 +1103,47 @@ fn a_directory_is_its_stream_files() {
     assert_eq!(ids(&whole.stdout), ids(&by_glob.stdout));
 }
 
+/// Workers (`-j`, DESIGN §14) report in operand order: a file that cannot
+/// be opened is said in its place, between the files around it, and the
+/// status is the worst of all (66), as with one worker. Past 64 files the
+/// operands are shared out in several jobs.
+#[test]
+fn workers_report_in_operand_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = std::fs::read(fixture("streams/ok-complete.jsonl")).unwrap();
+    let mut files = vec![];
+    for k in 0..150 {
+        let f = dir.path().join(format!("{k:03}.jsonl"));
+        match k {
+            7 => {}
+            40 | 149 => std::fs::write(&f, &ok[..ok.len() - 20]).unwrap(),
+            _ => std::fs::write(&f, &ok).unwrap(),
+        }
+        files.push(f.to_str().unwrap().to_string());
+    }
+    let with_jobs = |j: &str| {
+        let mut args = vec!["verify", "--output", "jsonl", "-j", j];
+        args.extend(files.iter().map(String::as_str));
+        run(&args, b"")
+    };
+    let (one, many) = (with_jobs("1"), with_jobs("4"));
+    assert_eq!((one.code, many.code), (66, 66), "{}", many.stdout);
+    let named = |s: &str| {
+        s.lines()
+            .filter_map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                let file = v["file"].as_str().or(v["message"].as_str())?.to_string();
+                Some((v["type"].to_string(), file))
+            })
+            .collect::<Vec<_>>()
+    };
+    let told = named(&many.stdout);
+    assert_eq!(told, named(&one.stdout));
+    let at = |name: &str| told.iter().position(|(_, f)| f.contains(name)).unwrap();
+    assert!(at("006.jsonl") < at("007.jsonl") && at("007.jsonl") < at("008.jsonl"));
+    assert!(told.iter().any(|(t, f)| t == "\"aoi:error\"" && f.contains("007.jsonl")));
+}
+
 /// `--failures-only` (DESIGN §14): a line for each run that did not pass
 /// and its error findings, none for a passing run or a warning; the
 /// result line still counts every run, and the status is the same.

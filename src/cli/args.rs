@@ -223,6 +223,10 @@ pub(super) struct VerifyArgs {
     /// Human output: only what fails, its error findings and the runs that did not pass; warnings, notes and passing runs are left out, and the result line still counts every run.
     #[arg(long)]
     pub(super) failures_only: bool,
+
+    /// Judge N FILE operands at once (default: the number of cores); the report is in operand order, the same as with -j 1. Used when every operand is a regular file and there is no --relay, --line-buffered or --idle-timeout-ms.
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(super) jobs: Option<u32>,
 }
 
 #[derive(Args, Debug)]

@@ -71,6 +71,10 @@ fn verify(mut a: VerifyArgs) -> Result<StreamOptions, Error> {
     opts.relay = a.relay;
     redacting(&mut opts, a.redact);
     opts.style.failures_only = a.failures_only;
+    opts.jobs = match a.jobs {
+        Some(n) => n as usize,
+        None => std::thread::available_parallelism().map_or(1, usize::from),
+    };
     Ok(opts)
 }
 
@@ -240,6 +244,7 @@ impl StreamArgs {
             relay: false,
             redact: false,
             save: None,
+            jobs: 1,
         }
     }
 }

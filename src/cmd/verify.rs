@@ -29,7 +29,11 @@ pub fn run(opts: &StreamOptions) -> Result<Exit> {
 /// The plain gate: every line judged, nothing done beyond.
 struct JudgeOnly;
 
-impl Consumer for JudgeOnly {}
+impl Consumer for JudgeOnly {
+    fn judges_only(&self) -> bool {
+        true
+    }
+}
 
 /// `--relay --redact`: the relay is written line by line, once each line
 /// is judged, by `Redacted`.

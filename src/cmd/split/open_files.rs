@@ -134,7 +134,7 @@ mod tests {
 
     #[test]
     fn runs_of_one_digest_keep_files_of_their_own() {
-        let [a, b] = crate::stream::tests::COLLIDING;
+        let [a, b] = crate::stream::slots::tests::COLLIDING;
         let mut open = OpenFiles::new(2);
         open.insert(key(a), "run-a.jsonl".into(), file());
         open.insert(key(b), "run-b.jsonl".into(), file());

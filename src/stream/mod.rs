@@ -1,0 +1,351 @@
+//! The engine every stream command shares: open each input, read it
+//! through the scanner as a live pipe (flush before waiting, notice
+//! silences and signals), judge every line, report, and end with the
+//! verdict's exit status (DESIGN §4). A command says what it does beyond
+//! judging through `Consumer`.
+
+mod pool;
+mod read;
+mod report;
+pub(crate) mod slots;
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+use crate::check::{Checker, LineKind, Tally};
+use crate::config::{Input, ReportTo, StreamOptions};
+use crate::exit::{Error, Exit, Result};
+use crate::input::line_check::LineCheck;
+use crate::input::pipeline::{End, Feed};
+use crate::input::scan::{Batch, Line};
+use crate::input::source::{self, RelayError, Source};
+use crate::output::Emitter;
+use crate::output::progress::Progress;
+use crate::signal::Signals;
+
+pub use report::{Holder, Report};
+pub use slots::{PerRun, RunSlots};
+
+use read::{Reader, small_file};
+use report::{Halt, fail};
+
+/// What a command does with the lines beyond judging them.
+pub trait Consumer {
+    /// Judge one line (through `check`, with `report` or a sink of the
+    /// command's own) and act on it.
+    fn line(
+        &mut self,
+        check: &mut Checker,
+        line: &Line<'_>,
+        report: &mut Report,
+    ) -> Result<LineKind> {
+        Ok(check.judge(line, report)?.kind)
+    }
+
+    /// The `k`th input (from 0), opened; `None` when there are no more.
+    /// The command line's files, unless the command makes its own (run).
+    fn next_input(&mut self, k: usize, inputs: &[Input], _signals: &Signals) -> Option<OpenInput> {
+        inputs.get(k).map(|i| OpenInput {
+            label: i.label(),
+            file: i.open(),
+            unopened: Exit::NoInput,
+            wake: None,
+            relay: None,
+        })
+    }
+
+    /// Reading an input stopped (its end, or a signal), before its open
+    /// runs are judged. `Some(why)`: they are not judged, because reading
+    /// was stopped by us, not cut by the producer ("cancelled").
+    fn input_read(
+        &mut self,
+        _check: &mut Checker,
+        _report: &mut Report,
+        cancelled: bool,
+    ) -> Result<Option<&'static str>> {
+        Ok(cancelled.then_some("cancelled"))
+    }
+
+    /// End of one input: judge its open runs.
+    fn end_input(&mut self, check: Checker, report: &mut Report) -> Result<()> {
+        Ok(check.finish(report)?)
+    }
+
+    /// Every input has been read: write what covers them all.
+    fn end_all(&mut self, _report: &mut Report) -> Result<()> {
+        Ok(())
+    }
+
+    /// The input would make us wait: push out what is buffered.
+    fn flush(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    /// A second SIGINT/SIGTERM ends aoitap at once (run: it kills CMD's
+    /// group first, so it waits for it).
+    fn second_signal_exits(&self) -> bool {
+        true
+    }
+
+    /// SIGHUP is caught, as SIGTERM is (run: CMD's group must be stopped
+    /// first, DESIGN §13); else it keeps its default action.
+    fn catches_hangup(&self) -> bool {
+        false
+    }
+
+    /// Only judging is done, as `Consumer::line`'s default does, with no
+    /// state beyond the checker's: files may be judged by a pool of
+    /// workers (DESIGN §14).
+    fn judges_only(&self) -> bool {
+        false
+    }
+
+    /// The exit status, given the verdict of what was read.
+    fn exit(&self, verdict: Exit) -> Exit {
+        verdict
+    }
+}
+
+/// An input as a consumer hands it to the loop.
+pub struct OpenInput {
+    /// How findings name it.
+    pub label: String,
+    pub file: io::Result<File>,
+    /// The exit status when it could not be opened.
+    pub unopened: Exit,
+    /// Stops the reading when readable (run: a daemon holding CMD's
+    /// stdout after CMD has exited).
+    pub wake: Option<OwnedFd>,
+    /// Where this input is relayed, in place of the command's one relay
+    /// output (run: a retry's `--save FILE`, begun anew).
+    pub relay: Option<File>,
+}
+
+/// Run a stream command over every input; returns the exit status.
+pub fn run(
+    opts: &StreamOptions,
+    command: &'static str,
+    to: ReportTo,
+    consumer: &mut dyn Consumer,
+) -> Result<Exit> {
+    let signals = Signals::install(consumer.second_signal_exits(), consumer.catches_hangup())?;
+    let out: Box<dyn Write> = match &opts.report {
+        Some(path) => match File::create(path) {
+            Ok(f) => Box::new(f),
+            Err(e) => {
+                return Err(Error::CantCreate(format!(
+                    "cannot create the report {}: {e}",
+                    path.display()
+                )));
+            }
+        },
+        None if to == ReportTo::Stderr => Box::new(io::stderr()),
+        None => Box::new(io::stdout()),
+    };
+    // With --redact the relay is written line by line by the command
+    // (`output::relay`, for verify and run), once each line is judged.
+    let relay = if opts.relay && !opts.redact {
+        match &opts.save {
+            Some(path) => match File::create(path) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    return Err(Error::CantCreate(format!(
+                        "cannot create {}: {e}",
+                        path.display()
+                    )));
+                }
+            },
+            None => Some(source::stdout_file()?),
+        }
+    } else {
+        None
+    };
+    let mut report = Report {
+        tally: Tally::default(),
+        out: Emitter::new(
+            BufWriter::with_capacity(64 * 1024, out),
+            opts.style,
+            command,
+        ),
+    };
+    report.out.begin()?;
+    let sizes: Vec<_> = opts.inputs.iter().map(Input::file_size).collect();
+    let total = sizes.iter().copied().sum::<Option<u64>>();
+    let mut progress = Progress::new(&opts.style, total);
+    let plan = pool::plan(opts, &sizes).filter(|_| consumer.judges_only());
+    let read = match plan {
+        Some(plan) => pool::judge(opts, plan, &signals.flags(), &mut report, &mut progress),
+        None => each_input(opts, consumer, &signals, relay, &mut report, &mut progress),
+    };
+    let trouble = match read {
+        Ok(trouble) => trouble,
+        Err(halt) => return Err(halt.end(report)),
+    };
+    clear(&mut progress);
+    if let Err(e) = consumer
+        .end_all(&mut report)
+        .and_then(|()| consumer.flush())
+    {
+        return Err(fail(report, e));
+    }
+    let exit = signals
+        .caught()
+        .or(trouble)
+        .unwrap_or_else(|| consumer.exit(report.tally.exit()));
+    report.end(exit)?;
+    Ok(exit)
+}
+
+/// Read and judge the inputs one after another; returns the worst trouble
+/// opening or reading one (66, 74, or run's own).
+fn each_input(
+    opts: &StreamOptions,
+    consumer: &mut dyn Consumer,
+    signals: &Signals,
+    relay: Option<File>,
+    report: &mut Report,
+    progress: &mut Option<Progress>,
+) -> std::result::Result<Option<Exit>, Halt> {
+    let writing = |e: io::Error| Halt::Writing(e.into());
+    let caught = signals.flags();
+    let mut trouble: Option<Exit> = None;
+    let mut reader = Reader::default();
+    let mut k = 0;
+    while let Some(next) = consumer.next_input(k, &opts.inputs, signals) {
+        k += 1;
+        report.out.file = next.label;
+        let file = match next.file {
+            Ok(f) => f,
+            Err(e) => {
+                report.unopened(&e, next.unopened).map_err(writing)?;
+                trouble = trouble.max(Some(next.unopened));
+                continue;
+            }
+        };
+        let relay = match next.relay {
+            Some(own) => Some(own),
+            None => relay
+                .as_ref()
+                .map(File::try_clone)
+                .transpose()
+                .map_err(writing)?,
+        };
+        let idle = opts.idle_timeout_ms.map(Duration::from_millis);
+        let mut check = Checker::new(&opts.check);
+        if relay.is_none() && next.wake.is_none() && idle.is_none() && small_file(&file) {
+            // Read on this thread (DESIGN §14): for a file this small the
+            // pipeline's two threads and socket cost more than the file.
+            let failed = reader.read(file, opts, &caught, |batch| {
+                judge_lines(batch, consumer, &mut check, report, progress, opts)
+            })?;
+            if let Some(e) = failed {
+                report.read_failed(&e).map_err(writing)?;
+                trouble = trouble.max(Some(Exit::Io));
+            }
+        } else {
+            let (stopped, stop) = UnixStream::pair().map_err(writing)?;
+            let mut wake = vec![signals.wake_fd().map_err(writing)?, OwnedFd::from(stopped)];
+            wake.extend(next.wake);
+            let mut feed = Feed::start(
+                Source::new(file, relay, wake, idle),
+                opts.max_line_bytes,
+                opts.check
+                    .schema
+                    .clone()
+                    .map(|s| s as std::sync::Arc<dyn LineCheck>),
+                stop,
+            );
+            while let Some(piece) = feed.next_piece() {
+                judge_lines(&piece.batch, consumer, &mut check, report, progress, opts)?;
+                let stop = match &piece.end {
+                    End::More => false,
+                    End::WouldBlock => {
+                        pause(consumer, report, progress)?;
+                        false
+                    }
+                    End::Idle => {
+                        let ms = opts.idle_timeout_ms.unwrap_or(0);
+                        check.idle(report, ms).map_err(writing)?;
+                        pause(consumer, report, progress)?;
+                        false
+                    }
+                    End::Signal | End::Eof => true,
+                    End::Failed(e) if e.get_ref().is_some_and(|i| i.is::<RelayError>()) => {
+                        // Our own output failed: said, and the report ended,
+                        // so it still reads as a whole run (a closed
+                        // downstream stays quiet: 141).
+                        let e = io::Error::new(e.kind(), e.to_string());
+                        return Err(Halt::Judging(e.into()));
+                    }
+                    End::Failed(e) => {
+                        report.read_failed(e).map_err(writing)?;
+                        trouble = trouble.max(Some(Exit::Io));
+                        true
+                    }
+                };
+                feed.done(piece.batch);
+                if stop || signals.caught().is_some() {
+                    break;
+                }
+            }
+        }
+        let cancelled = signals.caught().is_some();
+        let unjudged = consumer
+            .input_read(&mut check, report, cancelled)
+            .map_err(Halt::Judging)?;
+        if let Some(why) = unjudged {
+            clear(progress);
+            report.not_judged(check.open_runs(), why).map_err(writing)?;
+            if cancelled {
+                break;
+            }
+            continue;
+        }
+        consumer.end_input(check, report).map_err(Halt::Judging)?;
+    }
+    Ok(trouble)
+}
+
+/// The input would make us wait: push out what is buffered.
+fn pause(
+    consumer: &mut dyn Consumer,
+    report: &mut Report,
+    progress: &mut Option<Progress>,
+) -> std::result::Result<(), Halt> {
+    consumer.flush().map_err(Halt::Writing)?;
+    clear(progress);
+    report.out.flush().map_err(|e| Halt::Writing(e.into()))
+}
+
+/// Judge every line of `batch`, and count its bytes as read.
+fn judge_lines(
+    batch: &Batch,
+    consumer: &mut dyn Consumer,
+    check: &mut Checker,
+    report: &mut Report,
+    progress: &mut Option<Progress>,
+    opts: &StreamOptions,
+) -> std::result::Result<(), Halt> {
+    let mut judged = 0;
+    for line in batch.lines() {
+        consumer.line(check, &line, report).map_err(Halt::Judging)?;
+        judged += line.input_bytes();
+        if opts.line_buffered {
+            clear(progress);
+            report.out.flush().map_err(|e| Halt::Writing(e.into()))?;
+        }
+    }
+    if let Some(p) = progress {
+        p.add(judged);
+    }
+    Ok(())
+}
+
+fn clear(progress: &mut Option<Progress>) {
+    if let Some(p) = progress {
+        p.clear();
+    }
+}

@@ -1,0 +1,168 @@
+//! The report a stream command writes, and how it ends when the command
+//! fails after it began.
+
+use std::io::{self, BufWriter, Write};
+
+use crate::check::{Finding, OpenRun, RunVerdict, Sink, Tally};
+use crate::exit::{Error, Exit};
+use crate::output::Emitter;
+use crate::output::style::Format;
+
+/// A stream command's report: what it writes (`out`) and the tally its
+/// exit status is made from. Every finding and verdict goes through here,
+/// so the two cannot disagree.
+pub struct Report {
+    pub tally: Tally,
+    pub out: Emitter<BufWriter<Box<dyn Write>>>,
+}
+
+impl Report {
+    /// A run's verdict, and the file that holds its lines (split-by-run).
+    pub fn run_at(&mut self, r: &RunVerdict, path: Option<&str>) -> io::Result<()> {
+        self.tally.run(r);
+        self.out.run_at(r, path)
+    }
+
+    /// End the report with `exit`.
+    pub fn end(&mut self, exit: Exit) -> io::Result<()> {
+        self.out.end(exit, &self.tally)
+    }
+}
+
+impl Sink for Report {
+    fn finding(&mut self, f: &Finding) -> io::Result<()> {
+        self.tally.finding(f);
+        self.out.finding(f)
+    }
+
+    fn run(&mut self, r: &RunVerdict) -> io::Result<()> {
+        self.run_at(r, None)
+    }
+}
+
+impl Report {
+    /// An input that could not be opened: said, with its exit status.
+    pub(super) fn unopened(&mut self, e: &io::Error, exit: Exit) -> io::Result<()> {
+        let (category, code) = match (exit, e.kind()) {
+            (Exit::CantCreate, _) => ("io", "OUTPUT_FAILED"),
+            (_, io::ErrorKind::NotFound) => ("not_found", "INPUT_NOT_FOUND"),
+            _ => ("io", "INPUT_UNREADABLE"),
+        };
+        let msg = format!("{}: {e}", self.out.file);
+        self.out.local_error(category, code, &msg)
+    }
+
+    /// Reading the input failed part way.
+    pub(super) fn read_failed(&mut self, e: &io::Error) -> io::Result<()> {
+        let msg = format!("{}: read failed: {e}", self.out.file);
+        self.out.local_error("io", "READ_FAILED", &msg)
+    }
+
+    /// Reading stopped (`why`) with `runs` still open: what was judged is
+    /// reported; the runs are not, as they were stopped by us, not cut by
+    /// the producer. A person watching is told which were still open.
+    pub(super) fn not_judged(&mut self, runs: Vec<OpenRun>, why: &str) -> io::Result<()> {
+        for run in runs {
+            // Read, though not judged: counted in the summary, and its
+            // upstream named (DESIGN §13).
+            self.tally.input_domain += run.domain;
+            if let Some(id) = &run.identity {
+                self.tally.upstream(id);
+            }
+            let who = match run.name {
+                Some(n) => format!("run {}", crate::text::clean(&n)),
+                None => format!("run from line {}", run.first_line),
+            };
+            self.out.text(&format!(
+                "{}: {why}: {who} still open after {}, not judged\n",
+                crate::text::clean(&self.out.file),
+                crate::text::plural(run.lines, "line")
+            ))?;
+        }
+        Ok(())
+    }
+}
+
+/// Why judging a batch stopped: a command's own failure, which ends the
+/// report it began (`fail`), or a failed flush of the report itself.
+pub(super) enum Halt {
+    Judging(Error),
+    Writing(Error),
+}
+
+impl Halt {
+    /// The error the command ends with.
+    pub(super) fn end(self, report: Report) -> Error {
+        match self {
+            Halt::Judging(e) => fail(report, e),
+            Halt::Writing(e) => e,
+        }
+    }
+}
+
+/// A command's own read or write failed after its report began: the
+/// report says so where it can (an `aoi:error` in jsonl, a TAP point) and
+/// ends, so it still reads as a whole; the error goes to main, which says
+/// it on stderr when the report does not (a human report has no Result
+/// line then: its one line is main's, DESIGN §8). A closed downstream
+/// ends quietly instead (spec §7).
+pub(super) fn fail(mut report: Report, e: Error) -> Error {
+    let exit = e.exit();
+    if exit == Exit::BrokenPipe {
+        return e;
+    }
+    let message = e.to_string();
+    let in_report = report.out.carries_errors();
+    if in_report {
+        let category = if exit == Exit::CantCreate {
+            "conflict"
+        } else {
+            "io"
+        };
+        if let Err(e) = report.out.local_error(category, "OUTPUT_FAILED", &message) {
+            return e.into();
+        }
+    }
+    if report.out.format() != Format::Human
+        && let Err(e) = report.end(exit)
+    {
+        return e.into();
+    }
+    Error::Ended {
+        exit,
+        message: crate::text::one_line(&message),
+        in_report,
+    }
+}
+
+/// A sink for commands that report runs their own way: verdicts raised
+/// while a line is judged are held (so the line can be counted first), and
+/// findings only counted into `tally`'s report, when there is one.
+pub struct Holder<'a> {
+    pub tally: Option<&'a mut Report>,
+    pub runs: Vec<RunVerdict>,
+}
+
+impl Holder<'_> {
+    /// Findings counted into `report`'s tally, verdicts held.
+    pub fn counting(report: &mut Report) -> Holder<'_> {
+        Holder {
+            tally: Some(report),
+            runs: vec![],
+        }
+    }
+}
+
+impl Sink for Holder<'_> {
+    fn finding(&mut self, f: &Finding) -> io::Result<()> {
+        if let Some(r) = self.tally.as_mut() {
+            r.tally.finding(f);
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, r: &RunVerdict) -> io::Result<()> {
+        self.runs.push(r.clone());
+        Ok(())
+    }
+}

@@ -1,0 +1,224 @@
+//! Values kept per run, by the run's digest and key: the one table
+//! PerRun and split-by-run's open files both stand on.
+
+use crate::check::{ByDigest, RunKey, RunRef};
+
+/// Values kept per run, each in a slot that stays put while its run has
+/// it: found by the run's digest, then its key (two runs' digests may be
+/// equal: a run whose digest another has already is kept in `collided`).
+/// Finding one costs a digest and a lookup, never a move or an
+/// allocation: a thousand interleaved runs switch on every line (DESIGN
+/// §14).
+pub struct RunSlots<T> {
+    slots: Vec<Option<(RunKey, T)>>,
+    free: Vec<usize>,
+    by_digest: ByDigest<usize>,
+    collided: Vec<usize>,
+}
+
+impl<T> Default for RunSlots<T> {
+    fn default() -> Self {
+        RunSlots {
+            slots: vec![],
+            free: vec![],
+            by_digest: ByDigest::default(),
+            collided: vec![],
+        }
+    }
+}
+
+impl<T> RunSlots<T> {
+    /// How many runs have a value.
+    pub fn len(&self) -> usize {
+        self.by_digest.len() + self.collided.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The slot of `run`, if it has a value.
+    pub fn find(&self, run: RunRef<'_>) -> Option<usize> {
+        if let Some(&s) = self.by_digest.get(&crate::check::digest(&run))
+            && self.is(s, run)
+        {
+            return Some(s);
+        }
+        self.collided.iter().copied().find(|&s| self.is(s, run))
+    }
+
+    /// Does `slot` hold `run`'s value?
+    pub fn is(&self, slot: usize, run: RunRef<'_>) -> bool {
+        self.slots[slot]
+            .as_ref()
+            .is_some_and(|(k, _)| k.as_ref() == run)
+    }
+
+    /// Keep `value` for `key`, which has none; its slot.
+    pub fn insert(&mut self, key: RunKey, value: T) -> usize {
+        let d = crate::check::digest(&key.as_ref());
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.slots[s] = Some((key, value));
+                s
+            }
+            None => {
+                self.slots.push(Some((key, value)));
+                self.slots.len() - 1
+            }
+        };
+        match self.by_digest.entry(d) {
+            std::collections::hash_map::Entry::Occupied(_) => self.collided.push(slot),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(slot);
+            }
+        }
+        slot
+    }
+
+    /// Take the value out of `slot`, which holds one.
+    pub fn remove(&mut self, slot: usize) -> (RunKey, T) {
+        let (key, value) = self.slots[slot].take().expect("a held slot");
+        let d = crate::check::digest(&key.as_ref());
+        if self.by_digest.get(&d) == Some(&slot) {
+            self.by_digest.remove(&d);
+        } else {
+            self.collided.retain(|&s| s != slot);
+        }
+        self.free.push(slot);
+        (key, value)
+    }
+
+    /// The value in `slot`, if it holds one.
+    pub fn held(&self, slot: usize) -> Option<&T> {
+        self.slots.get(slot)?.as_ref().map(|(_, v)| v)
+    }
+
+    /// The value in `slot`, which holds one.
+    pub fn value(&mut self, slot: usize) -> &mut T {
+        &mut self.slots[slot].as_mut().expect("a held slot").1
+    }
+
+    /// Every run's key and value, in the order the slots hold them.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&RunKey, &mut T)> {
+        self.slots.iter_mut().flatten().map(|(k, v)| (&*k, v))
+    }
+
+    /// Take every value out.
+    pub fn drain(&mut self) -> impl Iterator<Item = (RunKey, T)> + '_ {
+        self.by_digest.clear();
+        self.collided.clear();
+        self.free.clear();
+        self.slots.drain(..).flatten()
+    }
+}
+
+/// State a command keeps per run, the run of the line before held apart:
+/// most lines belong to the same run as the one before, so they cost one
+/// comparison of ids.
+pub struct PerRun<T> {
+    runs: RunSlots<T>,
+    current: Option<usize>,
+}
+
+impl<T> Default for PerRun<T> {
+    fn default() -> Self {
+        PerRun {
+            runs: RunSlots::default(),
+            current: None,
+        }
+    }
+}
+
+impl<T> PerRun<T> {
+    /// The state of `run`, made by `new` if the run is new.
+    pub fn get(&mut self, run: RunRef<'_>, new: impl FnOnce() -> T) -> &mut T {
+        let slot = match self.current.filter(|&s| self.runs.is(s, run)) {
+            Some(s) => s,
+            None => {
+                let s = match self.runs.find(run) {
+                    Some(s) => s,
+                    None => self.runs.insert(run.to_key(), new()),
+                };
+                self.current = Some(s);
+                s
+            }
+        };
+        self.runs.value(slot)
+    }
+
+    /// The state of the run last asked for, or else of `run`.
+    pub fn last_or(&mut self, run: RunRef<'_>, new: impl FnOnce() -> T) -> &mut T {
+        match self.current {
+            Some(s) => self.runs.value(s),
+            None => self.get(run, new),
+        }
+    }
+
+    /// The state of the run `key`, if it has one; it is forgotten.
+    pub fn remove(&mut self, key: &RunKey) -> Option<T> {
+        let slot = self.runs.find(key.as_ref())?;
+        if self.current == Some(slot) {
+            self.current = None;
+        }
+        Some(self.runs.remove(slot).1)
+    }
+
+    /// Every run that has state, in the order the slots hold them.
+    pub fn keys(&mut self) -> Vec<RunKey> {
+        self.runs.iter_mut().map(|(k, _)| k.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::check::Run;
+
+    /// Two run ids whose keys share a digest (`check::digest` is SipHash
+    /// with fixed keys, so one can be searched for): each must keep a slot
+    /// of its own (and split-by-run a file, tests/split.rs).
+    pub(crate) const COLLIDING: [&str; 2] = ["599a97ae466e01b0", "1de7602d4770b9c1"];
+
+    #[test]
+    fn runs_whose_digests_collide_keep_slots_of_their_own() {
+        let d = |id: &str| crate::check::digest(&Run::Id(id.as_bytes()));
+        let [a, b] = COLLIDING;
+        assert_eq!(d(a), d(b), "the ids collide");
+        let mut slots: RunSlots<&str> = RunSlots::default();
+        let sa = slots.insert(Run::Id(a.as_bytes().into()), "a");
+        let sb = slots.insert(Run::Id(b.as_bytes().into()), "b");
+        assert_eq!(slots.find(Run::Id(a.as_bytes())), Some(sa));
+        assert_eq!(slots.find(Run::Id(b.as_bytes())), Some(sb));
+        assert_eq!(slots.len(), 2);
+        // The one the digest names goes; the other is still found.
+        assert_eq!(slots.remove(sa).1, "a");
+        assert_eq!(slots.find(Run::Id(a.as_bytes())), None);
+        assert_eq!(slots.find(Run::Id(b.as_bytes())), Some(sb));
+        assert_eq!(slots.remove(sb).1, "b");
+        assert!(slots.is_empty());
+    }
+
+    #[test]
+    fn per_run_state_is_kept_by_run_and_forgotten_on_remove() {
+        let mut per: PerRun<u32> = PerRun::default();
+        for (i, id) in [b"a", b"b", b"a", b"c", b"b"].iter().enumerate() {
+            *per.get(Run::Id(&id[..]), || 0) += i as u32 + 1;
+        }
+        assert_eq!(*per.get(Run::Id(b"a"), || 99), 1 + 3);
+        assert_eq!(*per.get(Run::Id(b"b"), || 99), 2 + 5);
+        assert_eq!(
+            *per.last_or(Run::Nowhere, || 99),
+            7,
+            "the run last asked for"
+        );
+        assert_eq!(per.remove(&Run::Id(b"a"[..].into())), Some(4));
+        assert_eq!(per.remove(&Run::Id(b"a"[..].into())), None);
+        // A forgotten run starts anew; its slot is reused.
+        assert_eq!(*per.get(Run::Id(b"a"), || 10), 10);
+        assert_eq!(per.keys().len(), 3);
+        assert_eq!(*per.get(Run::FromLine(7), || 5), 5);
+        assert_eq!(*per.get(Run::Nowhere, || 6), 6);
+        assert_eq!(per.keys().len(), 5);
+    }
+}
