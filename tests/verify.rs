@@ -1141,7 +1141,10 @@ fn workers_report_in_operand_order() {
     assert_eq!(told, named(&one.stdout));
     let at = |name: &str| told.iter().position(|(_, f)| f.contains(name)).unwrap();
     assert!(at("006.jsonl") < at("007.jsonl") && at("007.jsonl") < at("008.jsonl"));
-    assert!(told.iter().any(|(t, f)| t == "\"aoi:error\"" && f.contains("007.jsonl")));
+    assert!(
+        told.iter()
+            .any(|(t, f)| t == "\"aoi:error\"" && f.contains("007.jsonl"))
+    );
 }
 
 /// `--failures-only` (DESIGN §14): a line for each run that did not pass

@@ -29,6 +29,8 @@ enum LastRun {
         id: Option<Box<[u8]>>,
         first_line: u64,
         meta: bool,
+        /// The slot it had, if it had one.
+        slot: Option<usize>,
     },
 }
 
@@ -43,6 +45,10 @@ pub struct Decision<'a> {
     pub line: u64,
     /// The run it went to (a judged run's, for a late line).
     pub run: RunRef<'a>,
+    /// The slot of the checker's table its run has (or had, when this
+    /// line ended it): a hint for state kept per run beside the checker,
+    /// never an identity, since a slot is reused once its run is judged.
+    pub slot: Option<usize>,
     /// Its exposed secrets, late lines' too: what `--redact` writes over.
     pub exposures: &'a [Exposure],
     /// Whether `--redact` must write a placeholder instead of the line,
@@ -108,6 +114,11 @@ impl<'c> Checker<'c> {
             kind,
             line: self.line,
             run: self.run_of_last_line(),
+            slot: match self.last_run {
+                LastRun::Slot(s) => Some(s),
+                LastRun::Gone { slot, .. } => slot,
+                LastRun::Nowhere => None,
+            },
             exposures: &self.exposures,
             withheld: self.withheld,
         })
@@ -222,6 +233,7 @@ impl<'c> Checker<'c> {
                 id,
                 first_line,
                 meta,
+                ..
             } => RunRef::of(id.as_deref(), *first_line, *meta),
         }
     }
@@ -348,6 +360,7 @@ impl<'c> Checker<'c> {
                     id: Some(id),
                     first_line: 0,
                     meta: true,
+                    slot: None,
                 };
                 return Ok(LineKind { late: true, ..seen });
             }
@@ -421,6 +434,7 @@ impl<'c> Checker<'c> {
                 id: run.id.clone(),
                 first_line: run.first_line,
                 meta: run.meta.is_some() || protocol.runs_by_position(),
+                slot: Some(slot),
             };
         }
         out.sink.run(&judge(cfg, run, protocol))

@@ -303,7 +303,7 @@ impl Consumer for Summarize<'_> {
         let Holder { tally, runs: done } = held;
         let report = tally.expect("given above");
         let number = decided.line;
-        let st = self.stats.get(decided.run, Stats::default);
+        let st = self.stats.of(&decided, Stats::default);
         if !matches!(line, Line::Unterminated { .. }) {
             st.lines += 1;
         }

@@ -1,7 +1,7 @@
 //! Values kept per run, by the run's digest and key: the one table
 //! PerRun and split-by-run's open files both stand on.
 
-use crate::check::{ByDigest, RunKey, RunRef};
+use crate::check::{ByDigest, Decision, RunKey, RunRef};
 
 /// Values kept per run, each in a slot that stays put while its run has
 /// it: found by the run's digest, then its key (two runs' digests may be
@@ -14,7 +14,15 @@ pub struct RunSlots<T> {
     free: Vec<usize>,
     by_digest: ByDigest<usize>,
     collided: Vec<usize>,
+    /// By the checker's slot of a run (`Decision::slot`), the slot here
+    /// it was last found in: tried first, and trusted only when it holds
+    /// the run, so a thousand interleaved runs cost a key compare a line,
+    /// not a digest and a lookup.
+    hints: Vec<usize>,
 }
+
+/// No hint for this checker slot yet.
+const NO_HINT: usize = usize::MAX;
 
 impl<T> Default for RunSlots<T> {
     fn default() -> Self {
@@ -23,11 +31,40 @@ impl<T> Default for RunSlots<T> {
             free: vec![],
             by_digest: ByDigest::default(),
             collided: vec![],
+            hints: vec![],
         }
     }
 }
 
 impl<T> RunSlots<T> {
+    /// As `find`, trying first the slot last found for the checker's
+    /// slot `hint`.
+    pub fn find_at(&mut self, run: RunRef<'_>, hint: Option<usize>) -> Option<usize> {
+        let hinted = hint.and_then(|c| self.hints.get(c)).copied();
+        if let Some(s) = hinted.filter(|&s| s != NO_HINT && self.is(s, run)) {
+            return Some(s);
+        }
+        let s = self.find(run)?;
+        self.remember(hint, s);
+        Some(s)
+    }
+
+    /// As `insert`, remembering the slot for the checker's slot `hint`.
+    pub fn insert_at(&mut self, key: RunKey, value: T, hint: Option<usize>) -> usize {
+        let s = self.insert(key, value);
+        self.remember(hint, s);
+        s
+    }
+
+    fn remember(&mut self, hint: Option<usize>, slot: usize) {
+        if let Some(c) = hint {
+            if self.hints.len() <= c {
+                self.hints.resize(c + 1, NO_HINT);
+            }
+            self.hints[c] = slot;
+        }
+    }
+
     /// How many runs have a value.
     pub fn len(&self) -> usize {
         self.by_digest.len() + self.collided.len()
@@ -49,8 +86,9 @@ impl<T> RunSlots<T> {
 
     /// Does `slot` hold `run`'s value?
     pub fn is(&self, slot: usize, run: RunRef<'_>) -> bool {
-        self.slots[slot]
-            .as_ref()
+        self.slots
+            .get(slot)
+            .and_then(Option::as_ref)
             .is_some_and(|(k, _)| k.as_ref() == run)
     }
 
@@ -133,17 +171,28 @@ impl<T> Default for PerRun<T> {
 impl<T> PerRun<T> {
     /// The state of `run`, made by `new` if the run is new.
     pub fn get(&mut self, run: RunRef<'_>, new: impl FnOnce() -> T) -> &mut T {
+        self.get_hinted(run, None, new)
+    }
+
+    /// The state of the run `decided` says a line went to.
+    pub fn of(&mut self, decided: &Decision<'_>, new: impl FnOnce() -> T) -> &mut T {
+        self.get_hinted(decided.run, decided.slot, new)
+    }
+
+    fn get_hinted(
+        &mut self,
+        run: RunRef<'_>,
+        checker_slot: Option<usize>,
+        new: impl FnOnce() -> T,
+    ) -> &mut T {
         let slot = match self.current.filter(|&s| self.runs.is(s, run)) {
             Some(s) => s,
-            None => {
-                let s = match self.runs.find(run) {
-                    Some(s) => s,
-                    None => self.runs.insert(run.to_key(), new()),
-                };
-                self.current = Some(s);
-                s
-            }
+            None => match self.runs.find_at(run, checker_slot) {
+                Some(s) => s,
+                None => self.runs.insert_at(run.to_key(), new(), checker_slot),
+            },
         };
+        self.current = Some(slot);
         self.runs.value(slot)
     }
 
@@ -197,6 +246,25 @@ pub(crate) mod tests {
         assert_eq!(slots.find(Run::Id(b.as_bytes())), Some(sb));
         assert_eq!(slots.remove(sb).1, "b");
         assert!(slots.is_empty());
+    }
+
+    /// A hint is tried first and trusted only when its slot holds the run:
+    /// once the run is gone and its slot reused, the run is found by key.
+    #[test]
+    fn a_stale_hint_is_never_trusted() {
+        let mut slots = RunSlots::default();
+        let a = slots.insert_at(Run::Id(b"a"[..].into()), 'a', Some(3));
+        assert_eq!(slots.find_at(Run::Id(b"a"), Some(3)), Some(a));
+        slots.remove(a);
+        let b = slots.insert_at(Run::Id(b"b"[..].into()), 'b', Some(0));
+        assert_eq!(b, a, "the slot is reused");
+        // Checker slot 3 now holds another run, "c": its hint points at b.
+        assert_eq!(slots.find_at(Run::Id(b"c"), Some(3)), None);
+        let c = slots.insert_at(Run::Id(b"c"[..].into()), 'c', Some(3));
+        assert_ne!(c, b);
+        assert_eq!(slots.find_at(Run::Id(b"c"), Some(3)), Some(c));
+        assert_eq!(slots.find_at(Run::Id(b"b"), Some(3)), Some(b));
+        assert_eq!(*slots.value(b), 'b');
     }
 
     #[test]

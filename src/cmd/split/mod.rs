@@ -179,10 +179,11 @@ impl Files {
     }
 
     /// Append one line to the file of `key`, opening (or creating) it.
-    fn write(&mut self, run: RunRef<'_>, line: &[u8]) -> Result<()> {
+    /// `hint`: the checker's slot of the run (`Decision::slot`).
+    fn write(&mut self, run: RunRef<'_>, hint: Option<usize>, line: &[u8]) -> Result<()> {
         // Found by the run's digest, so a line costs no allocation: the
         // name is made only when the file is opened.
-        let slot = match self.open.find(run) {
+        let slot = match self.open.find(run, hint) {
             Some(slot) => slot,
             None => {
                 let key = run.to_key();
@@ -191,7 +192,7 @@ impl Files {
                 if let Some((old, mut w)) = self.open.evict() {
                     w.flush().map_err(|e| self.failed(&old, e))?;
                 }
-                self.open.insert(key, name, file)
+                self.open.insert(key, name, file, hint)
             }
         };
         let (name, w) = self.open.at(slot);
@@ -317,20 +318,22 @@ impl Consumer for Split {
         let Line::Complete { bytes, .. } = *line else {
             return Ok(seen);
         };
-        let run = decided.run;
+        let (run, hint) = (decided.run, decided.slot);
         if !self.redact {
-            return self.files.write(run, bytes).map(|()| seen);
+            return self.files.write(run, hint, bytes).map(|()| seen);
         }
         // --redact: a line that cannot be parsed and holds a secret-looking
         // key is replaced by a placeholder line (DESIGN §13, as verify
         // --relay --redact), so the run's file keeps its lines one for one.
         match redaction::relay(line, &decided, &mut self.scratch) {
-            redaction::Relay::Withholding(why) => self.files.write(run, &why.placeholder())?,
-            redaction::Relay::Bytes(bytes, []) => self.files.write(run, bytes)?,
+            redaction::Relay::Withholding(why) => {
+                self.files.write(run, hint, &why.placeholder())?
+            }
+            redaction::Relay::Bytes(bytes, []) => self.files.write(run, hint, bytes)?,
             redaction::Relay::Bytes(bytes, exposures) => {
                 self.buf.clear();
                 redact(bytes, (0, bytes.len()), None, exposures, &mut self.buf)?;
-                self.files.write(run, &self.buf)?;
+                self.files.write(run, hint, &self.buf)?;
             }
         }
         Ok(seen)

@@ -39,9 +39,10 @@ impl OpenFiles {
         }
     }
 
-    /// The slot of `run`'s file, if it is open, marked as used now.
-    pub fn find(&mut self, run: RunRef<'_>) -> Option<usize> {
-        let slot = self.files.find(run)?;
+    /// The slot of `run`'s file, if it is open, marked as used now;
+    /// `hint` is the checker's slot of the run (`Decision::slot`).
+    pub fn find(&mut self, run: RunRef<'_>, hint: Option<usize>) -> Option<usize> {
+        let slot = self.files.find_at(run, hint)?;
         self.touch(slot);
         Some(slot)
     }
@@ -69,13 +70,13 @@ impl OpenFiles {
 
     /// Open the file `name` of `key` (room made first with `evict`); its
     /// slot.
-    pub fn insert(&mut self, key: RunKey, name: String, file: File) -> usize {
+    pub fn insert(&mut self, key: RunKey, name: String, file: File, hint: Option<usize>) -> usize {
         let open = Open {
             name,
             w: BufWriter::with_capacity(BUFFER_BYTES, file),
             used: 0,
         };
-        let slot = self.files.insert(key, open);
+        let slot = self.files.insert_at(key, open, hint);
         self.touch(slot);
         slot
     }
@@ -124,7 +125,7 @@ mod tests {
 
     /// The name of `run`'s file, if it is open (marking it used).
     fn name(open: &mut OpenFiles, run: RunRef<'_>) -> Option<String> {
-        let slot = open.find(run)?;
+        let slot = open.find(run, None)?;
         Some(open.at(slot).0.to_string())
     }
 
@@ -136,8 +137,8 @@ mod tests {
     fn runs_of_one_digest_keep_files_of_their_own() {
         let [a, b] = crate::stream::slots::tests::COLLIDING;
         let mut open = OpenFiles::new(2);
-        open.insert(key(a), "run-a.jsonl".into(), file());
-        open.insert(key(b), "run-b.jsonl".into(), file());
+        open.insert(key(a), "run-a.jsonl".into(), file(), None);
+        open.insert(key(b), "run-b.jsonl".into(), file(), None);
         assert_eq!(
             name(&mut open, Run::Id(a.as_bytes())).unwrap(),
             "run-a.jsonl"
@@ -159,13 +160,13 @@ mod tests {
     #[test]
     fn the_least_recently_used_is_closed_first() {
         let mut open = OpenFiles::new(2);
-        open.insert(key("a"), "a".into(), file());
-        open.insert(key("b"), "b".into(), file());
+        open.insert(key("a"), "a".into(), file(), None);
+        open.insert(key("b"), "b".into(), file(), None);
         assert_eq!(name(&mut open, Run::Id(b"a")).unwrap(), "a");
         let (old, _) = open.evict().expect("two open, cap two");
         assert_eq!(old, "b");
         assert!(name(&mut open, Run::Id(b"b")).is_none());
-        open.insert(key("c"), "c".into(), file());
+        open.insert(key("c"), "c".into(), file(), None);
         assert_eq!(open.evict().unwrap().0, "a");
         assert!(open.evict().is_none(), "one open, cap two");
     }
@@ -173,8 +174,8 @@ mod tests {
     #[test]
     fn below_the_cap_nothing_is_closed() {
         let mut open = OpenFiles::new(3);
-        open.insert(key("a"), "a".into(), file());
-        open.insert(key("b"), "b".into(), file());
+        open.insert(key("a"), "a".into(), file(), None);
+        open.insert(key("b"), "b".into(), file(), None);
         assert!(open.evict().is_none());
     }
 
@@ -182,11 +183,11 @@ mod tests {
     fn the_order_stays_bounded_over_many_uses() {
         let mut open = OpenFiles::new(3);
         for name in ["a", "b", "c"] {
-            open.insert(key(name), name.into(), file());
+            open.insert(key(name), name.into(), file(), None);
         }
         for i in 0..100_000 {
             let name = ["a", "b", "c"][i % 3];
-            open.find(Run::Id(name.as_bytes()));
+            open.find(Run::Id(name.as_bytes()), None);
         }
         assert!(open.order.len() <= 2 * 3 + 64 + 1, "{}", open.order.len());
         // The last used was "a" (99_999 % 3 == 0): "b" is the oldest.
