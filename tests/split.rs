@@ -83,6 +83,39 @@ fn interleaved_runs_come_back_byte_exact() {
     }
 }
 
+/// Lines longer than a run file's buffer are written at once, after what
+/// the buffers of that run and the others hold: every file keeps its
+/// lines in order, however short and long ones mix.
+#[test]
+fn long_and_short_lines_keep_their_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs: Vec<Vec<String>> = (0..3)
+        .map(|k| {
+            let mut r = run_lines(&format!("run-{k}"), 60);
+            for (i, line) in r.iter_mut().enumerate().filter(|(i, _)| i % 7 == 3) {
+                let pad = "p".repeat(3_000 * (i % 5) + k * 10_000);
+                *line = line.replacen(
+                    "\"type\":\"hit\"",
+                    &format!("\"type\":\"hit\",\"pad\":\"{pad}\""),
+                    1,
+                );
+            }
+            r
+        })
+        .collect();
+    assert!(runs[2].iter().any(|l| l.len() > 20_000));
+    let out = split(&dir.path().join("out"), &[], &lines(&interleave(&runs)));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let files = files_by_run(&out);
+    for (k, r) in runs.iter().enumerate() {
+        assert_eq!(
+            files[&format!("run-{k}")].as_bytes(),
+            &lines(r)[..],
+            "run-{k}"
+        );
+    }
+}
+
 #[test]
 fn hostile_ids_stay_inside_the_directory() {
     let ids = [

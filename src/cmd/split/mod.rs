@@ -14,7 +14,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
@@ -28,8 +28,10 @@ use crate::input::scan::Line;
 use crate::stream::{self, Consumer, Report};
 
 mod open_files;
+mod writer;
 
 use open_files::OpenFiles;
+use writer::{RunFile, Writer};
 
 /// The longest encoded id kept in a file name.
 const NAME_BYTES: usize = 120;
@@ -59,8 +61,8 @@ pub fn run(opts: &SplitOptions) -> Result<Exit> {
 const MAX_OPEN: usize = 1024;
 
 /// How many run files may be open: the soft open-file limit raised to the
-/// hard one first (DESIGN §14), less room for aoitap's own descriptors,
-/// up to `MAX_OPEN`. A log of more interleaved runs than this closes and
+/// hard one first (DESIGN §14), less room for aoitap's own descriptors
+/// and the files the writer may still hold, up to `MAX_OPEN`. A log of more interleaved runs than this closes and
 /// reopens files, least recently used first.
 fn max_open() -> usize {
     use rustix::process::{Resource, getrlimit, setrlimit};
@@ -71,7 +73,8 @@ fn max_open() -> usize {
         let _ = setrlimit(Resource::Nofile, limit);
     }
     let soft = getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX);
-    (soft.saturating_sub(64).max(1)).min(MAX_OPEN as u64) as usize
+    let room = 64 + writer::QUEUE as u64;
+    (soft.saturating_sub(room).max(1)).min(MAX_OPEN as u64) as usize
 }
 
 struct Split {
@@ -131,6 +134,7 @@ struct Files {
     /// The name last asked for: most lines go to the run before's file.
     last: Option<(RunKey, String)>,
     open: OpenFiles,
+    writer: Writer,
 }
 
 impl Files {
@@ -144,6 +148,7 @@ impl Files {
             created: HashSet::new(),
             last: None,
             open: OpenFiles::new(max_open),
+            writer: Writer::start(),
         }
     }
 
@@ -189,18 +194,19 @@ impl Files {
                 let key = run.to_key();
                 let name = self.name(&key).to_string();
                 let file = self.open_file(&name)?;
-                if let Some((old, mut w)) = self.open.evict() {
-                    w.flush().map_err(|e| self.failed(&old, e))?;
+                if let Some((_, w)) = self.open.evict() {
+                    self.writer
+                        .close(w)
+                        .map_err(|(name, e)| self.failed(&name, e))?;
                 }
-                self.open.insert(key, name, file, hint)
+                self.open
+                    .insert(key, name.clone(), RunFile::new(file, name), hint)
             }
         };
-        let (name, w) = self.open.at(slot);
-        if let Err(e) = w.write_all(line).and_then(|()| w.write_all(b"\n")) {
-            let path = self.dir.join(name);
-            return Err(Error::io(format!("writing {}", path.display()), e));
-        }
-        Ok(())
+        let (_, w) = self.open.at(slot);
+        self.writer
+            .line(w, line)
+            .map_err(|(name, e)| self.failed(&name, e))
     }
 
     /// The first open creates the file (refusing to overwrite one that is
@@ -255,22 +261,24 @@ impl Files {
         Error::io(format!("writing {}", self.path(name).display()), e)
     }
 
-    /// Flush and close every open file: the input they came from is over.
+    /// Write out and close every open file: the input they came from is
+    /// over.
     fn close_all(&mut self) -> Result<()> {
-        let dir = &self.dir;
-        for (name, mut w) in self.open.drain() {
-            w.flush()
-                .map_err(|e| Error::io(format!("writing {}", dir.join(&name).display()), e))?;
-        }
-        Ok(())
+        let closed = self
+            .open
+            .drain()
+            .try_for_each(|(_, w)| self.writer.close(w));
+        closed
+            .and_then(|()| self.writer.sync())
+            .map_err(|(name, e)| self.failed(&name, e))
     }
 
+    /// Write out what every open file holds, and wait until it is written.
     fn flush(&mut self) -> Result<()> {
-        for (name, w) in self.open.iter_mut() {
-            w.flush()
-                .map_err(|e| Error::io(format!("writing {}", self.dir.join(name).display()), e))?;
-        }
-        Ok(())
+        let handed = (self.open.iter_mut()).try_for_each(|(_, w)| self.writer.hand_over(w));
+        handed
+            .and_then(|()| self.writer.sync())
+            .map_err(|(name, e)| self.failed(&name, e))
     }
 }
 

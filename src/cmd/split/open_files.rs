@@ -4,18 +4,14 @@
 //! runs are interleaved.
 
 use std::collections::VecDeque;
-use std::fs::File;
-use std::io::BufWriter;
 
+use super::writer::RunFile;
 use crate::check::{RunKey, RunRef};
 use crate::stream::RunSlots;
 
-/// Each open run file's buffer: what a run's lines wait in between writes.
-const BUFFER_BYTES: usize = 8 * 1024;
-
 struct Open {
     name: String,
-    w: BufWriter<File>,
+    w: RunFile,
     /// When it was last used (`OpenFiles::clock`).
     used: u64,
 }
@@ -48,14 +44,14 @@ impl OpenFiles {
     }
 
     /// The name and writer of the file in `slot`, which is open.
-    pub fn at(&mut self, slot: usize) -> (&str, &mut BufWriter<File>) {
+    pub fn at(&mut self, slot: usize) -> (&str, &mut RunFile) {
         let open = self.files.value(slot);
         (open.name.as_str(), &mut open.w)
     }
 
     /// When `cap` files are open: the least recently used, taken out, for
     /// the caller to flush and close.
-    pub fn evict(&mut self) -> Option<(String, BufWriter<File>)> {
+    pub fn evict(&mut self) -> Option<(String, RunFile)> {
         if self.files.len() < self.cap {
             return None;
         }
@@ -70,25 +66,21 @@ impl OpenFiles {
 
     /// Open the file `name` of `key` (room made first with `evict`); its
     /// slot.
-    pub fn insert(&mut self, key: RunKey, name: String, file: File, hint: Option<usize>) -> usize {
-        let open = Open {
-            name,
-            w: BufWriter::with_capacity(BUFFER_BYTES, file),
-            used: 0,
-        };
+    pub fn insert(&mut self, key: RunKey, name: String, w: RunFile, hint: Option<usize>) -> usize {
+        let open = Open { name, w, used: 0 };
         let slot = self.files.insert_at(key, open, hint);
         self.touch(slot);
         slot
     }
 
     /// Close every file (taken out, for the caller to flush).
-    pub fn drain(&mut self) -> impl Iterator<Item = (String, BufWriter<File>)> + '_ {
+    pub fn drain(&mut self) -> impl Iterator<Item = (String, RunFile)> + '_ {
         self.order.clear();
         self.files.drain().map(|(_, o)| (o.name, o.w))
     }
 
     /// Every open file, by name.
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&str, &mut BufWriter<File>)> {
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&str, &mut RunFile)> {
         self.files
             .iter_mut()
             .map(|(_, o)| (o.name.as_str(), &mut o.w))
@@ -119,8 +111,8 @@ mod tests {
     use super::*;
     use crate::check::Run;
 
-    fn file() -> File {
-        tempfile::tempfile().unwrap()
+    fn file() -> RunFile {
+        RunFile::new(tempfile::tempfile().unwrap(), "f".into())
     }
 
     /// The name of `run`'s file, if it is open (marking it used).
