@@ -101,11 +101,13 @@ impl Writer {
                 .and_then(|()| file.write_all(b"\n"))
                 .map_err(|e| (f.target.name.clone(), e));
         }
-        f.buf.extend_from_slice(line);
-        f.buf.push(b'\n');
-        if f.buf.len() >= BUFFER_BYTES {
+        // Handed over before the line would overflow it: a buffer never
+        // grows past its size (a thousand of them doubled were 16 MiB).
+        if f.buf.len() + line.len() + 1 > BUFFER_BYTES {
             self.hand_over(f)?;
         }
+        f.buf.extend_from_slice(line);
+        f.buf.push(b'\n');
         Ok(())
     }
 
@@ -198,7 +200,7 @@ fn write_all(jobs: &Receiver<Job>, back: &Sender<Vec<u8>>, failed: &Mutex<Option
                             Some((target.name.clone(), e));
                     }
                     // A buffer grown past its size is let go, not kept.
-                    if buf.capacity() <= 2 * BUFFER_BYTES {
+                    if buf.capacity() <= BUFFER_BYTES {
                         buf.clear();
                         let _ = back.send(buf);
                     }
