@@ -2,14 +2,15 @@
 //! judging whole files, as ripgrep searches them; the report still comes
 //! out in operand order, byte for byte what one worker would write.
 //!
-//! A worker judges a file into a sink of its own that tells the report
-//! thread what was said (findings, verdicts, read errors) in order, a
-//! chunk at a time over the file's own bounded channel. The report thread
-//! says it to the one `Report` file by file, so --limit, --failures-only,
-//! aoitap's own seq numbers and the tally see exactly the serial sequence.
-//! At most `AHEAD` files per worker are in flight and each channel holds
-//! `CHUNKS` chunks: a worker far ahead of the report waits, and memory is
-//! bounded whatever the number of files or findings.
+//! The operands are cut into jobs of consecutive files. A worker judges a
+//! job's files into a sink of its own that tells the report thread what
+//! was said (findings, verdicts, read errors) in order, a chunk at a time
+//! over the job's own bounded channel. The report thread says it to the
+//! one `Report` job by job, so --limit, --failures-only, aoitap's own seq
+//! numbers and the tally see exactly the serial sequence. At most `AHEAD`
+//! jobs per worker are in flight and each channel holds `CHUNKS` chunks: a
+//! worker far ahead of the report waits, and memory is bounded whatever
+//! the number of files or findings.
 
 use std::collections::VecDeque;
 use std::io;
