@@ -125,7 +125,7 @@ impl Input {
                 if f.metadata()?.is_dir() {
                     return Err(io::Error::new(
                         io::ErrorKind::IsADirectory,
-                        "is a directory, not a stream",
+                        "a directory with no *.jsonl or *.ndjson file in it",
                     ));
                 }
                 Ok(f)

@@ -191,8 +191,9 @@ fn a_closed_stdout_discards_output_and_exits_with_the_verdict() {
     }
 }
 
-/// A directory named as input is an unreadable input (66), said once,
-/// with no made-up stream report beside it.
+/// A directory with no stream files in it is an unreadable input (66),
+/// said once (as what it is: a directory without streams), with no
+/// made-up stream report beside it.
 #[test]
 fn a_directory_is_not_a_stream() {
     let dir = tempfile::tempdir().unwrap();
@@ -201,7 +202,7 @@ fn a_directory_is_not_a_stream() {
         let out = run(&[cmd, d], b"");
         assert_eq!(out.code, 66, "{cmd}: {}", out.stderr);
         assert!(
-            out.stderr.contains("is a directory"),
+            out.stderr.contains("a directory with no *.jsonl or *.ndjson file"),
             "{cmd}: {}",
             out.stderr
         );

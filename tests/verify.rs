@@ -1222,6 +1222,31 @@ fn the_parallel_recipe_combines_the_reports() {
     assert_eq!(recipe(&files), Some(1));
 }
 
+/// A report's verdict survives a second verify (DESIGN §4), whatever mix
+/// of runs it covers: a failed run beside a retryable one is 1 read again,
+/// not the retryable run's 75 (its cause is not the report's).
+#[test]
+fn a_reports_verdict_survives_a_second_verify() {
+    let retry = fixture("streams/retryable-failure.jsonl");
+    let failed = fixture("streams/spec-19-3-doctor.jsonl");
+    let ok = fixture("streams/ok-complete.jsonl");
+    for files in [
+        vec![&retry, &failed],
+        vec![&failed, &retry],
+        vec![&ok, &retry],
+        vec![&retry, &retry],
+        vec![&ok, &failed],
+    ] {
+        let names: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
+        let first = run(
+            &[&["verify", "--output", "jsonl"], &names[..]].concat(),
+            b"",
+        );
+        let again = run(&["verify", "-q"], first.stdout.as_bytes());
+        assert_eq!(again.code, first.code, "{names:?}\n{}", first.stdout);
+    }
+}
+
 /// An output that is one of the files a directory stands for is refused
 /// (64) before anything is written: a `--report` there would destroy an
 /// input, and standard output there would be read back without end.

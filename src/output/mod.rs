@@ -245,10 +245,14 @@ impl<W: Write> Emitter<W> {
             // A timeout is aoitap's own doing: its local error is the
             // cause, not what the upstream said before it was stopped.
             let timed_out = self.reason == Some("timeout");
+            // A retryable cause is not this report's when it fails for
+            // good (a failed run beside a retryable one is 1, DESIGN §4):
+            // carried, it made a second verify of the report say 75.
             let caused_by = t
                 .cause
                 .as_ref()
-                .filter(|_| !ok && !timed_out && matches!(exit, Exit::Failed | Exit::Retryable))
+                .filter(|c| exit == Exit::Retryable || (exit == Exit::Failed && !c.retryable))
+                .filter(|_| !ok && !timed_out)
                 .map(|c| jsonl::CausedBy {
                     origin: c
                         .origin

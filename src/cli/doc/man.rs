@@ -156,7 +156,7 @@ pub fn render() -> String {
         .map(|s| s.to_string())
         .unwrap_or_default()));
     out.push_str(
-        "\n.PP\nEach FILE is an independent stream; without one, or with \\fB\\-\\fR, standard input is read. \
+        "\n.PP\nEach FILE is an independent stream; a directory stands for its *.jsonl and *.ndjson files (recursively, sorted by path); without a FILE, or with \\fB\\-\\fR, standard input is read. \
          A line ends at a newline; a final line without one is never an event. Every stream command judges \
          what it reads and exits with the verdict (see EXIT STATUS), so the truth survives a pipeline even \
          when the output has lost its summary.\n",
