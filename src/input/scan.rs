@@ -380,6 +380,12 @@ impl<R: Read> Cutter<R> {
         }
     }
 
+    /// Let go of a buffer grown for a long line (`Batch::release`); for
+    /// when the input has ended.
+    pub fn release(&mut self) {
+        self.batch.release();
+    }
+
     /// Cut `rdr` from its start, keeping the buffer grown so far.
     pub fn restart(&mut self, rdr: R) {
         self.rdr = rdr;

@@ -21,7 +21,7 @@ use std::thread;
 
 use crate::check::{Checker, Finding, OpenRun, RunVerdict, Sink};
 use crate::config::{Input, StreamOptions};
-use crate::exit::Exit;
+use crate::exit::{Error, Exit};
 use crate::output::progress::Progress;
 use crate::signal::Caught;
 
@@ -56,6 +56,8 @@ const AHEAD: usize = 2;
 /// two workers as with one).
 const JOB_BYTES: u64 = 1 << 20;
 const JOB_FILES: usize = 64;
+/// Workers at most, whatever `-j` asks: each holds a reader and a thread.
+const MAX_WORKERS: usize = 256;
 
 /// One job's judging, as the report thread receives it.
 type Told = Receiver<Vec<Said>>;
@@ -98,7 +100,7 @@ pub(super) fn plan(opts: &StreamOptions, sizes: &[Option<u64>]) -> Option<Plan> 
     if start < opts.inputs.len() {
         jobs.push(start..opts.inputs.len());
     }
-    let workers = opts.jobs.min(jobs.len());
+    let workers = opts.jobs.min(jobs.len()).min(MAX_WORKERS);
     (workers > 1).then_some(Plan { workers, jobs })
 }
 
@@ -115,8 +117,18 @@ pub(super) fn judge(
     let (jobs, queue) = mpsc::channel::<Job>();
     let queue = Mutex::new(queue);
     thread::scope(|scope| {
-        for _ in 0..plan.workers {
-            scope.spawn(|| work(opts, signals, &queue));
+        // As many workers as the system will start (a process limit may
+        // refuse some): one is enough to go on with.
+        let started = (0..plan.workers)
+            .map_while(|_| {
+                thread::Builder::new()
+                    .spawn_scoped(scope, || work(opts, signals, &queue))
+                    .ok()
+            })
+            .count();
+        if started == 0 {
+            let e = io::Error::other("no worker thread could be started");
+            return Err(Halt::Writing(Error::io("judging the files".to_string(), e)));
         }
         // `jobs` is moved in, so any return drops it and lets every
         // worker end; one blocked on a channel whose receiver is gone (an
@@ -126,7 +138,7 @@ pub(super) fn judge(
         let mut next = plan.jobs.into_iter();
         let mut trouble = None;
         loop {
-            while ahead.len() < plan.workers * AHEAD {
+            while ahead.len() < started * AHEAD {
                 let Some(range) = next.next() else { break };
                 let (to, told) = mpsc::sync_channel(CHUNKS);
                 if jobs.send((range, to)).is_err() {
@@ -197,20 +209,31 @@ fn work(opts: &StreamOptions, signals: &Caught, queue: &Mutex<Receiver<Job>>) {
         let Ok((range, to)) = job else { return };
         let mut teller = Teller { said: vec![], to };
         for k in range {
+            // After a signal the next file is still begun: its first
+            // batch is judged and its runs said to be cancelled, as the
+            // serial engine does, so the report stops there (ending the
+            // job quietly let the report go on to the next job's files,
+            // leaving out this job's rest).
             let judged = teller.tell(Said::Input(k)).and_then(|()| {
                 judge_file(&opts.inputs[k], opts, signals, &mut reader, &mut teller)
             });
-            if judged.is_err() {
-                return;
-            }
-            if signals.caught().is_some() {
-                break;
+            match judged {
+                Err(_) => return,
+                Ok(Ended::Cancelled) => break,
+                Ok(Ended::Judged) => {}
             }
         }
         if teller.send().is_err() {
             return;
         }
     }
+}
+
+/// How judging one file ended.
+enum Ended {
+    Judged,
+    /// A signal came: its runs were said to be cancelled.
+    Cancelled,
 }
 
 /// Judge one file as the serial engine does, telling what is said.
@@ -221,10 +244,10 @@ fn judge_file(
     signals: &Caught,
     reader: &mut Reader,
     teller: &mut Teller,
-) -> io::Result<()> {
+) -> io::Result<Ended> {
     let file = match input.open() {
         Ok(f) => f,
-        Err(e) => return teller.tell(Said::Unopened(e)),
+        Err(e) => return teller.tell(Said::Unopened(e)).map(|()| Ended::Judged),
     };
     let mut check = Checker::new(&opts.check);
     let read = reader.read(file, opts, signals, |batch| {
@@ -246,10 +269,10 @@ fn judge_file(
     }
     if signals.caught().is_some() {
         teller.tell(Said::Cancelled(check.open_runs()))?;
-    } else {
-        check.finish(teller)?;
+        return Ok(Ended::Cancelled);
     }
-    Ok(())
+    check.finish(teller)?;
+    Ok(Ended::Judged)
 }
 
 /// The error of a teller whose report thread has stopped listening.

@@ -51,18 +51,24 @@ impl Reader {
             }
             None => self.cutter.insert(Cutter::new(file, opts.max_line_bytes)),
         };
-        loop {
+        let ended = loop {
             match cutter.next_batch_in(&mut self.batch) {
                 Ok(true) => {}
-                Ok(false) => return Ok(None),
-                Err(e) => return Ok(Some(e)),
+                Ok(false) => break None,
+                Err(e) => break Some(e),
             }
             let schema = opts.check.schema.as_deref().map(|s| s as &dyn LineCheck);
             self.batch.parse(&mut self.parser, schema);
             each(&self.batch)?;
+            // A buffer grown for a long line goes now, as the pipeline's
+            // do: kept from file to file, each of `-j` workers held two
+            // of its longest line's size.
+            self.batch.release();
             if signals.caught().is_some() {
-                return Ok(None);
+                break None;
             }
-        }
+        };
+        cutter.release();
+        Ok(ended)
     }
 }
