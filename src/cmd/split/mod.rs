@@ -14,13 +14,13 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
+use std::hash::BuildHasher;
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use crate::check::{
-    Checker, Exposure, Finding, LineKind, Run, RunKey, RunRef, RunVerdict, Sink, digest, redact,
-    redaction,
+    Checker, Exposure, Finding, LineKind, Run, RunKey, RunRef, RunVerdict, Sink, redact, redaction,
 };
 use crate::config::{FileId, ReportTo, SplitOptions};
 use crate::exit::{Error, Exit, Result};
@@ -44,7 +44,7 @@ pub fn run(opts: &SplitOptions) -> Result<Exit> {
         )));
     }
     let mut consumer = Split {
-        files: Files::new(opts, opts.max_open.unwrap_or_else(max_open)),
+        files: Files::new(opts, opts.max_open.unwrap_or_else(max_open))?,
         redact: opts.stream.redact,
         buf: vec![],
         scratch: vec![],
@@ -73,7 +73,7 @@ fn max_open() -> usize {
         let _ = setrlimit(Resource::Nofile, limit);
     }
     let soft = getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX);
-    let room = 64 + writer::QUEUE as u64;
+    let room = 64 + writer::CLOSED_WAITING as u64;
     (soft.saturating_sub(room).max(1)).min(MAX_OPEN as u64) as usize
 }
 
@@ -118,12 +118,17 @@ fn encode(id: &[u8]) -> String {
 /// runs cost tens of MB, not hundreds (DESIGN §8: state bounded in bytes).
 /// A name is its run's base name (`base_name`) and the suffix it was
 /// given; two 64-bit digests colliding among a million runs has odds
-/// near 1 in 10^7.
+/// near 1 in 10^7. The digests are keyed afresh in every process
+/// (`keys`): with fixed keys a pair of ids whose digests collide can be
+/// searched for (in minutes on two cores), and put two runs in one file
+/// or pass the no-overwrite check.
 struct Files {
     dir: PathBuf,
     force: bool,
     /// The inputs: never written over.
     inputs: Vec<FileId>,
+    /// What the digests are keyed with: random, this process's own.
+    keys: std::hash::RandomState,
     /// The suffix each run's name was given (1: none), by digest of its key.
     names: HashMap<u64, u32>,
     /// Names given, lower-cased, by digest: no two may differ only in case.
@@ -134,22 +139,38 @@ struct Files {
     /// The name last asked for: most lines go to the run before's file.
     last: Option<(RunKey, String)>,
     open: OpenFiles,
+    /// Files closed while their last buffer still waits for the writer:
+    /// each holds a descriptor beyond `--max-open`, so past
+    /// `writer::CLOSED_WAITING` the writer is waited for.
+    closed_waiting: usize,
     writer: Writer,
 }
 
+impl Drop for Files {
+    /// Whatever ends the command (a failed report, a closed downstream),
+    /// every line already read reaches its run's file (DESIGN §7).
+    fn drop(&mut self) {
+        let _ = self.close_all();
+    }
+}
+
 impl Files {
-    fn new(opts: &SplitOptions, max_open: usize) -> Files {
-        Files {
+    fn new(opts: &SplitOptions, max_open: usize) -> Result<Files> {
+        let writer = Writer::start()
+            .map_err(|e| Error::io("starting the thread that writes run files".to_string(), e))?;
+        Ok(Files {
             dir: opts.dir.clone(),
             force: opts.force,
+            keys: std::hash::RandomState::new(),
             inputs: opts.inputs.clone(),
             names: HashMap::new(),
             taken: HashSet::new(),
             created: HashSet::new(),
             last: None,
             open: OpenFiles::new(max_open),
-            writer: Writer::start(),
-        }
+            closed_waiting: 0,
+            writer,
+        })
     }
 
     fn name(&mut self, key: &RunKey) -> &str {
@@ -159,14 +180,18 @@ impl Files {
                 1 => format!("{base}.jsonl"),
                 n => format!("{base}~{n}.jsonl"),
             };
-            let n = match self.names.get(&digest(key)) {
+            let of_key = self.keys.hash_one(key);
+            let n = match self.names.get(&of_key) {
                 Some(&n) => n,
                 None => {
                     let mut n = 1;
-                    while !self.taken.insert(digest(&named(n).to_lowercase())) {
+                    while !self
+                        .taken
+                        .insert(self.keys.hash_one(named(n).to_lowercase()))
+                    {
                         n += 1;
                     }
-                    self.names.insert(digest(key), n);
+                    self.names.insert(of_key, n);
                     n
                 }
             };
@@ -176,7 +201,7 @@ impl Files {
     }
 
     fn created(&self, name: &str) -> bool {
-        self.created.contains(&digest(name))
+        self.created.contains(&self.keys.hash_one(name))
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -198,6 +223,13 @@ impl Files {
                     self.writer
                         .close(w)
                         .map_err(|(name, e)| self.failed(&name, e))?;
+                    self.closed_waiting += 1;
+                    if self.closed_waiting >= writer::CLOSED_WAITING {
+                        self.writer
+                            .sync()
+                            .map_err(|(name, e)| self.failed(&name, e))?;
+                        self.closed_waiting = 0;
+                    }
                 }
                 self.open
                     .insert(key, name.clone(), RunFile::new(file, name), hint)
@@ -219,7 +251,7 @@ impl Files {
             return oo
                 .append(true)
                 .open(&path)
-                .map_err(|e| self.failed(name, e));
+                .map_err(|e| Error::io(format!("reopening {}", path.display()), e));
         }
         if self.force
             && let Ok(own) = fs::symlink_metadata(&path)
@@ -243,7 +275,7 @@ impl Files {
         }
         match oo.write(true).create_new(true).open(&path) {
             Ok(f) => {
-                self.created.insert(digest(name));
+                self.created.insert(self.keys.hash_one(name));
                 Ok(f)
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(Error::CantCreate(format!(

@@ -7,9 +7,9 @@
 //! handed to the writer thread, which writes the buffers in the order
 //! they were handed over, so each file's bytes stay in order, across a
 //! close and a reopen too. Buffers are handed over `PARCEL` at a time (a
-//! wake-up of the writer per 8 KiB cost more than the copy); at most
-//! `QUEUE` buffers wait, each holding its file open: a file closed
-//! (evicted) while its last buffer waits stays open until it is written. The first failed write is kept and given
+//! wake-up of the writer per 8 KiB cost more than the copy); a file
+//! closed (evicted) while its last buffer waits stays open until it is
+//! written, and the caller keeps those few (`CLOSED_WAITING`). The first failed write is kept and given
 //! back at the next hand-over or `sync`; nothing after it is written.
 
 use std::fs::File;
@@ -26,9 +26,10 @@ const BUFFER_BYTES: usize = 8 * 1024;
 const PARCEL: usize = 32;
 /// Parcels on their way to the writer at most.
 const PARCELS: usize = 2;
-/// Buffers waiting for the writer at most (the parcel being made, those
-/// on their way, the one being written); each may hold a file open.
-pub const QUEUE: usize = PARCEL * (PARCELS + 2);
+/// Files closed (evicted) at most while their last buffer waits for the
+/// writer, holding a descriptor each; the caller waits for the writer
+/// past it, so descriptors stay within `--max-open` and this.
+pub const CLOSED_WAITING: usize = 8;
 
 /// A run file, as the writer writes it: shared with the buffers that wait.
 struct Target {
@@ -71,21 +72,21 @@ pub struct Writer {
 }
 
 impl Writer {
-    pub fn start() -> Writer {
+    pub fn start() -> io::Result<Writer> {
         let (to, jobs) = mpsc::sync_channel(PARCELS);
         let (back, spare) = mpsc::channel();
         let failed = Arc::new(Mutex::new(None));
-        let thread = thread::spawn({
+        let thread = thread::Builder::new().spawn({
             let failed = failed.clone();
             move || write_all(&jobs, &back, &failed)
-        });
-        Writer {
+        })?;
+        Ok(Writer {
             to: Some(to),
             parcel: Vec::with_capacity(PARCEL),
             spare,
             failed,
             thread: Some(thread),
-        }
+        })
     }
 
     /// Add `line` and its `\n` to `f`'s buffer, handing it over when full.
