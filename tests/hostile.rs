@@ -202,7 +202,8 @@ fn a_directory_is_not_a_stream() {
         let out = run(&[cmd, d], b"");
         assert_eq!(out.code, 66, "{cmd}: {}", out.stderr);
         assert!(
-            out.stderr.contains("a directory with no *.jsonl or *.ndjson file"),
+            out.stderr
+                .contains("a directory with no *.jsonl or *.ndjson file"),
             "{cmd}: {}",
             out.stderr
         );

@@ -1,10 +1,11 @@
 //! Directory operands (DESIGN §14): a directory stands for the `*.jsonl`
 //! and `*.ndjson` entries below it, recursively, sorted by path, as a
 //! shell glob would list them. Links to directories are not followed (no
-//! walk can loop). Nothing below is skipped in silence: a subdirectory
-//! that cannot be read, and any entry with those names that is not a
-//! directory (a dangling link, a FIFO), is an operand of its own, so
-//! opening it says what is wrong.
+//! walk can loop). A subdirectory that cannot be read, and a dangling
+//! link with those names, is an operand of its own, so opening it says
+//! what is wrong. A FIFO, socket or device with those names is passed
+//! over, as ripgrep passes over them: opening one waits for a writer
+//! that an archive never has (a walk hung on one).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -48,11 +49,20 @@ fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> bool {
             // A subdirectory that cannot be read is an operand of its own.
             Ok(kind) if kind.is_dir() && !walk(&path, found) => found.push(path),
             Ok(kind) if kind.is_dir() => {}
-            _ if is_stream(&path) => found.push(path),
+            _ if is_stream(&path) && !special(&path) => found.push(path),
             _ => {}
         }
     }
     true
+}
+
+/// A FIFO, socket or device, itself or through a link.
+fn special(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    fs::metadata(path).is_ok_and(|m| {
+        let t = m.file_type();
+        t.is_fifo() || t.is_socket() || t.is_block_device() || t.is_char_device()
+    })
 }
 
 fn is_stream(path: &Path) -> bool {
@@ -79,12 +89,31 @@ mod tests {
             fs::write(d.join(f), b"").unwrap();
         }
         std::os::unix::fs::symlink(d.join("b"), d.join("loop")).unwrap();
+        // A FIFO is passed over, itself or through a link: opening it
+        // would wait for a writer.
+        let fifo = d.join("b/pipe.jsonl");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        std::os::unix::fs::symlink(&fifo, d.join("to-pipe.jsonl")).unwrap();
+        // A dangling link is an operand, so opening it says what is wrong.
+        std::os::unix::fs::symlink(d.join("gone"), d.join("y.jsonl")).unwrap();
         let got = expand(vec![d.to_path_buf(), PathBuf::from("-")]);
-        let want: Vec<PathBuf> = ["a.ndjson", "b/a.jsonl", "b/deep/c.jsonl", "z.jsonl"]
-            .iter()
-            .map(|f| d.join(f))
-            .chain([PathBuf::from("-")])
-            .collect();
+        let want: Vec<PathBuf> = [
+            "a.ndjson",
+            "b/a.jsonl",
+            "b/deep/c.jsonl",
+            "y.jsonl",
+            "z.jsonl",
+        ]
+        .iter()
+        .map(|f| d.join(f))
+        .chain([PathBuf::from("-")])
+        .collect();
         assert_eq!(got, want);
     }
 
