@@ -161,13 +161,10 @@ impl Writer {
     }
 
     fn check(&self) -> Result<(), Failed> {
-        let mut failed = self.failed.lock().unwrap_or_else(PoisonError::into_inner);
-        match failed.take() {
-            Some(f) => {
-                // Kept as well, so every later call fails alike.
-                *failed = Some((f.0.clone(), io::Error::new(f.1.kind(), f.1.to_string())));
-                Err(f)
-            }
+        // A copy is given: the failure stays, so every later call fails alike.
+        let failed = self.failed.lock().unwrap_or_else(PoisonError::into_inner);
+        match failed.as_ref() {
+            Some((name, e)) => Err((name.clone(), io::Error::new(e.kind(), e.to_string()))),
             None => Ok(()),
         }
     }
