@@ -209,7 +209,6 @@ fn each_input(
     report: &mut Report,
     progress: &mut Option<Progress>,
 ) -> std::result::Result<Option<Exit>, Halt> {
-    let writing = |e: io::Error| Halt::Writing(e.into());
     let caught = signals.flags();
     let mut trouble: Option<Exit> = None;
     let mut reader = Reader::default();
@@ -220,7 +219,7 @@ fn each_input(
         let file = match next.file {
             Ok(f) => f,
             Err(e) => {
-                report.unopened(&e, next.unopened).map_err(writing)?;
+                report.unopened(&e, next.unopened).map_err(Halt::writing)?;
                 trouble = trouble.max(Some(next.unopened));
                 continue;
             }
@@ -231,7 +230,7 @@ fn each_input(
                 .as_ref()
                 .map(File::try_clone)
                 .transpose()
-                .map_err(writing)?,
+                .map_err(Halt::writing)?,
         };
         let idle = opts.idle_timeout_ms.map(Duration::from_millis);
         let mut check = Checker::new(&opts.check);
@@ -242,12 +241,15 @@ fn each_input(
                 judge_lines(batch, consumer, &mut check, report, progress, opts)
             })?;
             if let Some(e) = failed {
-                report.read_failed(&e).map_err(writing)?;
+                report.read_failed(&e).map_err(Halt::writing)?;
                 trouble = trouble.max(Some(Exit::Io));
             }
         } else {
-            let (stopped, stop) = UnixStream::pair().map_err(writing)?;
-            let mut wake = vec![signals.wake_fd().map_err(writing)?, OwnedFd::from(stopped)];
+            let (stopped, stop) = UnixStream::pair().map_err(Halt::writing)?;
+            let mut wake = vec![
+                signals.wake_fd().map_err(Halt::writing)?,
+                OwnedFd::from(stopped),
+            ];
             wake.extend(next.wake);
             let mut feed = Feed::start(
                 Source::new(file, relay, wake, idle),
@@ -268,7 +270,7 @@ fn each_input(
                     }
                     End::Idle => {
                         let ms = opts.idle_timeout_ms.unwrap_or(0);
-                        check.idle(report, ms).map_err(writing)?;
+                        check.idle(report, ms).map_err(Halt::writing)?;
                         pause(consumer, report, progress)?;
                         false
                     }
@@ -278,10 +280,10 @@ fn each_input(
                         // so it still reads as a whole run (a closed
                         // downstream stays quiet: 141).
                         let e = io::Error::new(e.kind(), e.to_string());
-                        return Err(Halt::Judging(e.into()));
+                        return Err(Halt::judging(e));
                     }
                     End::Failed(e) => {
-                        report.read_failed(e).map_err(writing)?;
+                        report.read_failed(e).map_err(Halt::writing)?;
                         trouble = trouble.max(Some(Exit::Io));
                         true
                     }
@@ -298,7 +300,9 @@ fn each_input(
             .map_err(Halt::Judging)?;
         if let Some(why) = unjudged {
             clear(progress);
-            report.not_judged(check.open_runs(), why).map_err(writing)?;
+            report
+                .not_judged(check.open_runs(), why)
+                .map_err(Halt::writing)?;
             if cancelled {
                 break;
             }
@@ -317,7 +321,7 @@ fn pause(
 ) -> std::result::Result<(), Halt> {
     consumer.flush().map_err(Halt::Writing)?;
     clear(progress);
-    report.out.flush().map_err(|e| Halt::Writing(e.into()))
+    report.out.flush().map_err(Halt::writing)
 }
 
 /// Judge every line of `batch`, and count its bytes as read.
@@ -335,7 +339,7 @@ fn judge_lines(
         judged += line.input_bytes();
         if opts.line_buffered {
             clear(progress);
-            report.out.flush().map_err(|e| Halt::Writing(e.into()))?;
+            report.out.flush().map_err(Halt::writing)?;
         }
     }
     if let Some(p) = progress {

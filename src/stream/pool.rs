@@ -166,32 +166,33 @@ fn say(
     report: &mut Report,
     progress: &mut Option<Progress>,
 ) -> Result<(Option<Exit>, bool), Halt> {
-    let writing = |e: io::Error| Halt::Writing(e.into());
     let mut trouble = None;
     for chunk in told {
         for said in chunk {
             match said {
                 Said::Input(k) => report.out.file = opts.inputs[k].label(),
-                Said::Finding(f) => report.finding(&f).map_err(|e| Halt::Judging(e.into()))?,
-                Said::Run(r) => report.run(&r).map_err(|e| Halt::Judging(e.into()))?,
+                Said::Finding(f) => report.finding(&f).map_err(Halt::judging)?,
+                Said::Run(r) => report.run(&r).map_err(Halt::judging)?,
                 Said::Judged(n) => {
                     if let Some(p) = progress {
                         p.add(n);
                     }
                 }
                 Said::Unopened(e) => {
-                    report.unopened(&e, Exit::NoInput).map_err(writing)?;
+                    report.unopened(&e, Exit::NoInput).map_err(Halt::writing)?;
                     trouble = trouble.max(Some(Exit::NoInput));
                 }
                 Said::ReadFailed(e) => {
-                    report.read_failed(&e).map_err(writing)?;
+                    report.read_failed(&e).map_err(Halt::writing)?;
                     trouble = trouble.max(Some(Exit::Io));
                 }
                 Said::Cancelled(runs) => {
                     if let Some(p) = progress {
                         p.clear();
                     }
-                    report.not_judged(runs, "cancelled").map_err(writing)?;
+                    report
+                        .not_judged(runs, "cancelled")
+                        .map_err(Halt::writing)?;
                     return Ok((trouble, true));
                 }
             }
@@ -253,14 +254,10 @@ fn judge_file(
     let read = reader.read(file, opts, signals, |batch| {
         let mut judged = 0;
         for line in batch.lines() {
-            check
-                .judge(&line, teller)
-                .map_err(|e| Halt::Judging(e.into()))?;
+            check.judge(&line, teller).map_err(Halt::judging)?;
             judged += line.input_bytes();
         }
-        teller
-            .tell(Said::Judged(judged))
-            .map_err(|e| Halt::Judging(e.into()))
+        teller.tell(Said::Judged(judged)).map_err(Halt::judging)
     });
     match read {
         Ok(None) => {}

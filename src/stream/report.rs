@@ -91,6 +91,16 @@ pub(super) enum Halt {
 }
 
 impl Halt {
+    /// A failed read or write while judging, ended through `fail`.
+    pub(super) fn judging(e: io::Error) -> Halt {
+        Halt::Judging(e.into())
+    }
+
+    /// A failed write of the report itself.
+    pub(super) fn writing(e: io::Error) -> Halt {
+        Halt::Writing(e.into())
+    }
+
     /// The error the command ends with.
     pub(super) fn end(self, report: Report) -> Error {
         match self {
