@@ -1,0 +1,3 @@
+//! `aoitap lint -- CMD [ARG ...]` (DESIGN §15): work in progress.
+
+pub mod sandbox;
