@@ -1,3 +1,4 @@
 //! `aoitap lint -- CMD [ARG ...]` (DESIGN §15): work in progress.
 
+pub mod catalogue;
 pub mod sandbox;

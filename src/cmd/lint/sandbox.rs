@@ -281,12 +281,18 @@ mod tests {
 
     #[test]
     fn the_environment_is_cleared_and_home_is_fresh() {
-        let ran = sh("echo \"$HOME|$USER|$(ls -A \"$HOME\" | wc -l)\"", Then::Nothing);
+        let ran = sh(
+            "echo \"$HOME|$USER|$(ls -A \"$HOME\" | wc -l)\"",
+            Then::Nothing,
+        );
         let text = ran.stdout_text();
         let (home, rest) = text.trim().split_once('|').unwrap();
         assert!(home.contains("aoitap-lint-"), "{text}");
         assert_eq!(rest, "|0", "{text}");
-        assert!(!std::path::Path::new(home).exists(), "HOME is removed after");
+        assert!(
+            !std::path::Path::new(home).exists(),
+            "HOME is removed after"
+        );
         assert_eq!(ran.code(), Some(0));
     }
 

@@ -1,0 +1,175 @@
+//! The checks `aoitap lint` makes (spec §18.2, DESIGN §15): a stable id
+//! each, the §18.2 number and factor, what it needs, and what it cannot
+//! prove. The catalogue is shown in `lint --help` and the man page, and
+//! `--checks` / `--exclude-checks` name checks by id.
+
+/// One check of the catalogue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Check {
+    pub id: &'static str,
+    /// Its number in spec §18.2.
+    pub number: u8,
+    pub factor: &'static str,
+    /// What it does, in one line.
+    pub does: &'static str,
+    /// What it needs beyond the invocation, if anything.
+    pub needs: &'static str,
+    /// What passing it does not prove.
+    pub cannot: &'static str,
+}
+
+pub const CHECKS: &[Check] = &[
+    Check {
+        id: "lint.01-discoverable",
+        number: 1,
+        factor: "Discoverable",
+        does: "`schema --output json` succeeds with no credentials, an empty HOME and no network, and is a JSON Schema that compiles; `capabilities --output json` is one JSON object",
+        needs: "",
+        cannot: "that the schema describes every event the tool emits",
+    },
+    Check {
+        id: "lint.02-stdout-jsonl",
+        number: 2,
+        factor: "Typed",
+        does: "stdout is only JSON objects, one per line, each with a string type, and no ANSI or control bytes, also with TERM and FORCE_COLOR set",
+        needs: "",
+        cannot: "the output under a pty, or of commands not run",
+    },
+    Check {
+        id: "lint.03-exit-matches-summary",
+        number: 3,
+        factor: "Verifiable",
+        does: "exit 0 exactly when the stream ends in an aoi:summary with ok:true; a stream without a summary fails",
+        needs: "",
+        cannot: "the exit of failures the invocation does not provoke",
+    },
+    Check {
+        id: "lint.04-framework-schema",
+        number: 4,
+        factor: "Typed, Verifiable",
+        does: "every aoi:meta, aoi:summary, aoi:warning, aoi:error and aoi:check event validates against the schema the tool itself declares",
+        needs: "a schema from check 1",
+        cannot: "that domain events are typed as the schema says",
+    },
+    Check {
+        id: "lint.05-usage-and-errors",
+        number: 5,
+        factor: "Verifiable",
+        does: "an unknown flag exits non-zero; every aoi:error has category, code, message and retryable, no retry_after_ms with retryable:false, no removed category",
+        needs: "",
+        cannot: "errors on paths the invocations do not reach",
+    },
+    Check {
+        id: "lint.06-safe-destructive",
+        number: 6,
+        factor: "Safe",
+        does: "a destructive command refuses to run without confirmation; dry-run emits aoi:plan and changes nothing",
+        needs: "capabilities naming a destructive command",
+        cannot: "side effects outside the sandbox's HOME",
+    },
+    Check {
+        id: "lint.07-idempotent",
+        number: 7,
+        factor: "Idempotent",
+        does: "a mutation accepts --idempotency-key and a replay returns the prior result without doubling the effect",
+        needs: "capabilities with supports_idempotency_key",
+        cannot: "effects lint cannot observe",
+    },
+    Check {
+        id: "lint.08-auditable",
+        number: 8,
+        factor: "Auditable",
+        does: "mutating events carry stable ids for what they created, updated or deleted",
+        needs: "capabilities naming a mutating command",
+        cannot: "that the ids are stable across runs",
+    },
+    Check {
+        id: "lint.09-secrets",
+        number: 9,
+        factor: "Safe",
+        does: "a canary value given to each secret-looking flag (from --help, capabilities or --secret-flag) appears nowhere in stdout or stderr, and meta.args is redacted",
+        needs: "a secret-looking flag",
+        cannot: "secrets read from files or the environment",
+    },
+    Check {
+        id: "lint.10-pipe-and-signals",
+        number: 10,
+        factor: "Composable",
+        does: "stdout closed after the first line gives exit 0 or 141 and no stack trace; SIGINT and SIGTERM after the first line give a reason:cancelled summary",
+        needs: "a run that writes more than a pipe holds, and lasts past its first line",
+        cannot: "a signal at every moment of the run",
+    },
+    Check {
+        id: "lint.11-limit-and-cursor",
+        number: 11,
+        factor: "Bounded, Streamable",
+        does: "a command advertising --limit reports truncated and its cursor consistently",
+        needs: "capabilities with supports_limit",
+        cannot: "limits the tool applies silently",
+    },
+    Check {
+        id: "lint.12-malformed-input",
+        number: 12,
+        factor: "Composable",
+        does: "a malformed input line is handled as the command's declared mode says",
+        needs: "capabilities with an input_format of jsonl",
+        cannot: "every kind of malformed line",
+    },
+    Check {
+        id: "lint.13-schema-version",
+        number: 13,
+        factor: "Versioned",
+        does: "schema_version is in aoi:meta and aoi:summary; --schema-version is honoured when capabilities list versions, and an unknown one refused",
+        needs: "",
+        cannot: "that older versions' shapes are kept",
+    },
+    Check {
+        id: "lint.14-one-meta-one-summary",
+        number: 14,
+        factor: "Composable, Verifiable",
+        does: "at most one aoi:meta, first, and at most one aoi:summary, last, per stream",
+        needs: "",
+        cannot: "streams of invocations not made",
+    },
+    Check {
+        id: "lint.15-seq-and-count",
+        number: 15,
+        factor: "Verifiable",
+        does: "aoi.seq, when emitted, is contiguous from 0 with aoi.run beside it and reconciles with aoi:summary.event_count; with no seq the factor is not claimed",
+        needs: "",
+        cannot: "cuts in streams of invocations not made",
+    },
+    Check {
+        id: "lint.16-transformer",
+        number: 16,
+        factor: "Composable",
+        does: "fed a known upstream stream, the command forwards no upstream aoi:meta or aoi:summary, tags forwarded errors with origin, and carries the upstream's retry fields in caused_by",
+        needs: "capabilities saying the command reads JSONL",
+        cannot: "upstreams other than the one fed",
+    },
+];
+
+/// The check with this id.
+pub fn by_id(id: &str) -> Option<&'static Check> {
+    CHECKS.iter().find(|c| c.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One check per §18.2 number, in order, each id naming its number.
+    #[test]
+    fn the_catalogue_is_the_spec_table() {
+        let numbers: Vec<u8> = CHECKS.iter().map(|c| c.number).collect();
+        assert_eq!(numbers, (1..=16).collect::<Vec<u8>>());
+        for c in CHECKS {
+            assert!(
+                c.id.starts_with(&format!("lint.{:02}-", c.number)),
+                "{}",
+                c.id
+            );
+            assert_eq!(by_id(c.id), Some(c));
+        }
+    }
+}
