@@ -1,4 +1,5 @@
 //! `aoitap lint -- CMD [ARG ...]` (DESIGN §15): work in progress.
 
 pub mod catalogue;
+pub mod judged;
 pub mod sandbox;
