@@ -1,0 +1,392 @@
+//! The checks themselves: each call made once, in the sandbox, and each
+//! §18.2 check decided from what the calls gave (DESIGN §15).
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use rustix::process::Signal;
+
+use super::catalogue::{self, Check};
+use super::judged::{self, Judged};
+use super::sandbox::{self, Call, Ran, Then};
+
+/// What a check came to (DESIGN §15).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Pass,
+    Fail,
+    /// The tool does not claim what the check needs (no seq: Verifiable).
+    NotClaimed,
+    /// The calls could not tell (a run too short to close a pipe on).
+    Inconclusive,
+    /// Not run: what it needs is not advertised, or not asked for.
+    Skipped,
+}
+
+impl Outcome {
+    pub fn word(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "fail",
+            Outcome::NotClaimed => "not-claimed",
+            Outcome::Inconclusive => "inconclusive",
+            Outcome::Skipped => "skipped",
+        }
+    }
+}
+
+/// One check's result, and why.
+pub struct Result {
+    pub check: &'static Check,
+    pub outcome: Outcome,
+    pub detail: String,
+}
+
+/// The calls every check reads, made once.
+pub struct Calls {
+    /// CMD ARGS as given.
+    pub main: Ran,
+    /// Its stdout judged whole (check 2), and its events alone, the lines
+    /// that are not JSON objects left out (every other check: a banner
+    /// line fails check 2, not also 3, 14 and 15).
+    pub raw: Judged,
+    pub judged: Judged,
+    /// `argv[0] schema --output json` and `capabilities --output json`.
+    pub schema: Ran,
+    pub capabilities: Ran,
+    /// CMD ARGS and a flag no tool has.
+    pub unknown_flag: Ran,
+    /// CMD ARGS with colour asked for by the environment.
+    pub coloured: Ran,
+    /// stdout closed after the first line; SIGINT and SIGTERM then.
+    pub closed: Ran,
+    pub interrupted: Ran,
+    pub terminated: Ran,
+}
+
+/// A flag no tool accepts.
+pub const UNKNOWN_FLAG: &str = "--aoitap-lint-no-such-flag";
+
+impl Calls {
+    pub fn make(command: &[OsString], timeout: Duration) -> Calls {
+        let call = |argv: Vec<OsString>, env: Vec<(&'static str, &'static str)>, then| {
+            sandbox::call(&Call {
+                argv,
+                env,
+                timeout,
+                then,
+            })
+        };
+        let with = |more: &[&str]| {
+            let mut v = command.to_vec();
+            v.extend(more.iter().map(OsString::from));
+            v
+        };
+        let discovery = |what: &str| {
+            let mut v = command[..1].to_vec();
+            v.extend([what, "--output", "json"].map(OsString::from));
+            v
+        };
+        let main = call(command.to_vec(), vec![], Then::Nothing);
+        let raw = judged::judge(&main.stdout, None);
+        let judged = judged::judge(&events_only(&main.stdout), None);
+        Calls {
+            raw,
+            judged,
+            schema: call(discovery("schema"), vec![], Then::Nothing),
+            capabilities: call(discovery("capabilities"), vec![], Then::Nothing),
+            unknown_flag: call(with(&[UNKNOWN_FLAG]), vec![], Then::Nothing),
+            coloured: call(
+                command.to_vec(),
+                vec![
+                    ("TERM", "xterm-256color"),
+                    ("FORCE_COLOR", "1"),
+                    ("CLICOLOR_FORCE", "1"),
+                ],
+                Then::Nothing,
+            ),
+            closed: call(command.to_vec(), vec![], Then::Close),
+            interrupted: call(command.to_vec(), vec![], Then::Signal(Signal::INT)),
+            terminated: call(command.to_vec(), vec![], Then::Signal(Signal::TERM)),
+            main,
+        }
+    }
+}
+
+/// The lines of `bytes` that are JSON objects, each with its newline.
+fn events_only(bytes: &[u8]) -> Vec<u8> {
+    let mut out = vec![];
+    for line in bytes.split_inclusive(|&b| b == b'\n') {
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        if serde_json::from_slice::<serde_json::Value>(body).is_ok_and(|v| v.is_object()) {
+            out.extend_from_slice(line);
+        }
+    }
+    out
+}
+
+/// The last line of a call's stdout that is a JSON object.
+fn last_event(ran: &Ran) -> Option<serde_json::Value> {
+    ran.stdout_text().lines().rev().find_map(|l| {
+        serde_json::from_str::<serde_json::Value>(l)
+            .ok()
+            .filter(|v| v.is_object())
+    })
+}
+
+fn result(number: u8, outcome: Outcome, detail: impl Into<String>) -> Result {
+    let check = catalogue::CHECKS
+        .iter()
+        .find(|c| c.number == number)
+        .expect("every number is in the catalogue");
+    Result {
+        check,
+        outcome,
+        detail: detail.into(),
+    }
+}
+
+/// The first finding against check `number`, as its detail.
+fn first_finding(j: &Judged, number: u8) -> Option<String> {
+    j.for_check(number)
+        .find(|f| f.severity == crate::check::rules::Severity::Error || number == 2)
+        .map(|f| format!("line {}: {} ({})", f.line, f.message, f.rule.id()))
+}
+
+/// Check 2: stdout is JSONL objects with a type, no ANSI, also when
+/// colour is asked for.
+pub fn stdout_jsonl(c: &Calls) -> Result {
+    if let Some(why) = first_finding(&c.raw, 2) {
+        return result(2, Outcome::Fail, why);
+    }
+    let coloured = judged::judge(&c.coloured.stdout, None);
+    if let Some(why) = first_finding(&coloured, 2) {
+        return result(
+            2,
+            Outcome::Fail,
+            format!("with TERM and FORCE_COLOR set: {why}"),
+        );
+    }
+    result(
+        2,
+        Outcome::Pass,
+        "every line a JSON object with a type, no ANSI",
+    )
+}
+
+/// Check 3: exit 0 exactly when the stream ends with ok:true.
+pub fn exit_matches_summary(c: &Calls) -> Result {
+    if let Some(why) = first_finding(&c.judged, 3) {
+        return result(3, Outcome::Fail, why);
+    }
+    // The terminal summary's word, not the whole stream's verdict: a
+    // second summary fails check 14, not also this one.
+    let code = c.main.code();
+    let passed = last_event(&c.main).is_some_and(|v| v["type"] == "aoi:summary" && v["ok"] == true);
+    match (code, passed) {
+        (Some(0), true) => result(3, Outcome::Pass, "exit 0 with ok:true"),
+        (Some(0), false) => result(
+            3,
+            Outcome::Fail,
+            "exit 0, but the stream does not end in ok:true",
+        ),
+        (Some(n), false) => result(
+            3,
+            Outcome::Pass,
+            format!("exit {n}, and the stream does not pass"),
+        ),
+        (Some(n), true) => result(
+            3,
+            Outcome::Fail,
+            format!("exit {n} after a stream ending in ok:true"),
+        ),
+        (None, _) => result(3, Outcome::Inconclusive, "the command did not exit in time"),
+    }
+}
+
+/// Check 5: malformed usage exits non-zero; errors carry their fields.
+pub fn usage_and_errors(c: &Calls) -> Result {
+    for (what, ran) in [
+        ("the command", &c.main),
+        ("an unknown flag", &c.unknown_flag),
+    ] {
+        let j = judged::judge(&ran.stdout, None);
+        if let Some(why) = first_finding(&j, 5) {
+            return result(5, Outcome::Fail, format!("{what}: {why}"));
+        }
+    }
+    match c.unknown_flag.code() {
+        Some(0) => result(5, Outcome::Fail, format!("{UNKNOWN_FLAG} exits 0")),
+        Some(n) => result(
+            5,
+            Outcome::Pass,
+            format!("{UNKNOWN_FLAG} exits {n}; errors carry their fields"),
+        ),
+        None => result(5, Outcome::Inconclusive, "the command did not exit in time"),
+    }
+}
+
+/// Check 14: one meta, first; one summary, last.
+pub fn one_meta_one_summary(c: &Calls) -> Result {
+    match first_finding(&c.judged, 14) {
+        Some(why) => result(14, Outcome::Fail, why),
+        None => result(
+            14,
+            Outcome::Pass,
+            "at most one aoi:meta, first, and one aoi:summary, last",
+        ),
+    }
+}
+
+/// Check 15: seq contiguous from 0, run beside it, event_count agrees.
+pub fn seq_and_count(c: &Calls) -> Result {
+    use crate::check::rules::Rule;
+    let not_claimed = c
+        .judged
+        .for_check(15)
+        .any(|f| f.rule == Rule::VerifiableNotClaimed);
+    if not_claimed {
+        return result(
+            15,
+            Outcome::NotClaimed,
+            "no aoi.seq: middle cuts cannot be found",
+        );
+    }
+    match first_finding(&c.judged, 15) {
+        Some(why) => result(15, Outcome::Fail, why),
+        None => result(
+            15,
+            Outcome::Pass,
+            "seq contiguous from 0, and event_count agrees",
+        ),
+    }
+}
+
+/// Check 10: a closed pipe and a cancel, each after the first line.
+pub fn pipe_and_signals(c: &Calls) -> Result {
+    // A pipe holds 64 KiB: a shorter output was written whole before the
+    // close, and the close tests nothing.
+    if c.main.stdout_bytes <= 64 * 1024 || !c.closed.acted {
+        return result(
+            10,
+            Outcome::Inconclusive,
+            format!(
+                "the output ({} bytes) does not outrun a pipe: give CMD ARGS that write more",
+                c.main.stdout_bytes
+            ),
+        );
+    }
+    let trace = |r: &Ran| {
+        let e = r.stderr_text();
+        e.contains("Traceback (most recent call last)")
+            || e.contains("panicked at")
+            || e.contains("    at ")
+    };
+    match c.closed.code() {
+        Some(0 | 141) if !trace(&c.closed) => {}
+        Some(n) => {
+            return result(
+                10,
+                Outcome::Fail,
+                format!(
+                    "stdout closed after the first line: exit {n}{}",
+                    if trace(&c.closed) {
+                        ", with a stack trace"
+                    } else {
+                        ""
+                    }
+                ),
+            );
+        }
+        None => {
+            return result(
+                10,
+                Outcome::Fail,
+                "stdout closed after the first line: no exit in time",
+            );
+        }
+    }
+    for (name, ran) in [("SIGINT", &c.interrupted), ("SIGTERM", &c.terminated)] {
+        if !ran.acted {
+            return result(
+                10,
+                Outcome::Inconclusive,
+                format!("the run ended before {name} could be sent"),
+            );
+        }
+        let cancelled = last_event(ran)
+            .is_some_and(|v| v["type"] == "aoi:summary" && v["reason"] == "cancelled");
+        if !cancelled {
+            return result(
+                10,
+                Outcome::Fail,
+                format!("{name} after the first line: no reason:\"cancelled\" summary"),
+            );
+        }
+    }
+    result(
+        10,
+        Outcome::Pass,
+        "a closed pipe ends quietly; SIGINT and SIGTERM give a cancelled summary",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The calls to the fake producer, conforming or with one fault.
+    fn calls(fault: Option<&str>) -> Calls {
+        let producer = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/lint/producer.py"
+        );
+        let mut argv: Vec<OsString> = vec![producer.into()];
+        if let Some(f) = fault {
+            argv.extend(["--fault", f].map(OsString::from));
+        }
+        argv.extend(["search", "q", "--output", "jsonl"].map(OsString::from));
+        Calls::make(&argv, Duration::from_secs(10))
+    }
+
+    fn outcomes(c: &Calls) -> Vec<(u8, Outcome)> {
+        [
+            stdout_jsonl(c),
+            exit_matches_summary(c),
+            usage_and_errors(c),
+            pipe_and_signals(c),
+            one_meta_one_summary(c),
+            seq_and_count(c),
+        ]
+        .iter()
+        .map(|r| (r.check.number, r.outcome))
+        .collect()
+    }
+
+    #[test]
+    fn a_conforming_producer_passes_and_each_fault_fails_its_check() {
+        let good = outcomes(&calls(None));
+        assert!(
+            good.iter().all(|(_, o)| *o == Outcome::Pass),
+            "{good:?} {}",
+            pipe_and_signals(&calls(None)).detail
+        );
+        for (fault, check) in [
+            ("banner", 2),
+            ("exit-after-failure", 3),
+            ("unknown-flag-ok", 5),
+            ("no-cancel", 10),
+            ("traceback", 10),
+            ("two-summaries", 14),
+            ("seq-gap", 15),
+        ] {
+            let got = outcomes(&calls(Some(fault)));
+            let failed: Vec<u8> = got
+                .iter()
+                .filter(|(_, o)| *o == Outcome::Fail)
+                .map(|(n, _)| *n)
+                .collect();
+            assert_eq!(failed, [check], "{fault}: {got:?}");
+        }
+    }
+}
