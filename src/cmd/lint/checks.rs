@@ -341,18 +341,22 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/tests/fixtures/lint/producer.py"
         );
-        let mut argv: Vec<OsString> = vec![producer.into()];
-        if let Some(f) = fault {
-            argv.extend(["--fault", f].map(OsString::from));
-        }
+        // A link named `fake-FAULT`, so `argv[0] schema` has the fault too.
+        let dir = tempfile::tempdir().unwrap();
+        let tool = dir.path().join(format!("fake-{}", fault.unwrap_or("good")));
+        std::os::unix::fs::symlink(producer, &tool).unwrap();
+        let mut argv: Vec<OsString> = vec![tool.into()];
         argv.extend(["search", "q", "--output", "jsonl"].map(OsString::from));
         Calls::make(&argv, Duration::from_secs(10))
     }
 
     fn outcomes(c: &Calls) -> Vec<(u8, Outcome)> {
         [
+            discoverable(c),
             stdout_jsonl(c),
             exit_matches_summary(c),
+            framework_schema(c),
+            schema_version(c),
             usage_and_errors(c),
             pipe_and_signals(c),
             one_meta_one_summary(c),
@@ -379,6 +383,9 @@ mod tests {
             ("traceback", 10),
             ("two-summaries", 14),
             ("seq-gap", 15),
+            ("schema-login", 1),
+            ("meta-off-schema", 4),
+            ("no-schema-version", 13),
         ] {
             let got = outcomes(&calls(Some(fault)));
             let failed: Vec<u8> = got
@@ -389,4 +396,113 @@ mod tests {
             assert_eq!(failed, [check], "{fault}: {got:?}");
         }
     }
+}
+
+/// The tool's schema, compiled from the schema call's stdout; the reason
+/// when it cannot be.
+pub fn tool_schema(c: &Calls) -> std::result::Result<crate::check::schema::EventSchema, String> {
+    if c.schema.code() != Some(0) {
+        return Err(format!(
+            "`schema --output json` exits {:?}: {}",
+            c.schema.code(),
+            crate::text::one_line(c.schema.stderr_text().trim())
+        ));
+    }
+    let dir = std::env::temp_dir().join(format!("aoitap-lint-schema-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let path = dir.join("schema.json");
+    let loaded = std::fs::write(&path, &c.schema.stdout)
+        .map_err(|e| e.to_string())
+        .and_then(|()| crate::check::schema::EventSchema::load(&path, &[]));
+    let _ = std::fs::remove_dir_all(&dir);
+    loaded.map_err(|e| e.replace(&path.display().to_string(), "the schema"))
+}
+
+/// Check 1: schema and capabilities, fetched with nothing but PATH.
+pub fn discoverable(c: &Calls) -> Result {
+    if let Err(why) = tool_schema(c) {
+        return result(1, Outcome::Fail, why);
+    }
+    let caps = serde_json::from_slice::<serde_json::Value>(&c.capabilities.stdout);
+    match (c.capabilities.code(), caps) {
+        (Some(0), Ok(v)) if v.is_object() => result(
+            1,
+            Outcome::Pass,
+            "schema compiles and capabilities is one JSON object, with no credentials or network",
+        ),
+        (Some(0), _) => result(
+            1,
+            Outcome::Fail,
+            "`capabilities --output json` is not one JSON object",
+        ),
+        (code, _) => result(
+            1,
+            Outcome::Pass,
+            format!("schema compiles; capabilities not offered (exit {code:?})"),
+        ),
+    }
+}
+
+/// Check 4: the framework events against the tool's own schema.
+pub fn framework_schema(c: &Calls) -> Result {
+    let schema = match tool_schema(c) {
+        Ok(s) => std::sync::Arc::new(s),
+        Err(why) => {
+            return result(
+                4,
+                Outcome::Skipped,
+                format!("no schema to validate against: {why}"),
+            );
+        }
+    };
+    let events = events_only(&c.main.stdout);
+    let lines: Vec<&[u8]> = events.split_inclusive(|&b| b == b'\n').collect();
+    let framework = |n: u64| {
+        let line = lines
+            .get(n.saturating_sub(1) as usize)
+            .copied()
+            .unwrap_or_default();
+        serde_json::from_slice::<serde_json::Value>(line)
+            .ok()
+            .and_then(|v| v["type"].as_str().map(|t| t.starts_with("aoi:")))
+            .unwrap_or(false)
+    };
+    let judged = judged::judge(&events, Some(schema));
+    match judged.for_check(4).find(|f| framework(f.line)) {
+        Some(f) => result(4, Outcome::Fail, format!("line {}: {}", f.line, f.message)),
+        None => result(
+            4,
+            Outcome::Pass,
+            "every framework event validates against the tool's schema",
+        ),
+    }
+}
+
+/// Check 13: schema_version in meta and summary.
+pub fn schema_version(c: &Calls) -> Result {
+    let events = events_only(&c.main.stdout);
+    let of_type = |ty: &str| {
+        events
+            .split(|&b| b == b'\n')
+            .filter_map(|l| serde_json::from_slice::<serde_json::Value>(l).ok())
+            .find(|v| v["type"] == ty)
+    };
+    for ty in ["aoi:meta", "aoi:summary"] {
+        match of_type(ty) {
+            Some(v) if v["schema_version"].is_string() => {}
+            Some(_) => return result(13, Outcome::Fail, format!("{ty} has no schema_version")),
+            None => {
+                return result(
+                    13,
+                    Outcome::Fail,
+                    format!("no {ty} to carry schema_version"),
+                );
+            }
+        }
+    }
+    result(
+        13,
+        Outcome::Pass,
+        "schema_version in aoi:meta and aoi:summary",
+    )
 }
