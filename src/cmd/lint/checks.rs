@@ -331,73 +331,6 @@ pub fn pipe_and_signals(c: &Calls) -> Result {
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The calls to the fake producer, conforming or with one fault.
-    fn calls(fault: Option<&str>) -> Calls {
-        let producer = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/lint/producer.py"
-        );
-        // A link named `fake-FAULT`, so `argv[0] schema` has the fault too.
-        let dir = tempfile::tempdir().unwrap();
-        let tool = dir.path().join(format!("fake-{}", fault.unwrap_or("good")));
-        std::os::unix::fs::symlink(producer, &tool).unwrap();
-        let mut argv: Vec<OsString> = vec![tool.into()];
-        argv.extend(["search", "q", "--output", "jsonl"].map(OsString::from));
-        Calls::make(&argv, Duration::from_secs(10))
-    }
-
-    fn outcomes(c: &Calls) -> Vec<(u8, Outcome)> {
-        [
-            discoverable(c),
-            stdout_jsonl(c),
-            exit_matches_summary(c),
-            framework_schema(c),
-            schema_version(c),
-            usage_and_errors(c),
-            pipe_and_signals(c),
-            one_meta_one_summary(c),
-            seq_and_count(c),
-        ]
-        .iter()
-        .map(|r| (r.check.number, r.outcome))
-        .collect()
-    }
-
-    #[test]
-    fn a_conforming_producer_passes_and_each_fault_fails_its_check() {
-        let good = outcomes(&calls(None));
-        assert!(
-            good.iter().all(|(_, o)| *o == Outcome::Pass),
-            "{good:?} {}",
-            pipe_and_signals(&calls(None)).detail
-        );
-        for (fault, check) in [
-            ("banner", 2),
-            ("exit-after-failure", 3),
-            ("unknown-flag-ok", 5),
-            ("no-cancel", 10),
-            ("traceback", 10),
-            ("two-summaries", 14),
-            ("seq-gap", 15),
-            ("schema-login", 1),
-            ("meta-off-schema", 4),
-            ("no-schema-version", 13),
-        ] {
-            let got = outcomes(&calls(Some(fault)));
-            let failed: Vec<u8> = got
-                .iter()
-                .filter(|(_, o)| *o == Outcome::Fail)
-                .map(|(n, _)| *n)
-                .collect();
-            assert_eq!(failed, [check], "{fault}: {got:?}");
-        }
-    }
-}
-
 /// The tool's schema, compiled from the schema call's stdout; the reason
 /// when it cannot be.
 pub fn tool_schema(c: &Calls) -> std::result::Result<crate::check::schema::EventSchema, String> {
@@ -505,4 +438,71 @@ pub fn schema_version(c: &Calls) -> Result {
         Outcome::Pass,
         "schema_version in aoi:meta and aoi:summary",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The calls to the fake producer, conforming or with one fault.
+    fn calls(fault: Option<&str>) -> Calls {
+        let producer = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/lint/producer.py"
+        );
+        // A link named `fake-FAULT`, so `argv[0] schema` has the fault too.
+        let dir = tempfile::tempdir().unwrap();
+        let tool = dir.path().join(format!("fake-{}", fault.unwrap_or("good")));
+        std::os::unix::fs::symlink(producer, &tool).unwrap();
+        let mut argv: Vec<OsString> = vec![tool.into()];
+        argv.extend(["search", "q", "--output", "jsonl"].map(OsString::from));
+        Calls::make(&argv, Duration::from_secs(10))
+    }
+
+    fn outcomes(c: &Calls) -> Vec<(u8, Outcome)> {
+        [
+            discoverable(c),
+            stdout_jsonl(c),
+            exit_matches_summary(c),
+            framework_schema(c),
+            schema_version(c),
+            usage_and_errors(c),
+            pipe_and_signals(c),
+            one_meta_one_summary(c),
+            seq_and_count(c),
+        ]
+        .iter()
+        .map(|r| (r.check.number, r.outcome))
+        .collect()
+    }
+
+    #[test]
+    fn a_conforming_producer_passes_and_each_fault_fails_its_check() {
+        let good = outcomes(&calls(None));
+        assert!(
+            good.iter().all(|(_, o)| *o == Outcome::Pass),
+            "{good:?} {}",
+            pipe_and_signals(&calls(None)).detail
+        );
+        for (fault, check) in [
+            ("banner", 2),
+            ("exit-after-failure", 3),
+            ("unknown-flag-ok", 5),
+            ("no-cancel", 10),
+            ("traceback", 10),
+            ("two-summaries", 14),
+            ("seq-gap", 15),
+            ("schema-login", 1),
+            ("meta-off-schema", 4),
+            ("no-schema-version", 13),
+        ] {
+            let got = outcomes(&calls(Some(fault)));
+            let failed: Vec<u8> = got
+                .iter()
+                .filter(|(_, o)| *o == Outcome::Fail)
+                .map(|(n, _)| *n)
+                .collect();
+            assert_eq!(failed, [check], "{fault}: {got:?}");
+        }
+    }
 }
