@@ -44,6 +44,8 @@ pub struct Result {
 
 /// The calls every check reads, made once.
 pub struct Calls {
+    /// CMD ARGS themselves.
+    pub command: Vec<OsString>,
     /// CMD ARGS as given.
     pub main: Ran,
     /// Its stdout judged whole (check 2), and its events alone, the lines
@@ -91,6 +93,7 @@ impl Calls {
         let raw = judged::judge(&main.stdout, None);
         let judged = judged::judge(&events_only(&main.stdout), None);
         Calls {
+            command: command.to_vec(),
             raw,
             judged,
             schema: call(discovery("schema"), vec![], Then::Nothing),
@@ -440,12 +443,121 @@ pub fn schema_version(c: &Calls) -> Result {
     )
 }
 
+/// Flags whose names say they carry a secret, in `text` (a `--help`, a
+/// capabilities manifest).
+pub fn secret_flags(text: &str) -> Vec<String> {
+    const WORDS: [&str; 7] = [
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "api-key",
+        "apikey",
+        "credential",
+    ];
+    let mut found: Vec<String> = vec![];
+    let mut rest = text;
+    while let Some(at) = rest.find("--") {
+        let flag: String = rest[at + 2..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .collect();
+        rest = &rest[at + 2 + flag.len()..];
+        let lower = flag.to_ascii_lowercase();
+        if WORDS.iter().any(|w| lower.contains(w)) && !found.iter().any(|f| f[2..] == flag) {
+            found.push(format!("--{flag}"));
+        }
+    }
+    found
+}
+
+/// A value no tool has a reason to write: found in its output, it was
+/// echoed.
+const CANARY: &str = "aoitap-lint-canary-7f3a9c";
+
+/// Check 9: a canary in each secret-looking flag is never written, and
+/// meta.args is redacted.
+pub fn secrets(c: &Calls, command: &[OsString], timeout: Duration, given: &[String]) -> Result {
+    if let Some(why) = first_finding(&c.judged, 9) {
+        return result(9, Outcome::Fail, why);
+    }
+    let mut help_argv = command.to_vec();
+    help_argv.push("--help".into());
+    let help = sandbox::call(&Call {
+        argv: help_argv,
+        env: vec![],
+        timeout,
+        then: Then::Nothing,
+    });
+    let mut flags: Vec<String> = given.to_vec();
+    for text in [
+        help.stdout_text(),
+        help.stderr_text(),
+        c.capabilities.stdout_text(),
+    ] {
+        for f in secret_flags(&text) {
+            if !flags.contains(&f) {
+                flags.push(f);
+            }
+        }
+    }
+    if flags.is_empty() {
+        return result(
+            9,
+            Outcome::Skipped,
+            "no secret-looking flag in --help or capabilities (name one with --secret-flag)",
+        );
+    }
+    let mut tried = vec![];
+    for flag in &flags {
+        let mut argv = command.to_vec();
+        argv.extend([flag.as_str(), CANARY].map(OsString::from));
+        let ran = sandbox::call(&Call {
+            argv,
+            env: vec![],
+            timeout,
+            then: Then::Nothing,
+        });
+        let echoed = |b: &[u8]| b.windows(CANARY.len()).any(|w| w == CANARY.as_bytes());
+        if echoed(&ran.stdout) || echoed(&ran.stderr) {
+            let place = if echoed(&ran.stdout) {
+                "stdout"
+            } else {
+                "stderr"
+            };
+            return result(
+                9,
+                Outcome::Fail,
+                format!("the value given to {flag} is in {place}"),
+            );
+        }
+        // A flag the command refuses tests nothing.
+        if ran.code() == Some(0) {
+            tried.push(flag.as_str());
+        }
+    }
+    if tried.is_empty() {
+        return result(
+            9,
+            Outcome::Inconclusive,
+            format!("the command accepted none of {}", flags.join(", ")),
+        );
+    }
+    result(
+        9,
+        Outcome::Pass,
+        format!("no value given to {} is written", tried.join(", ")),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// The calls to the fake producer, conforming or with one fault.
-    fn calls(fault: Option<&str>) -> Calls {
+    /// The tool's directory is kept beside the calls: checks make calls
+    /// of their own.
+    fn calls(fault: Option<&str>) -> (tempfile::TempDir, Calls) {
         let producer = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/fixtures/lint/producer.py"
@@ -456,7 +568,8 @@ mod tests {
         std::os::unix::fs::symlink(producer, &tool).unwrap();
         let mut argv: Vec<OsString> = vec![tool.into()];
         argv.extend(["search", "q", "--output", "jsonl"].map(OsString::from));
-        Calls::make(&argv, Duration::from_secs(10))
+        let calls = Calls::make(&argv, Duration::from_secs(10));
+        (dir, calls)
     }
 
     fn outcomes(c: &Calls) -> Vec<(u8, Outcome)> {
@@ -470,6 +583,7 @@ mod tests {
             pipe_and_signals(c),
             one_meta_one_summary(c),
             seq_and_count(c),
+            secrets(c, &c.command, Duration::from_secs(10), &[]),
         ]
         .iter()
         .map(|r| (r.check.number, r.outcome))
@@ -477,13 +591,19 @@ mod tests {
     }
 
     #[test]
-    fn a_conforming_producer_passes_and_each_fault_fails_its_check() {
-        let good = outcomes(&calls(None));
-        assert!(
-            good.iter().all(|(_, o)| *o == Outcome::Pass),
-            "{good:?} {}",
-            pipe_and_signals(&calls(None)).detail
+    fn secret_looking_flags_are_found_in_help_text() {
+        let help = "usage: t search Q [--limit N] [--api-key KEY] [--token=T] [--github-token]\n  --output jsonl";
+        assert_eq!(
+            secret_flags(help),
+            ["--api-key", "--token", "--github-token"]
         );
+    }
+
+    #[test]
+    fn a_conforming_producer_passes_and_each_fault_fails_its_check() {
+        let (_dir, good) = calls(None);
+        let good = outcomes(&good);
+        assert!(good.iter().all(|(_, o)| *o == Outcome::Pass), "{good:?}");
         for (fault, check) in [
             ("banner", 2),
             ("exit-after-failure", 3),
@@ -495,8 +615,11 @@ mod tests {
             ("schema-login", 1),
             ("meta-off-schema", 4),
             ("no-schema-version", 13),
+            ("token-echo", 9),
+            ("token-on-stderr", 9),
         ] {
-            let got = outcomes(&calls(Some(fault)));
+            let (_dir, faulty) = calls(Some(fault));
+            let got = outcomes(&faulty);
             let failed: Vec<u8> = got
                 .iter()
                 .filter(|(_, o)| *o == Outcome::Fail)
