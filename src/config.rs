@@ -27,6 +27,19 @@ pub enum Invocation {
     Capabilities(CapabilitiesOptions),
     Completions(CompletionsOptions),
     Run(RunOptions),
+    Lint(LintOptions),
+}
+
+/// `aoitap lint`.
+pub struct LintOptions {
+    pub command: Vec<OsString>,
+    pub style: Style,
+    pub timeout: Duration,
+    /// The checks to make, by id, in catalogue order.
+    pub checks: Vec<&'static str>,
+    pub secret_flags: Vec<String>,
+    /// Ids known to fail.
+    pub expected_failures: Vec<String>,
 }
 
 impl Invocation {

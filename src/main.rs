@@ -24,6 +24,7 @@ fn main() -> ExitCode {
         Ok(Invocation::Capabilities(opts)) => cmd::capabilities::run(&opts),
         Ok(Invocation::Completions(opts)) => cmd::completions::run(&opts),
         Ok(Invocation::Run(opts)) => cmd::run::run(&opts),
+        Ok(Invocation::Lint(opts)) => cmd::lint::run(&opts),
     };
     match result {
         Ok(exit) => exit.into(),

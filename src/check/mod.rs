@@ -21,6 +21,7 @@ mod checker;
 mod config;
 mod finding;
 mod id;
+pub mod lint_checks;
 mod marker;
 mod meta_args;
 mod protocol;

@@ -98,6 +98,14 @@ pub(super) enum Command {
     )]
     Run(RunArgs),
 
+    /// Check a tool against the AOI-CLI conformance checks (spec §18.2): CMD ARGS and its discovery commands, each run in a clean sandbox.
+    #[command(
+        after_long_help = crate::check::lint_checks::after_help(),
+        after_help = "Example: aoitap lint -- tool search \"agent tools\" --output jsonl",
+        override_usage = "aoitap lint [OPTIONS] -- CMD [ARG ...]"
+    )]
+    Lint(LintArgs),
+
     /// JSON Schema 2020-12 of aoitap's own events: no input, no network, no config.
     #[command(after_help = "Example: aoitap schema --output json > aoitap.schema.json")]
     Schema(SchemaArgs),
@@ -227,6 +235,41 @@ pub(super) struct VerifyArgs {
     /// Judge N FILE operands at once (default: the number of cores); the report is in operand order, the same as with -j 1. Used when every operand is a regular file and there is no --relay, --line-buffered or --idle-timeout-ms.
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(super) jobs: Option<u32>,
+}
+
+#[derive(Args, Debug)]
+pub(super) struct LintArgs {
+    /// Report format: human, jsonl (aoi:check events and a summary, an AOI stream verify reads), tap.
+    #[arg(long, value_enum, default_value_t = OutputArg::Human, value_name = "FORMAT")]
+    pub(super) output: OutputArg,
+
+    /// Print nothing; the exit status is the answer.
+    #[arg(short, long)]
+    pub(super) quiet: bool,
+
+    /// Each call's deadline (500ms, 2s, 1m); past it the call's process group is killed.
+    #[arg(long, value_name = "DUR", value_parser = values::parse_duration, default_value = "10s")]
+    pub(super) timeout: Duration,
+
+    /// Only these checks (ids, comma-separated; see below).
+    #[arg(long, value_name = "IDS", value_delimiter = ',')]
+    pub(super) checks: Vec<String>,
+
+    /// All checks but these (ids, comma-separated).
+    #[arg(long, value_name = "IDS", value_delimiter = ',')]
+    pub(super) exclude_checks: Vec<String>,
+
+    /// A flag that carries a secret, beside those --help and capabilities name (check 9).
+    #[arg(long, value_name = "FLAG")]
+    pub(super) secret_flag: Vec<String>,
+
+    /// The checks known to fail, one id a line (# comments): reported, not failing; one that passes fails (a stale entry).
+    #[arg(long, value_name = "FILE")]
+    pub(super) expected_failures: Option<PathBuf>,
+
+    /// The command to check and its arguments, after --.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub(super) command: Vec<OsString>,
 }
 
 #[derive(Args, Debug)]

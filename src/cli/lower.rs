@@ -6,16 +6,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::args::{
-    ColorArg, Command, OutputArg, ProtocolArg, ReconcileArgs, RunArgs, SplitArgs, StreamArgs,
-    StripArgs, SummarizeArgs, VerifyArgs,
+    ColorArg, Command, LintArgs, OutputArg, ProtocolArg, ReconcileArgs, RunArgs, SplitArgs,
+    StreamArgs, StripArgs, SummarizeArgs, VerifyArgs,
 };
 use super::usage;
 use crate::check::rules::Levels;
 use crate::check::schema::{EventSchema, load_schema};
 use crate::check::{Config, Protocol};
 use crate::config::{
-    CapabilitiesOptions, CompletionsOptions, Input, Invocation, ReconcileOptions, ReportTo,
-    RunOptions, SchemaOptions, SplitOptions, StreamOptions, StripOptions, SummarizeOptions,
+    CapabilitiesOptions, CompletionsOptions, Input, Invocation, LintOptions, ReconcileOptions,
+    ReportTo, RunOptions, SchemaOptions, SplitOptions, StreamOptions, StripOptions,
+    SummarizeOptions,
 };
 use crate::exit::Error;
 use crate::input::file_id::input_files;
@@ -40,6 +41,7 @@ pub(super) fn lower(command: Command) -> Result<Invocation, Error> {
         Command::Summarize(a) => summarize(a).map(Invocation::Summarize),
         Command::Reconcile(a) => reconcile(a).map(Invocation::Reconcile),
         Command::Run(a) => run(a).map(Invocation::Run),
+        Command::Lint(a) => lint(a).map(Invocation::Lint),
     }
 }
 
@@ -121,6 +123,61 @@ fn reconcile(mut a: ReconcileArgs) -> Result<ReconcileOptions, Error> {
     Ok(ReconcileOptions {
         stream,
         against: a.against,
+    })
+}
+
+fn lint(a: LintArgs) -> Result<LintOptions, Error> {
+    use crate::check::lint_checks::{CHECKS, by_id};
+    let refuse = |what: &str| Error::Usage(format!("lint: {what}"));
+    for id in a.checks.iter().chain(&a.exclude_checks) {
+        if by_id(id).is_none() {
+            return Err(refuse(&format!(
+                "no check {id:?} (aoitap lint --help lists them)"
+            )));
+        }
+    }
+    let expected_failures = match &a.expected_failures {
+        None => vec![],
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| refuse(&format!("cannot read {}: {e}", path.display())))?;
+            let ids: Vec<String> = text
+                .lines()
+                .map(|l| l.split('#').next().unwrap_or_default().trim().to_string())
+                .filter(|l| !l.is_empty())
+                .collect();
+            if let Some(bad) = ids.iter().find(|id| by_id(id).is_none()) {
+                return Err(refuse(&format!("{}: no check {bad:?}", path.display())));
+            }
+            ids
+        }
+    };
+    let checks = CHECKS
+        .iter()
+        .map(|c| c.id)
+        .filter(|id| a.checks.is_empty() || a.checks.iter().any(|c| c == id))
+        .filter(|id| !a.exclude_checks.iter().any(|c| c == id))
+        .collect();
+    let format = match a.output {
+        OutputArg::Jsonl => Format::Jsonl,
+        OutputArg::Tap => Format::Tap,
+        OutputArg::Human => Format::Human,
+        OutputArg::Json => return Err(refuse("--output json is for summarize")),
+    };
+    Ok(LintOptions {
+        command: a.command,
+        style: Style {
+            format,
+            quiet: a.quiet,
+            quiet_pass: false,
+            failures_only: false,
+            color: false,
+            limit: None,
+        },
+        timeout: a.timeout,
+        checks,
+        secret_flags: a.secret_flag,
+        expected_failures,
     })
 }
 

@@ -68,7 +68,10 @@ impl Command {
             Command::Summarize(a) => Some(&mut a.stream),
             Command::Reconcile(a) => Some(&mut a.stream),
             Command::Run(a) => Some(&mut a.stream),
-            Command::Schema(_) | Command::Capabilities(_) | Command::Completions(_) => None,
+            Command::Schema(_)
+            | Command::Capabilities(_)
+            | Command::Completions(_)
+            | Command::Lint(_) => None,
         }
     }
 }

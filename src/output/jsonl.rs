@@ -179,3 +179,21 @@ pub struct Attempt<'a> {
     pub retry_in_ms: Option<u64>,
     pub message: &'a str,
 }
+
+/// `aoi:check` (spec §8.3): one lint check's result (DESIGN §15).
+#[derive(Serialize)]
+pub struct Check<'a> {
+    pub name: &'a str,
+    pub ok: bool,
+    pub severity: &'static str,
+    pub detail: &'a str,
+    pub properties: CheckProperties<'a>,
+}
+
+#[derive(Serialize)]
+pub struct CheckProperties<'a> {
+    /// The check's number in spec §18.2.
+    pub check: u8,
+    pub factor: &'a str,
+    pub result: &'a str,
+}

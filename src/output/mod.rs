@@ -51,6 +51,9 @@ pub struct Emitter<W: Write> {
     tap: Tap,
     /// The summary's `reason` when it is not the exit's own (`timeout`).
     pub reason: Option<&'static str>,
+    /// The human and TAP result line, when the command words its own
+    /// (lint), in place of verify's.
+    pub result: Option<String>,
 }
 
 impl<W: Write> Emitter<W> {
@@ -68,6 +71,7 @@ impl<W: Write> Emitter<W> {
             dropped: 0,
             tap: Tap::default(),
             reason: None,
+            result: None,
         }
     }
 
@@ -209,17 +213,23 @@ impl<W: Write> Emitter<W> {
             if dropped > 0 {
                 line.push_str(&format!("{dropped} more findings not shown (--limit)\n"));
             }
-            line.push_str(&human::result(
-                exit,
-                tally,
-                self.reason == Some("timeout"),
-                self.style.color,
-            ));
+            match &self.result {
+                Some(r) => line.push_str(r),
+                None => line.push_str(&human::result(
+                    exit,
+                    tally,
+                    self.reason == Some("timeout"),
+                    self.style.color,
+                )),
+            }
             line.push('\n');
             self.out.write_all(line.as_bytes())?;
         }
         if self.tap() {
-            let result = human::result(exit, tally, self.reason == Some("timeout"), false);
+            let result = match &self.result {
+                Some(r) => r.clone(),
+                None => human::result(exit, tally, self.reason == Some("timeout"), false),
+            };
             self.tap.end(&mut self.out, exit == Exit::Pass, &result)?;
         }
         if self.jsonl() {
@@ -293,6 +303,28 @@ impl<W: Write> Emitter<W> {
             self.event("aoi:summary", false, summary)?;
         }
         self.out.flush()
+    }
+
+    /// `lint`: one check's result, an `aoi:check` event in jsonl (spec
+    /// §8.3), a line in human output, a test point in TAP.
+    pub fn check(&mut self, c: &jsonl::Check<'_>) -> io::Result<()> {
+        if self.jsonl() {
+            return self.event("aoi:check", false, c);
+        }
+        let what = format!("{} ({}): {}", c.name, c.properties.result, c.detail);
+        if self.tap() {
+            return self.tap.other(&mut self.out, c.ok, &what);
+        }
+        if self.human() {
+            let line = format!(
+                "{:<13} {} — {}\n",
+                c.properties.result,
+                c.name,
+                clean(&c.detail)
+            );
+            self.out.write_all(line.as_bytes())?;
+        }
+        Ok(())
     }
 
     /// `run`: how one attempt of the command ended (DESIGN §12).

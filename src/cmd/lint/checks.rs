@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use rustix::process::Signal;
 
-use super::catalogue::{self, Check};
 use super::judged::{self, Judged};
 use super::sandbox::{self, Call, Ran, Then};
+use crate::check::lint_checks::{self as catalogue, Check};
 
 /// What a check came to (DESIGN §15).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

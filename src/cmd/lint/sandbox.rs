@@ -149,7 +149,6 @@ pub fn call(c: &Call) -> Ran {
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", &home.0)
-        .current_dir(&home.0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

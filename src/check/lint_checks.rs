@@ -149,6 +149,25 @@ pub const CHECKS: &[Check] = &[
     },
 ];
 
+/// The catalogue as `lint --help` ends with it.
+pub fn after_help() -> String {
+    let mut out =
+        String::from("Checks (id, spec §18.2 factor: what it does; needs; cannot prove):\n");
+    for c in CHECKS {
+        out.push_str(&format!("  {}  ({})\n      {}.\n", c.id, c.factor, c.does));
+        if !c.needs.is_empty() {
+            out.push_str(&format!("      Needs {}.\n", c.needs));
+        }
+        out.push_str(&format!("      Cannot prove {}.\n", c.cannot));
+    }
+    out.push_str(
+        "\nResults: pass, fail, not-claimed, inconclusive, skipped. Exit status: 0 when no check \
+         fails (an --expected-failures entry that fails is reported, not counted; one that passes \
+         fails), 1 when one does, 64 on a usage error.",
+    );
+    out
+}
+
 /// The check with this id.
 pub fn by_id(id: &str) -> Option<&'static Check> {
     CHECKS.iter().find(|c| c.id == id)
