@@ -151,8 +151,11 @@ pub const CHECKS: &[Check] = &[
 
 /// The catalogue as `lint --help` ends with it.
 pub fn after_help() -> String {
-    let mut out =
-        String::from("Checks (id, spec §18.2 factor: what it does; needs; cannot prove):\n");
+    let mut out = String::from(
+        "Example: aoitap lint -- tool search \"agent tools\" --output jsonl\n         \
+         aoitap lint --output tap --expected-failures known.txt -- tool list --output jsonl > lint.t\n\n\
+         Checks (id, spec §18.2 factor: what it does; needs; cannot prove):\n",
+    );
     for c in CHECKS {
         out.push_str(&format!("  {}  ({})\n      {}.\n", c.id, c.factor, c.does));
         if !c.needs.is_empty() {

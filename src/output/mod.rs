@@ -320,7 +320,7 @@ impl<W: Write> Emitter<W> {
                 "{:<13} {} — {}\n",
                 c.properties.result,
                 c.name,
-                clean(&c.detail)
+                clean(c.detail)
             );
             self.out.write_all(line.as_bytes())?;
         }
