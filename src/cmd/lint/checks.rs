@@ -44,8 +44,10 @@ pub struct Result {
 
 /// The calls every check reads, made once.
 pub struct Calls {
-    /// CMD ARGS themselves.
+    /// CMD ARGS themselves, and each call's deadline (for the calls a
+    /// check makes of its own).
     pub command: Vec<OsString>,
+    pub timeout: Duration,
     /// CMD ARGS as given.
     pub main: Ran,
     /// Its stdout judged whole (check 2), and its events alone, the lines
@@ -94,6 +96,7 @@ impl Calls {
         let judged = judged::judge(&events_only(&main.stdout), None);
         Calls {
             command: command.to_vec(),
+            timeout,
             raw,
             judged,
             schema: call(discovery("schema"), vec![], Then::Nothing),
@@ -414,17 +417,21 @@ pub fn framework_schema(c: &Calls) -> Result {
     }
 }
 
-/// Check 13: schema_version in meta and summary.
+/// The first event of type `ty` in `bytes`.
+fn first_of(bytes: &[u8], ty: &str) -> Option<serde_json::Value> {
+    bytes
+        .split(|&b| b == b'\n')
+        .filter_map(|l| serde_json::from_slice::<serde_json::Value>(l).ok())
+        .find(|v| v["type"] == ty)
+}
+
+/// Check 13: schema_version in meta and summary; when capabilities list
+/// schema versions, `--schema-version V` is honoured (meta says V) and an
+/// unknown one refused.
 pub fn schema_version(c: &Calls) -> Result {
     let events = events_only(&c.main.stdout);
-    let of_type = |ty: &str| {
-        events
-            .split(|&b| b == b'\n')
-            .filter_map(|l| serde_json::from_slice::<serde_json::Value>(l).ok())
-            .find(|v| v["type"] == ty)
-    };
     for ty in ["aoi:meta", "aoi:summary"] {
-        match of_type(ty) {
+        match first_of(&events, ty) {
             Some(v) if v["schema_version"].is_string() => {}
             Some(_) => return result(13, Outcome::Fail, format!("{ty} has no schema_version")),
             None => {
@@ -436,10 +443,59 @@ pub fn schema_version(c: &Calls) -> Result {
             }
         }
     }
+    let caps: serde_json::Value =
+        serde_json::from_slice(&c.capabilities.stdout).unwrap_or(serde_json::Value::Null);
+    let versions: Vec<String> = caps["schemas"][0]["versions"]
+        .as_array()
+        .map(|vs| {
+            vs.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let default = caps["schemas"][0]["default"].as_str();
+    let Some(asked) = versions
+        .iter()
+        .find(|v| default != Some(v.as_str()))
+        .or(versions.first())
+    else {
+        return result(
+            13,
+            Outcome::Pass,
+            "schema_version in aoi:meta and aoi:summary (capabilities list no versions to negotiate)",
+        );
+    };
+    let with = |v: &str| {
+        let mut argv = c.command.clone();
+        argv.extend(["--schema-version", v].map(OsString::from));
+        sandbox::call(&Call {
+            argv,
+            env: vec![],
+            timeout: c.timeout,
+            then: Then::Nothing,
+        })
+    };
+    let honoured = with(asked);
+    let said = first_of(&honoured.stdout, "aoi:meta").map(|m| m["schema_version"].clone());
+    if said.as_ref().and_then(|v| v.as_str()) != Some(asked.as_str()) {
+        return result(
+            13,
+            Outcome::Fail,
+            format!(
+                "--schema-version {asked}: aoi:meta says {}",
+                said.unwrap_or_default()
+            ),
+        );
+    }
+    if with("999.999.999").code() == Some(0) {
+        return result(13, Outcome::Fail, "--schema-version 999.999.999 exits 0");
+    }
     result(
         13,
         Outcome::Pass,
-        "schema_version in aoi:meta and aoi:summary",
+        format!(
+            "schema_version in aoi:meta and aoi:summary; --schema-version {asked} honoured, an unknown one refused"
+        ),
     )
 }
 
@@ -617,6 +673,7 @@ mod tests {
             ("no-schema-version", 13),
             ("token-echo", 9),
             ("token-on-stderr", 9),
+            ("schema-version-ignored", 13),
         ] {
             let (_dir, faulty) = calls(Some(fault));
             let got = outcomes(&faulty);
