@@ -11,6 +11,7 @@ mod conformance;
 mod edges;
 mod hostile;
 mod layers;
+mod lint;
 mod man;
 mod memory;
 mod pipe;
