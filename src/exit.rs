@@ -3,9 +3,10 @@
 use std::io;
 use std::process::ExitCode;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Exit {
     /// Every run passed.
+    #[default]
     Pass,
     /// Well formed, and the producer reported a failure that is not retryable.
     Failed,
@@ -82,8 +83,8 @@ impl Exit {
             Exit::NoInput => "input missing",
             Exit::CantCreate => "cannot create output",
             Exit::Io => "I/O error",
-            Exit::CannotExecute => "(run) command not executable",
-            Exit::CommandNotFound => "(run) command not found",
+            Exit::CannotExecute => "(run, lint) command not executable",
+            Exit::CommandNotFound => "(run, lint) command not found",
             Exit::HungUp => "(run) hung up",
             Exit::Interrupted => "interrupted",
             Exit::Terminated => "terminated",
@@ -95,7 +96,7 @@ impl Exit {
     pub fn meaning(self) -> &'static str {
         match self {
             Exit::Pass => "Every run passed: conforming, complete, ok.",
-            Exit::Failed => "Well formed, and the producer reported failure.",
+            Exit::Failed => "Well formed, and the producer reported failure; lint: a check failed.",
             Exit::Retryable => {
                 "As 1, and every failed run is retryable; the report gives retry_after_ms."
             }
@@ -109,8 +110,8 @@ impl Exit {
                 "An output file cannot be created, or exists (split-by-run without --force)."
             }
             Exit::Io => "I/O error.",
-            Exit::CannotExecute => "run: the command cannot be executed.",
-            Exit::CommandNotFound => "run: the command is not found.",
+            Exit::CannotExecute => "run, lint: the command cannot be executed.",
+            Exit::CommandNotFound => "run, lint: the command is not found.",
             Exit::HungUp => "run: SIGHUP, handled as SIGTERM.",
             Exit::Interrupted => {
                 "SIGINT: what was judged is reported, and in jsonl mode the summary says reason \

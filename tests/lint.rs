@@ -3,7 +3,8 @@
 //! named `fake-FAULT`), run through the command as a user runs it.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::util::*;
 
@@ -11,19 +12,25 @@ use crate::util::*;
 fn tool(dir: &Path, fault: &str) -> PathBuf {
     let producer = fixture("lint/producer.py");
     let link = dir.join(format!("fake-{fault}"));
-    std::os::unix::fs::symlink(producer, &link).unwrap();
+    if !link.exists() {
+        std::os::unix::fs::symlink(producer, &link).unwrap();
+    }
     link
 }
 
-fn lint(extra: &[&str], tool: &Path) -> Out {
+/// The producer's three commands, as lint is given them.
+const SEARCH: &[&str] = &["search", "q", "--output", "jsonl"];
+const DELETE: &[&str] = &["delete", "item-1", "--confirm", "--output", "jsonl"];
+const IMPORT: &[&str] = &["import", "--input-jsonl", "-", "--output", "jsonl"];
+
+fn lint_cmd(extra: &[&str], tool: &Path, command: &[&str]) -> Out {
     let t = tool.to_str().unwrap();
-    let args = [
-        &["lint"],
-        extra,
-        &["--", t, "search", "q", "--output", "jsonl"],
-    ]
-    .concat();
+    let args = [&["lint"], extra, &["--", t], command].concat();
     run(&args, b"")
+}
+
+fn lint(extra: &[&str], tool: &Path) -> Out {
+    lint_cmd(extra, tool, SEARCH)
 }
 
 /// Each aoi:check event of a jsonl report: (name, result, §18.2 number).
@@ -42,39 +49,86 @@ fn checks(out: &Out) -> Vec<(String, String, u64)> {
         .collect()
 }
 
-#[test]
-fn a_conforming_producer_passes_and_its_report_verifies() {
-    let dir = tempfile::tempdir().unwrap();
-    let good = tool(dir.path(), "good");
-    let out = lint(&["--output", "jsonl"], &good);
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    let got = checks(&out);
-    assert_eq!(got.len(), 16);
-    assert!(
-        got.iter().all(|(_, r, _)| r == "pass" || r == "skipped"),
-        "{got:?}"
-    );
-    // lint's own stream is a conforming AOI stream.
-    assert_eq!(run(&["verify", "-q"], out.stdout.as_bytes()).code, 0);
+fn numbers_with(out: &Out, result: &str) -> Vec<u64> {
+    checks(out)
+        .into_iter()
+        .filter(|(_, r, _)| r == result)
+        .map(|(_, _, n)| n)
+        .collect()
 }
 
 #[test]
-fn each_fault_fails_its_check_and_exits_1() {
+fn a_conforming_producer_passes_every_claimed_check_of_each_command() {
     let dir = tempfile::tempdir().unwrap();
-    for (fault, number) in [
-        ("banner", 2),
-        ("seq-gap", 15),
-        ("token-echo", 9),
-        ("no-cancel", 10),
+    let good = tool(dir.path(), "good");
+    // What each command earns from its capabilities entry: search has a
+    // limit, delete is destructive and idempotent, import reads JSONL.
+    for (command, passed) in [
+        (SEARCH, vec![1, 2, 3, 4, 5, 9, 10, 11, 13, 14, 15]),
+        (DELETE, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 14, 15]),
+        (IMPORT, vec![1, 2, 3, 4, 5, 9, 12, 13, 14, 15, 16]),
     ] {
-        let out = lint(&["--output", "jsonl"], &tool(dir.path(), fault));
+        let out = lint_cmd(&["--output", "jsonl"], &good, command);
+        assert_eq!(out.code, 0, "{command:?}: {}", out.stdout);
+        assert_eq!(checks(&out).len(), 16);
+        assert_eq!(
+            numbers_with(&out, "pass"),
+            passed,
+            "{command:?}: {}",
+            out.stdout
+        );
+        assert!(numbers_with(&out, "fail").is_empty());
+        // lint's own stream is a conforming AOI stream, valid against
+        // aoitap's own schema.
+        assert_eq!(run(&["verify", "-q"], out.stdout.as_bytes()).code, 0);
+        let schema = run(&["schema"], b"");
+        let path = dir.path().join("aoitap.schema.json");
+        std::fs::write(&path, schema.stdout).unwrap();
+        let with_schema = run(
+            &["verify", "-q", "--schema", path.to_str().unwrap()],
+            out.stdout.as_bytes(),
+        );
+        assert_eq!(with_schema.code, 0, "{}", with_schema.stdout);
+    }
+}
+
+#[test]
+fn each_fault_fails_exactly_its_check_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    for (fault, command, number) in [
+        ("schema-login", SEARCH, 1),
+        ("banner", SEARCH, 2),
+        ("colour", SEARCH, 2),
+        ("tty-colour", SEARCH, 2),
+        ("exit-after-failure", SEARCH, 3),
+        ("meta-off-schema", SEARCH, 4),
+        ("unknown-flag-ok", SEARCH, 5),
+        ("delete-unconfirmed", DELETE, 6),
+        ("dry-run-no-plan", DELETE, 6),
+        ("replay-differs", DELETE, 7),
+        ("no-ids", DELETE, 8),
+        ("token-echo", SEARCH, 9),
+        ("token-on-stderr", SEARCH, 9),
+        ("no-cancel", SEARCH, 10),
+        ("traceback", SEARCH, 10),
+        ("limit-untruncated", SEARCH, 11),
+        ("malformed-ok", IMPORT, 12),
+        ("no-schema-version", SEARCH, 13),
+        ("schema-version-ignored", SEARCH, 13),
+        ("two-summaries", SEARCH, 14),
+        ("seq-gap", SEARCH, 15),
+        ("forward-meta", IMPORT, 16),
+        ("no-origin", IMPORT, 16),
+        ("no-caused-by", IMPORT, 16),
+    ] {
+        let out = lint_cmd(&["--output", "jsonl"], &tool(dir.path(), fault), command);
         assert_eq!(out.code, 1, "{fault}: {}", out.stdout);
-        let failed: Vec<u64> = checks(&out)
-            .into_iter()
-            .filter(|(_, r, _)| r == "fail")
-            .map(|(_, _, n)| n)
-            .collect();
-        assert_eq!(failed, [number], "{fault}");
+        assert_eq!(
+            numbers_with(&out, "fail"),
+            [number],
+            "{fault}: {}",
+            out.stdout
+        );
         // A failing report is still a conforming stream: verify says 1.
         assert_eq!(
             run(&["verify", "-q"], out.stdout.as_bytes()).code,
@@ -85,7 +139,7 @@ fn each_fault_fails_its_check_and_exits_1() {
 }
 
 #[test]
-fn checks_are_chosen_by_id_and_an_unknown_one_is_a_usage_error() {
+fn checks_are_chosen_by_id_and_a_bad_choice_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let banner = tool(dir.path(), "banner");
     let only = lint(
@@ -102,61 +156,214 @@ fn checks_are_chosen_by_id_and_an_unknown_one_is_a_usage_error() {
     let without = lint(&["--exclude-checks", "lint.02-stdout-jsonl"], &banner);
     assert_eq!(without.code, 0, "{}", without.stdout);
     assert_eq!(lint(&["--checks", "lint.99-nothing"], &banner).code, 64);
+    let none = lint(
+        &[
+            "--checks",
+            "lint.02-stdout-jsonl",
+            "--exclude-checks",
+            "lint.02-stdout-jsonl",
+        ],
+        &banner,
+    );
+    assert_eq!(
+        none.code, 64,
+        "no check left is a usage error: {}",
+        none.stderr
+    );
 }
 
 #[test]
-fn expected_failures_are_reported_and_a_stale_one_fails() {
+fn usage_errors_are_64_and_a_command_that_cannot_run_is_127_or_126() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = tool(dir.path(), "good");
+    for bad in [
+        &["--timeout", "0"][..],
+        &["--secret-flag", "token"],
+        &["--secret-flag", "--token=x"],
+        &["--expected-failures", "/dev/zero"],
+        &["--tool-words", "0"],
+    ] {
+        assert_eq!(lint(bad, &good).code, 64, "{bad:?}");
+    }
+    let missing = run(&["lint", "--", "aoitap-no-such-tool", "search"], b"");
+    assert_eq!(missing.code, 127, "{}", missing.stderr);
+    assert!(
+        missing.stderr.contains("aoitap-no-such-tool"),
+        "{}",
+        missing.stderr
+    );
+    assert_eq!(
+        missing.stdout, "",
+        "not a report on a tool that is not there"
+    );
+    let not_executable = run(&["lint", "--", "/etc/passwd"], b"");
+    assert_eq!(not_executable.code, 126, "{}", not_executable.stderr);
+    assert_eq!(run(&["lint", "--", "/"], b"").code, 126);
+}
+
+#[test]
+fn expected_failures_are_reported_and_only_a_pass_makes_one_stale() {
     let dir = tempfile::tempdir().unwrap();
     let known = dir.path().join("known.txt");
-    std::fs::write(&known, "# known\nlint.02-stdout-jsonl\n").unwrap();
+    std::fs::write(
+        &known,
+        "# known\nlint.02-stdout-jsonl\nlint.06-safe-destructive # skipped for search\n",
+    )
+    .unwrap();
     let k = known.to_str().unwrap();
     let banner = lint(
         &["--output", "jsonl", "--expected-failures", k],
         &tool(dir.path(), "banner"),
     );
     assert_eq!(banner.code, 0, "{}", banner.stdout);
+    let got = checks(&banner);
+    assert!(got.contains(&("lint.02-stdout-jsonl".into(), "expected-failure".into(), 2)));
     assert!(
-        checks(&banner)
-            .iter()
-            .any(|(n, r, _)| n == "lint.02-stdout-jsonl" && r == "expected-failure")
+        got.contains(&("lint.06-safe-destructive".into(), "skipped".into(), 6)),
+        "a listed check that is skipped is not stale: {got:?}"
     );
     let good = lint(
         &["--output", "jsonl", "--expected-failures", k],
         &tool(dir.path(), "good"),
     );
     assert_eq!(good.code, 1, "{}", good.stdout);
-    assert!(
-        checks(&good)
-            .iter()
-            .any(|(n, r, _)| n == "lint.02-stdout-jsonl" && r == "stale")
-    );
+    assert!(checks(&good).contains(&("lint.02-stdout-jsonl".into(), "stale".into(), 2)));
 }
 
-/// No call outlives lint: its process groups are killed whole.
+/// The pids of live processes whose command line holds `needle`.
+fn running(needle: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let state = stat[stat.rfind(')')? + 2..].chars().next()?;
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            (state != 'Z' && cmd.contains(needle)).then_some(cmd)
+        })
+        .collect()
+}
+
+/// No call outlives lint: its process groups are killed whole, and a
+/// child that left its group with setsid is found and killed too.
 #[test]
-fn no_call_is_left_running() {
+fn no_call_is_left_running_even_one_that_leaves_its_group() {
     let dir = tempfile::tempdir().unwrap();
     let t = tool(dir.path(), "good");
     let out = lint(&["-q"], &t);
     assert_eq!(out.code, 0);
-    let needle = t.to_str().unwrap().to_string();
-    let left: Vec<String> = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(&needle))
-        .collect();
-    assert!(left.is_empty(), "{left:?}");
+    assert!(running(t.to_str().unwrap()).is_empty());
+    let script = dir.path().join("escaper.sh");
+    // A sleep of a length no other process has, to find it by.
+    let marker = format!("sleep 30.{}1", std::process::id());
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nsetsid {marker} &\necho '{{}}'\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let escaped = run(
+        &[
+            "lint",
+            "--checks",
+            "lint.02-stdout-jsonl",
+            "--",
+            script.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(escaped.code, 1, "{}", escaped.stdout);
+    assert!(running(&marker).is_empty(), "{:?}", running(&marker));
 }
 
+/// SIGINT to lint stops the call under way, removes its HOME, and ends
+/// the report cancelled (130).
+#[test]
+fn an_interrupted_lint_stops_its_call_and_says_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("slow.sh");
+    let marker = format!("sleep 30.{}2", std::process::id());
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho '{{\"type\":\"x\"}}'\nexec {marker}\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let child = Command::new(bin())
+        .args(["lint", "--output", "jsonl", "--timeout", "60s", "--"])
+        .arg(&script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while running(&marker).is_empty() && started.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!running(&marker).is_empty(), "the call began");
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(running(&marker).is_empty(), "the call is stopped");
+    let report = String::from_utf8_lossy(&out.stdout);
+    let last: serde_json::Value = serde_json::from_str(report.lines().last().unwrap()).unwrap();
+    assert_eq!(last["reason"], "cancelled", "{report}");
+}
+
+/// A call past --timeout is not the tool's exit 137: the checks that
+/// read it say it did not end.
+#[test]
+fn a_call_past_its_deadline_is_inconclusive_not_an_exit_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("hang.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho '{\"type\":\"x\"}'\nexec sleep 30\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = run(
+        &[
+            "lint",
+            "--output",
+            "jsonl",
+            "--timeout",
+            "300ms",
+            "--checks",
+            "lint.03-exit-matches-summary,lint.05-usage-and-errors",
+            "--",
+            script.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let got = checks(&out);
+    assert_eq!(got[0].1, "inconclusive", "{}", out.stdout);
+    // An unknown flag that hangs was not refused.
+    assert_eq!(got[1].1, "fail", "{}", out.stdout);
+    assert!(!out.stdout.contains("137"), "{}", out.stdout);
+}
+
+/// The TAP report: 16 points and a plan of 16, checks not made marked
+/// `# SKIP`, and `prove` reads it.
 #[test]
 fn the_tap_report_is_read_by_prove() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = lint(&["--output", "tap"], &tool(dir.path(), "good"));
+    assert_eq!(out.code, 0);
+    assert!(out.stdout.contains("\n1..16\n"), "{}", out.stdout);
+    assert_eq!(
+        out.stdout.matches(" # SKIP skipped").count(),
+        5,
+        "{}",
+        out.stdout
+    );
     if Command::new("prove").arg("--version").output().is_err() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let out = lint(&["--output", "tap"], &tool(dir.path(), "good"));
     let t = dir.path().join("lint.t");
     std::fs::write(&t, out.stdout.as_bytes()).unwrap();
     let prove = Command::new("prove")
@@ -169,16 +376,27 @@ fn the_tap_report_is_read_by_prove() {
         "{}",
         String::from_utf8_lossy(&prove.stdout)
     );
+    let failing = lint(&["--output", "tap"], &tool(dir.path(), "banner"));
+    std::fs::write(&t, failing.stdout.as_bytes()).unwrap();
+    let prove = Command::new("prove")
+        .args(["-e", "cat"])
+        .arg(&t)
+        .output()
+        .unwrap();
+    assert!(!prove.status.success(), "prove agrees with exit 1");
 }
 
 #[test]
 fn aoitap_lints_itself() {
     let file = fixture("streams/ok-complete.jsonl");
+    let aoitap = bin();
     let out = run(
         &[
             "lint",
+            "--output",
+            "jsonl",
             "--",
-            bin().to_str().unwrap(),
+            aoitap.to_str().unwrap(),
             "verify",
             "--output",
             "jsonl",
@@ -187,4 +405,56 @@ fn aoitap_lints_itself() {
         b"",
     );
     assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(numbers_with(&out, "fail").is_empty());
+    // Reading stdin, verify is a transformer: 12 and 16 are made too.
+    let stdin = run(
+        &[
+            "lint",
+            "--output",
+            "jsonl",
+            "--",
+            aoitap.to_str().unwrap(),
+            "verify",
+            "--output",
+            "jsonl",
+            "-",
+        ],
+        b"",
+    );
+    assert_eq!(stdin.code, 0, "{}", stdin.stdout);
+    let passed = numbers_with(&stdin, "pass");
+    assert!(
+        passed.contains(&12) && passed.contains(&16),
+        "{}",
+        stdin.stdout
+    );
+}
+
+/// Output past what a pipe holds, many findings, and a long line are
+/// judged without holding them: a stream of 200,000 blank lines fails
+/// check 2 once, with its count, quickly.
+#[test]
+fn a_flood_of_findings_is_counted_not_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("blank.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nhead -c 200000 /dev/zero | tr '\\0' '\\n'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = run(
+        &[
+            "lint",
+            "--output",
+            "jsonl",
+            "--checks",
+            "lint.02-stdout-jsonl",
+            "--",
+            script.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.code, 1);
+    assert!(out.stdout.contains("and 199999 more"), "{}", out.stdout);
 }

@@ -31,9 +31,9 @@ pub const CHECKS: &[Check] = &[
         id: "lint.02-stdout-jsonl",
         number: 2,
         factor: "Typed",
-        does: "stdout is only JSON objects, one per line, each with a string type, and no ANSI or control bytes, also with TERM and FORCE_COLOR set",
+        does: "stdout is only JSON objects, one per line, each with a string type, and no ANSI or control bytes, also with TERM and FORCE_COLOR set and with stdout a terminal (a pty)",
         needs: "",
-        cannot: "the output under a pty, or of commands not run",
+        cannot: "the output of commands not run",
     },
     Check {
         id: "lint.03-exit-matches-summary",
@@ -63,57 +63,57 @@ pub const CHECKS: &[Check] = &[
         id: "lint.06-safe-destructive",
         number: 6,
         factor: "Safe",
-        does: "a destructive command refuses to run without confirmation; dry-run emits aoi:plan and changes nothing",
-        needs: "capabilities naming a destructive command",
-        cannot: "side effects outside the sandbox's HOME",
+        does: "CMD ARGS without --confirm (or --yes, --force, --confirm-count) exit non-zero and leave the working directory as it was; with supports_dry_run, --dry-run exits 0 with aoi:plan events and changes nothing",
+        needs: "capabilities marking the command destructive, and CMD ARGS of the confirmed command: lint runs them several times, so point them at a scratch target",
+        cannot: "side effects outside the working directory's top level, or remote ones",
     },
     Check {
         id: "lint.07-idempotent",
         number: 7,
         factor: "Idempotent",
-        does: "a mutation accepts --idempotency-key and a replay returns the prior result without doubling the effect",
+        does: "CMD ARGS --idempotency-key K twice, sharing one HOME: the replay ends with the same exit, the same ok and the same domain events (by type)",
         needs: "capabilities with supports_idempotency_key",
-        cannot: "effects lint cannot observe",
+        cannot: "that a remote effect was not doubled",
     },
     Check {
         id: "lint.08-auditable",
         number: 8,
         factor: "Auditable",
-        does: "mutating events carry stable ids for what they created, updated or deleted",
-        needs: "capabilities naming a mutating command",
+        does: "every domain event of a mutating command names what it is about: id, a *_id or *Id field, path, url, uri or key",
+        needs: "capabilities marking the command read_only: false, and CMD ARGS that make events",
         cannot: "that the ids are stable across runs",
     },
     Check {
         id: "lint.09-secrets",
         number: 9,
         factor: "Safe",
-        does: "a canary value given to each secret-looking flag (from --help, capabilities or --secret-flag) appears nowhere in stdout or stderr, and meta.args is redacted",
-        needs: "a secret-looking flag",
-        cannot: "secrets read from files or the environment",
+        does: "a canary value given to each secret-looking flag (from CMD ARGS --help, capabilities or --secret-flag; at most 16), as --flag=VALUE, or --flag VALUE when help shows a value, appears nowhere in stdout or stderr of a call that took it; meta.args is redacted",
+        needs: "a secret-looking flag, and an unknown flag that is refused (else taking a flag cannot be told from refusing it)",
+        cannot: "secrets read from files or the environment, or quoted back in a refusal",
     },
     Check {
         id: "lint.10-pipe-and-signals",
         number: 10,
         factor: "Composable",
         does: "stdout closed after the first line gives exit 0 or 141 and no stack trace; SIGINT and SIGTERM after the first line give a reason:cancelled summary",
-        needs: "a run that writes more than a pipe holds, and lasts past its first line",
+        needs: "a run that writes more than a pipe holds (64 KiB) and lasts past its first line",
         cannot: "a signal at every moment of the run",
     },
     Check {
         id: "lint.11-limit-and-cursor",
         number: 11,
         factor: "Bounded, Streamable",
-        does: "a command advertising --limit reports truncated and its cursor consistently",
-        needs: "capabilities with supports_limit",
-        cannot: "limits the tool applies silently",
+        does: "CMD ARGS --limit 1: the summary has a boolean truncated; fewer domain events than without the limit, truncated:true, and a next_cursor when the command supports_cursor",
+        needs: "capabilities with supports_limit, and CMD ARGS that give more than one result",
+        cannot: "limits the tool applies silently, or that the cursor resumes where the cut was",
     },
     Check {
         id: "lint.12-malformed-input",
         number: 12,
         factor: "Composable",
-        does: "a malformed input line is handled as the command's declared mode says",
-        needs: "capabilities with an input_format of jsonl",
-        cannot: "every kind of malformed line",
+        does: "fed a stream with a malformed line on stdin, CMD ends non-zero with ok:false (fail-fast and per-line tolerant modes alike, spec §12.2, §19.4) and its stdout stays JSONL",
+        needs: "capabilities with an input_format or input_modes of jsonl, and CMD ARGS that read stdin",
+        cannot: "which of the two modes was used, or every kind of malformed line",
     },
     Check {
         id: "lint.13-schema-version",
@@ -143,8 +143,8 @@ pub const CHECKS: &[Check] = &[
         id: "lint.16-transformer",
         number: 16,
         factor: "Composable",
-        does: "fed a known upstream stream, the command forwards no upstream aoi:meta or aoi:summary, tags forwarded errors with origin, and carries the upstream's retry fields in caused_by",
-        needs: "capabilities saying the command reads JSONL",
+        does: "fed an upstream stream that ends in a retryable aoi:error, CMD forwards no upstream aoi:meta or aoi:summary, tags forwarded aoi:error and aoi:warning with origin, does not end ok:true (without --continue-on-error), and with ok:false carries retryable and retry_after_ms in caused_by (spec §13.1)",
+        needs: "capabilities with an input_format or input_modes of jsonl, and CMD ARGS that read stdin",
         cannot: "upstreams other than the one fed",
     },
 ];
@@ -164,9 +164,15 @@ pub fn after_help() -> String {
         out.push_str(&format!("      Cannot prove {}.\n", c.cannot));
     }
     out.push_str(
-        "\nResults: pass, fail, not-claimed, inconclusive, skipped. Exit status: 0 when no check \
-         fails (an --expected-failures entry that fails is reported, not counted; one that passes \
-         fails), 1 when one does, 64 on a usage error.",
+        "\nEach call runs with the environment cleared but PATH, a fresh empty HOME, stdin from \
+         /dev/null (or a fixture, checks 12 and 16), no network where `unshare -rn` is allowed, its \
+         own process group, and --timeout; nothing it starts outlives lint. CMD ARGS run several \
+         times: for a command with effects, point them at a scratch target.\n\n\
+         Results: pass, fail, not-claimed, inconclusive (the calls could not tell: the detail says \
+         what to give), skipped (what the check needs is not advertised). Exit status: 0 when no \
+         check fails (an --expected-failures entry that fails is reported, not counted; one that \
+         passes fails, as stale), 1 when one does, 64 on a usage error, 127 or 126 when CMD cannot \
+         run, 130 on SIGINT.",
     );
     out
 }

@@ -41,6 +41,7 @@ pub use config::{Config, SchemaPin};
 pub use finding::{Finding, SchemaPlace, Sink};
 pub use id::{ByDigest, digest, id_key};
 pub use marker::Markers;
+pub use meta_args::is_sensitive_name;
 pub use protocol::{Protocol, major};
 pub use protocols::{LineKind, SeqPlace};
 pub use run_state::{Cause, Identity};

@@ -73,23 +73,34 @@ impl EventSchema {
     pub fn load(path: &Path, secret_names: &[String]) -> Result<EventSchema, String> {
         let name = path.display();
         let text = read_bounded(path).map_err(|e| format!("cannot read --schema {name}: {e}"))?;
+        Self::from_bytes(&text, &format!("--schema {name}"), secret_names)
+    }
+
+    /// Compile a schema held in memory (`lint` reads the tool's own from
+    /// its schema command: nothing is written to disk for it); `name`
+    /// begins each error.
+    pub fn from_bytes(
+        text: &[u8],
+        name: &str,
+        secret_names: &[String],
+    ) -> Result<EventSchema, String> {
         // RFC 8259 §8.1: a parser may ignore a byte order mark; editors
         // write one.
-        let body = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&text);
-        let doc: Value = serde_json::from_slice(body)
-            .map_err(|e| format!("--schema {name} is not JSON: {e}"))?;
+        let body = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
+        let doc: Value =
+            serde_json::from_slice(body).map_err(|e| format!("{name} is not JSON: {e}"))?;
         // Costed before it is compiled: compiling a hostile schema (a chain
         // of 50,000 refs) takes seconds of its own.
         let steps = expansion(&doc);
         if steps > MAX_EXPANSION {
             return Err(format!(
-                "--schema {name}: its $refs expand to more than {MAX_EXPANSION} subschemas \
+                "{name}: its $refs expand to more than {MAX_EXPANSION} subschemas \
                  (anyOf over $refs that are anyOfs, level after level?) or nest past \
                  {MAX_REF_DEPTH} levels; a failing event would be tried against each, so aoitap \
                  refuses it rather than stall on one line"
             ));
         }
-        let root = compile(&doc).map_err(|e| format!("--schema {name}: {e}"))?;
+        let root = compile(&doc).map_err(|e| format!("{name}: {e}"))?;
         let branches = branches(&doc);
         let composite = doc.get("oneOf").or_else(|| doc.get("anyOf")).is_some();
         Ok(EventSchema {

@@ -248,8 +248,12 @@ pub(super) struct LintArgs {
     pub(super) quiet: bool,
 
     /// Each call's deadline (500ms, 2s, 1m); past it the call's process group is killed.
-    #[arg(long, value_name = "DUR", value_parser = values::parse_duration, default_value = "10s")]
+    #[arg(long, value_name = "DUR", value_parser = values::parse_timeout, default_value = "10s")]
     pub(super) timeout: Duration,
+
+    /// How many words of CMD name the tool, for its `schema` and `capabilities` commands (default 1; 2 when CMD begins with an interpreter, as `python3 tool.py`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub(super) tool_words: Option<u16>,
 
     /// Only these checks (ids, comma-separated; see below).
     #[arg(long, value_name = "IDS", value_delimiter = ',')]
@@ -259,7 +263,7 @@ pub(super) struct LintArgs {
     #[arg(long, value_name = "IDS", value_delimiter = ',')]
     pub(super) exclude_checks: Vec<String>,
 
-    /// A flag that carries a secret, beside those --help and capabilities name (check 9).
+    /// A flag that carries a secret (--name), beside those --help and capabilities name (check 9).
     #[arg(long, value_name = "FLAG")]
     pub(super) secret_flag: Vec<String>,
 

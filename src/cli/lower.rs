@@ -136,11 +136,17 @@ fn lint(a: LintArgs) -> Result<LintOptions, Error> {
             )));
         }
     }
+    if let Some(bad) = a.secret_flag.iter().find(|f| {
+        f.len() < 3 || !f.starts_with("--") || f.contains(|c: char| c == '=' || c.is_whitespace())
+    }) {
+        return Err(refuse(&format!(
+            "--secret-flag {bad:?}: name a long flag, as --api-key"
+        )));
+    }
     let expected_failures = match &a.expected_failures {
         None => vec![],
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| refuse(&format!("cannot read {}: {e}", path.display())))?;
+            let text = read_list(path).map_err(|e| refuse(&format!("{}: {e}", path.display())))?;
             let ids: Vec<String> = text
                 .lines()
                 .map(|l| l.split('#').next().unwrap_or_default().trim().to_string())
@@ -152,12 +158,17 @@ fn lint(a: LintArgs) -> Result<LintOptions, Error> {
             ids
         }
     };
-    let checks = CHECKS
+    let checks: Vec<&'static str> = CHECKS
         .iter()
         .map(|c| c.id)
         .filter(|id| a.checks.is_empty() || a.checks.iter().any(|c| c == id))
         .filter(|id| !a.exclude_checks.iter().any(|c| c == id))
         .collect();
+    if checks.is_empty() {
+        return Err(refuse(
+            "--checks and --exclude-checks leave no check to make",
+        ));
+    }
     let format = match a.output {
         OutputArg::Jsonl => Format::Jsonl,
         OutputArg::Tap => Format::Tap,
@@ -175,10 +186,30 @@ fn lint(a: LintArgs) -> Result<LintOptions, Error> {
             limit: None,
         },
         timeout: a.timeout,
+        tool_words: a.tool_words.map(usize::from),
         checks,
         secret_flags: a.secret_flag,
         expected_failures,
     })
+}
+
+/// A list file of ids (`--expected-failures`): text, at most 64 KiB, so
+/// `/dev/zero` or a log named by mistake is an error, not a hang.
+fn read_list(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read;
+    const MAX: u64 = 64 * 1024;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let mut bytes = vec![];
+    file.take(MAX + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if bytes.len() as u64 > MAX {
+        return Err(format!(
+            "over {} KiB: a list of check ids is short",
+            MAX >> 10
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
 }
 
 fn run(a: RunArgs) -> Result<RunOptions, Error> {

@@ -27,6 +27,7 @@ const RUN_EVENTS: &[&str] = &[
     "aoi:summary",
 ];
 const SUMMARIZE_EVENTS: &[&str] = &["aoi:meta", "run_summary", "aoi:error", "aoi:summary"];
+const LINT_EVENTS: &[&str] = &["aoi:meta", "aoi:check", "aoi:error", "aoi:summary"];
 const RECONCILE_EVENTS: &[&str] = &[
     "aoi:meta",
     "gap",
@@ -211,6 +212,19 @@ pub fn schema() -> Value {
             "message": text(),
             "origin": text(),
         }), &["code", "message"]),
+        "aoi:check": event("aoi:check", json!({
+            "name": {"enum": crate::check::lint_checks::CHECKS.iter().map(|c| c.id).collect::<Vec<_>>()},
+            "ok": {"type": "boolean"},
+            "severity": {"enum": ["error", "warning", "info"]},
+            "detail": text(),
+            "properties": closed(json!({
+                "check": {"type": "integer", "minimum": 1, "maximum": 16},
+                "factor": text(),
+                "result": {"enum": ["pass", "fail", "not-claimed", "inconclusive", "skipped",
+                                    "expected-failure", "stale"]},
+                "command": text(),
+            }), &["check", "factor", "result"]),
+        }), &["name", "ok", "severity", "detail", "properties"]),
         "finding": event("finding", json!({
             "rule": {"enum": rule_ids},
             "severity": {"enum": ["error", "warning", "info"]},
@@ -299,6 +313,7 @@ pub fn schema() -> Value {
         "aoi:summary",
         "aoi:error",
         "aoi:warning",
+        "aoi:check",
         "finding",
         "run",
         "gap",
@@ -365,6 +380,9 @@ pub fn capabilities() -> Value {
             stream("split-by-run", VERIFY_EVENTS, false, &["human", "jsonl"]),
             stream("summarize", SUMMARIZE_EVENTS, true, &["human", "jsonl", "json"]),
             stream("reconcile", RECONCILE_EVENTS, true, &["human", "jsonl"]),
+            {"name": "lint", "read_only": true, "bounded": true, "input_modes": ["command"],
+             "supports_limit": false, "supports_dry_run": false, "destructive": false,
+             "outputs": ["human", "jsonl", "tap"], "event_types": LINT_EVENTS},
             {"name": "schema", "read_only": true, "bounded": true, "outputs": ["json"]},
             {"name": "capabilities", "read_only": true, "bounded": true, "outputs": ["json"]},
             {"name": "completions", "read_only": true, "bounded": true, "outputs": ["text"]},

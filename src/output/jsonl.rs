@@ -196,4 +196,8 @@ pub struct CheckProperties<'a> {
     pub check: u8,
     pub factor: &'a str,
     pub result: &'a str,
+    /// The command of CMD the check was made on (spec §18.1: per factor
+    /// and per command).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<&'a str>,
 }

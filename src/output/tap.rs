@@ -10,8 +10,9 @@
 //! a pass; `not ok` carries a YAML diagnostic block with the verdict, its
 //! message and the run's findings (rule, line, message). The plan comes
 //! last (`1..N`), as TAP allows when the count is not known in advance.
-//! Nothing is `# SKIP`: a run is judged or it is not a point. The one
-//! `# TODO` is `run`'s: an attempt that failed and was retried.
+//! A run is judged or it is not a point: `# SKIP` is only lint's, for a
+//! check not made. `# TODO` is `run`'s, for an attempt that failed and
+//! was retried, and lint's, for a failure listed as expected.
 //! YAML strings are written as JSON strings, which YAML 1.2 reads as
 //! double-quoted scalars, so no message can break the block.
 
@@ -118,6 +119,31 @@ impl Tap {
             &[("message", yaml(what))],
             &Pending::default(),
         )
+    }
+
+    /// `lint`: one check's point. A check not made (skipped, not claimed,
+    /// inconclusive) is `ok # SKIP` with the reason; an expected failure
+    /// is `not ok # TODO` (TAP: not counted), so a consumer agrees with
+    /// lint's exit status.
+    pub fn check(
+        &mut self,
+        out: &mut dyn Write,
+        ok: bool,
+        what: &str,
+        directive: Option<&str>,
+    ) -> io::Result<()> {
+        let Some(directive) = directive else {
+            return self.other(out, ok, what);
+        };
+        self.points += 1;
+        let status = if ok { "ok" } else { "not ok" };
+        let escape = |s: &str| one_line(s).replace('\\', "\\\\").replace('#', "\\#");
+        let head = format!(
+            "{status} {} - {} # {directive}\n",
+            self.points,
+            escape(what)
+        );
+        out.write_all(head.as_bytes())
     }
 
     fn point(

@@ -1,42 +1,156 @@
 //! A call's stdout judged as `aoitap verify` judges it (one truth: lint
-//! asks the same checker), and each finding's rule placed under the §18.2
-//! check it bears on.
+//! asks the same checker), each finding's rule placed under the §18.2
+//! check it bears on, and what the checks read of the events noted on the
+//! way. The stdout is read once, as a stream, and only counts and first
+//! findings are kept, so judging costs the longest line, however long the
+//! output or however many its findings.
 
-use std::io;
+use std::borrow::Cow;
+use std::io::{self, Read};
 use std::sync::Arc;
 
-use crate::check::rules::{Levels, Rule};
+use crate::check::rules::{Levels, Rule, Severity};
 use crate::check::schema::EventSchema;
 use crate::check::{Checker, Config, Finding, RunVerdict, Sink, Tally};
 use crate::exit::Exit;
 use crate::input::line_check::LineCheck;
-use crate::input::scan::{Batch, Cutter};
-use crate::json::Parser;
+use crate::input::scan::{Batch, Cutter, Line};
+use crate::json::{Event, Parser, Value};
 
-/// The longest line judged: a tool under lint is not trusted with more.
-const MAX_LINE: usize = 64 << 20;
+/// The longest line judged; a longer one is not judged (a check says
+/// so), rather than blamed on the tool.
+pub const MAX_LINE: usize = 64 << 20;
 
-/// What the checker made of one stream.
-pub struct Judged {
-    pub findings: Vec<Finding>,
-    pub runs: Vec<RunVerdict>,
-    /// verify's exit status for the stream.
-    pub exit: Exit,
+/// The most distinct error codes noted (check 16 looks for two).
+const MAX_CODES: usize = 64;
+
+/// A finding, as a check's detail names it.
+#[derive(Clone, Debug)]
+pub struct Found {
+    pub line: u64,
+    pub rule: Rule,
+    pub message: String,
 }
 
-impl Judged {
-    /// The findings that bear on §18.2 check `number`.
-    pub fn for_check(&self, number: u8) -> impl Iterator<Item = &Finding> {
-        self.findings
-            .iter()
-            .filter(move |f| check_of(f.rule) == Some(number))
+impl Found {
+    pub fn said(&self) -> String {
+        format!("line {}: {} ({})", self.line, self.message, self.rule.id())
     }
 }
 
-/// Judge `bytes` as one stream; with `schema`, every event is validated
-/// against it too.
-pub fn judge(bytes: &[u8], schema: Option<Arc<EventSchema>>) -> Judged {
-    let cfg = Config {
+/// The findings against one check: how many, and the first.
+#[derive(Clone, Debug, Default)]
+pub struct Seen {
+    pub count: u64,
+    pub first: Option<Found>,
+    pub first_error: Option<Found>,
+}
+
+/// The terminal event's fields the checks read.
+#[derive(Clone, Debug, Default)]
+pub struct Last {
+    pub line: u64,
+    pub ty: String,
+    pub ok: Option<bool>,
+    pub reason: Option<String>,
+    pub truncated: Option<bool>,
+    pub next_cursor: bool,
+    /// `caused_by.retryable` and `caused_by.retry_after_ms`, when it is
+    /// there.
+    pub caused_by: Option<(Option<bool>, Option<u64>)>,
+}
+
+/// What the checker and the checks made of one stream.
+#[derive(Default)]
+pub struct Judged {
+    /// verify's exit status for the events.
+    pub exit: Exit,
+    /// Findings on the whole stdout (check 2), and on its events alone,
+    /// lines that are not JSON objects left out (every other check: a
+    /// banner line fails check 2, not also 3, 14 and 15).
+    raw: [Seen; 17],
+    events_only: [Seen; 17],
+    pub lines: u64,
+    pub events: u64,
+    /// Events whose type is not `aoi:*`, and a hash of their types in
+    /// order (a replay must give the same).
+    pub domain: u64,
+    pub domain_types: u64,
+    pub plans: u64,
+    /// The first line over [`MAX_LINE`].
+    pub too_long: Option<u64>,
+    /// The first aoi:meta's `schema_version` and `command`; whether there
+    /// was one.
+    pub meta: Option<(Option<String>, Option<String>)>,
+    /// The first aoi:summary's `schema_version`.
+    pub summary_version: Option<Option<String>>,
+    pub last: Option<Last>,
+    /// The first finding of check 4 on a framework (`aoi:*`) event.
+    pub framework_schema: Option<Found>,
+    /// The first domain event with no field naming what it is about.
+    pub without_id: Option<u64>,
+    /// `aoi.run` of each aoi:meta and aoi:summary (at most 16).
+    pub frame_runs: Vec<String>,
+    /// Codes of aoi:error and aoi:warning events without `origin`.
+    pub unoriginated: Vec<String>,
+}
+
+impl Judged {
+    /// The findings on the whole stdout that bear on check `number`.
+    pub fn raw(&self, number: u8) -> &Seen {
+        &self.raw[usize::from(number)]
+    }
+
+    /// The findings on the events that bear on check `number`.
+    pub fn events(&self, number: u8) -> &Seen {
+        &self.events_only[usize::from(number)]
+    }
+
+    /// Whether the last event is an aoi:summary with `ok:true`.
+    pub fn ends_ok(&self) -> bool {
+        self.last
+            .as_ref()
+            .is_some_and(|l| l.ty == "aoi:summary" && l.ok == Some(true))
+    }
+}
+
+/// Judge the stream `rdr` gives; with `schema`, every event is validated
+/// against it too. A read error ends the stream where it happened.
+pub fn judge(rdr: impl Read, schema: Option<Arc<EventSchema>>) -> Judged {
+    let cfg = config(schema);
+    let mut raw = Check::new(&cfg);
+    let mut events = Check::new(&cfg);
+    let mut noted = Judged::default();
+    let mut cutter = Cutter::new(rdr, MAX_LINE);
+    let mut parser = Parser::default();
+    let mut batch = Batch::default();
+    while let Ok(true) = cutter.next_batch_in(&mut batch) {
+        let line_check = cfg.schema.as_deref().map(|s| s as &dyn LineCheck);
+        batch.parse(&mut parser, line_check);
+        for line in batch.lines() {
+            noted.lines += 1;
+            let n = noted.lines;
+            raw.line(&line, n, false);
+            if let Line::TooLong { .. } = line {
+                noted.too_long.get_or_insert(n);
+            }
+            if let Some(ev) = line.event() {
+                let framework = note(&mut noted, &ev, n);
+                events.line(&line, n, framework);
+            }
+        }
+    }
+    let end = noted.lines;
+    let mut events = events.finish(end);
+    noted.exit = events.tally.exit();
+    noted.framework_schema = events.framework_schema.take();
+    noted.raw = raw.finish(end).seen;
+    noted.events_only = events.seen;
+    noted
+}
+
+fn config(schema: Option<Arc<EventSchema>>) -> Config {
+    Config {
         multi_run: false,
         unbounded: false,
         accept_partial: false,
@@ -52,57 +166,182 @@ pub fn judge(bytes: &[u8], schema: Option<Arc<EventSchema>>) -> Judged {
         secret_names: vec![],
         redact: false,
         schema,
-    };
-    let mut kept = Kept::default();
-    let mut check = Checker::new(&cfg);
-    let mut cutter = Cutter::new(bytes, MAX_LINE);
-    let mut parser = Parser::default();
-    let mut batch = Batch::default();
-    // Reading a slice cannot fail, and the sink keeps everything.
-    while let Ok(true) = cutter.next_batch_in(&mut batch) {
-        let line_check = cfg.schema.as_deref().map(|s| s as &dyn LineCheck);
-        batch.parse(&mut parser, line_check);
-        for line in batch.lines() {
-            let _ = check.judge(&line, &mut kept);
+    }
+}
+
+/// One checker and the counts its findings make.
+struct Check<'c> {
+    checker: Checker<'c>,
+    sink: Counted,
+}
+
+impl<'c> Check<'c> {
+    fn new(cfg: &'c Config) -> Check<'c> {
+        Check {
+            checker: Checker::new(cfg),
+            sink: Counted::default(),
         }
     }
-    let _ = check.finish(&mut kept);
-    Judged {
-        exit: kept.tally.exit(),
-        findings: kept.findings,
-        runs: kept.runs,
+
+    /// Judge `line`, the stream's line `n` (the checker of events alone
+    /// numbers them apart: its findings are given the stream's numbers).
+    fn line(&mut self, line: &Line<'_>, n: u64, framework: bool) {
+        self.sink.at = Some(n);
+        self.sink.framework = framework;
+        let _ = self.checker.judge(line, &mut self.sink);
+    }
+
+    fn finish(mut self, end: u64) -> Counted {
+        self.sink.at = Some(end);
+        self.sink.framework = false;
+        let _ = self.checker.finish(&mut self.sink);
+        self.sink
     }
 }
 
 #[derive(Default)]
-struct Kept {
-    findings: Vec<Finding>,
-    runs: Vec<RunVerdict>,
+struct Counted {
+    seen: [Seen; 17],
     tally: Tally,
+    at: Option<u64>,
+    framework: bool,
+    framework_schema: Option<Found>,
 }
 
-impl Sink for Kept {
+impl Sink for Counted {
     fn finding(&mut self, f: &Finding) -> io::Result<()> {
         self.tally.finding(f);
-        self.findings.push(f.clone());
+        let Some(number) = check_of(f.rule) else {
+            return Ok(());
+        };
+        let found = || Found {
+            line: if f.line == 0 {
+                0
+            } else {
+                self.at.unwrap_or(f.line)
+            },
+            rule: f.rule,
+            message: f.message.clone(),
+        };
+        if number == 4 && self.framework && self.framework_schema.is_none() {
+            self.framework_schema = Some(found());
+        }
+        let seen = &mut self.seen[usize::from(number)];
+        seen.count += 1;
+        if seen.first.is_none() {
+            seen.first = Some(found());
+        }
+        if f.severity == Severity::Error && seen.first_error.is_none() {
+            seen.first_error = Some(found());
+        }
         Ok(())
     }
 
     fn run(&mut self, r: &RunVerdict) -> io::Result<()> {
         self.tally.run(r);
-        self.runs.push(r.clone());
         Ok(())
     }
+}
+
+fn text(v: Option<Value<'_>>) -> Option<String> {
+    v.and_then(|v| v.as_str()).map(Cow::into_owned)
+}
+
+/// Note what the checks read of event `ev` (line `n`); whether it is a
+/// framework event.
+fn note(j: &mut Judged, ev: &Event<'_>, n: u64) -> bool {
+    j.events += 1;
+    let ty = ev.ty().map(Cow::into_owned).unwrap_or_default();
+    let framework = ty.starts_with("aoi:");
+    let run = || {
+        let (_, run, _) = ev.aoi().parts();
+        text(run).unwrap_or_default()
+    };
+    match ty.as_str() {
+        "aoi:meta" => {
+            if j.meta.is_none() {
+                j.meta = Some((text(ev.get("schema_version")), text(ev.get("command"))));
+            }
+            if j.frame_runs.len() < 16 {
+                j.frame_runs.push(run());
+            }
+        }
+        "aoi:summary" => {
+            if j.summary_version.is_none() {
+                j.summary_version = Some(text(ev.get("schema_version")));
+            }
+            if j.frame_runs.len() < 16 {
+                j.frame_runs.push(run());
+            }
+        }
+        "aoi:plan" => j.plans += 1,
+        "aoi:error" | "aoi:warning" => {
+            let has_origin = ev.get("origin").is_some_and(|v| v.as_str().is_some());
+            if let Some(code) = text(ev.get("code"))
+                && !has_origin
+                && j.unoriginated.len() < MAX_CODES
+                && !j.unoriginated.contains(&code)
+            {
+                j.unoriginated.push(code);
+            }
+        }
+        _ if !framework => {
+            j.domain += 1;
+            // FNV-1a over the types, each ended by a 0.
+            let mut h = if j.domain == 1 {
+                0xcbf2_9ce4_8422_2325
+            } else {
+                j.domain_types
+            };
+            for &b in ty.as_bytes().iter().chain([0u8].iter()) {
+                h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+            j.domain_types = h;
+            if j.without_id.is_none() && !names_what_it_is_about(ev) {
+                j.without_id = Some(n);
+            }
+        }
+        _ => {}
+    }
+    j.last = Some(Last {
+        line: n,
+        ok: ev.get("ok").and_then(|v| v.as_bool()),
+        reason: text(ev.get("reason")),
+        truncated: ev.get("truncated").and_then(|v| v.as_bool()),
+        next_cursor: ev
+            .get("next_cursor")
+            .is_some_and(|v| v.as_str().is_some_and(|s| !s.is_empty())),
+        caused_by: ev.get("caused_by").map(|c| {
+            (
+                c.field("retryable").and_then(|v| v.as_bool()),
+                c.field("retry_after_ms").and_then(|v| v.uint()),
+            )
+        }),
+        ty,
+    });
+    framework
+}
+
+/// Whether a domain event names the resource it is about (check 8, spec
+/// §14.5 "stable IDs/paths/URLs"): a non-empty string or an integer in
+/// `id`, a `*_id` or `*Id` field, `path`, `url`, `uri` or `key`.
+fn names_what_it_is_about(ev: &Event<'_>) -> bool {
+    ev.as_value().children().any(|(k, v)| {
+        let named = matches!(k.as_ref(), "id" | "path" | "url" | "uri" | "key")
+            || k.ends_with("_id")
+            || k.ends_with("Id");
+        named && (v.as_str().is_some_and(|s| !s.is_empty()) || v.uint().is_some())
+    })
 }
 
 /// The §18.2 check a rule bears on: 2 the stream's form, 3 its summary's
 /// truth, 4 the schema, 5 the errors, 9 secrets, 13 versions, 14 one meta
 /// and one summary, 15 seq and counts. `None`: a rule of another
-/// protocol, or about aoitap's own reading.
+/// protocol, or about aoitap's own reading (a line over lint's limit).
 pub fn check_of(rule: Rule) -> Option<u8> {
     use Rule::*;
     Some(match rule {
-        LineUnterminated | LineBlank | LineTooLong | LineElided | JsonInvalid | JsonInvalidUtf8
+        LineUnterminated | LineBlank | LineElided | JsonInvalid | JsonInvalidUtf8
         | JsonNotObject | EnvelopeTypeMissing | EnvelopeDuplicateKey | EnvelopeAoiNotObject
         | TextAnsi | FrameworkUnknownType => 2,
         SummaryMissing
@@ -158,28 +397,59 @@ mod tests {
             .collect()
     }
 
-    const META: &str = r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"R"},"tool":"t","tool_version":"1","aoi_version":"1.0-alpha","schema_name":"s","schema_version":"1"}"#;
-    const HIT: &str = r#"{"type":"hit","aoi":{"seq":1,"run":"R"}}"#;
+    fn judged(ls: &[&str]) -> Judged {
+        judge(&lines(ls)[..], None)
+    }
+
+    const META: &str = r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"R"},"tool":"t","tool_version":"1","aoi_version":"1.0-alpha","schema_name":"s","schema_version":"1","command":"search"}"#;
+    const HIT: &str = r#"{"type":"hit","aoi":{"seq":1,"run":"R"},"id":"h1"}"#;
     const DONE: &str = r#"{"type":"aoi:summary","aoi":{"seq":2,"run":"R"},"ok":true,"event_count":3,"count":1,"tool":"t","tool_version":"1","aoi_version":"1.0-alpha","schema_name":"s","schema_version":"1"}"#;
 
     #[test]
     fn a_conforming_stream_has_no_finding_against_a_check() {
-        let j = judge(&lines(&[META, HIT, DONE]), None);
+        let j = judged(&[META, HIT, DONE]);
         assert_eq!(j.exit, Exit::Pass);
-        let placed: Vec<_> = j.findings.iter().filter_map(|f| check_of(f.rule)).collect();
-        assert!(placed.is_empty(), "{placed:?}");
+        for n in 1..=16 {
+            assert_eq!(j.raw(n).count, 0, "check {n}");
+        }
+        assert!(j.ends_ok());
+        assert_eq!(j.meta, Some((Some("1".into()), Some("search".into()))));
+        assert_eq!((j.domain, j.without_id), (1, None));
+        assert_eq!(j.frame_runs, ["R", "R"]);
     }
 
     #[test]
     fn each_fault_lands_under_its_check() {
-        let banner = judge(&lines(&["Searching...", META, HIT, DONE]), None);
-        assert!(banner.for_check(2).count() > 0);
-        let cut = judge(&lines(&[META, HIT]), None);
-        assert!(cut.for_check(3).count() > 0);
+        let banner = judged(&["Searching...", META, HIT, DONE]);
+        assert!(banner.raw(2).count > 0);
+        assert_eq!(banner.events(2).count, 0, "the events alone are clean");
+        assert_eq!(banner.raw(2).first.as_ref().unwrap().line, 1);
+        let cut = judged(&[META, HIT]);
+        assert!(cut.events(3).count > 0);
         let gap = DONE.replace(r#""seq":2"#, r#""seq":3"#);
-        let gapped = judge(&lines(&[META, HIT, &gap]), None);
-        assert!(gapped.for_check(15).count() > 0);
-        let twice = judge(&lines(&[META, META, HIT, DONE]), None);
-        assert!(twice.for_check(14).count() > 0);
+        let gapped = judged(&["banner", META, HIT, &gap]);
+        let found = gapped.events(15).first_error.clone().unwrap();
+        assert_eq!(found.line, 4, "the stream's own line number");
+        let twice = judged(&[META, META, HIT, DONE]);
+        assert!(twice.events(14).count > 0);
+    }
+
+    #[test]
+    fn findings_are_counted_not_kept() {
+        // A million blank lines: a million findings, one kept.
+        let blank = vec![b'\n'; 1_000_000];
+        let j = judge(&blank[..], None);
+        assert_eq!(j.raw(2).count, 1_000_000);
+        assert_eq!(j.lines, 1_000_000);
+    }
+
+    #[test]
+    fn a_domain_event_without_an_id_is_noted() {
+        let bare = r#"{"type":"hit","aoi":{"seq":1,"run":"R"},"title":"x"}"#;
+        assert_eq!(judged(&[META, bare, DONE]).without_id, Some(2));
+        for named in [r#""doc_id":"d""#, r#""path":"/a""#, r#""id":7"#] {
+            let ev = format!(r#"{{"type":"hit","aoi":{{"seq":1,"run":"R"}},{named}}}"#);
+            assert_eq!(judged(&[META, &ev, DONE]).without_id, None, "{named}");
+        }
     }
 }

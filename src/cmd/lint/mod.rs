@@ -2,11 +2,16 @@
 //! ARGS and the tool's discovery commands, each called in a clean
 //! sandbox, and each §18.2 check decided from what the calls gave.
 
+pub mod advertised;
+pub mod behaviour;
+pub mod calls;
 pub mod checks;
 pub mod judged;
 pub mod sandbox;
 
+use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
+use std::path::Path;
 
 use crate::check::Tally;
 use crate::check::lint_checks::{CHECKS, Check};
@@ -14,15 +19,79 @@ use crate::config::LintOptions;
 use crate::exit::{Exit, Result};
 use crate::output::Emitter;
 use crate::output::jsonl;
-use checks::{Calls, Outcome};
+use crate::signal::Signals;
+use calls::{Calls, Outcome};
+
+/// Programs whose first operand is the tool (`python3 tool.py search`):
+/// the discovery commands are then `python3 tool.py schema ...`.
+const INTERPRETERS: &[&str] = &[
+    "python", "python3", "node", "deno", "bun", "ruby", "perl", "php", "sh", "bash", "zsh",
+];
 
 pub fn run(opts: &LintOptions) -> Result<Exit> {
-    let calls = Calls::make(&opts.command, opts.timeout);
+    let mut command = opts.command.clone();
+    // A CMD that cannot run is lint's error, not a report on the tool,
+    // with the statuses a shell gives (POSIX 2.8.2).
+    match sandbox::resolve(&command[0]) {
+        Ok(path) => command[0] = path.into_os_string(),
+        Err(e) => {
+            let status = if e.kind() == io::ErrorKind::NotFound {
+                Exit::CommandNotFound
+            } else {
+                Exit::CannotExecute
+            };
+            crate::say!(
+                "aoitap: lint: cannot run {}: {e}",
+                crate::text::quote(&opts.command[0].to_string_lossy())
+            );
+            return Ok(status);
+        }
+    }
+    let signals = Signals::install(false, true)?;
+    sandbox::guard(signals.flags());
+    let tool_words = opts
+        .tool_words
+        .unwrap_or_else(|| default_tool_words(&opts.command));
+    let mut calls = Calls::new(command, tool_words, opts.timeout);
+    calls.with_schema = opts.checks.contains(&"lint.04-framework-schema");
     let mut results = vec![];
     for id in &opts.checks {
+        if sandbox::interrupted() {
+            break;
+        }
         let check = CHECKS.iter().find(|c| c.id == *id).expect("checked by cli");
-        results.push(decide(check, &calls, opts));
+        let r = decide(check, &calls, opts);
+        // A check a signal cut short is not reported as decided.
+        if !sandbox::interrupted() {
+            results.push(r);
+        }
     }
+    let command_name = calls.command_name();
+    report(opts, &results, command_name.as_deref(), signals.caught())
+}
+
+/// `--tool-words` unless given: 2 when CMD begins with an interpreter
+/// and has an operand after it, else 1.
+fn default_tool_words(command: &[OsString]) -> usize {
+    let program = Path::new(&command[0])
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let interpreted = INTERPRETERS.contains(&program.as_str()) || program.starts_with("python3.");
+    if interpreted && command.len() > 1 && !command[1].to_string_lossy().starts_with('-') {
+        2
+    } else {
+        1
+    }
+}
+
+/// Write the report; the exit status.
+fn report(
+    opts: &LintOptions,
+    results: &[calls::Result],
+    command: Option<&str>,
+    signal: Option<Exit>,
+) -> Result<Exit> {
     let mut out = Emitter::new(
         BufWriter::with_capacity(64 * 1024, Box::new(io::stdout()) as Box<dyn Write>),
         opts.style,
@@ -30,59 +99,76 @@ pub fn run(opts: &LintOptions) -> Result<Exit> {
     );
     out.begin()?;
     let mut failed = 0;
-    let mut counts = [0u64; 5];
-    for r in &results {
-        let expected = opts.expected_failures.iter().any(|e| e == r.check.id);
-        let (result, ok, detail) = match (r.outcome, expected) {
+    let mut counts = std::collections::BTreeMap::<&str, u64>::new();
+    for r in results {
+        let listed = opts.expected_failures.iter().any(|e| e == r.check.id);
+        let (result, ok, detail) = match (r.outcome, listed) {
             (Outcome::Fail, true) => (
                 "expected-failure",
-                true,
+                false,
                 format!("{} (listed in --expected-failures)", r.detail),
             ),
             (Outcome::Fail, false) => ("fail", false, r.detail.clone()),
-            (_, true) => (
+            // Only a pass makes an entry stale: a check not decided says
+            // nothing of whether the failure is gone.
+            (Outcome::Pass, true) => (
                 "stale",
                 false,
                 format!(
-                    "listed in --expected-failures, but {}: {}",
-                    r.outcome.word(),
+                    "listed in --expected-failures, but passes: {} (remove the entry)",
                     r.detail
                 ),
             ),
+            (o, true) => (
+                o.word(),
+                true,
+                format!("{} (listed in --expected-failures)", r.detail),
+            ),
             (o, false) => (o.word(), true, r.detail.clone()),
         };
-        if !ok {
+        let counted = !ok && result != "expected-failure";
+        if counted {
             failed += 1;
         }
-        counts[r.outcome as usize] += 1;
+        *counts.entry(result).or_default() += 1;
         out.check(&jsonl::Check {
             name: r.check.id,
             ok,
-            severity: if ok { "info" } else { "error" },
+            severity: match (ok, counted) {
+                (true, _) => "info",
+                (false, false) => "warning",
+                (false, true) => "error",
+            },
             detail: &detail,
             properties: jsonl::CheckProperties {
                 check: r.check.number,
                 factor: r.check.factor,
                 result,
+                command,
             },
         })?;
     }
-    let exit = if failed == 0 {
-        Exit::Pass
-    } else {
-        Exit::Failed
+    let exit = match signal {
+        Some(s) => s,
+        None if failed > 0 => Exit::Failed,
+        None => Exit::Pass,
     };
-    let [pass, fail, not_claimed, inconclusive, skipped] = counts;
+    let said: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
     out.result = Some(format!(
-        "Result: {} ({pass} pass, {fail} fail, {not_claimed} not claimed, {inconclusive} inconclusive, {skipped} skipped; exit {})",
-        if failed == 0 {
-            "CONFORMING for the checks claimed"
+        "Result: {} ({}; exit {})",
+        match exit {
+            Exit::Pass => "CONFORMING for the checks it claims",
+            Exit::Failed => "NOT CONFORMING",
+            _ => "INTERRUPTED: the checks after the signal were not made",
+        },
+        if said.is_empty() {
+            "no check made".to_string()
         } else {
-            "NOT CONFORMING"
+            said.join(", ")
         },
         exit.code()
     ));
-    if failed > 0 {
+    if failed > 0 && opts.style.format == crate::output::style::Format::Jsonl {
         let msg = format!("{failed} of {} checks failed", results.len());
         out.local_error("validation", "LINT_FAILED", &msg)?;
     }
@@ -91,64 +177,23 @@ pub fn run(opts: &LintOptions) -> Result<Exit> {
 }
 
 /// One check's result.
-fn decide(check: &'static Check, c: &Calls, opts: &LintOptions) -> checks::Result {
+fn decide(check: &'static Check, c: &Calls, opts: &LintOptions) -> calls::Result {
     match check.number {
         1 => checks::discoverable(c),
         2 => checks::stdout_jsonl(c),
         3 => checks::exit_matches_summary(c),
         4 => checks::framework_schema(c),
         5 => checks::usage_and_errors(c),
-        9 => checks::secrets(c, &opts.command, opts.timeout, &opts.secret_flags),
-        10 => checks::pipe_and_signals(c),
+        6 => advertised::safe_destructive(c),
+        7 => advertised::idempotent(c),
+        8 => advertised::auditable(c),
+        9 => behaviour::secrets(c, &opts.secret_flags),
+        10 => behaviour::pipe_and_signals(c),
+        11 => advertised::limit_and_cursor(c),
+        12 => advertised::malformed_input(c),
         13 => checks::schema_version(c),
         14 => checks::one_meta_one_summary(c),
         15 => checks::seq_and_count(c),
-        _ => advertised_only(check, c),
-    }
-}
-
-/// Checks 6, 7, 8, 11, 12 and 16 need what the capabilities manifest
-/// advertises: skipped, with the reason, when it does not. When it does,
-/// the check is not made yet, and says so (inconclusive, not a pass).
-fn advertised_only(check: &'static Check, c: &Calls) -> checks::Result {
-    let caps: serde_json::Value =
-        serde_json::from_slice(&c.capabilities.stdout).unwrap_or(serde_json::Value::Null);
-    let commands = caps["commands"].as_array().cloned().unwrap_or_default();
-    let any = |f: &dyn Fn(&serde_json::Value) -> bool| commands.iter().any(f);
-    let (advertised, what) = match check.number {
-        6 => (any(&|k| k["destructive"] == true), "destructive command"),
-        7 => (
-            any(&|k| k["command with supports_idempotency_key"] == true),
-            "command with supports_idempotency_key",
-        ),
-        8 => (
-            any(&|k| k["read_only"] == false),
-            "mutating command (read_only: false)",
-        ),
-        11 => (
-            any(&|k| k["command with supports_limit"] == true),
-            "command with supports_limit",
-        ),
-        12 | 16 => (
-            any(&|k| k["input_format"] == "jsonl"),
-            "command with input_format jsonl",
-        ),
-        _ => (false, "command this check needs"),
-    };
-    let (outcome, detail) = if advertised {
-        (
-            Outcome::Inconclusive,
-            format!("capabilities advertise a {what}, but this aoitap does not exercise it yet"),
-        )
-    } else {
-        (
-            Outcome::Skipped,
-            format!("capabilities advertise no {what}"),
-        )
-    };
-    checks::Result {
-        check,
-        outcome,
-        detail,
+        _ => advertised::transformer(c),
     }
 }

@@ -1,28 +1,42 @@
 //! One invocation of the tool under test, as an agent would make it
 //! (DESIGN §15): a cleared environment but PATH, a fresh empty HOME,
-//! stdin from /dev/null, no network where `unshare -rn` is allowed, a
-//! process group of its own that is killed whole when the call is over
-//! (so nothing it started outlives lint), and a deadline.
+//! stdin from /dev/null (or a fixture), no network where `unshare -rn` is
+//! allowed, a process group of its own that is killed whole when the call
+//! is over, and a deadline. With [`guard`] on (the lint command), lint is
+//! the subreaper of everything a call starts, so a child that leaves the
+//! group with `setsid` is found and killed too: nothing outlives lint.
 //!
-//! stdout and stderr are read here, on the calling thread, with `poll`,
-//! so a call can act at a chosen moment: close stdout after the first
-//! line, or signal the group then (check 10).
+//! stdout goes to an unlinked spool file, never memory, so a call's
+//! output costs what its longest line costs when judged, whatever its
+//! length; stderr keeps its first and last 64 KiB. Both are read here,
+//! with `poll`, so a call can act at a chosen moment: close stdout after
+//! the first line, or signal the group then (check 10).
 
-use std::ffi::OsString;
-use std::io::{self, Read};
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
-use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
-use rustix::process::{Pid, Signal, kill_process_group};
+use rustix::process::{Pid, Signal, WaitOptions, kill_process, kill_process_group};
 
-/// What is kept of each output stream at most; the rest is read and
-/// counted, not kept.
-const KEPT_BYTES: usize = 16 << 20;
+use crate::signal::Caught;
+
+/// The most of a call's stdout spooled; past it the call is stopped and
+/// its output is too long to judge (DESIGN §15: a check says so, it does
+/// not judge a cut it made itself).
+pub const MAX_SPOOL: u64 = 1 << 30;
+
+/// How long a command's outputs are read after it has exited.
+const EXIT_GRACE: Duration = Duration::from_millis(250);
+
+/// What is kept of stderr: its first and its last this many bytes.
+const STDERR_KEPT: usize = 64 * 1024;
 
 /// What to do once the first line of stdout has come.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -35,47 +49,163 @@ pub enum Then {
 }
 
 /// One call to make.
-pub struct Call {
+pub struct Call<'a> {
     pub argv: Vec<OsString>,
     /// Set in the cleared environment beside PATH and HOME.
     pub env: Vec<(&'static str, &'static str)>,
     pub timeout: Duration,
     pub then: Then,
+    /// Fed on stdin (through a file, so a tool that does not read it
+    /// cannot block lint); `None`: /dev/null.
+    pub stdin: Option<&'a [u8]>,
+    /// A HOME shared with other calls (an idempotency key's replay must
+    /// find what the first call stored); `None`: a fresh one.
+    pub home: Option<&'a Home>,
+    /// Bytes whose appearance on stdout or stderr is noted (a canary).
+    pub watch_for: Option<&'a [u8]>,
+    /// stdout is a terminal (a pty in raw mode, so bytes pass as written):
+    /// machine mode must stay plain there too (check 2).
+    pub tty: bool,
+}
+
+impl Call<'_> {
+    pub fn new(argv: Vec<OsString>, timeout: Duration) -> Call<'static> {
+        Call {
+            argv,
+            env: vec![],
+            timeout,
+            then: Then::Nothing,
+            stdin: None,
+            home: None,
+            watch_for: None,
+            tty: false,
+        }
+    }
 }
 
 /// How the call went.
 pub struct Ran {
-    /// `None`: it could not be started.
+    /// `None`: it could not be started, or did not end.
     pub status: Option<ExitStatus>,
+    /// Why it could not be started.
     pub started: Option<io::Error>,
     pub timed_out: bool,
-    pub stdout: Vec<u8>,
-    pub stdout_bytes: u64,
-    pub stderr: Vec<u8>,
+    /// lint itself was interrupted during the call.
+    pub cancelled: bool,
+    pub stdout: Spool,
+    /// The first and the last [`STDERR_KEPT`] bytes of stderr.
+    pub stderr_head: Vec<u8>,
+    pub stderr_tail: Vec<u8>,
+    pub stderr_bytes: u64,
     /// `then` was done while the command still ran.
     pub acted: bool,
+    /// `watch_for` was seen on stdout, on stderr.
+    pub seen_on_stdout: bool,
+    pub seen_on_stderr: bool,
 }
 
 impl Ran {
-    /// The exit code, or 128 + the signal, as a shell says it.
+    fn new() -> Ran {
+        Ran {
+            status: None,
+            started: None,
+            timed_out: false,
+            cancelled: false,
+            stdout: Spool::default(),
+            stderr_head: vec![],
+            stderr_tail: vec![],
+            stderr_bytes: 0,
+            acted: false,
+            seen_on_stdout: false,
+            seen_on_stderr: false,
+        }
+    }
+
+    /// The exit code, or 128 + the signal, as a shell says it; `None`
+    /// when the call did not end by itself (a deadline, an interrupt).
     pub fn code(&self) -> Option<i32> {
         use std::os::unix::process::ExitStatusExt;
+        if self.timed_out || self.cancelled {
+            return None;
+        }
         let s = self.status?;
         s.code().or_else(|| s.signal().map(|n| 128 + n))
     }
 
-    pub fn stdout_text(&self) -> String {
-        String::from_utf8_lossy(&self.stdout).into_owned()
+    /// How it ended, in words (`exit 3`, `killed at the 10s deadline`).
+    pub fn ended(&self) -> String {
+        match (self.code(), self.timed_out) {
+            (Some(n), _) => format!("exit {n}"),
+            (None, true) => "no exit within --timeout (killed)".to_string(),
+            (None, false) => "no exit (lint was interrupted)".to_string(),
+        }
     }
 
+    /// stderr as kept: its head, and its tail when there was more.
     pub fn stderr_text(&self) -> String {
-        String::from_utf8_lossy(&self.stderr).into_owned()
+        let mut s = String::from_utf8_lossy(&self.stderr_head).into_owned();
+        if !self.stderr_tail.is_empty() {
+            s.push_str("\n[...]\n");
+            s.push_str(&String::from_utf8_lossy(&self.stderr_tail));
+        }
+        s
+    }
+}
+
+/// A call's stdout, in an unlinked file of its own.
+#[derive(Default)]
+pub struct Spool {
+    file: Option<File>,
+    pub len: u64,
+    /// More than [`MAX_SPOOL`] came: the call was stopped.
+    pub overflowed: bool,
+}
+
+impl Spool {
+    /// The output from its start.
+    pub fn reader(&self) -> io::Result<Box<dyn Read>> {
+        match &self.file {
+            None => Ok(Box::new(io::empty())),
+            Some(f) => {
+                let mut f = f.try_clone()?;
+                f.seek(SeekFrom::Start(0))?;
+                Ok(Box::new(f))
+            }
+        }
+    }
+
+    /// The whole output, when it is at most `max` bytes.
+    pub fn bytes(&self, max: u64) -> Option<Vec<u8>> {
+        if self.len > max {
+            return None;
+        }
+        let mut out = Vec::with_capacity(self.len as usize);
+        self.reader().ok()?.read_to_end(&mut out).ok()?;
+        Some(out)
+    }
+}
+
+/// A fresh HOME: a directory of a random name made with O_EXCL, so a
+/// planted directory or link cannot block or redirect it; removed with
+/// all it holds when dropped.
+pub struct Home(tempfile::TempDir);
+
+impl Home {
+    pub fn new() -> io::Result<Home> {
+        tempfile::Builder::new()
+            .prefix("aoitap-lint-home-")
+            .tempdir()
+            .map(Home)
+    }
+
+    pub fn path(&self) -> &Path {
+        self.0.path()
     }
 }
 
 /// Whether `unshare -rn` works here (a user namespace without network):
 /// asked once.
-fn unshare_works() -> bool {
+pub fn no_network() -> bool {
     static WORKS: OnceLock<bool> = OnceLock::new();
     *WORKS.get_or_init(|| {
         Command::new("unshare")
@@ -88,56 +218,145 @@ fn unshare_works() -> bool {
     })
 }
 
-/// Whether calls run without network.
-pub fn no_network() -> bool {
-    unshare_works()
+/// Set by [`guard`]: lint's signals, looked at between reads.
+static STOP: OnceLock<Caught> = OnceLock::new();
+/// Set by [`guard`]: lint is the subreaper of what its calls start.
+static REAPER: OnceLock<bool> = OnceLock::new();
+
+/// Make lint the guard of its calls: the subreaper of all they start
+/// (an orphan of a call becomes lint's child, so it can be found and
+/// killed), and `signals` stopping the call under way.
+pub fn guard(signals: Caught) {
+    let _ = STOP.set(signals);
+    let pid = rustix::process::getpid();
+    let _ = REAPER.set(rustix::process::set_child_subreaper(Some(pid)).is_ok());
 }
 
-/// A fresh, empty HOME for one call, removed when dropped.
-struct Home(PathBuf);
-
-impl Home {
-    fn new() -> io::Result<Home> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("aoitap-lint-{}-{n}", std::process::id()));
-        std::fs::create_dir(&dir)?;
-        Ok(Home(dir))
-    }
+fn stopped() -> bool {
+    STOP.get().is_some_and(|c| c.caught().is_some())
 }
 
-impl Drop for Home {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+/// Whether lint was interrupted.
+pub fn interrupted() -> bool {
+    stopped()
+}
+
+/// Find `program` as `exec` would (a path, or a name on PATH): the error
+/// says why it cannot be run, as a shell says it (127 not found, 126
+/// found but not executable).
+pub fn resolve(program: &OsStr) -> io::Result<PathBuf> {
+    let runnable = |p: &Path| -> io::Result<()> {
+        let meta = std::fs::metadata(p)?;
+        if meta.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "is a directory",
+            ));
+        }
+        if meta.permissions().mode() & 0o111 == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "not executable",
+            ));
+        }
+        Ok(())
+    };
+    if program.is_empty() {
+        return Err(io::Error::new(io::ErrorKind::NotFound, "empty command"));
     }
+    let given = Path::new(program);
+    if program.as_encoded_bytes().contains(&b'/') {
+        return runnable(given).map(|()| given.to_path_buf());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut denied = None;
+    for dir in std::env::split_paths(&path) {
+        let p = dir.join(given);
+        match runnable(&p) {
+            Ok(()) => return Ok(p),
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => denied = Some(e),
+            Err(_) => {}
+        }
+    }
+    Err(denied.unwrap_or_else(|| io::Error::new(io::ErrorKind::NotFound, "command not found")))
 }
 
 /// Make the call.
-pub fn call(c: &Call) -> Ran {
-    let mut ran = Ran {
-        status: None,
-        started: None,
-        timed_out: false,
-        stdout: vec![],
-        stdout_bytes: 0,
-        stderr: vec![],
-        acted: false,
+pub fn call(c: &Call<'_>) -> Ran {
+    let mut ran = Ran::new();
+    if stopped() {
+        ran.cancelled = true;
+        return ran;
+    }
+    let fresh;
+    let home = match c.home {
+        Some(h) => h,
+        None => match Home::new() {
+            Ok(h) => {
+                fresh = h;
+                &fresh
+            }
+            Err(e) => {
+                ran.started = Some(e);
+                return ran;
+            }
+        },
     };
-    let home = match Home::new() {
-        Ok(h) => h,
-        Err(e) => {
-            ran.started = Some(e);
-            return ran;
+    match spawn(c, home) {
+        Ok((mut child, terminal)) => {
+            let group = Pid::from_child(&child);
+            let out = terminal.or_else(|| {
+                let pipe = child.stdout.take()?;
+                Some(File::from(std::os::fd::OwnedFd::from(pipe)))
+            });
+            let err = child.stderr.take();
+            match tempfile::tempfile() {
+                Ok(file) => {
+                    ran.stdout.file = Some(file);
+                    watch(&mut child, group, out, err, c, &mut ran);
+                }
+                Err(e) => ran.started = Some(e),
+            }
+            // Whatever it started goes with it (DESIGN §15: nothing
+            // outlives lint), before its HOME is removed.
+            let _ = kill_process_group(group, Signal::KILL);
+            let _ = child.kill();
+            let _ = child.wait();
+            reap_escapees();
         }
-    };
-    let (program, args) = match c.argv.split_first() {
-        Some(split) => split,
-        None => {
-            ran.started = Some(io::Error::other("no command"));
-            return ran;
-        }
-    };
-    let mut cmd = if unshare_works() {
+        Err(e) => ran.started = Some(e),
+    }
+    ran
+}
+
+/// A pty for stdout: the slave, raw, for the command, and the master to
+/// read it from.
+fn terminal() -> io::Result<(File, File)> {
+    use rustix::fs::{Mode, OFlags};
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC)?;
+    grantpt(&master)?;
+    unlockpt(&master)?;
+    let name = ptsname(&master, Vec::new())?;
+    let slave = rustix::fs::open(
+        name.as_c_str(),
+        OFlags::RDWR | OFlags::NOCTTY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let mut mode = rustix::termios::tcgetattr(&slave)?;
+    mode.make_raw();
+    rustix::termios::tcsetattr(&slave, rustix::termios::OptionalActions::Now, &mode)?;
+    Ok((File::from(slave), File::from(master)))
+}
+
+/// Start the command: the child, and the pty master its stdout is read
+/// from when it is a terminal.
+fn spawn(c: &Call<'_>, home: &Home) -> io::Result<(Child, Option<File>)> {
+    let (program, args) = c
+        .argv
+        .split_first()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no command"))?;
+    let mut cmd = if no_network() {
         let mut u = Command::new("unshare");
         u.arg("-rn").arg("--").arg(program).args(args);
         u
@@ -146,51 +365,125 @@ pub fn call(c: &Call) -> Ran {
         p.args(args);
         p
     };
+    let stdin = match c.stdin {
+        None => Stdio::null(),
+        Some(bytes) => {
+            let mut f = tempfile::tempfile()?;
+            f.write_all(bytes)?;
+            f.seek(SeekFrom::Start(0))?;
+            Stdio::from(f)
+        }
+    };
+    let (stdout, master) = if c.tty {
+        let (slave, master) = terminal()?;
+        (Stdio::from(slave), Some(master))
+    } else {
+        (Stdio::piped(), None)
+    };
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &home.0)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
+        .env("HOME", home.path())
+        .stdin(stdin)
+        .stdout(stdout)
         .stderr(Stdio::piped())
         .process_group(0);
     for (k, v) in &c.env {
         cmd.env(k, v);
     }
-    let mut child = match cmd.spawn() {
-        Ok(ch) => ch,
-        Err(e) => {
-            ran.started = Some(e);
-            return ran;
+    // The slave goes with `cmd`: only the command holds it, so the
+    // master reads the end when the command is done.
+    cmd.spawn().map(|child| (child, master))
+}
+
+/// Kill every process a call left behind outside its group: with lint
+/// the subreaper, each is now lint's child (lint makes one call at a
+/// time, so every child of lint's between calls is one). Killing one
+/// makes its own children lint's, so this goes on until none is left,
+/// for at most two seconds.
+fn reap_escapees() {
+    if REAPER.get() != Some(&true) {
+        return;
+    }
+    let me = rustix::process::getpid().as_raw_nonzero().get();
+    let until = Instant::now() + Duration::from_secs(2);
+    loop {
+        let children = children_of(me);
+        while let Ok(Some(_)) = rustix::process::wait(WaitOptions::NOHANG) {}
+        if children.is_empty() || Instant::now() > until {
+            return;
         }
+        for pid in children {
+            if let Some(p) = Pid::from_raw(pid) {
+                let _ = kill_process_group(p, Signal::KILL);
+                let _ = kill_process(p, Signal::KILL);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The processes whose parent is `parent`, from /proc (zombies left out:
+/// they are reaped, not killed).
+fn children_of(parent: i32) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return vec![];
     };
-    let group = Pid::from_child(&child);
-    let out = child.stdout.take();
-    let err = child.stderr.take();
-    watch(&mut child, group, out, err, c, &mut ran);
-    // Whatever it started goes with it (DESIGN §15: nothing outlives lint).
-    let _ = kill_process_group(group, Signal::KILL);
-    ran
+    dir.filter_map(|e| {
+        let pid: i32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // `pid (comm) state ppid ...`: comm may hold anything, so the
+        // fields are read after its last ')'.
+        let rest = &stat[stat.rfind(')')? + 1..];
+        let mut fields = rest.split_whitespace();
+        let state = fields.next()?;
+        let ppid: i32 = fields.next()?.parse().ok()?;
+        (ppid == parent && state != "Z").then_some(pid)
+    })
+    .collect()
 }
 
 /// Read both outputs until they close and the command has exited, or the
-/// deadline passes (then the group is killed).
+/// deadline passes, or lint is interrupted (then the group is killed).
 fn watch(
     child: &mut Child,
     group: Pid,
-    mut out: Option<ChildStdout>,
+    mut out: Option<File>,
     mut err: Option<ChildStderr>,
-    c: &Call,
+    c: &Call<'_>,
     ran: &mut Ran,
 ) {
     let deadline = Instant::now() + c.timeout;
     let mut then = c.then;
     let mut buf = vec![0u8; 64 * 1024];
+    let needle = c.watch_for.unwrap_or_default();
+    // The end of the last read of each, so a needle cut by a read is seen.
+    let (mut out_carry, mut err_carry) = (vec![], vec![]);
+    let mut line_seen = false;
+    // When the command has exited, what it started may hold its outputs
+    // open for ever (a daemon): they are read for a grace period more.
+    let mut exited: Option<Instant> = None;
+    let stop = |ran: &mut Ran, why_timeout: bool| {
+        if why_timeout {
+            ran.timed_out = true;
+        } else {
+            ran.cancelled = true;
+        }
+        let _ = kill_process_group(group, Signal::KILL);
+    };
     while out.is_some() || err.is_some() {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            ran.timed_out = true;
-            let _ = kill_process_group(group, Signal::KILL);
+            stop(ran, true);
             break;
+        }
+        if stopped() {
+            stop(ran, false);
+            break;
+        }
+        match exited {
+            Some(at) if at.elapsed() > EXIT_GRACE => break,
+            None if matches!(child.try_wait(), Ok(Some(_))) => exited = Some(Instant::now()),
+            _ => {}
         }
         let mut fds = vec![];
         if let Some(o) = &out {
@@ -208,31 +501,44 @@ fn watch(
         let mut k = 0;
         if out.is_some() {
             if ready[k] {
-                let had_line = ran.stdout.contains(&b'\n');
                 match out.as_mut().map(|o| o.read(&mut buf)) {
                     Some(Ok(n)) if n > 0 => {
-                        ran.stdout_bytes += n as u64;
-                        keep(&mut ran.stdout, &buf[..n]);
-                    }
-                    _ => out = None,
-                }
-                if !had_line && ran.stdout.contains(&b'\n') && then != Then::Nothing {
-                    ran.acted = matches!(child.try_wait(), Ok(None));
-                    match then {
-                        Then::Close => out = None,
-                        Then::Signal(s) => {
-                            let _ = kill_process_group(group, s);
+                        let chunk = &buf[..n];
+                        ran.seen_on_stdout |= seen(&mut out_carry, chunk, needle);
+                        if !spool(&mut ran.stdout, chunk) {
+                            let _ = kill_process_group(group, Signal::KILL);
+                            break;
                         }
-                        Then::Nothing => {}
+                        if !line_seen && memchr::memchr(b'\n', chunk).is_some() {
+                            line_seen = true;
+                            if then != Then::Nothing {
+                                ran.acted = matches!(child.try_wait(), Ok(None));
+                                match then {
+                                    Then::Close => out = None,
+                                    Then::Signal(s) => {
+                                        let _ = kill_process_group(group, s);
+                                    }
+                                    Then::Nothing => {}
+                                }
+                                then = Then::Nothing;
+                            }
+                        }
                     }
-                    then = Then::Nothing;
+                    Some(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                    _ => out = None,
                 }
             }
             k += 1;
         }
         if err.is_some() && ready[k] {
             match err.as_mut().map(|e| e.read(&mut buf)) {
-                Some(Ok(n)) if n > 0 => keep(&mut ran.stderr, &buf[..n]),
+                Some(Ok(n)) if n > 0 => {
+                    let chunk = &buf[..n];
+                    ran.seen_on_stderr |= seen(&mut err_carry, chunk, needle);
+                    ran.stderr_bytes += n as u64;
+                    keep_stderr(ran, chunk);
+                }
+                Some(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
                 _ => err = None,
             }
         }
@@ -245,24 +551,56 @@ fn watch(
                 ran.status = Some(status);
                 return;
             }
-            Ok(None) if Instant::now() < deadline && !ran.timed_out => {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            Ok(None) => {
-                ran.timed_out = true;
+            Ok(None) if ran.timed_out || ran.cancelled || ran.stdout.overflowed => {
                 let _ = kill_process_group(group, Signal::KILL);
-                ran.status = child.wait().ok();
+                let _ = child.wait();
                 return;
             }
+            Ok(None) if Instant::now() >= deadline => stop(ran, true),
+            Ok(None) if stopped() => stop(ran, false),
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
             Err(_) => return,
         }
     }
 }
 
-/// Keep `bytes`, up to `KEPT_BYTES` in all.
-fn keep(kept: &mut Vec<u8>, bytes: &[u8]) {
-    let room = KEPT_BYTES.saturating_sub(kept.len());
-    kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
+/// Whether `needle` ends in `chunk`, or across the carry and `chunk`;
+/// the carry becomes the chunk's last `needle.len() - 1` bytes.
+fn seen(carry: &mut Vec<u8>, chunk: &[u8], needle: &[u8]) -> bool {
+    if needle.is_empty() {
+        return false;
+    }
+    carry.extend_from_slice(chunk);
+    let found = memchr::memmem::find(carry, needle).is_some();
+    let keep = needle.len() - 1;
+    let cut = carry.len().saturating_sub(keep);
+    carry.drain(..cut);
+    found
+}
+
+/// Spool `chunk`; false when the spool is full (the call must stop).
+fn spool(s: &mut Spool, chunk: &[u8]) -> bool {
+    if s.len + chunk.len() as u64 > MAX_SPOOL {
+        s.overflowed = true;
+        return false;
+    }
+    let written = s.file.as_mut().is_some_and(|f| f.write_all(chunk).is_ok());
+    s.len += chunk.len() as u64;
+    if !written {
+        // A spool that cannot be written (a full disk) cannot be judged.
+        s.overflowed = true;
+    }
+    written
+}
+
+/// Keep stderr's first and last [`STDERR_KEPT`] bytes.
+fn keep_stderr(ran: &mut Ran, chunk: &[u8]) {
+    let room = STDERR_KEPT.saturating_sub(ran.stderr_head.len());
+    let (head, rest) = chunk.split_at(room.min(chunk.len()));
+    ran.stderr_head.extend_from_slice(head);
+    ran.stderr_tail.extend_from_slice(rest);
+    let over = ran.stderr_tail.len().saturating_sub(STDERR_KEPT);
+    ran.stderr_tail.drain(..over);
 }
 
 #[cfg(test)]
@@ -271,11 +609,16 @@ mod tests {
 
     fn sh(script: &str, then: Then) -> Ran {
         call(&Call {
-            argv: vec!["sh".into(), "-c".into(), script.into()],
-            env: vec![],
-            timeout: Duration::from_secs(5),
             then,
+            ..Call::new(
+                vec!["sh".into(), "-c".into(), script.into()],
+                Duration::from_secs(5),
+            )
         })
+    }
+
+    fn stdout(ran: &Ran) -> String {
+        String::from_utf8(ran.stdout.bytes(1 << 20).unwrap()).unwrap()
     }
 
     #[test]
@@ -284,33 +627,33 @@ mod tests {
             "echo \"$HOME|$USER|$(ls -A \"$HOME\" | wc -l)\"",
             Then::Nothing,
         );
-        let text = ran.stdout_text();
+        let text = stdout(&ran);
         let (home, rest) = text.trim().split_once('|').unwrap();
-        assert!(home.contains("aoitap-lint-"), "{text}");
+        assert!(home.contains("aoitap-lint-home-"), "{text}");
         assert_eq!(rest, "|0", "{text}");
-        assert!(
-            !std::path::Path::new(home).exists(),
-            "HOME is removed after"
-        );
+        assert!(!Path::new(home).exists(), "HOME is removed after");
         assert_eq!(ran.code(), Some(0));
     }
 
     #[test]
-    fn a_deadline_kills_the_group() {
-        let ran = call(&Call {
-            argv: vec!["sh".into(), "-c".into(), "sleep 30 & sleep 30".into()],
-            env: vec![],
-            timeout: Duration::from_millis(200),
-            then: Then::Nothing,
-        });
+    fn a_deadline_kills_the_group_and_is_no_exit_status() {
+        let ran = call(&Call::new(
+            vec!["sh".into(), "-c".into(), "sleep 30 & sleep 30".into()],
+            Duration::from_millis(200),
+        ));
         assert!(ran.timed_out);
+        assert_eq!(
+            ran.code(),
+            None,
+            "a kill at the deadline is not the tool's 137"
+        );
     }
 
     #[test]
     fn closing_after_the_first_line_is_a_broken_pipe() {
         let ran = sh("echo one; sleep 0.2; yes | head -c 1000000", Then::Close);
         assert!(ran.acted);
-        assert_eq!(ran.stdout_text(), "one\n");
+        assert_eq!(stdout(&ran), "one\n");
     }
 
     #[test]
@@ -320,7 +663,65 @@ mod tests {
             Then::Signal(Signal::INT),
         );
         assert!(ran.acted);
-        assert_eq!(ran.stdout_text(), "one\ncancelled\n");
+        assert_eq!(stdout(&ran), "one\ncancelled\n");
         assert_eq!(ran.code(), Some(130));
+    }
+
+    #[test]
+    fn stdin_is_the_fixture_and_a_watched_value_is_seen_across_reads() {
+        let ran = call(&Call {
+            stdin: Some(b"abc-needle\n"),
+            watch_for: Some(b"needle"),
+            ..Call::new(
+                vec![
+                    "sh".into(),
+                    "-c".into(),
+                    "printf 'x%.0s' $(seq 70000); cat; cat >&2 </dev/null".into(),
+                ],
+                Duration::from_secs(5),
+            )
+        });
+        assert!(ran.seen_on_stdout);
+        assert!(!ran.seen_on_stderr);
+        assert_eq!(ran.stdout.len, 70000 + 11);
+    }
+
+    #[test]
+    fn stdout_may_be_a_terminal_and_passes_bytes_as_written() {
+        let ran = call(&Call {
+            tty: true,
+            ..Call::new(
+                vec![
+                    "sh".into(),
+                    "-c".into(),
+                    "test -t 1 && printf 'tty\\n'".into(),
+                ],
+                Duration::from_secs(5),
+            )
+        });
+        assert_eq!(stdout(&ran), "tty\n", "raw: no \\r added");
+        assert_eq!(ran.code(), Some(0));
+    }
+
+    #[test]
+    fn stderr_keeps_its_head_and_tail() {
+        let ran = sh(
+            "head -c 300000 /dev/zero | tr '\\0' a >&2; echo END >&2",
+            Then::Nothing,
+        );
+        assert_eq!(ran.stderr_bytes, 300_004);
+        assert_eq!(ran.stderr_head.len(), STDERR_KEPT);
+        assert!(ran.stderr_tail.ends_with(b"END\n"));
+        assert_eq!(ran.stderr_tail.len(), STDERR_KEPT);
+    }
+
+    #[test]
+    fn a_command_is_resolved_as_exec_would() {
+        assert!(resolve(OsStr::new("sh")).is_ok());
+        let kind = |p: &str| resolve(OsStr::new(p)).unwrap_err().kind();
+        assert_eq!(kind("aoitap-no-such-command"), io::ErrorKind::NotFound);
+        assert_eq!(kind("/"), io::ErrorKind::PermissionDenied);
+        assert_eq!(kind("/etc/passwd"), io::ErrorKind::PermissionDenied);
+        assert_eq!(kind(""), io::ErrorKind::NotFound);
     }
 }

@@ -1,0 +1,526 @@
+//! The checks a command earns by what its capabilities entry advertises
+//! (spec §18.2 checks 6, 7, 8, 11, 12 and 16; §17 names the fields): each
+//! is skipped, with the reason, when the entry does not advertise what it
+//! needs, and made when it does.
+
+use std::ffi::OsString;
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+use super::calls::{Calls, Outcome, Result, result, unjudged};
+use super::judged::Judged;
+use super::sandbox::{self, Call, Home, Ran};
+
+/// The capabilities entry of CMD's command when `wanted` holds of it;
+/// else the skipped result saying what is not advertised.
+fn advertised<'c>(
+    c: &'c Calls,
+    number: u8,
+    what: &str,
+    wanted: impl Fn(&Value) -> bool,
+) -> std::result::Result<(String, &'c Value), Result> {
+    let (ran, caps) = c.capabilities();
+    if !caps.is_object() {
+        return Err(result(
+            number,
+            Outcome::Skipped,
+            format!(
+                "no capabilities manifest to advertise {what} ({})",
+                ran.ended()
+            ),
+        ));
+    }
+    let Some((name, entry)) = c.entry() else {
+        let name = c.command_name().unwrap_or_default();
+        return Err(result(
+            number,
+            Outcome::Skipped,
+            format!("capabilities list no command {name:?} to advertise {what}"),
+        ));
+    };
+    if !wanted(entry) {
+        return Err(result(
+            number,
+            Outcome::Skipped,
+            format!("capabilities do not advertise {what} for {name:?}"),
+        ));
+    }
+    Ok((name, entry))
+}
+
+/// Whether an entry says its command reads JSONL (spec §12.1: an
+/// `input_format` of jsonl, or a jsonl input mode).
+fn reads_jsonl(e: &Value) -> bool {
+    e["input_format"] == "jsonl"
+        || e["input_modes"].as_array().is_some_and(|ms| {
+            ms.iter()
+                .any(|m| m.as_str().is_some_and(|s| s.contains("jsonl")))
+        })
+}
+
+/// The working directory's top level: names, sizes and times, to tell
+/// whether a call changed it (at most 10,000 entries).
+fn snapshot() -> Vec<(OsString, u64, Option<SystemTime>)> {
+    let mut all: Vec<_> = std::fs::read_dir(".")
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .take(10_000)
+        .map(|e| {
+            let m = e.metadata().ok();
+            (
+                e.file_name(),
+                m.as_ref().map_or(0, |m| m.len()),
+                m.and_then(|m| m.modified().ok()),
+            )
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+/// CMD ARGS without what confirms a destructive command.
+fn unconfirmed(c: &Calls) -> Vec<OsString> {
+    let mut out = vec![];
+    let mut skip_value = false;
+    for a in &c.command {
+        let s = a.to_string_lossy();
+        if skip_value {
+            skip_value = false;
+            continue;
+        }
+        if s == "--confirm-count" {
+            skip_value = true;
+            continue;
+        }
+        let confirms = matches!(s.as_ref(), "--confirm" | "--yes" | "-y" | "--force")
+            || s.starts_with("--confirm=")
+            || s.starts_with("--confirm-count=");
+        if !confirms {
+            out.push(a.clone());
+        }
+    }
+    out
+}
+
+/// Check 6: a destructive command refuses to run unconfirmed, and its
+/// dry run plans and changes nothing.
+pub fn safe_destructive(c: &Calls) -> Result {
+    let (name, entry) =
+        match advertised(c, 6, "a destructive command", |e| e["destructive"] == true) {
+            Ok(x) => x,
+            Err(r) => return r,
+        };
+    let before = snapshot();
+    let refused = sandbox::call(&Call::new(unconfirmed(c), c.timeout));
+    if refused.code() == Some(0) {
+        return result(
+            6,
+            Outcome::Fail,
+            format!("{name:?} is destructive, but without --confirm it exits 0"),
+        );
+    }
+    if snapshot() != before {
+        return result(
+            6,
+            Outcome::Fail,
+            format!(
+                "{name:?} without --confirm refuses ({}), but the working directory changed",
+                refused.ended()
+            ),
+        );
+    }
+    if entry["supports_dry_run"] != true {
+        return result(
+            6,
+            Outcome::Pass,
+            format!(
+                "without --confirm, {name:?} refuses ({}); no dry run advertised",
+                refused.ended()
+            ),
+        );
+    }
+    let mut argv = unconfirmed(c);
+    argv.push("--dry-run".into());
+    let (dry, dj) = c.judged(&Call::new(argv, c.timeout));
+    if let Some(why) = unjudged("--dry-run", &dry, &dj) {
+        return result(6, Outcome::Inconclusive, why);
+    }
+    if dry.code() != Some(0) || dj.plans == 0 {
+        return result(
+            6,
+            Outcome::Fail,
+            format!(
+                "--dry-run: {} with {} aoi:plan events (a dry run plans, and succeeds)",
+                dry.ended(),
+                dj.plans
+            ),
+        );
+    }
+    if snapshot() != before {
+        return result(6, Outcome::Fail, "--dry-run changed the working directory");
+    }
+    result(
+        6,
+        Outcome::Pass,
+        format!(
+            "without --confirm, {name:?} refuses ({}); --dry-run writes {} aoi:plan events and leaves the working directory as it was",
+            refused.ended(),
+            dj.plans
+        ),
+    )
+}
+
+/// Check 7: a replay with the same idempotency key gives the prior
+/// result: the same exit, outcome, and domain events by type.
+pub fn idempotent(c: &Calls) -> Result {
+    let (name, _) = match advertised(c, 7, "supports_idempotency_key", |e| {
+        e["supports_idempotency_key"] == true
+    }) {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    // The replay must find what the first call kept: one HOME for both.
+    let home = match Home::new() {
+        Ok(h) => h,
+        Err(e) => {
+            return result(
+                7,
+                Outcome::Inconclusive,
+                format!("no HOME for the calls: {e}"),
+            );
+        }
+    };
+    let key = format!("aoitap-lint-{}", std::process::id());
+    let call = || {
+        c.judged(&Call {
+            home: Some(&home),
+            ..Call::new(c.with(&["--idempotency-key", &key]), c.timeout)
+        })
+    };
+    let (first, fj) = call();
+    let (replay, rj) = call();
+    for (what, ran, j) in [
+        ("the first call", &first, &fj),
+        ("the replay", &replay, &rj),
+    ] {
+        if let Some(why) = unjudged(what, ran, j) {
+            return result(7, Outcome::Inconclusive, why);
+        }
+    }
+    let outcome = |j: &Judged| j.last.as_ref().and_then(|l| l.ok);
+    let differs = if first.code() != replay.code() {
+        Some(format!("{} then {}", first.ended(), replay.ended()))
+    } else if outcome(&fj) != outcome(&rj) {
+        Some(format!("ok:{:?} then ok:{:?}", outcome(&fj), outcome(&rj)))
+    } else if (fj.domain, fj.domain_types) != (rj.domain, rj.domain_types) {
+        Some(format!(
+            "{} domain events then {} (or of other types)",
+            fj.domain, rj.domain
+        ))
+    } else {
+        None
+    };
+    match differs {
+        Some(d) => result(
+            7,
+            Outcome::Fail,
+            format!("{name:?} replayed with the same --idempotency-key: {d}"),
+        ),
+        None => result(
+            7,
+            Outcome::Pass,
+            format!(
+                "{name:?} replayed with the same --idempotency-key gives the prior result ({}, {} domain events)",
+                first.ended(),
+                fj.domain
+            ),
+        ),
+    }
+}
+
+/// Check 8: a mutating command's events name what they are about.
+pub fn auditable(c: &Calls) -> Result {
+    let (name, _) = match advertised(c, 8, "a mutating command (read_only: false)", |e| {
+        e["read_only"] == false
+    }) {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let (ran, j) = c.main();
+    if let Some(why) = unjudged("CMD", ran, j) {
+        return result(8, Outcome::Inconclusive, why);
+    }
+    match j.without_id {
+        Some(n) => result(
+            8,
+            Outcome::Fail,
+            format!(
+                "line {n}: a domain event of {name:?} names no id, *_id, path, url, uri or key"
+            ),
+        ),
+        None if j.domain == 0 => result(
+            8,
+            Outcome::Inconclusive,
+            format!("{name:?} wrote no domain event to carry an id"),
+        ),
+        None => result(
+            8,
+            Outcome::Pass,
+            format!(
+                "each of the {} domain events names what it is about",
+                j.domain
+            ),
+        ),
+    }
+}
+
+/// Check 11: `--limit 1` says `truncated`, and truly: a cut is
+/// `truncated:true`, with a `next_cursor` when the command has cursors.
+pub fn limit_and_cursor(c: &Calls) -> Result {
+    let (name, entry) = match advertised(c, 11, "supports_limit", |e| e["supports_limit"] == true) {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    let (main, mj) = c.main();
+    let (ran, lj) = c.judged(&Call::new(c.with(&["--limit", "1"]), c.timeout));
+    for (what, r, j) in [("CMD", main, mj), ("CMD --limit 1", &ran, &lj)] {
+        if let Some(why) = unjudged(what, r, j) {
+            return result(11, Outcome::Inconclusive, why);
+        }
+    }
+    let Some(last) = lj.last.as_ref().filter(|l| l.ty == "aoi:summary") else {
+        return result(
+            11,
+            Outcome::Fail,
+            format!("--limit 1: no aoi:summary ({})", ran.ended()),
+        );
+    };
+    let Some(truncated) = last.truncated else {
+        return result(
+            11,
+            Outcome::Fail,
+            "--limit 1: the summary has no boolean truncated",
+        );
+    };
+    if mj.domain <= 1 {
+        return result(
+            11,
+            Outcome::Inconclusive,
+            format!(
+                "{name:?} gives {} results without a limit: --limit 1 cuts nothing (give CMD ARGS with more)",
+                mj.domain
+            ),
+        );
+    }
+    if lj.domain >= mj.domain {
+        return result(
+            11,
+            Outcome::Fail,
+            format!(
+                "--limit 1 gives {} domain events, as many as without it ({})",
+                lj.domain, mj.domain
+            ),
+        );
+    }
+    if !truncated {
+        return result(
+            11,
+            Outcome::Fail,
+            format!(
+                "--limit 1 gives {} of {} domain events, but says truncated:false",
+                lj.domain, mj.domain
+            ),
+        );
+    }
+    if entry["supports_cursor"] == true && !last.next_cursor {
+        return result(
+            11,
+            Outcome::Fail,
+            "--limit 1 is truncated, and the command has cursors, but the summary has no next_cursor",
+        );
+    }
+    result(
+        11,
+        Outcome::Pass,
+        format!(
+            "--limit 1 gives {} of {} domain events and says truncated:true",
+            lj.domain, mj.domain
+        ),
+    )
+}
+
+/// The run every upstream fixture has.
+pub const UPSTREAM_RUN: &str = "aoitap-lint-upstream";
+const UPSTREAM_ERROR: &str = "LINT_UPSTREAM_RATE_LIMIT";
+const UPSTREAM_WARNING: &str = "LINT_UPSTREAM_SLOW";
+
+/// An upstream AOI stream that fails with a retryable error after a
+/// warning (check 16): valid in every other way.
+pub const UPSTREAM: &str = concat!(
+    r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"aoitap-lint-upstream"},"tool":"aoitap-lint-upstream","tool_version":"1.0.0","aoi_version":"1.0-alpha","schema_name":"dev.aoitap.lint.upstream","schema_version":"1.0.0"}"#,
+    "\n",
+    r#"{"type":"item","aoi":{"seq":1,"run":"aoitap-lint-upstream"},"id":"item-1"}"#,
+    "\n",
+    r#"{"type":"aoi:warning","aoi":{"seq":2,"run":"aoitap-lint-upstream"},"code":"LINT_UPSTREAM_SLOW","message":"upstream is slow"}"#,
+    "\n",
+    r#"{"type":"aoi:error","aoi":{"seq":3,"run":"aoitap-lint-upstream"},"scope":"process","category":"rate_limited","code":"LINT_UPSTREAM_RATE_LIMIT","message":"upstream rate limited","retryable":true,"retry_after_ms":7200}"#,
+    "\n",
+    r#"{"type":"aoi:summary","aoi":{"seq":4,"run":"aoitap-lint-upstream"},"ok":false,"reason":"failed","event_count":5,"count":1,"warning_count":1,"error_count":1,"tool":"aoitap-lint-upstream","tool_version":"1.0.0","aoi_version":"1.0-alpha","schema_name":"dev.aoitap.lint.upstream","schema_version":"1.0.0"}"#,
+    "\n",
+);
+
+/// An upstream stream with a malformed line among good ones (check 12).
+pub const MALFORMED: &str = concat!(
+    r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"aoitap-lint-upstream"},"tool":"aoitap-lint-upstream","tool_version":"1.0.0","aoi_version":"1.0-alpha","schema_name":"dev.aoitap.lint.upstream","schema_version":"1.0.0"}"#,
+    "\n",
+    r#"{"type":"item","aoi":{"seq":1,"run":"aoitap-lint-upstream"},"id":"item-1"}"#,
+    "\n",
+    r#"{"type":"item","aoi":{"seq":2,"run":"#,
+    "\n",
+    r#"{"type":"item","aoi":{"seq":3,"run":"aoitap-lint-upstream"},"id":"item-3"}"#,
+    "\n",
+    r#"{"type":"aoi:summary","aoi":{"seq":4,"run":"aoitap-lint-upstream"},"ok":true,"event_count":5,"count":3,"tool":"aoitap-lint-upstream","tool_version":"1.0.0","aoi_version":"1.0-alpha","schema_name":"dev.aoitap.lint.upstream","schema_version":"1.0.0"}"#,
+    "\n",
+);
+
+/// CMD ARGS fed `input` on stdin; the inconclusive result when it cannot
+/// be judged, or when the output shows the input was not read (the same
+/// exit and domain events as with no input).
+fn fed(c: &Calls, number: u8, input: &str) -> std::result::Result<(Ran, Judged), Result> {
+    let (ran, j) = c.judged(&Call {
+        stdin: Some(input.as_bytes()),
+        ..Call::new(c.command.clone(), c.timeout)
+    });
+    if let Some(why) = unjudged("CMD fed a stream", &ran, &j) {
+        return Err(result(number, Outcome::Inconclusive, why));
+    }
+    let (main, mj) = c.main();
+    let same = main.code() == ran.code()
+        && (mj.domain, mj.domain_types, mj.ends_ok()) == (j.domain, j.domain_types, j.ends_ok());
+    if same {
+        return Err(result(
+            number,
+            Outcome::Inconclusive,
+            "CMD gives the same output with and without a stream on stdin: give CMD ARGS that read it (`-`, `--input-jsonl -`)",
+        ));
+    }
+    Ok((ran, j))
+}
+
+/// Check 12: a malformed input line is not a success: whether the mode is
+/// fail-fast or per-line tolerant, the command ends non-zero with
+/// `ok:false` (spec §12.2, §19.4), and stdout stays a stream.
+pub fn malformed_input(c: &Calls) -> Result {
+    if let Err(r) = advertised(
+        c,
+        12,
+        "JSONL input (input_format or input_modes)",
+        reads_jsonl,
+    ) {
+        return r;
+    }
+    let (ran, j) = match fed(c, 12, MALFORMED) {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    if let Some(f) = &j.raw(2).first {
+        return result(
+            12,
+            Outcome::Fail,
+            format!(
+                "fed a malformed line, stdout is no longer a stream: {}",
+                f.said()
+            ),
+        );
+    }
+    let ok = j
+        .last
+        .as_ref()
+        .filter(|l| l.ty == "aoi:summary")
+        .and_then(|l| l.ok);
+    match (ran.code(), ok) {
+        (Some(n), Some(false)) if n != 0 => result(
+            12,
+            Outcome::Pass,
+            format!("fed a malformed line (input line 3): exit {n} with ok:false"),
+        ),
+        _ => result(
+            12,
+            Outcome::Fail,
+            format!(
+                "fed a malformed line (input line 3): {} with {} (not a success in either mode: exit non-zero, ok:false)",
+                ran.ended(),
+                match ok {
+                    Some(b) => format!("ok:{b}"),
+                    None => "no summary".to_string(),
+                }
+            ),
+        ),
+    }
+}
+
+/// Check 16: fed an upstream stream, the command forwards no upstream
+/// meta or summary, tags what it forwards with `origin`, and carries the
+/// upstream's retry fields in `caused_by` when it fails (spec §13.1).
+pub fn transformer(c: &Calls) -> Result {
+    if let Err(r) = advertised(
+        c,
+        16,
+        "JSONL input (input_format or input_modes)",
+        reads_jsonl,
+    ) {
+        return r;
+    }
+    let (_, j) = match fed(c, 16, UPSTREAM) {
+        Ok(x) => x,
+        Err(r) => return r,
+    };
+    if j.frame_runs.iter().any(|r| r == UPSTREAM_RUN) {
+        return result(
+            16,
+            Outcome::Fail,
+            "the upstream's aoi:meta or aoi:summary is forwarded",
+        );
+    }
+    if let Some(f) = &j.events(14).first_error {
+        return result(
+            16,
+            Outcome::Fail,
+            format!("fed an upstream stream: {}", f.said()),
+        );
+    }
+    if let Some(code) = j
+        .unoriginated
+        .iter()
+        .find(|k| *k == UPSTREAM_ERROR || *k == UPSTREAM_WARNING)
+    {
+        return result(
+            16,
+            Outcome::Fail,
+            format!("the upstream's {code} is forwarded without origin"),
+        );
+    }
+    let Some(last) = j.last.as_ref().filter(|l| l.ty == "aoi:summary") else {
+        return result(16, Outcome::Fail, "fed an upstream stream: no aoi:summary");
+    };
+    let continues = c.command.iter().any(|a| a == "--continue-on-error");
+    match last.ok {
+        Some(true) if !continues => result(
+            16,
+            Outcome::Fail,
+            "ok:true after the upstream's aoi:error (and no --continue-on-error)",
+        ),
+        Some(false) if last.caused_by != Some((Some(true), Some(7200))) => result(
+            16,
+            Outcome::Fail,
+            "ok:false after the upstream's retryable error, but caused_by does not carry its retryable:true and retry_after_ms:7200",
+        ),
+        _ => result(
+            16,
+            Outcome::Pass,
+            "no upstream meta or summary forwarded, no forwarded error without origin, the upstream's retry fields in caused_by",
+        ),
+    }
+}

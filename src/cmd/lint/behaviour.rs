@@ -1,0 +1,262 @@
+//! The checks that provoke the tool: secrets given to it (spec §18.2
+//! check 9), a pipe closed and signals sent under it (check 10).
+
+use std::collections::HashSet;
+
+use super::calls::{Calls, Outcome, Result, result};
+use super::sandbox::{Call, Ran};
+use crate::check::is_sensitive_name;
+
+/// Flags whose names say they carry a secret (the names meta.args
+/// redaction treats as sensitive: one truth), in `text` (a `--help`, a
+/// capabilities manifest); each with whether the text shows it taking a
+/// value (`--token T`, `--token=<T>`).
+pub fn secret_flags(text: &str) -> Vec<(String, bool)> {
+    let mut found: Vec<(String, bool)> = vec![];
+    let mut names = HashSet::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("--") {
+        let name: String = rest[at + 2..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .collect();
+        rest = &rest[at + 2 + name.len()..];
+        if name.is_empty() || !is_sensitive_name(&name) {
+            continue;
+        }
+        let after = rest.strip_prefix([' ', '=']).unwrap_or("");
+        let takes_value =
+            after.starts_with('<') || after.chars().next().is_some_and(|c| c.is_ascii_uppercase());
+        if names.insert(name.clone()) {
+            found.push((format!("--{name}"), takes_value));
+        } else if takes_value && let Some(f) = found.iter_mut().find(|f| f.0[2..] == name) {
+            f.1 = true;
+        }
+    }
+    found
+}
+
+/// A value no tool has a reason to write: found in its output, it was
+/// echoed.
+pub const CANARY: &str = "aoitap-lint-canary-7f3a9c";
+
+/// The most secret-looking flags tried (each is a call).
+const MAX_FLAGS: usize = 16;
+
+/// Check 9: a canary in each secret-looking flag is never written, and
+/// meta.args is redacted.
+pub fn secrets(c: &Calls, given: &[String]) -> Result {
+    let (_, main) = c.main();
+    if let Some(f) = &main.events(9).first_error {
+        return result(9, Outcome::Fail, f.said());
+    }
+    let help = c.help();
+    let (caps_ran, _) = c.capabilities();
+    let mut flags: Vec<(String, bool)> = given.iter().map(|g| (g.clone(), true)).collect();
+    for text in [
+        help.stdout.bytes(1 << 20).unwrap_or_default(),
+        help.stderr_head.clone(),
+        caps_ran.stdout.bytes(16 << 20).unwrap_or_default(),
+    ] {
+        for (f, takes) in secret_flags(&String::from_utf8_lossy(&text)) {
+            match flags.iter_mut().find(|g| g.0 == f) {
+                Some(g) => g.1 |= takes,
+                None => flags.push((f, takes)),
+            }
+        }
+    }
+    if flags.is_empty() {
+        return result(
+            9,
+            Outcome::Skipped,
+            "no secret-looking flag in --help or capabilities (name one with --secret-flag)",
+        );
+    }
+    let untried = flags.len().saturating_sub(MAX_FLAGS);
+    // A flag is taken when the call ends as CMD ARGS alone does (a usage
+    // error is another status).
+    let (main_ran, _) = c.main();
+    let usual = main_ran.code();
+    // When an unknown flag ends as CMD ARGS do, a refusal cannot be told
+    // from a taking, and an echo may be a refusal quoting what it refused.
+    let alike = c.unknown_flag().0.code() == usual;
+    flags.truncate(MAX_FLAGS);
+    let mut tried = vec![];
+    for (flag, takes_value) in &flags {
+        let call = |more: &[&str]| -> Ran {
+            super::sandbox::call(&Call {
+                watch_for: Some(CANARY.as_bytes()),
+                ..Call::new(c.with(more), c.timeout)
+            })
+        };
+        // `--flag=VALUE` first: a flag that takes no value refuses it,
+        // where `--flag VALUE` would make the canary an operand, and an
+        // operand may be echoed rightly.
+        let mut ran = call(&[&format!("{flag}={CANARY}")]);
+        if ran.code() != usual && *takes_value {
+            ran = call(&[flag, CANARY]);
+        }
+        // A refused call tests nothing: an error may quote the value it
+        // refuses.
+        if ran.code() != usual || usual.is_none() {
+            continue;
+        }
+        if alike {
+            continue;
+        }
+        if ran.seen_on_stdout || ran.seen_on_stderr {
+            let place = if ran.seen_on_stdout {
+                "stdout"
+            } else {
+                "stderr"
+            };
+            return result(
+                9,
+                Outcome::Fail,
+                format!("the value given to {flag} is written to {place}"),
+            );
+        }
+        tried.push(flag.as_str());
+    }
+    let more = if untried > 0 {
+        format!(" ({untried} more flags not tried)")
+    } else {
+        String::new()
+    };
+    if tried.is_empty() {
+        let names: Vec<&str> = flags.iter().map(|f| f.0.as_str()).collect();
+        return result(
+            9,
+            Outcome::Inconclusive,
+            format!(
+                "{} {}{more}: nothing was tested",
+                if alike {
+                    "an unknown flag ends as CMD does, so lint cannot tell whether CMD took"
+                } else {
+                    "CMD refused a value in each of"
+                },
+                names.join(", ")
+            ),
+        );
+    }
+    result(
+        9,
+        Outcome::Pass,
+        format!(
+            "no value given to {} is written; meta.args is redacted{more}",
+            tried.join(", ")
+        ),
+    )
+}
+
+/// Whether a call's stderr shows a stack trace (Python, Rust, Node, Go,
+/// Java).
+fn stack_trace(r: &Ran) -> bool {
+    let e = r.stderr_text();
+    e.contains("Traceback (most recent call last)")
+        || e.contains("panicked at")
+        || e.contains("\n    at ")
+        || e.contains("goroutine ")
+        || e.contains("Exception in thread")
+}
+
+fn ends_in_summary(j: &super::judged::Judged) -> bool {
+    j.last.as_ref().is_some_and(|l| l.ty == "aoi:summary")
+}
+
+/// Check 10: a closed pipe and a cancel, each after the first line; each
+/// part says pass, fail or why it could not tell.
+pub fn pipe_and_signals(c: &Calls) -> Result {
+    let (main, _) = c.main();
+    let mut parts: Vec<(Outcome, String)> = vec![];
+    // A pipe holds 64 KiB: a shorter output was written whole before the
+    // close, and the close tests nothing.
+    let closed = c.closed();
+    parts.push(if main.stdout.len <= 64 * 1024 || !closed.acted {
+        (
+            Outcome::Inconclusive,
+            format!(
+                "a closed pipe: not tested, the output ({} bytes) does not outrun a pipe (give CMD ARGS that write more)",
+                main.stdout.len
+            ),
+        )
+    } else {
+        match closed.code() {
+            Some(0 | 141) if !stack_trace(closed) => (
+                Outcome::Pass,
+                "stdout closed after the first line ends quietly".to_string(),
+            ),
+            _ => (
+                Outcome::Fail,
+                format!(
+                    "stdout closed after the first line: {}{}",
+                    closed.ended(),
+                    if stack_trace(closed) {
+                        ", with a stack trace"
+                    } else {
+                        ""
+                    }
+                ),
+            ),
+        }
+    });
+    // A run that writes less than a pipe holds may have finished its work
+    // before it saw the signal: its own summary then tells nothing.
+    let short = main.stdout.len <= 64 * 1024;
+    for (name, (ran, j)) in [("SIGINT", c.interrupted()), ("SIGTERM", c.terminated())] {
+        let cancelled = j
+            .last
+            .as_ref()
+            .is_some_and(|l| l.ty == "aoi:summary" && l.reason.as_deref() == Some("cancelled"));
+        parts.push(if !ran.acted {
+            (
+                Outcome::Inconclusive,
+                format!("{name}: not tested, the run ended before it could be sent"),
+            )
+        } else if short && ends_in_summary(j) && !cancelled {
+            (
+                Outcome::Inconclusive,
+                format!(
+                    "{name}: not tested, the run is too short to tell a cancel from a finish (it ended with its summary)"
+                ),
+            )
+        } else if cancelled {
+            (
+                Outcome::Pass,
+                format!("{name} gives a reason:\"cancelled\" summary"),
+            )
+        } else {
+            (
+                Outcome::Fail,
+                format!(
+                    "{name} after the first line: no reason:\"cancelled\" summary ({})",
+                    ran.ended()
+                ),
+            )
+        });
+    }
+    let outcome = [Outcome::Fail, Outcome::Inconclusive]
+        .into_iter()
+        .find(|o| parts.iter().any(|p| p.0 == *o))
+        .unwrap_or(Outcome::Pass);
+    let detail: Vec<String> = parts.into_iter().map(|p| p.1).collect();
+    result(10, outcome, detail.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_looking_flags_are_found_in_help_text() {
+        let help = "usage: t search Q [--limit N] [--api-key KEY] [--token=T] [--github-token]\n  --output jsonl --author A";
+        assert_eq!(
+            secret_flags(help),
+            [
+                ("--api-key".to_string(), true),
+                ("--token".to_string(), true),
+                ("--github-token".to_string(), false),
+            ]
+        );
+    }
+}

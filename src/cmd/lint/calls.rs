@@ -1,0 +1,359 @@
+//! The calls the checks read, each made when a check first needs it and
+//! then kept, so `--checks` makes only the calls its checks need; and the
+//! words a check's result is made of.
+
+use std::cell::OnceCell;
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rustix::process::Signal;
+use serde_json::Value;
+
+use super::judged::{self, Judged};
+use super::sandbox::{self, Call, Ran, Then};
+use crate::check::lint_checks::{self as catalogue, Check};
+use crate::check::schema::EventSchema;
+
+/// What a check came to (DESIGN §15).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Pass,
+    Fail,
+    /// The tool does not claim what the check needs (no seq: Verifiable).
+    NotClaimed,
+    /// The calls could not tell (a run too short to close a pipe on).
+    Inconclusive,
+    /// Not run: what it needs is not advertised.
+    Skipped,
+}
+
+impl Outcome {
+    pub fn word(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "fail",
+            Outcome::NotClaimed => "not-claimed",
+            Outcome::Inconclusive => "inconclusive",
+            Outcome::Skipped => "skipped",
+        }
+    }
+}
+
+/// One check's result, and why.
+pub struct Result {
+    pub check: &'static Check,
+    pub outcome: Outcome,
+    pub detail: String,
+}
+
+pub fn result(number: u8, outcome: Outcome, detail: impl Into<String>) -> Result {
+    let check = catalogue::CHECKS
+        .iter()
+        .find(|c| c.number == number)
+        .expect("every number is in the catalogue");
+    Result {
+        check,
+        outcome,
+        detail: detail.into(),
+    }
+}
+
+/// A flag no tool accepts.
+pub const UNKNOWN_FLAG: &str = "--aoitap-lint-no-such-flag";
+
+/// The most of a discovery command's output read (a schema, a manifest).
+const MAX_DISCOVERY: u64 = 16 << 20;
+
+/// The calls every check reads, each made once, when first needed.
+pub struct Calls {
+    /// CMD ARGS, its program resolved.
+    pub command: Vec<OsString>,
+    /// The words of CMD that name the tool (`python3 tool.py`).
+    pub tool: Vec<OsString>,
+    pub timeout: Duration,
+    /// Judge the main call against the tool's schema (check 4 is asked).
+    pub with_schema: bool,
+    main: OnceCell<(Ran, Judged)>,
+    schema: OnceCell<Ran>,
+    compiled: OnceCell<std::result::Result<Arc<EventSchema>, String>>,
+    capabilities: OnceCell<(Ran, Value)>,
+    unknown_flag: OnceCell<(Ran, Judged)>,
+    coloured: OnceCell<(Ran, Judged)>,
+    on_terminal: OnceCell<(Ran, Judged)>,
+    closed: OnceCell<Ran>,
+    interrupted: OnceCell<(Ran, Judged)>,
+    terminated: OnceCell<(Ran, Judged)>,
+    help: OnceCell<Ran>,
+}
+
+impl Calls {
+    pub fn new(command: Vec<OsString>, tool_words: usize, timeout: Duration) -> Calls {
+        let tool = command[..tool_words.min(command.len())].to_vec();
+        Calls {
+            command,
+            tool,
+            timeout,
+            with_schema: false,
+            main: OnceCell::new(),
+            schema: OnceCell::new(),
+            compiled: OnceCell::new(),
+            capabilities: OnceCell::new(),
+            unknown_flag: OnceCell::new(),
+            coloured: OnceCell::new(),
+            on_terminal: OnceCell::new(),
+            closed: OnceCell::new(),
+            interrupted: OnceCell::new(),
+            terminated: OnceCell::new(),
+            help: OnceCell::new(),
+        }
+    }
+
+    /// A call of CMD ARGS with `more` after them.
+    pub fn with(&self, more: &[&str]) -> Vec<OsString> {
+        let mut v = self.command.clone();
+        v.extend(more.iter().map(OsString::from));
+        v
+    }
+
+    /// Make `call`, and judge its stdout (without the tool's schema).
+    pub fn judged(&self, call: &Call<'_>) -> (Ran, Judged) {
+        let ran = sandbox::call(call);
+        let judged = judge(&ran, None);
+        (ran, judged)
+    }
+
+    /// CMD ARGS as given, and its stdout judged (against the tool's own
+    /// schema when check 4 is asked for).
+    pub fn main(&self) -> (&Ran, &Judged) {
+        let (r, j) = self.main.get_or_init(|| {
+            let ran = sandbox::call(&Call::new(self.command.clone(), self.timeout));
+            let schema = self
+                .with_schema
+                .then(|| self.tool_schema().clone().ok())
+                .flatten();
+            let judged = judge(&ran, schema);
+            (ran, judged)
+        });
+        (r, j)
+    }
+
+    fn discovery(&self, what: &str) -> Ran {
+        let mut argv = self.tool.clone();
+        argv.extend([what, "--output", "json"].map(OsString::from));
+        sandbox::call(&Call::new(argv, self.timeout))
+    }
+
+    /// `TOOL schema --output json`.
+    pub fn schema(&self) -> &Ran {
+        self.schema.get_or_init(|| self.discovery("schema"))
+    }
+
+    /// The tool's schema, compiled from the schema call's stdout (in
+    /// memory: nothing is written for it); the reason when it cannot be.
+    pub fn tool_schema(&self) -> &std::result::Result<Arc<EventSchema>, String> {
+        self.compiled.get_or_init(|| {
+            let ran = self.schema();
+            if ran.code() != Some(0) {
+                return Err(format!(
+                    "`schema --output json`: {}{}",
+                    ran.ended(),
+                    stderr_said(ran)
+                ));
+            }
+            let Some(bytes) = ran.stdout.bytes(MAX_DISCOVERY) else {
+                return Err(format!(
+                    "`schema --output json` wrote {} bytes, over lint's {} MiB",
+                    ran.stdout.len,
+                    MAX_DISCOVERY >> 20
+                ));
+            };
+            EventSchema::from_bytes(&bytes, "the schema", &[]).map(Arc::new)
+        })
+    }
+
+    /// `TOOL capabilities --output json`, and the manifest (`Null` when it
+    /// is not one JSON value).
+    pub fn capabilities(&self) -> (&Ran, &Value) {
+        let (r, v) = self.capabilities.get_or_init(|| {
+            let ran = self.discovery("capabilities");
+            let value = ran
+                .stdout
+                .bytes(MAX_DISCOVERY)
+                .filter(|_| ran.code() == Some(0))
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or(Value::Null);
+            (ran, value)
+        });
+        (r, v)
+    }
+
+    /// The name of the command CMD ARGS runs: `aoi:meta.command`, else the
+    /// first word after the tool's that is not a flag.
+    pub fn command_name(&self) -> Option<String> {
+        let (_, j) = self.main();
+        if let Some((_, Some(name))) = &j.meta {
+            return Some(name.clone());
+        }
+        self.command[self.tool.len()..]
+            .iter()
+            .map(|a| a.to_string_lossy())
+            .find(|a| !a.starts_with('-'))
+            .map(|a| a.into_owned())
+    }
+
+    /// The capabilities entry of the command CMD ARGS runs.
+    pub fn entry(&self) -> Option<(String, &Value)> {
+        let name = self.command_name()?;
+        let (_, caps) = self.capabilities();
+        let entry = caps["commands"]
+            .as_array()?
+            .iter()
+            .find(|c| c["name"] == name.as_str())?;
+        Some((name, entry))
+    }
+
+    /// CMD ARGS and a flag no tool has.
+    pub fn unknown_flag(&self) -> (&Ran, &Judged) {
+        let (r, j) = self
+            .unknown_flag
+            .get_or_init(|| self.judged(&Call::new(self.with(&[UNKNOWN_FLAG]), self.timeout)));
+        (r, j)
+    }
+
+    /// CMD ARGS with colour asked for by the environment.
+    pub fn coloured(&self) -> (&Ran, &Judged) {
+        let (r, j) = self.coloured.get_or_init(|| {
+            self.judged(&Call {
+                env: vec![
+                    ("TERM", "xterm-256color"),
+                    ("FORCE_COLOR", "1"),
+                    ("CLICOLOR_FORCE", "1"),
+                ],
+                ..Call::new(self.command.clone(), self.timeout)
+            })
+        });
+        (r, j)
+    }
+
+    /// CMD ARGS with stdout a terminal.
+    pub fn on_terminal(&self) -> (&Ran, &Judged) {
+        let (r, j) = self.on_terminal.get_or_init(|| {
+            self.judged(&Call {
+                tty: true,
+                ..Call::new(self.command.clone(), self.timeout)
+            })
+        });
+        (r, j)
+    }
+
+    /// CMD ARGS with stdout closed after the first line.
+    pub fn closed(&self) -> &Ran {
+        self.closed.get_or_init(|| {
+            sandbox::call(&Call {
+                then: Then::Close,
+                ..Call::new(self.command.clone(), self.timeout)
+            })
+        })
+    }
+
+    fn signalled(&self, s: Signal) -> (Ran, Judged) {
+        self.judged(&Call {
+            then: Then::Signal(s),
+            ..Call::new(self.command.clone(), self.timeout)
+        })
+    }
+
+    /// CMD ARGS sent SIGINT after the first line.
+    pub fn interrupted(&self) -> (&Ran, &Judged) {
+        let (r, j) = self.interrupted.get_or_init(|| self.signalled(Signal::INT));
+        (r, j)
+    }
+
+    /// CMD ARGS sent SIGTERM after the first line.
+    pub fn terminated(&self) -> (&Ran, &Judged) {
+        let (r, j) = self.terminated.get_or_init(|| self.signalled(Signal::TERM));
+        (r, j)
+    }
+
+    /// CMD ARGS `--help`: the command's own help names its flags.
+    pub fn help(&self) -> &Ran {
+        self.help
+            .get_or_init(|| sandbox::call(&Call::new(self.with(&["--help"]), self.timeout)))
+    }
+}
+
+/// Judge a call's stdout.
+pub fn judge(ran: &Ran, schema: Option<Arc<EventSchema>>) -> Judged {
+    match ran.stdout.reader() {
+        Ok(r) => judged::judge(r, schema),
+        Err(_) => Judged::default(),
+    }
+}
+
+/// Why a call's stdout cannot be judged, if it cannot: lint stopped it
+/// (over its spool, a deadline) or a line is over lint's limit. Such a
+/// check is inconclusive: the cut is lint's, not the tool's.
+pub fn unjudged(what: &str, ran: &Ran, j: &Judged) -> Option<String> {
+    if ran.stdout.overflowed {
+        return Some(format!(
+            "{what} wrote over {} MiB (or it could not be spooled): not judged",
+            sandbox::MAX_SPOOL >> 20
+        ));
+    }
+    if ran.timed_out {
+        return Some(format!(
+            "{what} did not exit within --timeout: give a finite command, or a longer --timeout"
+        ));
+    }
+    j.too_long.map(|n| {
+        format!(
+            "{what}: line {n} is over {} MiB, lint's limit: not judged",
+            judged::MAX_LINE >> 20
+        )
+    })
+}
+
+/// What a call said on stderr, on one line, short, with secret-looking
+/// values redacted: for a detail (never quoted whole).
+pub fn stderr_said(ran: &Ran) -> String {
+    let text = ran.stderr_text();
+    let text = crate::text::one_line(text.trim());
+    if text.is_empty() {
+        return String::new();
+    }
+    let redacted = redact_words(&text);
+    let mut short: String = redacted.chars().take(200).collect();
+    if short.len() < redacted.len() {
+        short.push_str("...");
+    }
+    format!(": {short}")
+}
+
+/// `text` with the value of each secret-looking `--name=value`,
+/// `name=value` or `--name value`, and of `Bearer value`, replaced by
+/// `***` (a tool's error message may quote the token it was given).
+pub fn redact_words(text: &str) -> String {
+    use crate::check::is_sensitive_name;
+    let mut out: Vec<String> = vec![];
+    let mut hide_next = false;
+    for word in text.split(' ') {
+        if hide_next && !word.is_empty() {
+            out.push("***".to_string());
+            hide_next = false;
+            continue;
+        }
+        let bare = word.trim_start_matches('-');
+        match bare.split_once('=') {
+            Some((name, _)) if is_sensitive_name(name) => {
+                out.push(format!("{}{name}=***", &word[..word.len() - bare.len()]))
+            }
+            _ => {
+                hide_next = (word.starts_with("--") && is_sensitive_name(bare))
+                    || word.eq_ignore_ascii_case("bearer");
+                out.push(word.to_string());
+            }
+        }
+    }
+    out.join(" ")
+}
