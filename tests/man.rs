@@ -50,11 +50,22 @@ fn man_page_has_every_flag_and_subcommand() {
         "SYNOPSIS",
         "DESCRIPTION",
         "RULES",
+        "LINT CHECKS",
         "EXIT STATUS",
         "ENVIRONMENT",
         "EXAMPLES",
     ] {
         assert!(page.contains(&format!(".SH {sec}")), "{sec}");
+    }
+    // Each lint check: what it does, needs and cannot prove (DESIGN §15).
+    for c in aoitap::check::lint_checks::CHECKS {
+        let entry = format!("\\fB{}\\fR (check {}", c.id.replace('-', "\\-"), c.number);
+        let at = page
+            .find(&entry)
+            .unwrap_or_else(|| panic!("{} is not in the man page", c.id));
+        let text = &page[at..page[at..].find("\n.TP").map_or(page.len(), |e| at + e)];
+        assert!(text.contains("Cannot prove"), "{}", c.id);
+        assert_eq!(text.contains("Needs"), !c.needs.is_empty(), "{}", c.id);
     }
     for r in aoitap::check::rules::Rule::ALL {
         assert!(

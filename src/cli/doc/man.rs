@@ -219,6 +219,29 @@ pub fn render() -> String {
             esc(r.what())
         ));
     }
+    out.push_str(
+        ".SH LINT CHECKS\n\\fBaoitap lint\\fR reports each check of AOI\\-CLI \\(sc18.2 for CMD's command, by a stable id \
+         (used in \\fB\\-\\-checks\\fR, \\fB\\-\\-exclude\\-checks\\fR and \\fB\\-\\-expected\\-failures\\fR): \
+         pass, fail, not\\-claimed, inconclusive (the calls could not tell; the detail says what to give) or \
+         skipped (what it needs is not advertised). Each call runs with the environment cleared but PATH, a \
+         fresh empty HOME, stdin from /dev/null (a fixture for checks 12 and 16), no network where \
+         \\fBunshare \\-rn\\fR is allowed, its own process group and \\fB\\-\\-timeout\\fR; lint is the \
+         subreaper of what it starts, so nothing outlives it. CMD ARGS run several times: point a command \
+         with effects at a scratch target.\n",
+    );
+    for c in crate::check::lint_checks::CHECKS {
+        out.push_str(&format!(
+            ".TP\n\\fB{}\\fR (check {}, {})\n{}.",
+            esc(c.id),
+            c.number,
+            esc(c.factor),
+            esc(c.does)
+        ));
+        if !c.needs.is_empty() {
+            out.push_str(&format!(" Needs {}.", esc(c.needs)));
+        }
+        out.push_str(&format!(" Cannot prove {}.\n", esc(c.cannot)));
+    }
     out.push_str(".SH EXIT STATUS\n");
     for e in Exit::ALL {
         out.push_str(&format!(
