@@ -198,7 +198,17 @@ fn lint(a: LintArgs) -> Result<LintOptions, Error> {
 fn read_list(path: &std::path::Path) -> Result<String, String> {
     use std::io::Read;
     const MAX: u64 = 64 * 1024;
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
+    use std::os::unix::fs::OpenOptionsExt;
+    // Opened without blocking, so a FIFO with no writer is not a hang
+    // (it reads as empty), then read as usual: `<(...)` works.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    let flags = rustix::fs::fcntl_getfl(&file).map_err(|e| format!("cannot read it: {e}"))?;
+    rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::NONBLOCK)
+        .map_err(|e| format!("cannot read it: {e}"))?;
     let mut bytes = vec![];
     file.take(MAX + 1)
         .read_to_end(&mut bytes)

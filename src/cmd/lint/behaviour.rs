@@ -1,7 +1,7 @@
 //! The checks that provoke the tool: secrets given to it (spec §18.2
 //! check 9), a pipe closed and signals sent under it (check 10).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use super::calls::{Calls, Outcome, Result, result};
 use super::sandbox::{Call, Ran};
@@ -13,7 +13,7 @@ use crate::check::is_sensitive_name;
 /// value (`--token T`, `--token=<T>`).
 pub fn secret_flags(text: &str) -> Vec<(String, bool)> {
     let mut found: Vec<(String, bool)> = vec![];
-    let mut names = HashSet::new();
+    let mut names = HashMap::new();
     let mut rest = text;
     while let Some(at) = rest.find("--") {
         let name: String = rest[at + 2..]
@@ -27,10 +27,12 @@ pub fn secret_flags(text: &str) -> Vec<(String, bool)> {
         let after = rest.strip_prefix([' ', '=']).unwrap_or("");
         let takes_value =
             after.starts_with('<') || after.chars().next().is_some_and(|c| c.is_ascii_uppercase());
-        if names.insert(name.clone()) {
-            found.push((format!("--{name}"), takes_value));
-        } else if takes_value && let Some(f) = found.iter_mut().find(|f| f.0[2..] == name) {
-            f.1 = true;
+        match names.get(&name) {
+            None => {
+                names.insert(name.clone(), found.len());
+                found.push((format!("--{name}"), takes_value));
+            }
+            Some(&i) => found[i].1 |= takes_value,
         }
     }
     found
@@ -53,15 +55,23 @@ pub fn secrets(c: &Calls, given: &[String]) -> Result {
     let help = c.help();
     let (caps_ran, _) = c.capabilities();
     let mut flags: Vec<(String, bool)> = given.iter().map(|g| (g.clone(), true)).collect();
+    let mut at: std::collections::HashMap<String, usize> = flags
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.0.clone(), i))
+        .collect();
     for text in [
         help.stdout.bytes(1 << 20).unwrap_or_default(),
         help.stderr_head.clone(),
         caps_ran.stdout.bytes(16 << 20).unwrap_or_default(),
     ] {
         for (f, takes) in secret_flags(&String::from_utf8_lossy(&text)) {
-            match flags.iter_mut().find(|g| g.0 == f) {
-                Some(g) => g.1 |= takes,
-                None => flags.push((f, takes)),
+            match at.get(&f) {
+                Some(&i) => flags[i].1 |= takes,
+                None => {
+                    at.insert(f.clone(), flags.len());
+                    flags.push((f, takes));
+                }
             }
         }
     }

@@ -118,8 +118,9 @@ impl Calls {
 
     /// Make `call`, and judge its stdout (without the tool's schema).
     pub fn judged(&self, call: &Call<'_>) -> (Ran, Judged) {
-        let ran = sandbox::call(call);
+        let mut ran = sandbox::call(call);
         let judged = judge(&ran, None);
+        ran.stdout.release();
         (ran, judged)
     }
 
@@ -127,12 +128,13 @@ impl Calls {
     /// schema when check 4 is asked for).
     pub fn main(&self) -> (&Ran, &Judged) {
         let (r, j) = self.main.get_or_init(|| {
-            let ran = sandbox::call(&Call::new(self.command.clone(), self.timeout));
+            let mut ran = sandbox::call(&Call::new(self.command.clone(), self.timeout));
             let schema = self
                 .with_schema
                 .then(|| self.tool_schema().clone().ok())
                 .flatten();
             let judged = judge(&ran, schema);
+            ran.stdout.release();
             (ran, judged)
         });
         (r, j)

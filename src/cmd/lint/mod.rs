@@ -154,8 +154,9 @@ fn report(
         None => Exit::Pass,
     };
     let said: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    let of = command.map_or(String::new(), |c| format!(" for {}", crate::text::quote(c)));
     out.result = Some(format!(
-        "Result: {} ({}; exit {})",
+        "Result{of}: {} ({}; exit {})",
         match exit {
             Exit::Pass => "CONFORMING for the checks it claims",
             Exit::Failed => "NOT CONFORMING",

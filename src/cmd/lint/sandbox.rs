@@ -30,7 +30,7 @@ use crate::signal::Caught;
 /// The most of a call's stdout spooled; past it the call is stopped and
 /// its output is too long to judge (DESIGN §15: a check says so, it does
 /// not judge a cut it made itself).
-pub const MAX_SPOOL: u64 = 1 << 30;
+pub const MAX_SPOOL: u64 = 256 << 20;
 
 /// How long a command's outputs are read after it has exited.
 const EXIT_GRACE: Duration = Duration::from_millis(250);
@@ -174,6 +174,13 @@ impl Spool {
         }
     }
 
+    /// Give the file back once the output is judged: what the checks
+    /// read of it is kept beside, and a spool per call held to the end
+    /// would cost the disk each call's output.
+    pub fn release(&mut self) {
+        self.file = None;
+    }
+
     /// The whole output, when it is at most `max` bytes.
     pub fn bytes(&self, max: u64) -> Option<Vec<u8>> {
         if self.len > max {
@@ -200,6 +207,26 @@ impl Home {
 
     pub fn path(&self) -> &Path {
         self.0.path()
+    }
+}
+
+impl Drop for Home {
+    /// A directory the tool made unreadable or unwritable (mode 000)
+    /// would stop its removal: each one is opened up first (links are
+    /// not followed), and the `TempDir` removes the tree after.
+    fn drop(&mut self) {
+        fn open_up(dir: &Path, depth: usize) {
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return;
+            };
+            for e in entries.flatten() {
+                if depth < 64 && e.file_type().is_ok_and(|t| t.is_dir()) {
+                    open_up(&e.path(), depth + 1);
+                }
+            }
+        }
+        open_up(self.path(), 0);
     }
 }
 
@@ -633,6 +660,17 @@ mod tests {
         assert_eq!(rest, "|0", "{text}");
         assert!(!Path::new(home).exists(), "HOME is removed after");
         assert_eq!(ran.code(), Some(0));
+    }
+
+    #[test]
+    fn a_home_the_tool_locked_is_still_removed() {
+        let ran = sh(
+            "mkdir -p \"$HOME/a/b\" && touch \"$HOME/a/b/f\" && chmod 000 \"$HOME/a/b\" \"$HOME/a\" && echo \"$HOME\"",
+            Then::Nothing,
+        );
+        let home = stdout(&ran);
+        assert!(home.contains("aoitap-lint-home-"), "{home}");
+        assert!(!Path::new(home.trim()).exists(), "{home}");
     }
 
     #[test]
