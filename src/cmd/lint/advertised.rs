@@ -290,6 +290,13 @@ pub fn limit_and_cursor(c: &Calls) -> Result {
             return result(11, Outcome::Inconclusive, why);
         }
     }
+    if !mj.last.as_ref().is_some_and(|l| l.ty == "aoi:summary") {
+        return result(
+            11,
+            Outcome::Inconclusive,
+            "CMD ends without an aoi:summary (check 3): there is no truncated to read",
+        );
+    }
     let Some(last) = lj.last.as_ref().filter(|l| l.ty == "aoi:summary") else {
         return result(
             11,
