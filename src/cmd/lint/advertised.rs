@@ -290,7 +290,7 @@ pub fn limit_and_cursor(c: &Calls) -> Result {
             return result(11, Outcome::Inconclusive, why);
         }
     }
-    if !mj.last.as_ref().is_some_and(|l| l.ty == "aoi:summary") {
+    if mj.last.as_ref().is_none_or(|l| l.ty != "aoi:summary") {
         return result(
             11,
             Outcome::Inconclusive,
