@@ -54,16 +54,20 @@ impl Invocation {
             Invocation::Summarize(o) => ("summarize", &o.stream),
             Invocation::Reconcile(o) => ("reconcile", &o.stream),
             Invocation::Run(o) => ("run", &o.stream),
+            Invocation::Lint(o) => {
+                return (o.style.format == Format::Jsonl && !o.style.quiet).then_some("lint");
+            }
             _ => return None,
         };
         (stream.style.format == Format::Jsonl && !stream.style.quiet).then_some(name)
     }
 
-    /// Whether stdout is a TAP report (verify, run: `--output tap`).
+    /// Whether stdout is a TAP report (verify, run, lint: `--output tap`).
     pub fn tap_on_stdout(&self) -> bool {
         let stream = match self {
             Invocation::Verify(o) => o,
             Invocation::Run(o) => &o.stream,
+            Invocation::Lint(o) => return o.style.format == Format::Tap && !o.style.quiet,
             _ => return false,
         };
         stream.style.format == Format::Tap && !stream.style.quiet && stream.report.is_none()

@@ -180,6 +180,8 @@ pub enum Error {
         what: Option<String>,
         source: io::Error,
     },
+    /// `lint`: CMD cannot be started (127 not found, 126 not executable).
+    NotRun(Exit, String),
     /// A stream command's read or write failed once its report had begun,
     /// and the command ended the report with it. `in_report`: the report
     /// itself says so (jsonl's `aoi:error`, a TAP point); else `message` is
@@ -261,7 +263,7 @@ impl Error {
                 Exit::BrokenPipe
             }
             Error::Io { .. } => Exit::Io,
-            Error::Ended { exit, .. } => *exit,
+            Error::Ended { exit, .. } | Error::NotRun(exit, _) => *exit,
         }
     }
 
@@ -297,7 +299,9 @@ impl std::fmt::Display for Error {
         match self {
             Error::Help(e) => write!(f, "{e}"),
             Error::Refused(r) => f.write_str(&r.reason()),
-            Error::Usage(m) | Error::NoInput(m) | Error::CantCreate(m) => f.write_str(m),
+            Error::Usage(m) | Error::NoInput(m) | Error::CantCreate(m) | Error::NotRun(_, m) => {
+                f.write_str(m)
+            }
             Error::Io {
                 what: Some(w),
                 source,

@@ -62,6 +62,15 @@ impl Signals {
         self.flags.caught()
     }
 
+    /// Catch these too, as SIGTERM (`lint`: any signal that would end it
+    /// must first stop its call, so nothing it started is left running).
+    pub fn also_as_term(&self, sigs: &[i32]) -> io::Result<()> {
+        for &sig in sigs {
+            flag::register(sig, Arc::clone(&self.flags.term))?;
+        }
+        Ok(())
+    }
+
     /// The flags alone, to look at from anywhere (`run` waits with them).
     pub fn flags(&self) -> Caught {
         self.flags.clone()

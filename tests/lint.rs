@@ -344,9 +344,32 @@ fn a_call_past_its_deadline_is_inconclusive_not_an_exit_status() {
     );
     let got = checks(&out);
     assert_eq!(got[0].1, "inconclusive", "{}", out.stdout);
-    // An unknown flag that hangs was not refused.
-    assert_eq!(got[1].1, "fail", "{}", out.stdout);
+    // When CMD alone hangs too, a hang on an unknown flag tells nothing.
+    assert_eq!(got[1].1, "inconclusive", "{}", out.stdout);
     assert!(!out.stdout.contains("137"), "{}", out.stdout);
+    // When only the unknown flag hangs, it was not refused.
+    let picky = dir.path().join("picky.sh");
+    std::fs::write(
+        &picky,
+        "#!/bin/sh\ncase \"$*\" in *--aoitap-lint-no-such-flag*) exec sleep 30;; esac\necho '{\"type\":\"x\"}'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&picky, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = run(
+        &[
+            "lint",
+            "--output",
+            "jsonl",
+            "--timeout",
+            "300ms",
+            "--checks",
+            "5",
+            "--",
+            picky.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(numbers_with(&out, "fail"), [5], "{}", out.stdout);
 }
 
 /// The TAP report: 16 points and a plan of 16, checks not made marked
@@ -459,4 +482,98 @@ fn a_flood_of_findings_is_counted_not_kept() {
     );
     assert_eq!(out.code, 1);
     assert!(out.stdout.contains("and 199999 more"), "{}", out.stdout);
+}
+
+/// CMD ARGS the tool refuses as a usage error (a mistyped command) are not
+/// a conforming command: 64, in the report format asked for.
+#[test]
+fn cmd_args_the_tool_refuses_are_a_usage_error_not_a_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = tool(dir.path(), "good");
+    let typo = lint_cmd(&[], &good, &["lsit", "--output", "jsonl"]);
+    assert_eq!(typo.code, 64, "{}", typo.stdout);
+    assert!(typo.stderr.contains("usage error"), "{}", typo.stderr);
+    let jsonl = lint_cmd(
+        &["--output", "jsonl"],
+        &good,
+        &["lsit", "--output", "jsonl"],
+    );
+    assert_eq!(jsonl.code, 64);
+    assert_eq!(
+        run(&["verify", "-q"], jsonl.stdout.as_bytes()).code,
+        1,
+        "{}",
+        jsonl.stdout
+    );
+    let tap = lint_cmd(&["--output", "tap"], &good, &["lsit"]);
+    assert!(tap.stdout.starts_with("Bail out!"), "{}", tap.stdout);
+    let missing = lint(&["--expected-failures", "/nonexistent/known.txt"], &good);
+    assert_eq!(missing.code, 66, "{}", missing.stderr);
+}
+
+/// Checks are named by id, by `lint.NN` or by number.
+#[test]
+fn a_check_is_named_by_id_by_lint_nn_or_by_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = lint(
+        &[
+            "--output",
+            "jsonl",
+            "--checks",
+            "2,lint.14,lint.15-seq-and-count",
+        ],
+        &tool(dir.path(), "good"),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let got: Vec<u64> = checks(&out).iter().map(|c| c.2).collect();
+    assert_eq!(got, [2, 14, 15]);
+}
+
+/// lint's flags go before a `--` in CMD ARGS, where a tool reads flags.
+#[test]
+fn flags_go_before_a_double_dash_in_cmd_args() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("dashdash.sh");
+    // Conforming for check 5 only when the unknown flag comes before --.
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nfor a; do [ \"$a\" = -- ] && break; case $a in --aoitap-lint-no-such-flag) exit 64;; esac; done\necho '{\"type\":\"x\"}'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = run(
+        &[
+            "lint",
+            "--output",
+            "jsonl",
+            "--checks",
+            "5",
+            "--",
+            script.to_str().unwrap(),
+            "go",
+            "--",
+            "q",
+        ],
+        b"",
+    );
+    assert_eq!(numbers_with(&out, "pass"), [5], "{}", out.stdout);
+}
+
+/// A child lint had before its first call (its parent's job) is not one
+/// of the calls': it is left running.
+#[test]
+fn a_child_lint_did_not_start_is_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = tool(dir.path(), "good");
+    let marker = format!("sleep 30.{}3", std::process::id());
+    let script = format!(
+        "{marker} & exec {} lint -q --checks 1 -- {} search q --output jsonl",
+        bin().display(),
+        good.display()
+    );
+    let status = Command::new("sh").args(["-c", &script]).status().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let left = running(&marker);
+    assert_eq!(left.len(), 1, "{left:?}");
+    let _ = Command::new("pkill").args(["-f", &marker]).status();
 }

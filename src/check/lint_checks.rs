@@ -153,7 +153,8 @@ pub const CHECKS: &[Check] = &[
 pub fn after_help() -> String {
     let mut out = String::from(
         "Example: aoitap lint -- tool search \"agent tools\" --output jsonl\n         \
-         aoitap lint --output tap --expected-failures known.txt -- tool list --output jsonl > lint.t\n\n\
+         aoitap lint --output tap --expected-failures known.txt -- tool list --output jsonl > lint.tap\n         \
+         prove -e cat lint.tap\n\n\
          Checks (id, spec §18.2 factor: what it does; needs; cannot prove):\n",
     );
     for c in CHECKS {
@@ -169,10 +170,12 @@ pub fn after_help() -> String {
          own process group, and --timeout; nothing it starts outlives lint. CMD ARGS run several \
          times: for a command with effects, point them at a scratch target.\n\n\
          Results: pass, fail, not-claimed, inconclusive (the calls could not tell: the detail says \
-         what to give), skipped (what the check needs is not advertised). Exit status: 0 when no \
-         check fails (an --expected-failures entry that fails is reported, not counted; one that \
-         passes fails, as stale), 1 when one does, 64 on a usage error, 127 or 126 when CMD cannot \
-         run, 130 on SIGINT.",
+         what to give), skipped (what the check needs is not advertised); with \
+         --expected-failures, expected-failure (listed, and failing: reported, not counted) and \
+         stale (listed, but passing: a failure). Checks are named by id, by lint.NN or by number. \
+         Exit status: 0 when no check fails, 1 when one does, 64 on a usage error (CMD ARGS the \
+         tool refuses as one included), 66 when --expected-failures is missing, 127 or 126 when \
+         CMD cannot run, 130 on SIGINT, 143 on SIGTERM.",
     );
     out
 }
@@ -180,6 +183,14 @@ pub fn after_help() -> String {
 /// The check with this id.
 pub fn by_id(id: &str) -> Option<&'static Check> {
     CHECKS.iter().find(|c| c.id == id)
+}
+
+/// The check a user names: by its id, by `lint.NN`, or by its number.
+pub fn by_name(name: &str) -> Option<&'static Check> {
+    by_id(name).or_else(|| {
+        let n: u8 = name.strip_prefix("lint.").unwrap_or(name).parse().ok()?;
+        CHECKS.iter().find(|c| c.number == n)
+    })
 }
 
 #[cfg(test)]
@@ -198,6 +209,8 @@ mod tests {
                 c.id
             );
             assert_eq!(by_id(c.id), Some(c));
+            assert_eq!(by_name(&c.number.to_string()), Some(c));
+            assert_eq!(by_name(&format!("lint.{:02}", c.number)), Some(c));
         }
     }
 }

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::args::{
-    ColorArg, Command, LintArgs, OutputArg, ProtocolArg, ReconcileArgs, RunArgs, SplitArgs,
-    StreamArgs, StripArgs, SummarizeArgs, VerifyArgs,
+    ColorArg, Command, LintArgs, LintOutputArg, OutputArg, ProtocolArg, ReconcileArgs, RunArgs,
+    SplitArgs, StreamArgs, StripArgs, SummarizeArgs, VerifyArgs,
 };
 use super::usage;
 use crate::check::rules::Levels;
@@ -127,15 +127,28 @@ fn reconcile(mut a: ReconcileArgs) -> Result<ReconcileOptions, Error> {
 }
 
 fn lint(a: LintArgs) -> Result<LintOptions, Error> {
-    use crate::check::lint_checks::{CHECKS, by_id};
-    let refuse = |what: &str| Error::Usage(format!("lint: {what}"));
-    for id in a.checks.iter().chain(&a.exclude_checks) {
-        if by_id(id).is_none() {
-            return Err(refuse(&format!(
-                "no check {id:?} (aoitap lint --help lists them)"
-            )));
-        }
-    }
+    use crate::check::lint_checks::{CHECKS, by_name};
+    let output = match a.output {
+        LintOutputArg::Human => OutputArg::Human,
+        LintOutputArg::Jsonl => OutputArg::Jsonl,
+        LintOutputArg::Tap => OutputArg::Tap,
+    };
+    let refuse = |what: &str| usage::refuse("lint", what, output);
+    // Ids as the catalogue spells them, or `lint.06`, or `6`.
+    let ids = |given: &[String], what: &str| -> Result<Vec<&'static str>, Error> {
+        given
+            .iter()
+            .map(|g| {
+                by_name(g).map(|c| c.id).ok_or_else(|| {
+                    refuse(&format!(
+                        "{what}: no check {g:?} (aoitap lint --help lists them)"
+                    ))
+                })
+            })
+            .collect()
+    };
+    let chosen = ids(&a.checks, "--checks")?;
+    let excluded = ids(&a.exclude_checks, "--exclude-checks")?;
     if let Some(bad) = a.secret_flag.iter().find(|f| {
         f.len() < 3 || !f.starts_with("--") || f.contains(|c: char| c == '=' || c.is_whitespace())
     }) {
@@ -146,23 +159,39 @@ fn lint(a: LintArgs) -> Result<LintOptions, Error> {
     let expected_failures = match &a.expected_failures {
         None => vec![],
         Some(path) => {
-            let text = read_list(path).map_err(|e| refuse(&format!("{}: {e}", path.display())))?;
-            let ids: Vec<String> = text
+            let shown = path.display();
+            let text = read_list(path).map_err(|(missing, e)| {
+                let msg = format!("--expected-failures {shown}: {e}");
+                if missing {
+                    Error::NoInput(format!("lint: {msg}"))
+                } else {
+                    refuse(&msg)
+                }
+            })?;
+            let listed: Vec<String> = text
                 .lines()
                 .map(|l| l.split('#').next().unwrap_or_default().trim().to_string())
                 .filter(|l| !l.is_empty())
                 .collect();
-            if let Some(bad) = ids.iter().find(|id| by_id(id).is_none()) {
-                return Err(refuse(&format!("{}: no check {bad:?}", path.display())));
-            }
-            ids
+            ids(&listed, &format!("--expected-failures {shown}"))?
+                .into_iter()
+                .map(str::to_string)
+                .collect()
         }
     };
+    if let Some(n) = a.tool_words
+        && usize::from(n) > a.command.len()
+    {
+        return Err(refuse(&format!(
+            "--tool-words {n}: CMD has {} words",
+            a.command.len()
+        )));
+    }
     let checks: Vec<&'static str> = CHECKS
         .iter()
         .map(|c| c.id)
-        .filter(|id| a.checks.is_empty() || a.checks.iter().any(|c| c == id))
-        .filter(|id| !a.exclude_checks.iter().any(|c| c == id))
+        .filter(|id| chosen.is_empty() || chosen.contains(id))
+        .filter(|id| !excluded.contains(id))
         .collect();
     if checks.is_empty() {
         return Err(refuse(
@@ -170,10 +199,9 @@ fn lint(a: LintArgs) -> Result<LintOptions, Error> {
         ));
     }
     let format = match a.output {
-        OutputArg::Jsonl => Format::Jsonl,
-        OutputArg::Tap => Format::Tap,
-        OutputArg::Human => Format::Human,
-        OutputArg::Json => return Err(refuse("--output json is for summarize")),
+        LintOutputArg::Jsonl => Format::Jsonl,
+        LintOutputArg::Tap => Format::Tap,
+        LintOutputArg::Human => Format::Human,
     };
     Ok(LintOptions {
         command: a.command,
@@ -195,31 +223,35 @@ fn lint(a: LintArgs) -> Result<LintOptions, Error> {
 
 /// A list file of ids (`--expected-failures`): text, at most 64 KiB, so
 /// `/dev/zero` or a log named by mistake is an error, not a hang.
-fn read_list(path: &std::path::Path) -> Result<String, String> {
+fn read_list(path: &std::path::Path) -> Result<String, (bool, String)> {
     use std::io::Read;
-    const MAX: u64 = 64 * 1024;
     use std::os::unix::fs::OpenOptionsExt;
+    const MAX: u64 = 64 * 1024;
+    let unread = |e: std::io::Error| (false, format!("cannot read it: {e}"));
     // Opened without blocking, so a FIFO with no writer is not a hang
     // (it reads as empty), then read as usual: `<(...)` works.
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
         .open(path)
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    let flags = rustix::fs::fcntl_getfl(&file).map_err(|e| format!("cannot read it: {e}"))?;
+        .map_err(|e| {
+            (
+                e.kind() == std::io::ErrorKind::NotFound,
+                format!("cannot read it: {e}"),
+            )
+        })?;
+    let flags = rustix::fs::fcntl_getfl(&file).map_err(|e| unread(e.into()))?;
     rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::NONBLOCK)
-        .map_err(|e| format!("cannot read it: {e}"))?;
+        .map_err(|e| unread(e.into()))?;
     let mut bytes = vec![];
-    file.take(MAX + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read it: {e}"))?;
+    file.take(MAX + 1).read_to_end(&mut bytes).map_err(unread)?;
     if bytes.len() as u64 > MAX {
-        return Err(format!(
-            "over {} KiB: a list of check ids is short",
-            MAX >> 10
+        return Err((
+            false,
+            format!("over {} KiB: a list of check ids is short", MAX >> 10),
         ));
     }
-    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
+    String::from_utf8(bytes).map_err(|_| (false, "not UTF-8 text".to_string()))
 }
 
 fn run(a: RunArgs) -> Result<RunOptions, Error> {

@@ -328,7 +328,7 @@ impl<W: Write> Emitter<W> {
         }
         if self.human() {
             let line = format!(
-                "{:<13} {} — {}\n",
+                "{:<16} {} — {}\n",
                 c.properties.result,
                 c.name,
                 clean(c.detail)
@@ -492,6 +492,8 @@ pub fn error_stream(command: &str, err: &Error) -> io::Result<()> {
         Exit::Usage => ("usage", "USAGE"),
         Exit::NoInput => ("not_found", "INPUT_NOT_FOUND"),
         Exit::CantCreate => ("conflict", "OUTPUT_FAILED"),
+        Exit::CommandNotFound => ("not_found", "COMMAND_NOT_FOUND"),
+        Exit::CannotExecute => ("usage", "COMMAND_NOT_EXECUTABLE"),
         _ => ("io", "IO_FAILED"),
     };
     let mut em = Emitter::new(io::stdout(), style, command);

@@ -261,6 +261,7 @@ pub fn render() -> String {
          tail \\-F agent.log | aoitap verify \\-\\-multi\\-run \\-\\-unbounded\n\
          tool \\-\\-output jsonl > out.jsonl; aoitap verify \\-q out.jsonl || retry\n\
          aoitap strip\\-envelope \\-\\-type hit out.jsonl | legacy\\-tool\n\
+         aoitap lint \\-\\- tool search q \\-\\-output jsonl\n\
          aoitap split\\-by\\-run \\-\\-dir runs/ merged.jsonl\n\
          aoitap summarize out.jsonl\n\
          aoitap reconcile transcript.jsonl\n\

@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::calls::{Calls, Outcome, Result, result, unjudged};
 use super::judged::Judged;
 use super::sandbox::{self, Call, Home, Ran};
+use crate::text::plural;
 
 /// The capabilities entry of CMD's command when `wanted` holds of it;
 /// else the skipped result saying what is not advertised.
@@ -84,8 +85,15 @@ fn snapshot() -> Vec<(OsString, u64, Option<SystemTime>)> {
 fn unconfirmed(c: &Calls) -> Vec<OsString> {
     let mut out = vec![];
     let mut skip_value = false;
+    let mut operands = false;
     for a in &c.command {
         let s = a.to_string_lossy();
+        // After `--` every word is an operand, however it is spelled.
+        operands |= s == "--";
+        if operands {
+            out.push(a.clone());
+            continue;
+        }
         if skip_value {
             skip_value = false;
             continue;
@@ -141,8 +149,7 @@ pub fn safe_destructive(c: &Calls) -> Result {
             ),
         );
     }
-    let mut argv = unconfirmed(c);
-    argv.push("--dry-run".into());
+    let argv = super::calls::with_flags(&unconfirmed(c), c.tool.len(), &["--dry-run"]);
     let (dry, dj) = c.judged(&Call::new(argv, c.timeout));
     if let Some(why) = unjudged("--dry-run", &dry, &dj) {
         return result(6, Outcome::Inconclusive, why);
@@ -152,9 +159,9 @@ pub fn safe_destructive(c: &Calls) -> Result {
             6,
             Outcome::Fail,
             format!(
-                "--dry-run: {} with {} aoi:plan events (a dry run plans, and succeeds)",
+                "--dry-run: {} with {} (a dry run plans, and succeeds)",
                 dry.ended(),
-                dj.plans
+                plural(dj.plans, "aoi:plan event")
             ),
         );
     }
@@ -165,9 +172,9 @@ pub fn safe_destructive(c: &Calls) -> Result {
         6,
         Outcome::Pass,
         format!(
-            "without --confirm, {name:?} refuses ({}); --dry-run writes {} aoi:plan events and leaves the working directory as it was",
+            "without --confirm, {name:?} refuses ({}); --dry-run writes {} and leaves the working directory as it was",
             refused.ended(),
-            dj.plans
+            plural(dj.plans, "aoi:plan event")
         ),
     )
 }
@@ -216,8 +223,9 @@ pub fn idempotent(c: &Calls) -> Result {
         Some(format!("ok:{:?} then ok:{:?}", outcome(&fj), outcome(&rj)))
     } else if (fj.domain, fj.domain_types) != (rj.domain, rj.domain_types) {
         Some(format!(
-            "{} domain events then {} (or of other types)",
-            fj.domain, rj.domain
+            "{} then {} (or of other types)",
+            plural(fj.domain, "domain event"),
+            rj.domain
         ))
     } else {
         None
@@ -232,9 +240,9 @@ pub fn idempotent(c: &Calls) -> Result {
             7,
             Outcome::Pass,
             format!(
-                "{name:?} replayed with the same --idempotency-key gives the prior result ({}, {} domain events)",
+                "{name:?} replayed with the same --idempotency-key gives the prior result ({}, {})",
                 first.ended(),
-                fj.domain
+                plural(fj.domain, "domain event")
             ),
         ),
     }
@@ -269,8 +277,8 @@ pub fn auditable(c: &Calls) -> Result {
             8,
             Outcome::Pass,
             format!(
-                "each of the {} domain events names what it is about",
-                j.domain
+                "each domain event names what it is about ({})",
+                plural(j.domain, "event")
             ),
         ),
     }
@@ -316,8 +324,8 @@ pub fn limit_and_cursor(c: &Calls) -> Result {
             11,
             Outcome::Inconclusive,
             format!(
-                "{name:?} gives {} results without a limit: --limit 1 cuts nothing (give CMD ARGS with more)",
-                mj.domain
+                "{name:?} gives {} without a limit: --limit 1 cuts nothing (give CMD ARGS with more)",
+                plural(mj.domain, "domain event")
             ),
         );
     }
@@ -326,8 +334,8 @@ pub fn limit_and_cursor(c: &Calls) -> Result {
             11,
             Outcome::Fail,
             format!(
-                "--limit 1 gives {} domain events, as many as without it ({})",
-                lj.domain, mj.domain
+                "--limit 1 gives {}, as many as without it",
+                plural(lj.domain, "domain event")
             ),
         );
     }
@@ -336,7 +344,7 @@ pub fn limit_and_cursor(c: &Calls) -> Result {
             11,
             Outcome::Fail,
             format!(
-                "--limit 1 gives {} of {} domain events, but says truncated:false",
+                "--limit 1 gives {} of {} domain events (results and others), but says truncated:false",
                 lj.domain, mj.domain
             ),
         );
@@ -352,7 +360,7 @@ pub fn limit_and_cursor(c: &Calls) -> Result {
         11,
         Outcome::Pass,
         format!(
-            "--limit 1 gives {} of {} domain events and says truncated:true",
+            "--limit 1 gives {} of {} domain events (results and others) and says truncated:true",
             lj.domain, mj.domain
         ),
     )
@@ -360,6 +368,7 @@ pub fn limit_and_cursor(c: &Calls) -> Result {
 
 /// The run every upstream fixture has.
 pub const UPSTREAM_RUN: &str = "aoitap-lint-upstream";
+const UPSTREAM_SCHEMA: &str = "dev.aoitap.lint.upstream";
 const UPSTREAM_ERROR: &str = "LINT_UPSTREAM_RATE_LIMIT";
 const UPSTREAM_WARNING: &str = "LINT_UPSTREAM_SLOW";
 
@@ -484,7 +493,12 @@ pub fn transformer(c: &Calls) -> Result {
         Ok(x) => x,
         Err(r) => return r,
     };
-    if j.frame_runs.iter().any(|r| r == UPSTREAM_RUN) {
+    // The upstream's own run, tool or schema on a meta or summary: it is
+    // the upstream's, however re-stamped.
+    if j.frame_marks
+        .iter()
+        .any(|m| m == UPSTREAM_RUN || m == UPSTREAM_SCHEMA)
+    {
         return result(
             16,
             Outcome::Fail,
@@ -518,6 +532,11 @@ pub fn transformer(c: &Calls) -> Result {
             16,
             Outcome::Fail,
             "ok:true after the upstream's aoi:error (and no --continue-on-error)",
+        ),
+        None => result(
+            16,
+            Outcome::Fail,
+            "fed an upstream stream, the summary has no boolean ok",
         ),
         Some(false) if last.caused_by != Some((Some(true), Some(7200))) => result(
             16,

@@ -92,6 +92,7 @@ pub fn secrets(c: &Calls, given: &[String]) -> Result {
     let alike = c.unknown_flag().0.code() == usual;
     flags.truncate(MAX_FLAGS);
     let mut tried = vec![];
+    let mut refused = vec![];
     for (flag, takes_value) in &flags {
         let call = |more: &[&str]| -> Ran {
             super::sandbox::call(&Call {
@@ -109,6 +110,7 @@ pub fn secrets(c: &Calls, given: &[String]) -> Result {
         // A refused call tests nothing: an error may quote the value it
         // refuses.
         if ran.code() != usual || usual.is_none() {
+            refused.push(flag.as_str());
             continue;
         }
         if alike {
@@ -128,11 +130,13 @@ pub fn secrets(c: &Calls, given: &[String]) -> Result {
         }
         tried.push(flag.as_str());
     }
-    let more = if untried > 0 {
-        format!(" ({untried} more flags not tried)")
-    } else {
-        String::new()
-    };
+    let mut more = String::new();
+    if !refused.is_empty() && !tried.is_empty() {
+        more.push_str(&format!("; refused, so not tested: {}", refused.join(", ")));
+    }
+    if untried > 0 {
+        more.push_str(&format!(" ({untried} more flags not tried)"));
+    }
     if tried.is_empty() {
         let names: Vec<&str> = flags.iter().map(|f| f.0.as_str()).collect();
         return result(
@@ -161,7 +165,7 @@ pub fn secrets(c: &Calls, given: &[String]) -> Result {
 
 /// Whether a call's stderr shows a stack trace (Python, Rust, Node, Go,
 /// Java).
-fn stack_trace(r: &Ran) -> bool {
+pub fn stack_trace(r: &Ran) -> bool {
     let e = r.stderr_text();
     e.contains("Traceback (most recent call last)")
         || e.contains("panicked at")
@@ -218,28 +222,39 @@ pub fn pipe_and_signals(c: &Calls) -> Result {
             .last
             .as_ref()
             .is_some_and(|l| l.ty == "aoi:summary" && l.reason.as_deref() == Some("cancelled"));
-        parts.push(if !ran.acted {
+        // Whether the signal came while the tool still ran is a race a
+        // short run can win either way: only a cancel tells there. A long
+        // run is still writing when it comes: cut off by it, it failed;
+        // ended by its own summary, it ignored the signal or won the race.
+        parts.push(if cancelled {
+            (
+                Outcome::Pass,
+                format!("{name} gives a reason:\"cancelled\" summary"),
+            )
+        } else if !ran.acted {
             (
                 Outcome::Inconclusive,
                 format!("{name}: not tested, the run ended before it could be sent"),
             )
-        } else if short && ends_in_summary(j) && !cancelled {
+        } else if short {
             (
                 Outcome::Inconclusive,
                 format!(
-                    "{name}: not tested, the run is too short to tell a cancel from a finish (it ended with its summary)"
+                    "{name}: not tested, the run is too short to tell how it takes a signal (give CMD ARGS that write more)"
                 ),
             )
-        } else if cancelled {
+        } else if ends_in_summary(j) {
             (
-                Outcome::Pass,
-                format!("{name} gives a reason:\"cancelled\" summary"),
+                Outcome::Inconclusive,
+                format!(
+                    "{name} after the first line: the run ended with its own summary, not a cancelled one (it ignores the signal, or finished first)"
+                ),
             )
         } else {
             (
                 Outcome::Fail,
                 format!(
-                    "{name} after the first line: no reason:\"cancelled\" summary ({})",
+                    "{name} after the first line: the stream is cut off, with no reason:\"cancelled\" summary ({})",
                     ran.ended()
                 ),
             )

@@ -63,7 +63,7 @@ pub fn result(number: u8, outcome: Outcome, detail: impl Into<String>) -> Result
 pub const UNKNOWN_FLAG: &str = "--aoitap-lint-no-such-flag";
 
 /// The most of a discovery command's output read (a schema, a manifest).
-const MAX_DISCOVERY: u64 = 16 << 20;
+pub const MAX_DISCOVERY: u64 = 16 << 20;
 
 /// The calls every check reads, each made once, when first needed.
 pub struct Calls {
@@ -109,11 +109,10 @@ impl Calls {
         }
     }
 
-    /// A call of CMD ARGS with `more` after them.
+    /// A call of CMD ARGS with `more` after them, and before a `--` in
+    /// them: flags after it would be operands.
     pub fn with(&self, more: &[&str]) -> Vec<OsString> {
-        let mut v = self.command.clone();
-        v.extend(more.iter().map(OsString::from));
-        v
+        with_flags(&self.command, self.tool.len(), more)
     }
 
     /// Make `call`, and judge its stdout (without the tool's schema).
@@ -204,6 +203,21 @@ impl Calls {
             .map(|a| a.into_owned())
     }
 
+    /// Why CMD ARGS are not a command to lint: the tool refuses them as
+    /// a usage error (a non-zero exit with an `aoi:error` of category
+    /// usage, or exit 2 or 64 with no event at all).
+    pub fn refused(&self) -> Option<String> {
+        let (ran, j) = self.main();
+        let code = ran.code().filter(|&n| n != 0)?;
+        let usage = j.usage_errors > 0 || (j.events == 0 && matches!(code, 2 | 64));
+        usage.then(|| {
+            let what = j.usage_message.as_deref().map_or(String::new(), |m| {
+                format!(": {}", super::redact::words(crate::text::prefix(m, 200)))
+            });
+            format!("the tool refuses CMD ARGS as a usage error (exit {code}{what})")
+        })
+    }
+
     /// The capabilities entry of the command CMD ARGS runs.
     pub fn entry(&self) -> Option<(String, &Value)> {
         let name = self.command_name()?;
@@ -285,6 +299,20 @@ impl Calls {
     }
 }
 
+/// `argv` with `more` put before its first `--` after the tool's words
+/// (at its end when it has none).
+pub fn with_flags(argv: &[OsString], tool_words: usize, more: &[&str]) -> Vec<OsString> {
+    let at = argv
+        .iter()
+        .skip(tool_words)
+        .position(|a| a == "--")
+        .map_or(argv.len(), |k| k + tool_words);
+    let mut v = argv[..at].to_vec();
+    v.extend(more.iter().map(OsString::from));
+    v.extend_from_slice(&argv[at..]);
+    v
+}
+
 /// Judge a call's stdout.
 pub fn judge(ran: &Ran, schema: Option<Arc<EventSchema>>) -> Judged {
     match ran.stdout.reader() {
@@ -324,7 +352,7 @@ pub fn stderr_said(ran: &Ran) -> String {
     if text.is_empty() {
         return String::new();
     }
-    let redacted = redact_words(&text);
+    let redacted = super::redact::words(&text);
     let mut short: String = redacted.chars().take(200).collect();
     if short.len() < redacted.len() {
         short.push_str("...");
@@ -332,30 +360,21 @@ pub fn stderr_said(ran: &Ran) -> String {
     format!(": {short}")
 }
 
-/// `text` with the value of each secret-looking `--name=value`,
-/// `name=value` or `--name value`, and of `Bearer value`, replaced by
-/// `***` (a tool's error message may quote the token it was given).
-pub fn redact_words(text: &str) -> String {
-    use crate::check::is_sensitive_name;
-    let mut out: Vec<String> = vec![];
-    let mut hide_next = false;
-    for word in text.split(' ') {
-        if hide_next && !word.is_empty() {
-            out.push("***".to_string());
-            hide_next = false;
-            continue;
-        }
-        let bare = word.trim_start_matches('-');
-        match bare.split_once('=') {
-            Some((name, _)) if is_sensitive_name(name) => {
-                out.push(format!("{}{name}=***", &word[..word.len() - bare.len()]))
-            }
-            _ => {
-                hide_next = (word.starts_with("--") && is_sensitive_name(bare))
-                    || word.eq_ignore_ascii_case("bearer");
-                out.push(word.to_string());
-            }
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_go_before_a_double_dash() {
+        let argv: Vec<OsString> = ["t", "search", "--", "-q"].map(OsString::from).to_vec();
+        assert_eq!(
+            with_flags(&argv, 1, &["--limit", "1"]),
+            ["t", "search", "--limit", "1", "--", "-q"].map(OsString::from)
+        );
+        let plain: Vec<OsString> = ["t", "search"].map(OsString::from).to_vec();
+        assert_eq!(
+            with_flags(&plain, 1, &["-x"]),
+            ["t", "search", "-x"].map(OsString::from)
+        );
     }
-    out.join(" ")
 }

@@ -1,11 +1,9 @@
 //! The checks that read the tool's stream and its discovery commands
 //! (spec §18.2 checks 1-5 and 13-15; DESIGN §15).
 
-use std::ffi::OsString;
-
-use super::calls::{Calls, Outcome, Result, UNKNOWN_FLAG, result, unjudged};
+use super::calls::{self, Calls, Outcome, Result, UNKNOWN_FLAG, result, unjudged};
 use super::judged::{Judged, Seen};
-use super::sandbox::{self, Call};
+use super::sandbox::{self, Call, Ran};
 use crate::check::rules::Rule;
 
 /// The first finding against a check, as its detail: an error's, or any
@@ -20,7 +18,11 @@ fn first(seen: &Seen, number: u8) -> Option<String> {
     f.map(|f| {
         let more = seen.count - 1;
         if more > 0 {
-            format!("{} (and {more} more)", f.said())
+            format!(
+                "{} (and {})",
+                f.said(),
+                crate::text::plural(more, "more finding")
+            )
         } else {
             f.said()
         }
@@ -48,16 +50,34 @@ pub fn discoverable(c: &Calls) -> Result {
     } else {
         "with no credentials and an empty HOME (the network was not cut: `unshare -rn` is not allowed here)"
     };
+    let caps_call = "`capabilities --output json`";
     match ran.code() {
         Some(0) if caps.is_object() => result(
             1,
             Outcome::Pass,
             format!("schema compiles and capabilities is one JSON object, {alone}"),
         ),
+        Some(0) if ran.stdout.len > calls::MAX_DISCOVERY => result(
+            1,
+            Outcome::Inconclusive,
+            format!(
+                "{caps_call} wrote {} bytes, over lint's {} MiB: not read",
+                ran.stdout.len,
+                calls::MAX_DISCOVERY >> 20
+            ),
+        ),
         Some(0) => result(
             1,
             Outcome::Fail,
-            "`capabilities --output json` exits 0 but is not one JSON object",
+            format!("{caps_call} exits 0 but is not one JSON object"),
+        ),
+        // Not offering it is allowed (§18.2: "succeeds if advertised");
+        // hanging or crashing is not.
+        None if ran.timed_out => result(1, Outcome::Fail, format!("{caps_call}: {}", ran.ended())),
+        Some(_) if super::behaviour::stack_trace(ran) => result(
+            1,
+            Outcome::Fail,
+            format!("{caps_call} crashes: {}, with a stack trace", ran.ended()),
         ),
         _ => result(
             1,
@@ -70,32 +90,55 @@ pub fn discoverable(c: &Calls) -> Result {
     }
 }
 
+/// What check 2 makes of one call: its first finding, lint's own cut of
+/// a call it stopped (the unterminated last line) left out; or, with
+/// none, why the call cannot be judged.
+fn form(what: &str, ran: &Ran, j: &Judged) -> std::result::Result<Option<String>, String> {
+    let seen = j.raw(2);
+    let stopped = ran.timed_out || ran.cancelled || ran.stdout.overflowed;
+    let real = seen
+        .first
+        .as_ref()
+        .filter(|f| !(stopped && f.rule == Rule::LineUnterminated));
+    if real.is_some() {
+        return Ok(first(seen, 2));
+    }
+    match unjudged(what, ran, j) {
+        Some(why) => Err(why),
+        None => Ok(None),
+    }
+}
+
 /// Check 2: stdout is JSONL objects with a type, no ANSI, also when
-/// colour is asked for.
+/// colour is asked for and on a terminal. What a stopped call wrote is
+/// still read: ANSI before a hang is a failure, not a pass.
 pub fn stdout_jsonl(c: &Calls) -> Result {
-    let j = match main_stream(c, 2) {
-        Ok(j) => j,
-        Err(r) => return r,
-    };
-    if let Some(why) = first(j.raw(2), 2) {
-        return result(2, Outcome::Fail, why);
+    let (ran, j) = c.main();
+    match form("CMD", ran, j) {
+        Ok(Some(why)) => return result(2, Outcome::Fail, why),
+        Err(why) => return result(2, Outcome::Inconclusive, why),
+        Ok(None) if j.lines == 0 => {
+            return result(
+                2,
+                Outcome::Inconclusive,
+                "CMD wrote nothing on stdout: there is no stream to judge",
+            );
+        }
+        Ok(None) => {}
     }
-    if j.lines == 0 {
-        return result(
-            2,
-            Outcome::Inconclusive,
-            "CMD wrote nothing on stdout: there is no stream to judge",
-        );
-    }
+    let mut untold = vec![];
     for (how, (ran, j)) in [
         ("with TERM and FORCE_COLOR set", c.coloured()),
         ("with stdout a terminal", c.on_terminal()),
     ] {
-        if unjudged("CMD", ran, j).is_none()
-            && let Some(why) = first(j.raw(2), 2)
-        {
-            return result(2, Outcome::Fail, format!("{how}: {why}"));
+        match form(&format!("CMD {how}"), ran, j) {
+            Ok(Some(why)) => return result(2, Outcome::Fail, format!("{how}: {why}")),
+            Err(why) => untold.push(why),
+            Ok(None) => {}
         }
+    }
+    if !untold.is_empty() {
+        return result(2, Outcome::Inconclusive, untold.join("; "));
     }
     result(
         2,
@@ -110,8 +153,21 @@ pub fn exit_matches_summary(c: &Calls) -> Result {
         Ok(j) => j,
         Err(r) => return r,
     };
-    if let Some(why) = first(j.events(3), 3) {
-        return result(3, Outcome::Fail, why);
+    if let Some(f) = &j.events(3).first_error {
+        // The checker of events alone counts only events: the stream's
+        // own length is said here.
+        if f.rule == Rule::SummaryMissing {
+            return result(
+                3,
+                Outcome::Fail,
+                format!(
+                    "the stream ends after {} without its aoi:summary ({})",
+                    crate::text::plural(j.lines, "line"),
+                    c.main().0.ended()
+                ),
+            );
+        }
+        return result(3, Outcome::Fail, first(j.events(3), 3).unwrap_or_default());
     }
     // The terminal summary's word, not the whole stream's verdict: a
     // second summary fails check 14, not also this one.
@@ -176,6 +232,12 @@ pub fn usage_and_errors(c: &Calls) -> Result {
             5,
             Outcome::Pass,
             format!("{UNKNOWN_FLAG} exits {n}; every aoi:error carries its fields"),
+        ),
+        // When CMD ARGS alone do not end in time, neither tells.
+        None if unknown.timed_out && c.main().0.timed_out => result(
+            5,
+            Outcome::Inconclusive,
+            format!("CMD does not end within --timeout, with or without {UNKNOWN_FLAG}"),
         ),
         None if unknown.timed_out => result(
             5,
@@ -281,11 +343,7 @@ pub fn schema_version(c: &Calls) -> Result {
             "schema_version in aoi:meta and aoi:summary (capabilities list no versions to negotiate)",
         );
     };
-    let with = |v: &str| {
-        let mut argv: Vec<OsString> = c.command.clone();
-        argv.extend(["--schema-version", v].map(OsString::from));
-        c.judged(&Call::new(argv, c.timeout))
-    };
+    let with = |v: &str| c.judged(&Call::new(c.with(&["--schema-version", v]), c.timeout));
     let (honoured, hj) = with(asked);
     let said = hj.meta.as_ref().and_then(|m| m.0.clone());
     if said.as_deref() != Some(asked) {

@@ -30,11 +30,26 @@ pub struct Found {
     pub line: u64,
     pub rule: Rule,
     pub message: String,
+    /// Check 2: how the line begins, quoted (secret-looking values
+    /// redacted), so a banner or a colour code is seen for what it is.
+    pub excerpt: Option<(String, bool)>,
 }
 
 impl Found {
     pub fn said(&self) -> String {
-        format!("line {}: {} ({})", self.line, self.message, self.rule.id())
+        // verify's hints name verify's flags: not lint's to give.
+        let message = self
+            .message
+            .replace(" (use --multi-run for merged logs)", "");
+        let rule = self.rule.id();
+        match &self.excerpt {
+            Some((e, true)) => format!(
+                "line {} begins with an ANSI escape ({e}): {message} ({rule})",
+                self.line
+            ),
+            Some((e, false)) => format!("line {} ({e}): {message} ({rule})", self.line),
+            None => format!("line {}: {message} ({rule})", self.line),
+        }
     }
 }
 
@@ -89,8 +104,12 @@ pub struct Judged {
     pub framework_schema: Option<Found>,
     /// The first domain event with no field naming what it is about.
     pub without_id: Option<u64>,
-    /// `aoi.run` of each aoi:meta and aoi:summary (at most 16).
-    pub frame_runs: Vec<String>,
+    /// `aoi.run`, `tool` and `schema_name` of each aoi:meta and
+    /// aoi:summary (of the first 16): whose stream they describe.
+    pub frame_marks: Vec<String>,
+    /// aoi:error events of category usage, and the first one's message.
+    pub usage_errors: u64,
+    pub usage_message: Option<String>,
     /// Codes of aoi:error and aoi:warning events without `origin`.
     pub unoriginated: Vec<String>,
 }
@@ -188,6 +207,12 @@ impl<'c> Check<'c> {
     fn line(&mut self, line: &Line<'_>, n: u64, framework: bool) {
         self.sink.at = Some(n);
         self.sink.framework = framework;
+        self.sink.head.clear();
+        if let Line::Complete { bytes, .. } = line {
+            self.sink
+                .head
+                .extend_from_slice(&bytes[..bytes.len().min(EXCERPT)]);
+        }
         let _ = self.checker.judge(line, &mut self.sink);
     }
 
@@ -199,11 +224,16 @@ impl<'c> Check<'c> {
     }
 }
 
+/// How much of a line a check-2 finding quotes.
+const EXCERPT: usize = 40;
+
 #[derive(Default)]
 struct Counted {
     seen: [Seen; 17],
     tally: Tally,
     at: Option<u64>,
+    /// The first bytes of the line being judged.
+    head: Vec<u8>,
     framework: bool,
     framework_schema: Option<Found>,
 }
@@ -214,6 +244,10 @@ impl Sink for Counted {
         let Some(number) = check_of(f.rule) else {
             return Ok(());
         };
+        let excerpt = (number == 2 && !self.head.is_empty()).then(|| {
+            let quoted = super::redact::words(&crate::text::quote_raw(&self.head));
+            (format!("`{quoted}`"), self.head[0] == 0x1b)
+        });
         let found = || Found {
             line: if f.line == 0 {
                 0
@@ -222,6 +256,7 @@ impl Sink for Counted {
             },
             rule: f.rule,
             message: f.message.clone(),
+            excerpt: excerpt.clone(),
         };
         if number == 4 && self.framework && self.framework_schema.is_none() {
             self.framework_schema = Some(found());
@@ -253,29 +288,34 @@ fn note(j: &mut Judged, ev: &Event<'_>, n: u64) -> bool {
     j.events += 1;
     let ty = ev.ty().map(Cow::into_owned).unwrap_or_default();
     let framework = ty.starts_with("aoi:");
-    let run = || {
-        let (_, run, _) = ev.aoi().parts();
-        text(run).unwrap_or_default()
+    let mark = |j: &mut Judged| {
+        if j.frame_marks.len() < 48 {
+            let (_, run, _) = ev.aoi().parts();
+            let marks = [text(run), text(ev.get("tool")), text(ev.get("schema_name"))];
+            j.frame_marks.extend(marks.into_iter().flatten());
+        }
     };
     match ty.as_str() {
         "aoi:meta" => {
             if j.meta.is_none() {
                 j.meta = Some((text(ev.get("schema_version")), text(ev.get("command"))));
             }
-            if j.frame_runs.len() < 16 {
-                j.frame_runs.push(run());
-            }
+            mark(j);
         }
         "aoi:summary" => {
             if j.summary_version.is_none() {
                 j.summary_version = Some(text(ev.get("schema_version")));
             }
-            if j.frame_runs.len() < 16 {
-                j.frame_runs.push(run());
-            }
+            mark(j);
         }
         "aoi:plan" => j.plans += 1,
         "aoi:error" | "aoi:warning" => {
+            if ty == "aoi:error" && text(ev.get("category")).as_deref() == Some("usage") {
+                j.usage_errors += 1;
+                if j.usage_message.is_none() {
+                    j.usage_message = text(ev.get("message"));
+                }
+            }
             let has_origin = ev.get("origin").is_some_and(|v| v.as_str().is_some());
             if let Some(code) = text(ev.get("code"))
                 && !has_origin
@@ -415,7 +455,7 @@ mod tests {
         assert!(j.ends_ok());
         assert_eq!(j.meta, Some((Some("1".into()), Some("search".into()))));
         assert_eq!((j.domain, j.without_id), (1, None));
-        assert_eq!(j.frame_runs, ["R", "R"]);
+        assert_eq!(j.frame_marks, ["R", "t", "s", "R", "t", "s"]);
     }
 
     #[test]

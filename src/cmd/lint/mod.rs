@@ -7,6 +7,7 @@ pub mod behaviour;
 pub mod calls;
 pub mod checks;
 pub mod judged;
+pub mod redact;
 pub mod sandbox;
 
 use std::ffi::OsString;
@@ -16,7 +17,7 @@ use std::path::Path;
 use crate::check::Tally;
 use crate::check::lint_checks::{CHECKS, Check};
 use crate::config::LintOptions;
-use crate::exit::{Exit, Result};
+use crate::exit::{Error, Exit, Result};
 use crate::output::Emitter;
 use crate::output::jsonl;
 use crate::signal::Signals;
@@ -40,20 +41,31 @@ pub fn run(opts: &LintOptions) -> Result<Exit> {
             } else {
                 Exit::CannotExecute
             };
-            crate::say!(
-                "aoitap: lint: cannot run {}: {e}",
-                crate::text::quote(&opts.command[0].to_string_lossy())
-            );
-            return Ok(status);
+            return Err(Error::NotRun(
+                status,
+                format!(
+                    "lint: cannot run {}: {e}",
+                    crate::text::quote(&opts.command[0].to_string_lossy())
+                ),
+            ));
         }
     }
     let signals = Signals::install(false, true)?;
+    {
+        use signal_hook::consts::{SIGALRM, SIGQUIT, SIGUSR1, SIGUSR2, SIGVTALRM, SIGXCPU};
+        signals.also_as_term(&[SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGXCPU])?;
+    }
     sandbox::guard(signals.flags());
     let tool_words = opts
         .tool_words
         .unwrap_or_else(|| default_tool_words(&opts.command));
     let mut calls = Calls::new(command, tool_words, opts.timeout);
     calls.with_schema = opts.checks.contains(&"lint.04-framework-schema");
+    if let Some(why) = calls.refused() {
+        return Err(Error::Usage(format!(
+            "lint: {why}: lint checks a command the tool runs (give CMD ARGS it accepts)"
+        )));
+    }
     let mut results = vec![];
     for id in &opts.checks {
         if sandbox::interrupted() {
@@ -66,23 +78,40 @@ pub fn run(opts: &LintOptions) -> Result<Exit> {
             results.push(r);
         }
     }
-    let command_name = calls.command_name();
+    // A name, not a document: a command name longer than this is cut.
+    let command_name = calls.command_name().map(|n| {
+        let short = crate::text::prefix(&n, 128);
+        if short.len() < n.len() {
+            format!("{short}...")
+        } else {
+            n
+        }
+    });
     report(opts, &results, command_name.as_deref(), signals.caught())
 }
 
-/// `--tool-words` unless given: 2 when CMD begins with an interpreter
-/// and has an operand after it, else 1.
+/// `--tool-words` unless given: an interpreter, its options and the
+/// script or module it runs (`python3 -u tool.py`, `python3 -m pkg`,
+/// `node --no-warnings tool.js`), else the program alone.
 fn default_tool_words(command: &[OsString]) -> usize {
     let program = Path::new(&command[0])
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let interpreted = INTERPRETERS.contains(&program.as_str()) || program.starts_with("python3.");
-    if interpreted && command.len() > 1 && !command[1].to_string_lossy().starts_with('-') {
-        2
-    } else {
-        1
+    if !interpreted {
+        return 1;
     }
+    let mut k = 1;
+    while let Some(word) = command.get(k).map(|w| w.to_string_lossy()) {
+        match word.as_ref() {
+            // The module is the tool.
+            "-m" => return (k + 2).min(command.len()),
+            w if w.starts_with('-') => k += 1,
+            _ => return k + 1,
+        }
+    }
+    1
 }
 
 /// Write the report; the exit status.
@@ -196,5 +225,21 @@ fn decide(check: &'static Check, c: &Calls, opts: &LintOptions) -> calls::Result
         14 => checks::one_meta_one_summary(c),
         15 => checks::seq_and_count(c),
         _ => advertised::transformer(c),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interpreter_and_its_script_or_module_name_the_tool() {
+        let words =
+            |s: &str| default_tool_words(&s.split(' ').map(OsString::from).collect::<Vec<_>>());
+        assert_eq!(words("tool search q"), 1);
+        assert_eq!(words("python3 tool.py search"), 2);
+        assert_eq!(words("/usr/bin/python3 -u tool.py search"), 3);
+        assert_eq!(words("python3 -m pkg search"), 3);
+        assert_eq!(words("node --no-warnings tool.js list"), 3);
     }
 }

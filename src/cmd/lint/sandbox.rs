@@ -125,7 +125,8 @@ impl Ran {
     /// when the call did not end by itself (a deadline, an interrupt).
     pub fn code(&self) -> Option<i32> {
         use std::os::unix::process::ExitStatusExt;
-        if self.timed_out || self.cancelled {
+        // lint's own stop is not the tool's exit status (a 137).
+        if self.timed_out || self.cancelled || self.stdout.overflowed {
             return None;
         }
         let s = self.status?;
@@ -134,10 +135,14 @@ impl Ran {
 
     /// How it ended, in words (`exit 3`, `killed at the 10s deadline`).
     pub fn ended(&self) -> String {
-        match (self.code(), self.timed_out) {
-            (Some(n), _) => format!("exit {n}"),
-            (None, true) => "no exit within --timeout (killed)".to_string(),
-            (None, false) => "no exit (lint was interrupted)".to_string(),
+        match self.code() {
+            Some(n) => format!("exit {n}"),
+            None if self.timed_out => "no exit within --timeout (killed)".to_string(),
+            None if self.stdout.overflowed => {
+                format!("stopped by lint: over {} MiB on stdout", MAX_SPOOL >> 20)
+            }
+            None if self.started.is_some() => "not started".to_string(),
+            None => "no exit (lint was interrupted)".to_string(),
         }
     }
 
@@ -247,8 +252,10 @@ pub fn no_network() -> bool {
 
 /// Set by [`guard`]: lint's signals, looked at between reads.
 static STOP: OnceLock<Caught> = OnceLock::new();
-/// Set by [`guard`]: lint is the subreaper of what its calls start.
-static REAPER: OnceLock<bool> = OnceLock::new();
+/// Set by [`guard`]: lint is the subreaper of what its calls start, and
+/// these are the children lint had before any call (its parent's doing,
+/// as `sh -c 'job & exec aoitap lint ...'` leaves one): never killed.
+static REAPER: OnceLock<Option<Vec<i32>>> = OnceLock::new();
 
 /// Make lint the guard of its calls: the subreaper of all they start
 /// (an orphan of a call becomes lint's child, so it can be found and
@@ -256,7 +263,12 @@ static REAPER: OnceLock<bool> = OnceLock::new();
 pub fn guard(signals: Caught) {
     let _ = STOP.set(signals);
     let pid = rustix::process::getpid();
-    let _ = REAPER.set(rustix::process::set_child_subreaper(Some(pid)).is_ok());
+    let before = children_of(pid.as_raw_nonzero().get())
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect();
+    let reaper = rustix::process::set_child_subreaper(Some(pid)).is_ok();
+    let _ = REAPER.set(reaper.then_some(before));
 }
 
 fn stopped() -> bool {
@@ -424,34 +436,42 @@ fn spawn(c: &Call<'_>, home: &Home) -> io::Result<(Child, Option<File>)> {
 
 /// Kill every process a call left behind outside its group: with lint
 /// the subreaper, each is now lint's child (lint makes one call at a
-/// time, so every child of lint's between calls is one). Killing one
+/// time, so every child of lint's between calls that it did not have
+/// before the first is one). Killing one
 /// makes its own children lint's, so this goes on until none is left,
 /// for at most two seconds.
 fn reap_escapees() {
-    if REAPER.get() != Some(&true) {
+    let Some(Some(before)) = REAPER.get() else {
         return;
-    }
+    };
     let me = rustix::process::getpid().as_raw_nonzero().get();
     let until = Instant::now() + Duration::from_secs(2);
     loop {
-        let children = children_of(me);
-        while let Ok(Some(_)) = rustix::process::wait(WaitOptions::NOHANG) {}
-        if children.is_empty() || Instant::now() > until {
-            return;
-        }
-        for pid in children {
-            if let Some(p) = Pid::from_raw(pid) {
+        let mut live = 0;
+        for (pid, zombie) in children_of(me) {
+            let Some(p) = Pid::from_raw(pid).filter(|_| !before.contains(&pid)) else {
+                continue;
+            };
+            if zombie {
+                // Reaped by its pid: a wait for any child could take the
+                // status of one lint did not start.
+                let _ = rustix::process::waitpid(Some(p), WaitOptions::NOHANG);
+            } else {
+                live += 1;
                 let _ = kill_process_group(p, Signal::KILL);
                 let _ = kill_process(p, Signal::KILL);
             }
+        }
+        if live == 0 || Instant::now() > until {
+            return;
         }
         std::thread::sleep(Duration::from_millis(5));
     }
 }
 
-/// The processes whose parent is `parent`, from /proc (zombies left out:
-/// they are reaped, not killed).
-fn children_of(parent: i32) -> Vec<i32> {
+/// The processes whose parent is `parent`, from /proc, each with whether
+/// it is a zombie (to be reaped, not killed).
+fn children_of(parent: i32) -> Vec<(i32, bool)> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return vec![];
     };
@@ -464,7 +484,7 @@ fn children_of(parent: i32) -> Vec<i32> {
         let mut fields = rest.split_whitespace();
         let state = fields.next()?;
         let ppid: i32 = fields.next()?.parse().ok()?;
-        (ppid == parent && state != "Z").then_some(pid)
+        (ppid == parent).then_some((pid, state == "Z"))
     })
     .collect()
 }
