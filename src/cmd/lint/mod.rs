@@ -163,7 +163,9 @@ fn report(
         out.check(&jsonl::Check {
             name: r.check.id,
             ok,
+            // Not failing, yet not shown either: a warning.
             severity: match (ok, counted) {
+                (true, _) if result == "inconclusive" => "warning",
                 (true, _) => "info",
                 (false, false) => "warning",
                 (false, true) => "error",
