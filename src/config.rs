@@ -35,6 +35,8 @@ pub struct LintOptions {
     pub command: Vec<OsString>,
     pub style: Style,
     pub timeout: Duration,
+    /// Variables passed from lint's environment to CMD's calls.
+    pub env: Vec<(OsString, OsString)>,
     /// The words of CMD that name the tool (`None`: lint decides).
     pub tool_words: Option<usize>,
     /// The checks to make, by id, in catalogue order.

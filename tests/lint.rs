@@ -577,3 +577,39 @@ fn a_child_lint_did_not_start_is_left_alone() {
     assert_eq!(left.len(), 1, "{left:?}");
     let _ = Command::new("pkill").args(["-f", &marker]).status();
 }
+
+/// `--env NAME` passes a variable to CMD's calls, never to schema.
+#[test]
+fn env_passes_a_variable_to_the_calls_but_not_to_discovery() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("envtool.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ncase \"$1\" in schema) [ -z \"$LINT_TEST_TOKEN\" ] && echo '{\"type\":\"object\"}' && exit 0; exit 1;; esac\n[ \"$LINT_TEST_TOKEN\" = x ] || exit 3\necho '{\"type\":\"x\"}'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .unwrap();
+    let lint_with = |extra: &[&str]| {
+        let out = Command::new(bin())
+            .args(["lint", "--output", "jsonl", "--checks", "1,2"])
+            .args(extra)
+            .arg("--")
+            .arg(&script)
+            .arg("go")
+            .env("LINT_TEST_TOKEN", "x")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        Out {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    };
+    let with = lint_with(&["--env", "LINT_TEST_TOKEN"]);
+    assert_eq!(numbers_with(&with, "pass"), [1, 2], "{}", with.stdout);
+    let without = lint_with(&[]);
+    assert_eq!(numbers_with(&without, "inconclusive"), [2], "{}", without.stdout);
+    assert_eq!(run(&["lint", "--env", "LINT_UNSET_VAR_X", "--", "true"], b"").code, 64);
+}

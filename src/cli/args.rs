@@ -263,8 +263,12 @@ pub(super) struct LintArgs {
     #[arg(long, value_name = "IDS", value_delimiter = ',')]
     pub(super) exclude_checks: Vec<String>,
 
+    /// Pass this variable from lint's environment to CMD ARGS' calls (a token the command needs); the schema and capabilities calls never get it (check 1).
+    #[arg(long, value_name = "NAME")]
+    pub(super) env: Vec<String>,
+
     /// A flag that carries a secret (--name), beside those --help and capabilities name (check 9).
-    #[arg(long, value_name = "FLAG")]
+    #[arg(long, value_name = "FLAG", allow_hyphen_values = true)]
     pub(super) secret_flag: Vec<String>,
 
     /// The checks known to fail, one id a line (# comments): reported, not failing; one that passes fails (a stale entry).

@@ -156,6 +156,22 @@ fn lint(a: LintArgs) -> Result<LintOptions, Error> {
             "--secret-flag {bad:?}: name a long flag, as --api-key"
         )));
     }
+    let mut env = vec![];
+    for name in &a.env {
+        if name.is_empty() || name.contains('=') {
+            return Err(refuse(&format!(
+                "--env {name:?}: name a variable, as API_TOKEN"
+            )));
+        }
+        match std::env::var_os(name) {
+            Some(value) => env.push((name.into(), value)),
+            None => {
+                return Err(refuse(&format!(
+                    "--env {name}: not set in lint's environment"
+                )));
+            }
+        }
+    }
     let expected_failures = match &a.expected_failures {
         None => vec![],
         Some(path) => {
@@ -168,7 +184,9 @@ fn lint(a: LintArgs) -> Result<LintOptions, Error> {
                     refuse(&msg)
                 }
             })?;
+            // An editor's byte order mark is not part of the first id.
             let listed: Vec<String> = text
+                .trim_start_matches('\u{feff}')
                 .lines()
                 .map(|l| l.split('#').next().unwrap_or_default().trim().to_string())
                 .filter(|l| !l.is_empty())
@@ -215,6 +233,7 @@ fn lint(a: LintArgs) -> Result<LintOptions, Error> {
         },
         timeout: a.timeout,
         tool_words: a.tool_words.map(usize::from),
+        env,
         checks,
         secret_flags: a.secret_flag,
         expected_failures,

@@ -33,7 +33,10 @@ fn advertised<'c>(
         ));
     }
     let Some((name, entry)) = c.entry() else {
-        let name = c.command_name().unwrap_or_default();
+        let name = c
+            .command_name()
+            .map(super::calls::shown)
+            .unwrap_or_default();
         return Err(result(
             number,
             Outcome::Skipped,
@@ -305,6 +308,38 @@ pub fn limit_and_cursor(c: &Calls) -> Result {
             "CMD ends without an aoi:summary (check 3): there is no truncated to read",
         );
     }
+    // A limit is judged on a command that succeeds: an error path (no
+    // credentials in the sandbox) has no results to cut.
+    if main.code() != Some(0) || !mj.ends_ok() {
+        return result(
+            11,
+            Outcome::Inconclusive,
+            format!(
+                "CMD does not succeed here ({}): there are no results for --limit 1 to cut",
+                main.ended()
+            ),
+        );
+    }
+    if mj.domain <= 1 {
+        return result(
+            11,
+            Outcome::Inconclusive,
+            format!(
+                "{name:?} gives {} without a limit: --limit 1 cuts nothing (give CMD ARGS with more)",
+                plural(mj.domain, "domain event")
+            ),
+        );
+    }
+    if ran.code() != Some(0) {
+        return result(
+            11,
+            Outcome::Fail,
+            format!(
+                "--limit 1: {}, though capabilities advertise supports_limit",
+                ran.ended()
+            ),
+        );
+    }
     let Some(last) = lj.last.as_ref().filter(|l| l.ty == "aoi:summary") else {
         return result(
             11,
@@ -319,16 +354,6 @@ pub fn limit_and_cursor(c: &Calls) -> Result {
             "--limit 1: the summary has no boolean truncated",
         );
     };
-    if mj.domain <= 1 {
-        return result(
-            11,
-            Outcome::Inconclusive,
-            format!(
-                "{name:?} gives {} without a limit: --limit 1 cuts nothing (give CMD ARGS with more)",
-                plural(mj.domain, "domain event")
-            ),
-        );
-    }
     if lj.domain >= mj.domain {
         return result(
             11,

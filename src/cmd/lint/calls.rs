@@ -142,7 +142,12 @@ impl Calls {
     fn discovery(&self, what: &str) -> Ran {
         let mut argv = self.tool.clone();
         argv.extend([what, "--output", "json"].map(OsString::from));
-        sandbox::call(&Call::new(argv, self.timeout))
+        let mut ran = sandbox::call(&Call {
+            discovery: true,
+            ..Call::new(argv, self.timeout)
+        });
+        ran.stdout.hold(MAX_DISCOVERY);
+        ran
     }
 
     /// `TOOL schema --output json`.
@@ -212,7 +217,10 @@ impl Calls {
         let usage = j.usage_errors > 0 || (j.events == 0 && matches!(code, 2 | 64));
         usage.then(|| {
             let what = j.usage_message.as_deref().map_or(String::new(), |m| {
-                format!(": {}", super::redact::words(crate::text::prefix(m, 200)))
+                format!(
+                    ": {}",
+                    super::redact::quote_or_withhold(crate::text::prefix(m, 200))
+                )
             });
             format!("the tool refuses CMD ARGS as a usage error (exit {code}{what})")
         })
@@ -226,7 +234,7 @@ impl Calls {
             .as_array()?
             .iter()
             .find(|c| c["name"] == name.as_str())?;
-        Some((name, entry))
+        Some((shown(name), entry))
     }
 
     /// CMD ARGS and a flag no tool has.
@@ -294,8 +302,22 @@ impl Calls {
 
     /// CMD ARGS `--help`: the command's own help names its flags.
     pub fn help(&self) -> &Ran {
-        self.help
-            .get_or_init(|| sandbox::call(&Call::new(self.with(&["--help"]), self.timeout)))
+        self.help.get_or_init(|| {
+            let mut ran = sandbox::call(&Call::new(self.with(&["--help"]), self.timeout));
+            ran.stdout.hold(1 << 20);
+            ran
+        })
+    }
+}
+
+/// A command's name as a report shows it: a name, not a document, so a
+/// longer one is cut.
+pub fn shown(name: String) -> String {
+    let short = crate::text::prefix(&name, 128);
+    if short.len() < name.len() {
+        format!("{short}...")
+    } else {
+        name
     }
 }
 
@@ -352,12 +374,11 @@ pub fn stderr_said(ran: &Ran) -> String {
     if text.is_empty() {
         return String::new();
     }
-    let redacted = super::redact::words(&text);
-    let mut short: String = redacted.chars().take(200).collect();
-    if short.len() < redacted.len() {
+    let mut short: String = text.chars().take(200).collect();
+    if short.len() < text.len() {
         short.push_str("...");
     }
-    format!(": {short}")
+    format!(": {}", super::redact::quote_or_withhold(&short))
 }
 
 #[cfg(test)]

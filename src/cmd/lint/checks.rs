@@ -74,6 +74,25 @@ pub fn discoverable(c: &Calls) -> Result {
         // Not offering it is allowed (§18.2: "succeeds if advertised");
         // hanging or crashing is not.
         None if ran.timed_out => result(1, Outcome::Fail, format!("{caps_call}: {}", ran.ended())),
+        None if ran.stdout.overflowed => result(
+            1,
+            Outcome::Inconclusive,
+            format!("{caps_call}: {}", ran.ended()),
+        ),
+        // Death by a signal (a 128 + N no shell exit gives) is a crash.
+        Some(n)
+            if n > 128
+                && ran.status.is_some_and(|s| {
+                    use std::os::unix::process::ExitStatusExt;
+                    s.signal().is_some()
+                }) =>
+        {
+            result(
+                1,
+                Outcome::Fail,
+                format!("{caps_call} crashes: killed by signal {}", n - 128),
+            )
+        }
         Some(_) if super::behaviour::stack_trace(ran) => result(
             1,
             Outcome::Fail,
@@ -102,6 +121,12 @@ fn form(what: &str, ran: &Ran, j: &Judged) -> std::result::Result<Option<String>
         .filter(|f| !(stopped && f.rule == Rule::LineUnterminated));
     if real.is_some() {
         return Ok(first(seen, 2));
+    }
+    if let Some(n) = j.tail_escape {
+        return Ok(Some(format!(
+            "line {n}, unterminated, holds an ANSI escape (lint stopped the call: {})",
+            ran.ended()
+        )));
     }
     match unjudged(what, ran, j) {
         Some(why) => Err(why),

@@ -94,6 +94,9 @@ pub struct Judged {
     pub plans: u64,
     /// The first line over [`MAX_LINE`].
     pub too_long: Option<u64>,
+    /// The unterminated last line, when it holds an ESC byte: what a call
+    /// stopped in mid-line wrote (check 2 reads it).
+    pub tail_escape: Option<u64>,
     /// The first aoi:meta's `schema_version` and `command`; whether there
     /// was one.
     pub meta: Option<(Option<String>, Option<String>)>,
@@ -150,8 +153,14 @@ pub fn judge(rdr: impl Read, schema: Option<Arc<EventSchema>>) -> Judged {
             noted.lines += 1;
             let n = noted.lines;
             raw.line(&line, n, false);
-            if let Line::TooLong { .. } = line {
-                noted.too_long.get_or_insert(n);
+            match line {
+                Line::TooLong { .. } => {
+                    noted.too_long.get_or_insert(n);
+                }
+                Line::Unterminated { bytes: Some(b), .. } if memchr::memchr(0x1b, b).is_some() => {
+                    noted.tail_escape = Some(n);
+                }
+                _ => {}
             }
             if let Some(ev) = line.event() {
                 let framework = note(&mut noted, &ev, n);
@@ -245,7 +254,7 @@ impl Sink for Counted {
             return Ok(());
         };
         let excerpt = (number == 2 && !self.head.is_empty()).then(|| {
-            let quoted = super::redact::words(&crate::text::quote_raw(&self.head));
+            let quoted = super::redact::quote_or_withhold(&crate::text::quote_raw(&self.head));
             (format!("`{quoted}`"), self.head[0] == 0x1b)
         });
         let found = || Found {
@@ -377,13 +386,15 @@ fn names_what_it_is_about(ev: &Event<'_>) -> bool {
 /// The §18.2 check a rule bears on: 2 the stream's form, 3 its summary's
 /// truth, 4 the schema, 5 the errors, 9 secrets, 13 versions, 14 one meta
 /// and one summary, 15 seq and counts. `None`: a rule of another
-/// protocol, or about aoitap's own reading (a line over lint's limit).
+/// protocol, or about aoitap's own reading (a line over lint's limit),
+/// or about data: `text.ansi` is an escaped ESC inside a string value,
+/// which is data (a file's contents), not colour on stdout.
 pub fn check_of(rule: Rule) -> Option<u8> {
     use Rule::*;
     Some(match rule {
         LineUnterminated | LineBlank | LineElided | JsonInvalid | JsonInvalidUtf8
         | JsonNotObject | EnvelopeTypeMissing | EnvelopeDuplicateKey | EnvelopeAoiNotObject
-        | TextAnsi | FrameworkUnknownType => 2,
+        | FrameworkUnknownType => 2,
         SummaryMissing
         | SummaryOkMissing
         | SummaryReasonMissing

@@ -50,10 +50,14 @@ pub fn run(opts: &LintOptions) -> Result<Exit> {
             ));
         }
     }
+    sandbox::pass_env(opts.env.clone());
     let signals = Signals::install(false, true)?;
     {
-        use signal_hook::consts::{SIGALRM, SIGQUIT, SIGUSR1, SIGUSR2, SIGVTALRM, SIGXCPU};
-        signals.also_as_term(&[SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGXCPU])?;
+        use signal_hook::consts::*;
+        signals.also_as_term(&[
+            SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGXCPU, SIGXFSZ, SIGPROF, SIGIO,
+            SIGSYS, SIGTRAP,
+        ])?;
     }
     sandbox::guard(signals.flags());
     let tool_words = opts
@@ -189,6 +193,9 @@ fn report(
     out.result = Some(format!(
         "Result{of}: {} ({}; exit {})",
         match exit {
+            Exit::Pass if counts.contains_key("inconclusive") => {
+                "CONFORMING for the checks decided (see why the others could not be)"
+            }
             Exit::Pass => "CONFORMING for the checks it claims",
             Exit::Failed => "NOT CONFORMING",
             _ => "INTERRUPTED: the checks after the signal were not made",

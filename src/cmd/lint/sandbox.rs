@@ -66,6 +66,9 @@ pub struct Call<'a> {
     /// stdout is a terminal (a pty in raw mode, so bytes pass as written):
     /// machine mode must stay plain there too (check 2).
     pub tty: bool,
+    /// A discovery call (schema, capabilities): it never gets the
+    /// variables `--env` passes, since check 1 asks it to need none.
+    pub discovery: bool,
 }
 
 impl Call<'_> {
@@ -79,6 +82,7 @@ impl Call<'_> {
             home: None,
             watch_for: None,
             tty: false,
+            discovery: false,
         }
     }
 }
@@ -161,6 +165,8 @@ impl Ran {
 #[derive(Default)]
 pub struct Spool {
     file: Option<File>,
+    /// The output itself, once `hold` has read it.
+    held: Option<Vec<u8>>,
     pub len: u64,
     /// More than [`MAX_SPOOL`] came: the call was stopped.
     pub overflowed: bool,
@@ -179,6 +185,14 @@ impl Spool {
         }
     }
 
+    /// Keep the output in memory when it is at most `max` bytes, and
+    /// give the file back either way (a discovery call's output is read
+    /// again; its spool need not live as long).
+    pub fn hold(&mut self, max: u64) {
+        self.held = self.bytes(max);
+        self.file = None;
+    }
+
     /// Give the file back once the output is judged: what the checks
     /// read of it is kept beside, and a spool per call held to the end
     /// would cost the disk each call's output.
@@ -190,6 +204,9 @@ impl Spool {
     pub fn bytes(&self, max: u64) -> Option<Vec<u8>> {
         if self.len > max {
             return None;
+        }
+        if let Some(held) = &self.held {
+            return Some(held.clone());
         }
         let mut out = Vec::with_capacity(self.len as usize);
         self.reader().ok()?.read_to_end(&mut out).ok()?;
@@ -248,6 +265,14 @@ pub fn no_network() -> bool {
             .status()
             .is_ok_and(|s| s.success())
     })
+}
+
+/// Variables `--env` passes to every call but the discovery ones.
+static PASSED: OnceLock<Vec<(OsString, OsString)>> = OnceLock::new();
+
+/// Pass these variables (name, value) to the calls that are not discovery.
+pub fn pass_env(vars: Vec<(OsString, OsString)>) {
+    let _ = PASSED.set(vars);
 }
 
 /// Set by [`guard`]: lint's signals, looked at between reads.
@@ -426,6 +451,11 @@ fn spawn(c: &Call<'_>, home: &Home) -> io::Result<(Child, Option<File>)> {
         .stdout(stdout)
         .stderr(Stdio::piped())
         .process_group(0);
+    if !c.discovery {
+        for (k, v) in PASSED.get().into_iter().flatten() {
+            cmd.env(k, v);
+        }
+    }
     for (k, v) in &c.env {
         cmd.env(k, v);
     }
