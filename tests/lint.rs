@@ -588,8 +588,7 @@ fn env_passes_a_variable_to_the_calls_but_not_to_discovery() {
         "#!/bin/sh\ncase \"$1\" in schema) [ -z \"$LINT_TEST_TOKEN\" ] && echo '{\"type\":\"object\"}' && exit 0; exit 1;; esac\n[ \"$LINT_TEST_TOKEN\" = x ] || exit 3\necho '{\"type\":\"x\"}'\n",
     )
     .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let lint_with = |extra: &[&str]| {
         let out = Command::new(bin())
             .args(["lint", "--output", "jsonl", "--checks", "1,2"])
@@ -610,6 +609,14 @@ fn env_passes_a_variable_to_the_calls_but_not_to_discovery() {
     let with = lint_with(&["--env", "LINT_TEST_TOKEN"]);
     assert_eq!(numbers_with(&with, "pass"), [1, 2], "{}", with.stdout);
     let without = lint_with(&[]);
-    assert_eq!(numbers_with(&without, "inconclusive"), [2], "{}", without.stdout);
-    assert_eq!(run(&["lint", "--env", "LINT_UNSET_VAR_X", "--", "true"], b"").code, 64);
+    assert_eq!(
+        numbers_with(&without, "inconclusive"),
+        [2],
+        "{}",
+        without.stdout
+    );
+    assert_eq!(
+        run(&["lint", "--env", "LINT_UNSET_VAR_X", "--", "true"], b"").code,
+        64
+    );
 }
