@@ -357,3 +357,32 @@ fn a_signal_ends_a_write_blocked_on_a_stalled_reader() {
     };
     assert_eq!(code, Some(143));
 }
+
+/// An argument that is not UTF-8 is a usage error, never a panic (it was
+/// exit 101 with a backtrace: the refusal read the arguments as UTF-8).
+#[test]
+fn an_argument_that_is_not_utf8_is_a_usage_error() {
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"\xff");
+    for args in [
+        vec![
+            std::ffi::OsStr::new("verify"),
+            std::ffi::OsStr::new("--marker"),
+            bad,
+        ],
+        vec![bad],
+        vec![bad, std::ffi::OsStr::new("--help")],
+    ] {
+        let out = std::process::Command::new(crate::util::bin())
+            .args(&args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(64),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -150,7 +150,11 @@ pub(super) fn run(a: &RunArgs) -> Result<(), Error> {
 /// clap's own usage error, to be said as clap says it, and once more as
 /// a machine reads it when `--output` asks for one.
 pub(super) fn clap_refused(e: clap::Error) -> Error {
-    let args: Vec<String> = std::env::args().collect();
+    // `args()` panics on an argument that is not UTF-8: clap refused it,
+    // and the refusal must not become a panic.
+    let args: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     Error::Refused(Box::new(Refusal {
         problem: Problem::Clap(e),
         command: command_name(&args),

@@ -12,7 +12,10 @@ use crate::output::style;
 /// which leaves out the FILE operand run refuses: hiding it in the command
 /// that parses would also change how clap hands out the words after `--`.
 pub fn print_help(e: &clap::Error) -> io::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
+    // Not `args()`: it panics on an argument that is not UTF-8.
+    let args: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     if e.kind() != clap::error::ErrorKind::DisplayHelp || usage::command_name(&args) != "run" {
         return e.print();
     }
