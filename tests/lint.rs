@@ -18,6 +18,12 @@ fn tool(dir: &Path, fault: &str) -> PathBuf {
     link
 }
 
+/// Write an executable shell script: a fake tool of a test's own.
+fn write_script(path: &Path, body: &str) {
+    std::fs::write(path, body).unwrap();
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+}
+
 /// The producer's three commands, as lint is given them.
 const SEARCH: &[&str] = &["search", "q", "--output", "jsonl"];
 const DELETE: &[&str] = &["delete", "item-1", "--confirm", "--output", "jsonl"];
@@ -259,12 +265,10 @@ fn no_call_is_left_running_even_one_that_leaves_its_group() {
     let script = dir.path().join("escaper.sh");
     // A sleep of a length no other process has, to find it by.
     let marker = format!("sleep 30.{}1", std::process::id());
-    std::fs::write(
+    write_script(
         &script,
-        format!("#!/bin/sh\nsetsid {marker} &\necho '{{}}'\n"),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        &format!("#!/bin/sh\nsetsid {marker} &\necho '{{}}'\n"),
+    );
     let escaped = run(
         &[
             "lint",
@@ -286,12 +290,10 @@ fn an_interrupted_lint_stops_its_call_and_says_cancelled() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("slow.sh");
     let marker = format!("sleep 30.{}2", std::process::id());
-    std::fs::write(
+    write_script(
         &script,
-        format!("#!/bin/sh\necho '{{\"type\":\"x\"}}'\nexec {marker}\n"),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        &format!("#!/bin/sh\necho '{{\"type\":\"x\"}}'\nexec {marker}\n"),
+    );
     let child = Command::new(bin())
         .args(["lint", "--output", "jsonl", "--timeout", "60s", "--"])
         .arg(&script)
@@ -322,12 +324,10 @@ fn an_interrupted_lint_stops_its_call_and_says_cancelled() {
 fn a_call_past_its_deadline_is_inconclusive_not_an_exit_status() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("hang.sh");
-    std::fs::write(
+    write_script(
         &script,
         "#!/bin/sh\necho '{\"type\":\"x\"}'\nexec sleep 30\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     let out = run(
         &[
             "lint",
@@ -349,12 +349,10 @@ fn a_call_past_its_deadline_is_inconclusive_not_an_exit_status() {
     assert!(!out.stdout.contains("137"), "{}", out.stdout);
     // When only the unknown flag hangs, it was not refused.
     let picky = dir.path().join("picky.sh");
-    std::fs::write(
+    write_script(
         &picky,
         "#!/bin/sh\ncase \"$*\" in *--aoitap-lint-no-such-flag*) exec sleep 30;; esac\necho '{\"type\":\"x\"}'\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&picky, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     let out = run(
         &[
             "lint",
@@ -462,12 +460,10 @@ fn aoitap_lints_itself() {
 fn a_flood_of_findings_is_counted_not_kept() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("blank.sh");
-    std::fs::write(
+    write_script(
         &script,
         "#!/bin/sh\nhead -c 200000 /dev/zero | tr '\\0' '\\n'\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     let out = run(
         &[
             "lint",
@@ -535,12 +531,10 @@ fn flags_go_before_a_double_dash_in_cmd_args() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("dashdash.sh");
     // Conforming for check 5 only when the unknown flag comes before --.
-    std::fs::write(
+    write_script(
         &script,
         "#!/bin/sh\nfor a; do [ \"$a\" = -- ] && break; case $a in --aoitap-lint-no-such-flag) exit 64;; esac; done\necho '{\"type\":\"x\"}'\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     let out = run(
         &[
             "lint",
@@ -583,12 +577,10 @@ fn a_child_lint_did_not_start_is_left_alone() {
 fn env_passes_a_variable_to_the_calls_but_not_to_discovery() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("envtool.sh");
-    std::fs::write(
+    write_script(
         &script,
         "#!/bin/sh\ncase \"$1\" in schema) [ -z \"$LINT_TEST_TOKEN\" ] && echo '{\"type\":\"object\"}' && exit 0; exit 1;; esac\n[ \"$LINT_TEST_TOKEN\" = x ] || exit 3\necho '{\"type\":\"x\"}'\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     let lint_with = |extra: &[&str]| {
         let out = Command::new(bin())
             .args(["lint", "--output", "jsonl", "--checks", "1,2"])
