@@ -269,16 +269,7 @@ fn no_call_is_left_running_even_one_that_leaves_its_group() {
         &script,
         &format!("#!/bin/sh\nsetsid {marker} &\necho '{{}}'\n"),
     );
-    let escaped = run(
-        &[
-            "lint",
-            "--checks",
-            "lint.02-stdout-jsonl",
-            "--",
-            script.to_str().unwrap(),
-        ],
-        b"",
-    );
+    let escaped = lint_cmd(&["--checks", "lint.02-stdout-jsonl"], &script, &[]);
     assert_eq!(escaped.code, 1, "{}", escaped.stdout);
     assert!(running(&marker).is_empty(), "{:?}", running(&marker));
 }
@@ -328,19 +319,17 @@ fn a_call_past_its_deadline_is_inconclusive_not_an_exit_status() {
         &script,
         "#!/bin/sh\necho '{\"type\":\"x\"}'\nexec sleep 30\n",
     );
-    let out = run(
+    let out = lint_cmd(
         &[
-            "lint",
             "--output",
             "jsonl",
             "--timeout",
             "300ms",
             "--checks",
             "lint.03-exit-matches-summary,lint.05-usage-and-errors",
-            "--",
-            script.to_str().unwrap(),
         ],
-        b"",
+        &script,
+        &[],
     );
     let got = checks(&out);
     assert_eq!(got[0].1, "inconclusive", "{}", out.stdout);
@@ -353,19 +342,10 @@ fn a_call_past_its_deadline_is_inconclusive_not_an_exit_status() {
         &picky,
         "#!/bin/sh\ncase \"$*\" in *--aoitap-lint-no-such-flag*) exec sleep 30;; esac\necho '{\"type\":\"x\"}'\n",
     );
-    let out = run(
-        &[
-            "lint",
-            "--output",
-            "jsonl",
-            "--timeout",
-            "300ms",
-            "--checks",
-            "5",
-            "--",
-            picky.to_str().unwrap(),
-        ],
-        b"",
+    let out = lint_cmd(
+        &["--output", "jsonl", "--timeout", "300ms", "--checks", "5"],
+        &picky,
+        &[],
     );
     assert_eq!(numbers_with(&out, "fail"), [5], "{}", out.stdout);
 }
@@ -430,19 +410,10 @@ fn aoitap_lints_itself() {
     assert_eq!(out.code, 0, "{}", out.stdout);
     assert!(numbers_with(&out, "fail").is_empty());
     // Reading stdin, verify is a transformer: 12 and 16 are made too.
-    let stdin = run(
-        &[
-            "lint",
-            "--output",
-            "jsonl",
-            "--",
-            aoitap.to_str().unwrap(),
-            "verify",
-            "--output",
-            "jsonl",
-            "-",
-        ],
-        b"",
+    let stdin = lint_cmd(
+        &["--output", "jsonl"],
+        &aoitap,
+        &["verify", "--output", "jsonl", "-"],
     );
     assert_eq!(stdin.code, 0, "{}", stdin.stdout);
     let passed = numbers_with(&stdin, "pass");
@@ -464,17 +435,10 @@ fn a_flood_of_findings_is_counted_not_kept() {
         &script,
         "#!/bin/sh\nhead -c 200000 /dev/zero | tr '\\0' '\\n'\n",
     );
-    let out = run(
-        &[
-            "lint",
-            "--output",
-            "jsonl",
-            "--checks",
-            "lint.02-stdout-jsonl",
-            "--",
-            script.to_str().unwrap(),
-        ],
-        b"",
+    let out = lint_cmd(
+        &["--output", "jsonl", "--checks", "lint.02-stdout-jsonl"],
+        &script,
+        &[],
     );
     assert_eq!(out.code, 1);
     assert!(out.stdout.contains("and 199999 more"), "{}", out.stdout);
@@ -535,20 +499,10 @@ fn flags_go_before_a_double_dash_in_cmd_args() {
         &script,
         "#!/bin/sh\nfor a; do [ \"$a\" = -- ] && break; case $a in --aoitap-lint-no-such-flag) exit 64;; esac; done\necho '{\"type\":\"x\"}'\n",
     );
-    let out = run(
-        &[
-            "lint",
-            "--output",
-            "jsonl",
-            "--checks",
-            "5",
-            "--",
-            script.to_str().unwrap(),
-            "go",
-            "--",
-            "q",
-        ],
-        b"",
+    let out = lint_cmd(
+        &["--output", "jsonl", "--checks", "5"],
+        &script,
+        &["go", "--", "q"],
     );
     assert_eq!(numbers_with(&out, "pass"), [5], "{}", out.stdout);
 }
