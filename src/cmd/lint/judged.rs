@@ -140,8 +140,8 @@ impl Judged {
 /// against it too. A read error ends the stream where it happened.
 pub fn judge(rdr: impl Read, schema: Option<Arc<EventSchema>>) -> Judged {
     let cfg = config(schema);
-    let mut raw = Check::new(&cfg);
-    let mut events = Check::new(&cfg);
+    let mut raw = Check::new(&cfg, true);
+    let mut events = Check::new(&cfg, false);
     let mut noted = Judged::default();
     let mut cutter = Cutter::new(rdr, MAX_LINE);
     let mut parser = Parser::default();
@@ -201,13 +201,17 @@ fn config(schema: Option<Arc<EventSchema>>) -> Config {
 struct Check<'c> {
     checker: Checker<'c>,
     sink: Counted,
+    /// Its check-2 findings quote their line (the whole stdout's: what
+    /// check 2 reads).
+    quotes: bool,
 }
 
 impl<'c> Check<'c> {
-    fn new(cfg: &'c Config) -> Check<'c> {
+    fn new(cfg: &'c Config, quotes: bool) -> Check<'c> {
         Check {
             checker: Checker::new(cfg),
             sink: Counted::default(),
+            quotes,
         }
     }
 
@@ -217,7 +221,7 @@ impl<'c> Check<'c> {
         self.sink.at = Some(n);
         self.sink.framework = framework;
         self.sink.head.clear();
-        if let Line::Complete { bytes, .. } = line {
+        if let (true, Line::Complete { bytes, .. }) = (self.quotes, line) {
             self.sink
                 .head
                 .extend_from_slice(&bytes[..bytes.len().min(EXCERPT)]);

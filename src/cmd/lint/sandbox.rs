@@ -296,13 +296,9 @@ pub fn guard(signals: Caught) {
     let _ = REAPER.set(reaper.then_some(before));
 }
 
-fn stopped() -> bool {
-    STOP.get().is_some_and(|c| c.caught().is_some())
-}
-
 /// Whether lint was interrupted.
 pub fn interrupted() -> bool {
-    stopped()
+    STOP.get().is_some_and(|c| c.caught().is_some())
 }
 
 /// Find `program` as `exec` would (a path, or a name on PATH): the error
@@ -348,7 +344,7 @@ pub fn resolve(program: &OsStr) -> io::Result<PathBuf> {
 /// Make the call.
 pub fn call(c: &Call<'_>) -> Ran {
     let mut ran = Ran::new();
-    if stopped() {
+    if interrupted() {
         ran.cancelled = true;
         return ran;
     }
@@ -553,7 +549,7 @@ fn watch(
             stop(ran, true);
             break;
         }
-        if stopped() {
+        if interrupted() {
             stop(ran, false);
             break;
         }
@@ -634,7 +630,7 @@ fn watch(
                 return;
             }
             Ok(None) if Instant::now() >= deadline => stop(ran, true),
-            Ok(None) if stopped() => stop(ran, false),
+            Ok(None) if interrupted() => stop(ran, false),
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
             Err(_) => return,
         }
