@@ -28,6 +28,7 @@ pub enum Invocation {
     Completions(CompletionsOptions),
     Run(RunOptions),
     Lint(LintOptions),
+    Filter(FilterOptions),
 }
 
 /// `aoitap lint`.
@@ -183,6 +184,21 @@ impl SplitOptions {
             base.starts_with("run-") || base == "unattributed" || base.starts_with("unattributed~")
         })
     }
+}
+
+/// `aoitap filter`.
+pub struct FilterOptions {
+    pub stream: StreamOptions,
+    /// The jq program.
+    pub program: String,
+    /// `--arg NAME VALUE`, in order.
+    pub args: Vec<(String, String)>,
+    /// Domain events only.
+    pub domain: bool,
+    /// `--assert EXPR`.
+    pub assert: Option<String>,
+    /// `-r`: a string output is written as its text.
+    pub raw: bool,
 }
 
 pub struct StripOptions {

@@ -25,6 +25,7 @@ fn main() -> ExitCode {
         Ok(Invocation::Completions(opts)) => cmd::completions::run(&opts),
         Ok(Invocation::Run(opts)) => cmd::run::run(&opts),
         Ok(Invocation::Lint(opts)) => cmd::lint::run(&opts),
+        Ok(Invocation::Filter(opts)) => cmd::filter::run(&opts),
     };
     match result {
         Ok(exit) => exit.into(),

@@ -9,6 +9,7 @@ mod util;
 mod conform;
 mod conformance;
 mod edges;
+mod filter;
 mod hostile;
 mod layers;
 mod lint;

@@ -263,6 +263,21 @@ impl<'c> Checker<'c> {
         Ok(())
     }
 
+    /// `filter`: what the program found on the line just judged (an
+    /// error, a failed `--assert`).
+    /// `run`: the line's run id, as the finding names it.
+    pub fn program_finding(
+        &mut self,
+        sink: &mut dyn Sink,
+        run: Option<String>,
+        rule: Rule,
+        message: String,
+    ) -> io::Result<()> {
+        // Not charged to the run's state: the line may have ended the run
+        // (a summary), and the program's error is not the producer's.
+        self.out(sink).unowned(rule, run, message)
+    }
+
     /// End of input: judge every run still open.
     pub fn finish(mut self, sink: &mut dyn Sink) -> io::Result<()> {
         if self.line == 0 {

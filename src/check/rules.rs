@@ -123,6 +123,8 @@ catalogue! {
     EventSchemaInvalid "event.schema-invalid" Error "10, 18#4" "the event does not validate against --schema (names the path, keyword and type's branch)";
     EventSchemaUnchecked "event.schema-unchecked" Warning "10" "the event was not validated against --schema: nested deeper than 128 levels, or a pattern the regex engine gave up on";
     ExitDisagrees "exit.disagrees" Error "4.1, 6" "run: the command's exit status contradicts its stream (0 with ok:false, non-zero with ok:true)";
+    FilterError "filter.error" Error "DESIGN 16" "filter: the program gave an error on this event (the other events are still filtered)";
+    FilterAssert "filter.assert" Error "DESIGN 16" "filter --assert EXPR is false, null or an error for this event";
 }
 
 impl Rule {
@@ -233,7 +235,7 @@ mod tests {
             );
             assert_eq!(Rule::from_id(r.id()), Some(*r));
         }
-        assert_eq!(Rule::ALL.len(), 72);
+        assert_eq!(Rule::ALL.len(), 74);
     }
 
     #[test]

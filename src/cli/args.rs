@@ -106,6 +106,12 @@ pub(super) enum Command {
     )]
     Lint(LintArgs),
 
+    /// Run a jq program on each event, keeping the stream's verdict in the exit status (jq syntax, through the jaq crates).
+    #[command(
+        after_help = "Examples:\n  aoitap filter 'select(.type==\"hit\")' out.jsonl | next-tool\n  aoitap filter -r --domain '.path' out.jsonl | xargs wc -l\n  tool --output jsonl | aoitap filter --assert '.aoi.run != null' '.' > checked.jsonl"
+    )]
+    Filter(FilterArgs),
+
     /// JSON Schema 2020-12 of aoitap's own events: no input, no network, no config.
     #[command(after_help = "Example: aoitap schema --output json > aoitap.schema.json")]
     Schema(SchemaArgs),
@@ -170,6 +176,32 @@ pub(super) struct SummarizeArgs {
 }
 
 #[derive(Args, Debug)]
+pub(super) struct FilterArgs {
+    /// The jq program, run on each event (an output equal to its event is written with the event's own bytes).
+    #[arg(value_name = "PROG")]
+    pub(super) program: String,
+
+    #[command(flatten)]
+    pub(super) stream: StreamArgs,
+
+    /// Run PROG on domain events only (aoi:* events are judged, not filtered).
+    #[arg(long)]
+    pub(super) domain: bool,
+
+    /// Every event must make EXPR true (not false, null or an error): filter.assert otherwise.
+    #[arg(long, value_name = "EXPR")]
+    pub(super) assert: Option<String>,
+
+    /// Write a string output as its text, not as a JSON string (as jq -r).
+    #[arg(short, long)]
+    pub(super) raw_output: bool,
+
+    /// Bind $NAME to the string VALUE (as jq --arg).
+    #[arg(long, num_args = 2, value_names = ["NAME", "VALUE"], action = clap::ArgAction::Append)]
+    pub(super) arg: Vec<String>,
+}
+
+#[derive(Args, Debug)]
 pub(super) struct StripArgs {
     #[command(flatten)]
     pub(super) stream: StreamArgs,
@@ -178,7 +210,7 @@ pub(super) struct StripArgs {
     #[arg(long)]
     pub(super) keep_framework: bool,
 
-    /// Keep only domain events of this type (repeatable).
+    /// Keep only events of this type (repeatable); an aoi:* type named is kept too (aoitap filter selects by any program).
     #[arg(long = "type", value_name = "TYPE")]
     pub(super) types: Vec<String>,
 

@@ -6,17 +6,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::args::{
-    ColorArg, Command, LintArgs, LintOutputArg, OutputArg, ProtocolArg, ReconcileArgs, RunArgs,
-    SplitArgs, StreamArgs, StripArgs, SummarizeArgs, VerifyArgs,
+    ColorArg, Command, FilterArgs, LintArgs, LintOutputArg, OutputArg, ProtocolArg, ReconcileArgs,
+    RunArgs, SplitArgs, StreamArgs, StripArgs, SummarizeArgs, VerifyArgs,
 };
 use super::usage;
 use crate::check::rules::Levels;
 use crate::check::schema::{EventSchema, load_schema};
 use crate::check::{Config, Protocol};
 use crate::config::{
-    CapabilitiesOptions, CompletionsOptions, Input, Invocation, LintOptions, ReconcileOptions,
-    ReportTo, RunOptions, SchemaOptions, SplitOptions, StreamOptions, StripOptions,
-    SummarizeOptions,
+    CapabilitiesOptions, CompletionsOptions, FilterOptions, Input, Invocation, LintOptions,
+    ReconcileOptions, ReportTo, RunOptions, SchemaOptions, SplitOptions, StreamOptions,
+    StripOptions, SummarizeOptions,
 };
 use crate::exit::Error;
 use crate::input::file_id::input_files;
@@ -42,6 +42,7 @@ pub(super) fn lower(command: Command) -> Result<Invocation, Error> {
         Command::Reconcile(a) => reconcile(a).map(Invocation::Reconcile),
         Command::Run(a) => run(a).map(Invocation::Run),
         Command::Lint(a) => lint(a).map(Invocation::Lint),
+        Command::Filter(a) => filter(a).map(Invocation::Filter),
     }
 }
 
@@ -93,6 +94,28 @@ fn strip(mut a: StripArgs) -> Result<StripOptions, Error> {
         keep_framework: a.keep_framework,
         types: a.types,
         run: a.run,
+    })
+}
+
+fn filter(mut a: FilterArgs) -> Result<FilterOptions, Error> {
+    walked(&mut a.stream.files);
+    usage::stream(&a.stream, "filter")?;
+    let mut stream = a.stream.into_options(ReportTo::Stderr);
+    // stdout is the program's output; the report speaks when something
+    // is wrong.
+    stream.style.quiet_pass = true;
+    let args = a
+        .arg
+        .chunks(2)
+        .map(|p| (p[0].clone(), p[1].clone()))
+        .collect();
+    Ok(FilterOptions {
+        stream,
+        program: a.program,
+        args,
+        domain: a.domain,
+        assert: a.assert,
+        raw: a.raw_output,
     })
 }
 

@@ -68,6 +68,7 @@ impl Command {
             Command::Summarize(a) => Some(&mut a.stream),
             Command::Reconcile(a) => Some(&mut a.stream),
             Command::Run(a) => Some(&mut a.stream),
+            Command::Filter(a) => Some(&mut a.stream),
             Command::Schema(_)
             | Command::Capabilities(_)
             | Command::Completions(_)

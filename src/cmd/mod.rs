@@ -3,6 +3,7 @@
 
 pub mod capabilities;
 pub mod completions;
+pub mod filter;
 pub mod lint;
 pub mod reconcile;
 pub mod run;

@@ -41,8 +41,11 @@ impl Strip<'_> {
     fn wanted(&self, decided: &Decision<'_>, ev: &Event<'_>) -> bool {
         let o = self.opts;
         let seen = &decided.kind;
-        // Lines that are not events are findings, never output.
-        if !seen.event || (seen.framework && !o.keep_framework) {
+        let named = || ev.ty().is_some_and(|ty| o.types.iter().any(|t| *t == ty));
+        // Lines that are not events are findings, never output; a
+        // framework event is passed with --keep-framework, or when --type
+        // names its type (`--type aoi:summary`).
+        if !seen.event || (seen.framework && !o.keep_framework && !named()) {
             return false;
         }
         if seen.protocol == Protocol::Afdata {
@@ -51,10 +54,7 @@ impl Strip<'_> {
             if !kind.is_some_and(|k| k == "result" || o.types.iter().any(|t| *t == k)) {
                 return false;
             }
-        } else if !seen.framework
-            && !o.types.is_empty()
-            && !ev.ty().is_some_and(|ty| o.types.iter().any(|t| *t == ty))
-        {
+        } else if !seen.framework && !o.types.is_empty() && !named() {
             return false;
         }
         match &o.run {

@@ -125,6 +125,22 @@ impl<'a> Event<'a> {
         }
     }
 
+    /// Every top-level member, decoded key and value, from the index the
+    /// walk made (no second scan of the line); `filter` builds its values
+    /// from them.
+    pub fn members(&self) -> Box<dyn Iterator<Item = (Cow<'a, [u8]>, Value<'a>)> + 'a> {
+        if self.index.overflow {
+            let whole = self.whole();
+            return Box::new(
+                whole
+                    .children()
+                    .map(|(k, v)| (Cow::Owned(k.into_owned().into_bytes()), v)),
+            );
+        }
+        let line = self.line;
+        Box::new(self.top.iter().map(move |m| (m.key(line), m.value(line))))
+    }
+
     /// How many top-level members are named `key` (decoded).
     pub fn count(&self, key: &str) -> usize {
         // The index keeps only the first of a reserved name: a second one

@@ -1,0 +1,341 @@
+//! A jq program, compiled once by the jaq crates and run on one value at
+//! a time (DESIGN §16).
+//!
+//! Why the jaq crates (jaq-core 3.1.2, jaq-std 3.0.4, jaq-json 2.0.3, MIT,
+//! pinned exactly: their API broke at each major version): a throwaway
+//! prototype embedding them ran `select(.type=="hit")` over 152 MB of AOI
+//! lines in 2.2 s, against 3.9 s for the jaq 3.1.2 binary and 5.1 s for
+//! jq 1.6, and a compiled program runs per value with no process per line.
+//!
+//! Their traps, each handled here: `unwrap_valr` calls
+//! `std::process::exit` on `halt` (the verdict would be lost), so a halt
+//! is read as a value of its own; `env` hands the program the whole
+//! environment, tokens included, so `env` and `$ENV` are `{}`; nothing
+//! bounds recursion (`def f: 1+f; f` overflows the stack and aborts), so a
+//! program whose own definitions call themselves is refused before it runs.
+
+use std::collections::{HashMap, HashSet};
+
+use jaq_core::load::lex::StrPart;
+use jaq_core::load::parse::{BinaryOp, Def, Pattern, Term};
+use jaq_core::load::{self, Arena, File, Loader};
+use jaq_core::path::Part;
+use jaq_core::{Ctx, Vars, data};
+use jaq_json::Val;
+
+/// Prepended to every program: `env` is `$ENV`, which is `{}`.
+const PRELUDE: &str = "def env: $ENV; ";
+
+/// A compiled program and the values of its global variables.
+pub struct Program {
+    filter: jaq_core::Filter<data::JustLut<Val>>,
+    vars: Vec<Val>,
+}
+
+/// One output of a program run on one value.
+pub enum Out {
+    Value(Val),
+    /// A runtime error, as jq says it.
+    Error(String),
+    /// `halt`, `halt_error`: the program's output ends here (its exit
+    /// code is not the exit status: the verdict is).
+    Halt,
+}
+
+impl Program {
+    /// Compile `code`, with `$NAME` bound to each `--arg NAME VALUE`; the
+    /// error is the usage message (64).
+    pub fn compile(code: &str, args: &[(String, String)]) -> Result<Program, String> {
+        refuse_recursion(code)?;
+        let full = format!("{PRELUDE}{code}");
+        let defs = jaq_core::defs()
+            .chain(jaq_std::defs())
+            .chain(jaq_json::defs());
+        // `env` is the prelude's; the rest as jaq has them.
+        let funs = jaq_core::funs()
+            .chain(jaq_std::funs().filter(|f| f.0 != "env"))
+            .chain(jaq_json::funs());
+        let loader = Loader::new(defs);
+        let arena = Arena::default();
+        let modules = loader
+            .load(
+                &arena,
+                File {
+                    code: full.as_str(),
+                    path: (),
+                },
+            )
+            .map_err(|errs| load_error(&full, &errs))?;
+        let names: Vec<String> = ["$ENV".to_string()]
+            .into_iter()
+            .chain(args.iter().map(|(n, _)| format!("${n}")))
+            .collect();
+        let filter = jaq_core::Compiler::default()
+            .with_funs(funs)
+            .with_global_vars(names.iter().map(String::as_str))
+            .compile(modules)
+            .map_err(|errs| {
+                let undefined: Vec<String> = errs
+                    .iter()
+                    .flat_map(|(_, es)| es.iter().map(|(name, _)| format!("{name:?}")))
+                    .collect();
+                format!(
+                    "the program names what is not defined: {}",
+                    undefined.join(", ")
+                )
+            })?;
+        let vars = std::iter::once(Val::obj(Default::default()))
+            .chain(args.iter().map(|(_, v)| Val::from(v.clone())))
+            .collect();
+        Ok(Program { filter, vars })
+    }
+
+    /// Run the program on `input`: its outputs, then the end (an error
+    /// ends nothing; a halt ends the outputs).
+    pub fn run(&self, input: Val, mut each: impl FnMut(Out) -> bool) {
+        let ctx = Ctx::<data::JustLut<Val>>::new(&self.filter.lut, Vars::new(self.vars.clone()));
+        for r in self.filter.id.run((ctx, input)) {
+            let out = match r {
+                Ok(v) => Out::Value(v),
+                Err(exn) => match exn.get_err() {
+                    // `error("boom")` says `boom`, as jq does, not `"boom"`.
+                    Ok(e) => {
+                        let said = e.to_string();
+                        Out::Error(serde_json::from_str::<String>(&said).unwrap_or(said))
+                    }
+                    Err(_) => Out::Halt,
+                },
+            };
+            let halted = matches!(out, Out::Halt);
+            if !each(out) || halted {
+                return;
+            }
+        }
+    }
+}
+
+/// A load error, where it is in the program.
+fn load_error(full: &str, errs: &load::Errors<&str, ()>) -> String {
+    let at = |part: &str| {
+        let span = load::span(full, part);
+        span.start.saturating_sub(PRELUDE.len()) + 1
+    };
+    let said: Vec<String> = errs
+        .iter()
+        .flat_map(|(_, e)| match e {
+            load::Error::Io(es) => es.iter().map(|(p, m)| format!("{p}: {m}")).collect(),
+            load::Error::Lex(es) => es
+                .iter()
+                .map(|(want, part)| format!("expected {} at byte {}", want.as_str(), at(part)))
+                .collect(),
+            load::Error::Parse(es) => es
+                .iter()
+                .map(|(want, part)| format!("expected {} at byte {}", want.as_str(), at(part)))
+                .collect::<Vec<_>>(),
+        })
+        .collect();
+    format!("the program does not compile: {}", said.join("; "))
+}
+
+/// Refuse a program whose own definitions call themselves, directly or
+/// through each other: jaq bounds no recursion, and a runaway one ends
+/// the process (a stack overflow is an abort, not an error). The
+/// library's `recurse`, `walk`, `until`, `while`, `repeat`, `limit` and
+/// `reduce` do what a recursive definition would, bounded by the data.
+fn refuse_recursion(code: &str) -> Result<(), String> {
+    let Some(term) = load::parse(code, |p| p.term()) else {
+        // Not a term the parser takes: the loader says why.
+        return Ok(());
+    };
+    let mut calls: HashMap<String, HashSet<String>> = HashMap::new();
+    defs_in(&term, &mut calls);
+    for name in calls.keys() {
+        if reaches(&calls, name, name) {
+            return Err(format!(
+                "def {name} calls itself: aoitap filter runs no recursive definition (a runaway \
+                 recursion would overflow the stack); use recurse, walk, until, while, limit or \
+                 reduce"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `from`'s body calls `to`, through the program's definitions.
+fn reaches(calls: &HashMap<String, HashSet<String>>, from: &str, to: &str) -> bool {
+    let mut seen = HashSet::new();
+    let mut todo: Vec<&str> = vec![from];
+    while let Some(f) = todo.pop() {
+        for g in calls.get(f).into_iter().flatten() {
+            if g == to {
+                return true;
+            }
+            if seen.insert(g.as_str()) {
+                todo.push(g);
+            }
+        }
+    }
+    false
+}
+
+/// Each definition in `t` and the names its body calls.
+fn defs_in(t: &Term<&str>, out: &mut HashMap<String, HashSet<String>>) {
+    walk(t, &mut |t| {
+        if let Term::Def(defs, _) = t {
+            for Def { name, body, .. } in defs {
+                let mut called = HashSet::new();
+                walk(body, &mut |t| {
+                    if let Term::Call(f, _) = t {
+                        called.insert(f.to_string());
+                    }
+                });
+                out.entry(name.to_string()).or_default().extend(called);
+            }
+        }
+    });
+}
+
+/// Visit `t` and every term inside it.
+fn walk<'a>(t: &'a Term<&'a str>, f: &mut impl FnMut(&'a Term<&'a str>)) {
+    f(t);
+    let mut sub = |t: &'a Term<&'a str>| walk(t, f);
+    match t {
+        Term::Id | Term::Recurse | Term::Num(_) | Term::Break(_) | Term::Var(_) => {}
+        Term::Str(_, parts) => {
+            for p in parts {
+                if let StrPart::Term(t) = p {
+                    sub(t);
+                }
+            }
+        }
+        Term::Arr(a) => a.iter().for_each(|t| sub(t)),
+        Term::Obj(kvs) => {
+            for (k, v) in kvs {
+                sub(k);
+                if let Some(v) = v {
+                    sub(v);
+                }
+            }
+        }
+        Term::Neg(t) | Term::Label(_, t) => sub(t),
+        Term::BinOp(l, op, r) => {
+            sub(l);
+            if let BinaryOp::Pipe(Some(p)) = op {
+                pattern(p, &mut sub);
+            }
+            sub(r);
+        }
+        Term::Fold(_, xs, p, args) => {
+            sub(xs);
+            pattern(p, &mut sub);
+            args.iter().for_each(&mut sub);
+        }
+        Term::TryCatch(t, c) => {
+            sub(t);
+            if let Some(c) = c {
+                sub(c);
+            }
+        }
+        Term::IfThenElse(branches, other) => {
+            for (c, then) in branches {
+                sub(c);
+                sub(then);
+            }
+            if let Some(o) = other {
+                sub(o);
+            }
+        }
+        Term::Def(defs, rest) => {
+            defs.iter().for_each(|d| sub(&d.body));
+            sub(rest);
+        }
+        Term::Call(_, args) => args.iter().for_each(&mut sub),
+        Term::Path(t, path) => {
+            sub(t);
+            for (part, _) in &path.0 {
+                match part {
+                    Part::Index(i) => sub(i),
+                    Part::Range(a, b) => {
+                        a.iter().chain(b.iter()).for_each(&mut sub);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The terms inside a binding pattern (object keys).
+fn pattern<'a>(p: &'a Pattern<&'a str>, sub: &mut impl FnMut(&'a Term<&'a str>)) {
+    match p {
+        Pattern::Var(_) => {}
+        Pattern::Arr(ps) => ps.iter().for_each(|p| pattern(p, sub)),
+        Pattern::Obj(kvs) => {
+            for (k, p) in kvs {
+                sub(k);
+                pattern(p, sub);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outputs(code: &str, input: &str) -> Vec<String> {
+        let p = Program::compile(code, &[]).unwrap();
+        let v = jaq_json::read::parse_single(input.as_bytes()).unwrap();
+        let mut got = vec![];
+        p.run(v, |o| {
+            got.push(match o {
+                Out::Value(v) => v.to_string(),
+                Out::Error(e) => format!("error: {e}"),
+                Out::Halt => "halt".to_string(),
+            });
+            true
+        });
+        got
+    }
+
+    #[test]
+    fn a_program_runs_on_a_value() {
+        assert_eq!(outputs(".a, .b", r#"{"a":1,"b":"x"}"#), ["1", r#""x""#]);
+        assert_eq!(outputs("env, $ENV", "{}"), ["{}", "{}"]);
+        assert_eq!(outputs(r#"error("boom"), 2"#, "{}"), ["error: boom", "2"]);
+        assert_eq!(outputs("1, halt_error, 2", r#""bye""#), ["1", "halt"]);
+    }
+
+    #[test]
+    fn a_program_that_does_not_compile_or_recurses_is_refused() {
+        for bad in [
+            "select(",
+            "nosuchfn",
+            "def f: 1+f; f",
+            "def f: g; def g: f; f",
+        ] {
+            assert!(Program::compile(bad, &[]).is_err(), "{bad}");
+        }
+        let err = Program::compile("def f: 1+f; f", &[]).err().unwrap();
+        assert!(err.contains("def f calls itself"), "{err}");
+        assert!(
+            Program::compile(
+                "def inc: .+1; walk(if type == \"number\" then inc else . end)",
+                &[]
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn args_are_variables() {
+        let p = Program::compile("$name", &[("name".into(), "v".into())]).unwrap();
+        let mut got = vec![];
+        p.run(Val::Null, |o| {
+            if let Out::Value(v) = o {
+                got.push(v.to_string());
+            }
+            true
+        });
+        assert_eq!(got, [r#""v""#]);
+    }
+}

@@ -1,0 +1,135 @@
+//! `aoitap filter PROG [FILE ...]` (DESIGN §16): jq programs over an AOI
+//! stream, the verdict in the exit status, the events' own bytes out.
+
+use crate::util::*;
+
+fn filter(args: &[&str], input: &[u8]) -> (i32, Vec<u8>, String) {
+    raw(&[&["filter"], args].concat(), input)
+}
+
+/// A good stream whose hits hold escapes, a big integer and number
+/// spellings jq would rewrite.
+fn spelled() -> Vec<u8> {
+    let r = r#""aoi":{"seq":SEQ,"run":"R"}"#;
+    let e = |seq: u32, body: &str| format!("{{{},{body}}}", r.replace("SEQ", &seq.to_string()));
+    lines(&[
+        e(0, &format!(r#""type":"aoi:meta",{IDENTITY}"#)),
+        e(
+            1,
+            r#""type":"hit","id":12345678901234567890,"s":"\u00e9\n","x":1.50,"y":1e2"#,
+        ),
+        e(2, r#""type":"note","id":2"#),
+        e(3, r#""type":"hit","id":3,"s":"\ud83d\ude00""#),
+        e(
+            4,
+            &format!(r#""type":"aoi:summary","ok":true,"event_count":5,"count":3,{IDENTITY}"#),
+        ),
+    ])
+}
+
+#[test]
+fn an_event_selected_is_written_byte_for_byte() {
+    let input = spelled();
+    let (code, out, err) = filter(&[r#"select(.type=="hit")"#], &input);
+    assert_eq!(code, 0, "{err}");
+    let want: Vec<&[u8]> = input
+        .split_inclusive(|&b| b == b'\n')
+        .filter(|l| l.windows(12).any(|w| w == br#""type":"hit""#))
+        .collect();
+    assert_eq!(out, want.concat());
+}
+
+#[test]
+fn the_verdict_is_the_exit_status_of_a_cut_stream() {
+    let input = spelled();
+    let cut: Vec<u8> = input[..input.len() - 20].to_vec();
+    let (code, out, _) = filter(&[r#"select(.type=="hit")"#], &cut);
+    assert_eq!(code, 65);
+    assert_eq!(
+        out.iter().filter(|&&b| b == b'\n').count(),
+        2,
+        "what was read is written"
+    );
+    // A summary without its final newline: jq -e would say 0.
+    let unterminated = &input[..input.len() - 1];
+    assert_eq!(filter(&["."], unterminated).0, 65);
+}
+
+#[test]
+fn a_runtime_error_is_a_finding_on_its_line_and_the_rest_is_filtered() {
+    let (code, out, err) = filter(
+        &[r#"if .id == 2 then error("two") else .id end"#],
+        &spelled(),
+    );
+    assert_eq!(code, 65, "{err}");
+    assert!(err.contains(":3: error[filter.error]"), "{err}");
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        out.contains("12345678901234567890") && out.contains("\n3\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn assert_fails_an_event_that_does_not_hold() {
+    let (code, _, err) = filter(&["--assert", r#".type != "note""#, "empty"], &spelled());
+    assert_eq!(code, 65);
+    assert!(err.contains(":3: error[filter.assert]"), "{err}");
+    assert_eq!(
+        filter(&["--assert", ".aoi.run == \"R\"", "empty"], &spelled()).0,
+        0
+    );
+}
+
+#[test]
+fn a_program_that_does_not_compile_or_recurses_is_64_never_a_crash() {
+    for bad in [
+        "select(",
+        "nosuchfunction",
+        "def f: 1+f; f",
+        "def f: g; def g: 1 + f; f",
+    ] {
+        let (code, _, err) = filter(&[bad], &spelled());
+        assert_eq!(code, 64, "{bad}: {err}");
+        assert!(err.contains("filter:"), "{err}");
+    }
+}
+
+#[test]
+fn env_is_empty_and_halt_keeps_the_verdict() {
+    let (_, out, _) = filter(&["--domain", "env, $ENV"], &spelled());
+    assert!(String::from_utf8(out).unwrap().lines().all(|l| l == "{}"));
+    // halt_error ends the program's output, not the judging: a cut stream
+    // is still 65, a good one 0.
+    let (code, out, _) = filter(&["--domain", ".id, halt_error"], &spelled());
+    assert_eq!(code, 0);
+    assert_eq!(out, b"12345678901234567890\n");
+    let input = spelled();
+    assert_eq!(filter(&["halt"], &input[..input.len() - 1]).0, 65);
+}
+
+#[test]
+fn raw_output_args_and_domain_are_as_jq_has_them() {
+    let (_, out, _) = filter(
+        &["-r", "--domain", "select(.type==\"hit\") | .s"],
+        &spelled(),
+    );
+    assert_eq!(String::from_utf8(out).unwrap(), "é\n\n😀\n");
+    let (_, out, _) = filter(
+        &["--arg", "t", "note", "select(.type == $t) | .id"],
+        &spelled(),
+    );
+    assert_eq!(out, b"2\n");
+    let (_, out, _) = filter(&["--domain", ".type"], &spelled());
+    assert_eq!(out, b"\"hit\"\n\"note\"\n\"hit\"\n");
+}
+
+/// strip-envelope --type selects framework types too (it printed nothing
+/// and exited 0 for `--type aoi:summary`).
+#[test]
+fn strip_envelope_type_selects_a_framework_type() {
+    let out = run(&["strip-envelope", "--type", "aoi:summary"], &spelled());
+    assert_eq!(out.code, 0);
+    assert_eq!(out.stdout.lines().count(), 1, "{}", out.stdout);
+    assert!(out.stdout.contains(r#""type":"aoi:summary""#) && !out.stdout.contains("\"aoi\":"));
+}
