@@ -133,3 +133,14 @@ fn strip_envelope_type_selects_a_framework_type() {
     assert_eq!(out.stdout.lines().count(), 1, "{}", out.stdout);
     assert!(out.stdout.contains(r#""type":"aoi:summary""#) && !out.stdout.contains("\"aoi\":"));
 }
+
+/// An event whose program errs many times is one finding, with the count,
+/// on one line of the report.
+#[test]
+fn many_errors_on_one_event_are_one_finding() {
+    let (code, _, err) = filter(&["--domain", r#"range(3) | error("a\nb")"#], &spelled());
+    assert_eq!(code, 65);
+    let found: Vec<&str> = err.lines().filter(|l| l.contains("filter.error")).collect();
+    assert_eq!(found.len(), 3, "one per domain event: {err}");
+    assert!(found[0].contains("and 2 more on this event"), "{err}");
+}

@@ -265,17 +265,20 @@ impl<'c> Checker<'c> {
 
     /// `filter`: what the program found on the line just judged (an
     /// error, a failed `--assert`).
-    /// `run`: the line's run id, as the finding names it.
+    /// `line`: the line it is about (the program may run behind the
+    /// reading); `run`: its run id, as the finding names it.
     pub fn program_finding(
         &mut self,
         sink: &mut dyn Sink,
+        line: u64,
         run: Option<String>,
         rule: Rule,
-        message: String,
+        message: &str,
     ) -> io::Result<()> {
         // Not charged to the run's state: the line may have ended the run
         // (a summary), and the program's error is not the producer's.
-        self.out(sink).unowned(rule, run, message)
+        let message = crate::text::one_line(message);
+        self.out(sink).unowned_at(rule, line, run, message)
     }
 
     /// End of input: judge every run still open.

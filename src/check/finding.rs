@@ -129,13 +129,25 @@ impl Reporter<'_> {
         run: Option<String>,
         message: String,
     ) -> io::Result<()> {
+        let line = self.line;
+        self.unowned_at(rule, line, run, message)
+    }
+
+    /// As `unowned`, about line `line`.
+    pub(super) fn unowned_at(
+        &mut self,
+        rule: Rule,
+        line: u64,
+        run: Option<String>,
+        message: String,
+    ) -> io::Result<()> {
         let Some(severity) = self.cfg.levels.of(rule) else {
             return Ok(());
         };
         self.sink.finding(&Finding {
             rule,
             severity,
-            line: self.line,
+            line,
             run,
             seq: None,
             message,

@@ -79,6 +79,7 @@ impl Consumer for Filter<'_> {
     ) -> Result<LineKind> {
         let decided = check.judge(line, report)?;
         let seen = decided.kind;
+        let n = decided.line;
         let run = match decided.run {
             crate::check::Run::Id(id) => Some(String::from_utf8_lossy(id).into_owned()),
             _ => None,
@@ -94,7 +95,7 @@ impl Consumer for Filter<'_> {
                 "the event nests deeper than {} levels: not filtered",
                 value::MAX_DEPTH
             );
-            check.program_finding(report, run, Rule::FilterError, msg)?;
+            check.program_finding(report, n, run, Rule::FilterError, &msg)?;
             return Ok(seen);
         };
         let mut findings: Vec<(Rule, String)> = vec![];
@@ -118,6 +119,8 @@ impl Consumer for Filter<'_> {
         let bytes = ev.line();
         let mut written = Ok(());
         let mut halted = false;
+        // The first error of an event is its finding; the others counted.
+        let mut errors = 0u64;
         let raw = self.opts.raw;
         let Filter {
             program, out, text, ..
@@ -126,15 +129,27 @@ impl Consumer for Filter<'_> {
         program.run(input.clone(), |o| {
             match o {
                 Out::Value(v) => written = write(out, text, raw, &v, &input, bytes),
-                Out::Error(e) => findings.push((Rule::FilterError, e)),
+                Out::Error(e) => {
+                    errors += 1;
+                    if errors == 1 {
+                        findings.push((Rule::FilterError, e));
+                    }
+                }
                 Out::Halt => halted = true,
             }
             written.is_ok()
         });
         self.halted = halted;
         written?;
+        if errors > 1
+            && let Some(first) = findings.iter_mut().find(|f| f.0 == Rule::FilterError)
+        {
+            first
+                .1
+                .push_str(&format!(" (and {} more on this event)", errors - 1));
+        }
         for (rule, msg) in findings {
-            check.program_finding(report, run.clone(), rule, msg)?;
+            check.program_finding(report, n, run.clone(), rule, &msg)?;
         }
         Ok(seen)
     }
