@@ -144,3 +144,39 @@ fn many_errors_on_one_event_are_one_finding() {
     assert_eq!(found.len(), 3, "one per domain event: {err}");
     assert!(found[0].contains("and 2 more on this event"), "{err}");
 }
+
+/// A halt ends the program's output, not --assert's judging.
+#[test]
+fn assert_still_judges_after_a_halt() {
+    let (code, _, err) = filter(&["--assert", ".type != \"note\"", "halt"], &spelled());
+    assert_eq!(code, 65, "{err}");
+    assert!(err.contains(":3: error[filter.assert]"), "{err}");
+}
+
+/// `--arg ENV` cannot make `$ENV` other than {}, nor can an unusable name
+/// be bound.
+#[test]
+fn arg_names_are_jq_names_and_never_env() {
+    for bad in ["ENV", "a b", "", "1x", "$y"] {
+        assert_eq!(
+            filter(&["--arg", bad, "x", "."], &spelled()).0,
+            64,
+            "{bad:?}"
+        );
+    }
+}
+
+/// A program nested deep, and values made deep, run on filter's own large
+/// stack instead of aborting on the main thread's.
+#[test]
+fn deep_programs_and_values_run_on_a_large_stack() {
+    let deep = format!("1{}", "+1".repeat(5000));
+    let (code, out, err) = filter(&["--domain", "--", &deep], &spelled());
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with(b"5001\n"));
+    let (code, out, _) = filter(
+        &["--domain", "reduce range(10000) as $i (0; [.]) | length"],
+        &spelled(),
+    );
+    assert_eq!((code, &out[..2]), (0, &b"1\n"[..]));
+}

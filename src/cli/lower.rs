@@ -100,15 +100,30 @@ fn strip(mut a: StripArgs) -> Result<StripOptions, Error> {
 fn filter(mut a: FilterArgs) -> Result<FilterOptions, Error> {
     walked(&mut a.stream.files);
     usage::stream(&a.stream, "filter")?;
+    let output = a.stream.output;
     let mut stream = a.stream.into_options(ReportTo::Stderr);
     // stdout is the program's output; the report speaks when something
     // is wrong.
     stream.style.quiet_pass = true;
-    let args = a
+    let args: Vec<(String, String)> = a
         .arg
         .chunks(2)
         .map(|p| (p[0].clone(), p[1].clone()))
         .collect();
+    // A name jq can refer to, and never ENV: `env` and `$ENV` stay {}.
+    let usable = |n: &str| {
+        n.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    if let Some((bad, _)) = args.iter().find(|(n, _)| !usable(n) || n == "ENV") {
+        return Err(usage::refuse(
+            "filter",
+            &format!("--arg {bad:?}: name a variable as jq does ([A-Za-z_][A-Za-z0-9_]*), not ENV"),
+            output,
+        ));
+    }
     Ok(FilterOptions {
         stream,
         program: a.program,

@@ -20,7 +20,24 @@ use crate::stream::{self, Consumer, Report};
 use jaq_json::Val;
 use program::{Out, Program};
 
+/// The stack the program compiles and runs on: jaq recurses as deep as a
+/// program nests and as the values it makes, and an overflow is an abort.
+/// Reserved, not used, until a program needs it.
+const STACK: usize = 1 << 30;
+
 pub fn run(opts: &FilterOptions) -> Result<Exit> {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("filter".into())
+            .stack_size(STACK)
+            .spawn_scoped(s, || run_here(opts))
+            .map_err(|e| Error::io("cannot start the filter's thread".to_string(), e))?
+            .join()
+            .unwrap_or_else(|_| Err(Error::Usage("filter: the program panicked".to_string())))
+    })
+}
+
+fn run_here(opts: &FilterOptions) -> Result<Exit> {
     let compile = |code: &str| {
         Program::compile(code, &opts.args).map_err(|e| Error::Usage(format!("filter: {e}")))
     };
@@ -87,7 +104,10 @@ impl Consumer for Filter<'_> {
         let Some(ev) = line.event() else {
             return Ok(seen);
         };
-        if self.halted || !seen.event || (self.opts.domain && seen.framework) {
+        // After a halt the program's output is over, but --assert still
+        // holds every event to EXPR: a halt never takes the verdict away.
+        let skip = !seen.event || (self.opts.domain && seen.framework);
+        if skip || (self.halted && self.assert.is_none()) {
             return Ok(seen);
         }
         let Some(input) = value::event_val(&ev) else {
@@ -115,6 +135,12 @@ impl Consumer for Filter<'_> {
             if let Some(msg) = failed {
                 findings.push((Rule::FilterAssert, msg));
             }
+        }
+        if self.halted {
+            for (rule, msg) in findings {
+                check.program_finding(report, n, run.clone(), rule, &msg)?;
+            }
+            return Ok(seen);
         }
         let bytes = ev.line();
         let mut written = Ok(());
