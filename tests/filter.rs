@@ -180,3 +180,42 @@ fn deep_programs_and_values_run_on_a_large_stack() {
     );
     assert_eq!((code, &out[..2]), (0, &b"1\n"[..]));
 }
+
+#[test]
+fn an_assert_that_gives_no_value_fails() {
+    let (code, _, err) = filter(&["--assert", "empty", "."], &spelled());
+    assert_eq!(code, 65);
+    assert!(err.contains("gave no value for this event"), "{err}");
+}
+
+/// The programs aoitap runs without jaq's interpreter write what the
+/// interpreter writes: the same program, made one it must interpret.
+#[test]
+fn a_planned_program_writes_what_the_interpreter_writes() {
+    let input = spelled();
+    for (planned, interpreted) in [
+        (
+            r#"select(.type=="hit")"#,
+            r#"select(.type=="hit") | if true then . else . end"#,
+        ),
+        (
+            ".s, .id, .x, .y",
+            "(.s, .id, .x, .y) | if true then . else . end",
+        ),
+        (
+            r#"select(.id > 2 and .type != "x") | .aoi.seq"#,
+            r#"select(.id > 2 and .type != "x") | .aoi | .seq | if true then . else . end"#,
+        ),
+        // An index jaq refuses: the event goes to the interpreter.
+        (".aoi.run.x", ".aoi.run.x | if true then . else . end"),
+    ] {
+        let (a, b) = (filter(&[planned], &input), filter(&[interpreted], &input));
+        assert_eq!(a.0, b.0, "{planned}: {} / {}", a.2, b.2);
+        assert_eq!(
+            String::from_utf8_lossy(&a.1),
+            String::from_utf8_lossy(&b.1),
+            "{planned}"
+        );
+        assert_eq!(a.2.lines().count(), b.2.lines().count(), "{}\n{}", a.2, b.2);
+    }
+}

@@ -4,6 +4,7 @@
 //! an output equal to its event is written with the event's own bytes,
 //! any other one as compact JSON; the exit status is the verdict.
 
+mod plan;
 mod program;
 mod value;
 
@@ -17,7 +18,7 @@ use crate::exit::{Error, Exit, Result};
 use crate::input::scan::Line;
 use crate::input::source;
 use crate::stream::{self, Consumer, Report};
-use jaq_json::Val;
+use jaq_json::{Rc, Val};
 use program::{Out, Program};
 
 /// The stack the program compiles and runs on: jaq recurses as deep as a
@@ -43,10 +44,12 @@ fn run_here(opts: &FilterOptions) -> Result<Exit> {
     };
     let program = compile(&opts.program)?;
     let assert = opts.assert.as_deref().map(compile).transpose()?;
+    let only = projection(&program, assert.as_ref());
     let mut consumer = Filter {
         opts,
         program,
         assert,
+        only,
         halted: false,
         out: BufWriter::with_capacity(256 * 1024, source::stdout_file()?),
         text: vec![],
@@ -59,10 +62,40 @@ struct Filter<'o> {
     opts: &'o FilterOptions,
     program: Program,
     assert: Option<Program>,
+    /// The only top-level keys the programs read, when they say so.
+    only: Option<Vec<Vec<u8>>>,
     /// The program halted: its output is over, the judging goes on.
     halted: bool,
     out: BufWriter<File>,
     text: Vec<u8>,
+}
+
+/// The top-level keys that are all PROG and `--assert` read of an event,
+/// when both say so.
+fn projection(program: &Program, assert: Option<&Program>) -> Option<Vec<Vec<u8>>> {
+    let mut keys = program.keys()?;
+    if let Some(a) = assert {
+        keys.extend(a.keys()?);
+    }
+    let mut bytes: Vec<Vec<u8>> = keys
+        .iter()
+        .filter_map(|k| match k {
+            Val::TStr(b) => Some(b.to_vec()),
+            _ => None,
+        })
+        .collect();
+    bytes.sort();
+    bytes.dedup();
+    Some(bytes)
+}
+
+/// Whether `v` is the event `input`: the same value, or (when the event
+/// was made whole) an equal one.
+fn is_input(v: &Val, input: &Val, whole: bool) -> bool {
+    match (v, input) {
+        (Val::Obj(a), Val::Obj(b)) if Rc::ptr_eq(a, b) => true,
+        _ => whole && v == input,
+    }
 }
 
 /// Write one output: the event's own bytes when it is the event, a string
@@ -71,11 +104,10 @@ fn write(
     out: &mut BufWriter<File>,
     text: &mut Vec<u8>,
     raw: bool,
-    v: &Val,
-    input: &Val,
+    (v, input, whole): (&Val, &Val, bool),
     bytes: &[u8],
 ) -> std::io::Result<()> {
-    if v == input {
+    if is_input(v, input, whole) {
         out.write_all(bytes)?;
     } else if let (true, Val::TStr(s)) = (raw, v) {
         out.write_all(s)?;
@@ -87,41 +119,24 @@ fn write(
     out.write_all(b"\n")
 }
 
-impl Consumer for Filter<'_> {
-    fn line(
-        &mut self,
-        check: &mut Checker,
-        line: &Line<'_>,
-        report: &mut Report,
-    ) -> Result<LineKind> {
-        let decided = check.judge(line, report)?;
-        let seen = decided.kind;
-        let n = decided.line;
-        let run = match decided.run {
-            crate::check::Run::Id(id) => Some(String::from_utf8_lossy(id).into_owned()),
-            _ => None,
-        };
-        let Some(ev) = line.event() else {
-            return Ok(seen);
-        };
-        // After a halt the program's output is over, but --assert still
-        // holds every event to EXPR: a halt never takes the verdict away.
-        let skip = !seen.event || (self.opts.domain && seen.framework);
-        if skip || (self.halted && self.assert.is_none()) {
-            return Ok(seen);
+impl Filter<'_> {
+    /// Run the program (and `--assert`) on one event: what they found.
+    fn event(&mut self, ev: &crate::json::Event<'_>) -> Result<Vec<(Rule, String)>> {
+        if self.halted && self.assert.is_none() {
+            return Ok(vec![]);
         }
-        let Some(input) = value::event_val(&ev) else {
+        let Some(input) = value::event_val(ev, self.only.as_deref()) else {
             let msg = format!(
                 "the event nests deeper than {} levels: not filtered",
                 value::MAX_DEPTH
             );
-            check.program_finding(report, n, run, Rule::FilterError, &msg)?;
-            return Ok(seen);
+            return Ok(vec![(Rule::FilterError, msg)]);
         };
         let mut findings: Vec<(Rule, String)> = vec![];
-        if let Some(assert) = &self.assert {
+        if let Some(assert) = &mut self.assert {
             let expr = self.opts.assert.as_deref().unwrap_or_default();
-            let mut failed = None;
+            // No value is no yes: as `jq -e` on no output, EXPR fails.
+            let mut failed = Some(format!("--assert {expr} gave no value for this event"));
             assert.run(input.clone(), |out| {
                 failed = match out {
                     Out::Value(Val::Bool(true)) => None,
@@ -137,10 +152,7 @@ impl Consumer for Filter<'_> {
             }
         }
         if self.halted {
-            for (rule, msg) in findings {
-                check.program_finding(report, n, run.clone(), rule, &msg)?;
-            }
-            return Ok(seen);
+            return Ok(findings);
         }
         let bytes = ev.line();
         let mut written = Ok(());
@@ -148,13 +160,14 @@ impl Consumer for Filter<'_> {
         // The first error of an event is its finding; the others counted.
         let mut errors = 0u64;
         let raw = self.opts.raw;
+        let whole = self.only.is_none();
         let Filter {
             program, out, text, ..
         } = &mut *self;
         // Each output is written as it comes: a program may give many.
         program.run(input.clone(), |o| {
             match o {
-                Out::Value(v) => written = write(out, text, raw, &v, &input, bytes),
+                Out::Value(v) => written = write(out, text, raw, (&v, &input, whole), bytes),
                 Out::Error(e) => {
                     errors += 1;
                     if errors == 1 {
@@ -174,6 +187,33 @@ impl Consumer for Filter<'_> {
                 .1
                 .push_str(&format!(" (and {} more on this event)", errors - 1));
         }
+        Ok(findings)
+    }
+}
+
+impl Consumer for Filter<'_> {
+    fn line(
+        &mut self,
+        check: &mut Checker,
+        line: &Line<'_>,
+        report: &mut Report,
+    ) -> Result<LineKind> {
+        let decided = check.judge(line, report)?;
+        let (seen, n) = (decided.kind, decided.line);
+        let findings = match line.event() {
+            // After a halt the program's output is over, but --assert still
+            // holds every event to EXPR: a halt never takes the verdict away.
+            Some(ev) if seen.event && !(self.opts.domain && seen.framework) => self.event(&ev)?,
+            _ => vec![],
+        };
+        if findings.is_empty() {
+            return Ok(seen);
+        }
+        // The run id is made a String only for a finding: most lines have none.
+        let run = match decided.run {
+            crate::check::Run::Id(id) => Some(String::from_utf8_lossy(id).into_owned()),
+            _ => None,
+        };
         for (rule, msg) in findings {
             check.program_finding(report, n, run.clone(), rule, &msg)?;
         }

@@ -23,13 +23,21 @@ use jaq_core::path::Part;
 use jaq_core::{Ctx, Vars, data};
 use jaq_json::Val;
 
+use super::plan::Plan;
+
 /// Prepended to every program: `env` is `$ENV`, which is `{}`.
 const PRELUDE: &str = "def env: $ENV; ";
 
 /// A compiled program and the values of its global variables.
 pub struct Program {
     filter: jaq_core::Filter<data::JustLut<Val>>,
-    vars: Vec<Val>,
+    /// Made once: a run's context costs a clone of its head, not a list.
+    vars: Vars<Val>,
+    /// The program run without the interpreter, when it is one of the
+    /// programs a plan runs.
+    plan: Option<Plan>,
+    /// The plan's outputs, held until it has run to the end.
+    held: Vec<Val>,
 }
 
 /// One output of a program run on one value.
@@ -84,16 +92,52 @@ impl Program {
                     undefined.join(", ")
                 )
             })?;
-        let vars = std::iter::once(Val::obj(Default::default()))
+        let values: Vec<Val> = std::iter::once(Val::obj(Default::default()))
             .chain(args.iter().map(|(_, v)| Val::from(v.clone())))
             .collect();
-        Ok(Program { filter, vars })
+        // A name given twice is jaq's to resolve, not the plan's.
+        let once: Vec<(String, Val)> = names
+            .iter()
+            .zip(&values)
+            .filter(|(n, _)| names.iter().filter(|m| m == n).count() == 1)
+            .map(|(n, v)| (n.clone(), v.clone()))
+            .collect();
+        Ok(Program {
+            filter,
+            vars: Vars::new(values),
+            plan: Plan::of(code, &once),
+            held: vec![],
+        })
+    }
+
+    /// The top-level keys the program reads of an event, when they are all
+    /// it needs of it (see [`Plan::keys`]).
+    pub fn keys(&self) -> Option<Vec<Val>> {
+        self.plan.as_ref()?.keys()
+    }
+
+    /// Run every event through jaq's interpreter (the plan's tests).
+    #[cfg(test)]
+    pub fn interpret_only(&mut self) {
+        self.plan = None;
     }
 
     /// Run the program on `input`: its outputs, then the end (an error
     /// ends nothing; a halt ends the outputs).
-    pub fn run(&self, input: Val, mut each: impl FnMut(Out) -> bool) {
-        let ctx = Ctx::<data::JustLut<Val>>::new(&self.filter.lut, Vars::new(self.vars.clone()));
+    pub fn run(&mut self, input: Val, mut each: impl FnMut(Out) -> bool) {
+        if let Some(plan) = &self.plan {
+            let held = &mut self.held;
+            held.clear();
+            if plan.run(&input, &mut |v| held.push(v)).is_ok() {
+                for v in held.drain(..) {
+                    if !each(Out::Value(v)) {
+                        return;
+                    }
+                }
+                return;
+            }
+        }
+        let ctx = Ctx::<data::JustLut<Val>>::new(&self.filter.lut, self.vars.clone());
         for r in self.filter.id.run((ctx, input)) {
             let out = match r {
                 Ok(v) => Out::Value(v),
@@ -283,7 +327,7 @@ mod tests {
     use super::*;
 
     fn outputs(code: &str, input: &str) -> Vec<String> {
-        let p = Program::compile(code, &[]).unwrap();
+        let mut p = Program::compile(code, &[]).unwrap();
         let v = jaq_json::read::parse_single(input.as_bytes()).unwrap();
         let mut got = vec![];
         p.run(v, |o| {
@@ -328,7 +372,7 @@ mod tests {
 
     #[test]
     fn args_are_variables() {
-        let p = Program::compile("$name", &[("name".into(), "v".into())]).unwrap();
+        let mut p = Program::compile("$name", &[("name".into(), "v".into())]).unwrap();
         let mut got = vec![];
         p.run(Val::Null, |o| {
             if let Out::Value(v) = o {

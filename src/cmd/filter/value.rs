@@ -3,9 +3,11 @@
 //! numbers keep their spelling's value (jaq reads `12345678901234567890`
 //! as the big integer it is).
 
+use std::borrow::Cow;
 use std::rc::Rc;
 
-use jaq_json::Val;
+use bytes::Bytes;
+use jaq_json::{Map, Val};
 
 use crate::json::{Event, Kind, Value};
 
@@ -14,41 +16,87 @@ use crate::json::{Event, Kind, Value};
 pub const MAX_DEPTH: usize = 512;
 
 /// The event as a jaq value; `None` when it nests deeper than
-/// [`MAX_DEPTH`]. Its top level comes from the walk's own index.
-pub fn event_val(ev: &Event<'_>) -> Option<Val> {
-    let mut map = jaq_json::Map::default();
-    for (k, c) in ev.members() {
+/// [`MAX_DEPTH`]. Its top level comes from the walk's own index. With
+/// `only`, just those top-level keys are made (the program reads no
+/// other: see `Plan::keys`).
+pub fn event_val(ev: &Event<'_>, only: Option<&[Vec<u8>]>) -> Option<Val> {
+    let line = Line::new(ev.line());
+    let members = ev.members();
+    let mut map = Map::with_capacity_and_hasher(
+        only.map_or(members.size_hint().0, <[_]>::len),
+        Default::default(),
+    );
+    for (k, c) in members {
+        if only.is_some_and(|only| !only.iter().any(|o| **o == *k)) {
+            continue;
+        }
         // A repeated key: the last one wins, as in jq.
-        map.insert(Val::utf8_str(k.into_owned()), to_val_at(&c, 1)?);
+        map.insert(line.text(k), line.val(&c, 1)?);
     }
     Some(Val::obj(map))
 }
 
-fn to_val_at(v: &Value<'_>, depth: usize) -> Option<Val> {
-    Some(match v.kind() {
-        Kind::Null => Val::Null,
-        Kind::Bool => Val::Bool(v.as_bool().unwrap_or(false)),
-        Kind::Number => match jaq_json::read::parse_single_num(v.raw()) {
-            Some(n) => Val::Num(n),
-            None => Val::Null,
-        },
-        // The line is valid UTF-8 (verify's json.invalid-utf8 says when
-        // not), so the decoded bytes are the string's text as they are.
-        Kind::String => Val::utf8_str(v.decoded().map(|b| b.into_owned()).unwrap_or_default()),
-        _ if depth >= MAX_DEPTH => return None,
-        Kind::Array => {
-            let items: Option<Vec<Val>> = v
-                .children()
-                .map(|(_, c)| to_val_at(&c, depth + 1))
-                .collect();
-            Val::Arr(Rc::new(items?))
-        }
-        Kind::Object => {
-            let mut map = jaq_json::Map::default();
-            for (k, c) in v.children() {
-                map.insert(Val::utf8_str(k.into_owned()), to_val_at(&c, depth + 1)?);
+/// One copy of the line, which every string without an escape is a slice
+/// of: a string costs the program one small allocation, not two, and
+/// allocation is most of what building an event costs.
+struct Line<'a> {
+    bytes: &'a [u8],
+    shared: Bytes,
+}
+
+impl<'a> Line<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        let shared = Bytes::copy_from_slice(bytes);
+        Line { bytes, shared }
+    }
+
+    /// A string value: a slice of the shared copy when `s` stands in the
+    /// line as it is, else its own bytes (a decoded escape).
+    fn text(&self, s: Cow<'_, [u8]>) -> Val {
+        let line = self.bytes.as_ptr() as usize;
+        match s {
+            Cow::Borrowed(b) => {
+                let at = (b.as_ptr() as usize).wrapping_sub(line);
+                if at
+                    .checked_add(b.len())
+                    .is_some_and(|end| end <= self.bytes.len())
+                {
+                    return Val::utf8_str(self.shared.slice(at..at + b.len()));
+                }
+                Val::utf8_str(b.to_vec())
             }
-            Val::obj(map)
+            Cow::Owned(b) => Val::utf8_str(b),
         }
-    })
+    }
+
+    fn val(&self, v: &Value<'_>, depth: usize) -> Option<Val> {
+        Some(match v.kind() {
+            Kind::Null => Val::Null,
+            Kind::Bool => Val::Bool(v.as_bool().unwrap_or(false)),
+            Kind::Number => match jaq_json::read::parse_single_num(v.raw()) {
+                Some(n) => Val::Num(n),
+                None => Val::Null,
+            },
+            // The line is valid UTF-8 (verify's json.invalid-utf8 says when
+            // not), so the decoded bytes are the string's text as they are.
+            Kind::String => self.text(v.decoded().unwrap_or_default()),
+            _ if depth >= MAX_DEPTH => return None,
+            Kind::Array => {
+                let items: Option<Vec<Val>> =
+                    v.children().map(|(_, c)| self.val(&c, depth + 1)).collect();
+                Val::Arr(Rc::new(items?))
+            }
+            Kind::Object => {
+                let mut map = Map::default();
+                for (k, c) in v.children() {
+                    let key = match k {
+                        Cow::Borrowed(k) => Cow::Borrowed(k.as_bytes()),
+                        Cow::Owned(k) => Cow::Owned(k.into_bytes()),
+                    };
+                    map.insert(self.text(key), self.val(&c, depth + 1)?);
+                }
+                Val::obj(map)
+            }
+        })
+    }
 }
