@@ -219,3 +219,80 @@ fn a_planned_program_writes_what_the_interpreter_writes() {
         assert_eq!(a.2.lines().count(), b.2.lines().count(), "{}\n{}", a.2, b.2);
     }
 }
+
+/// A program that never ends on one event is still stopped by Ctrl-C:
+/// the conventional status, soon, whatever the program is doing.
+#[test]
+fn sigint_stops_a_program_that_runs_forever() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let mut child = Command::new(bin())
+        .args(["filter", "last(range(1e18))"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = spelled();
+    let first = input.iter().position(|&b| b == b'\n').unwrap() + 1;
+    std::io::Write::write_all(&mut stdin, &input[..first]).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let sent = Instant::now();
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert!(sent.elapsed() < Duration::from_secs(10));
+}
+
+/// jaq's errors quote values; a finding never quotes a secret.
+#[test]
+fn a_program_error_never_quotes_a_secret() {
+    let input = lines(&[
+        meta(),
+        ev(
+            1,
+            "hit",
+            r#""password":"hunter2","db_url":"https://u:pa55w0rd@h/x","nest":{"api_key":["k\u00e9y\nZ"]},"id":"doc-1""#,
+        ),
+        ok_summary(2, 1),
+    ]);
+    for program in [
+        ".password + 1",
+        ".db_url + 1",
+        ".nest + 1",
+        "error(.password)",
+        ".nest.api_key[0] | error",
+    ] {
+        let (code, _, err) = filter(&[program], &input);
+        assert_eq!(code, 65, "{program}: {err}");
+        assert!(err.contains("error[filter.error]"), "{program}: {err}");
+        for secret in ["hunter2", "pa55w0rd", "k\\u00e9y", "kéy"] {
+            assert!(!err.contains(secret), "{program}: {err}");
+        }
+    }
+    // What is not secret is still said.
+    let (_, _, err) = filter(&[".id + 1"], &input);
+    assert!(err.contains("doc-1"), "{err}");
+}
+
+/// `debug` prints as jq's on stderr beside a human report, and never into
+/// a JSONL one; a lone surrogate is one U+FFFD, as jq makes it.
+#[test]
+fn debug_prints_as_jq_and_a_lone_surrogate_is_one_replacement() {
+    let input = spelled();
+    let (_, out, err) = filter(&[r#"select(.id == 2) | debug | empty"#], &input);
+    assert!(out.is_empty());
+    assert!(
+        err.contains(r#"["DEBUG:",{"aoi":{"seq":2,"run":"R"},"type":"note","id":2}]"#),
+        "{err}"
+    );
+    let (_, _, err) = filter(&["--output", "jsonl", "debug | empty"], &input);
+    assert!(err.lines().all(|l| l.starts_with(r#"{"type":"#)), "{err}");
+    let lone = lines(&[ev(0, "hit", r#""s":"a\ud800b""#)]);
+    let (_, out, _) = filter(&["-r", ".s"], &lone);
+    assert_eq!(String::from_utf8(out).unwrap(), "a\u{FFFD}b\n");
+}

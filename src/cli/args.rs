@@ -188,7 +188,7 @@ pub(super) struct FilterArgs {
     #[arg(long)]
     pub(super) domain: bool,
 
-    /// Every event must make EXPR true (not false, null or an error): filter.assert otherwise.
+    /// Every event must make EXPR true: at least one value, none false or null, no error; filter.assert otherwise.
     #[arg(long, value_name = "EXPR")]
     pub(super) assert: Option<String>,
 

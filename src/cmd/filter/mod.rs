@@ -38,7 +38,40 @@ pub fn run(opts: &FilterOptions) -> Result<Exit> {
     })
 }
 
+/// Where jaq-std's `debug` and `stderr` print, as jq prints them:
+/// `["DEBUG:",VALUE]` and a line, and the value's text as it is.
+struct Stderr;
+
+impl log::Log for Stderr {
+    fn enabled(&self, meta: &log::Metadata<'_>) -> bool {
+        meta.target().starts_with("jaq_std")
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if !self.enabled(record.metadata()) {
+            return;
+        }
+        let mut err = std::io::stderr().lock();
+        // Nowhere to say that stderr is gone: as jq, print and go on.
+        let _ = match record.level() {
+            log::Level::Debug => writeln!(err, "[\"DEBUG:\",{}]", record.args()),
+            _ => write!(err, "{}", record.args()),
+        };
+    }
+
+    fn flush(&self) {}
+}
+
+static STDERR: Stderr = Stderr;
+
 fn run_here(opts: &FilterOptions) -> Result<Exit> {
+    // A JSONL report owns stderr: a line of the program's there would
+    // break it, so `debug` and `stderr` print only beside a human one.
+    let jsonl_on_stderr = opts.stream.report.is_none()
+        && opts.stream.style.format == crate::output::style::Format::Jsonl;
+    if !jsonl_on_stderr && log::set_logger(&STDERR).is_ok() {
+        log::set_max_level(log::LevelFilter::Debug);
+    }
     let compile = |code: &str| {
         Program::compile(code, &opts.args).map_err(|e| Error::Usage(format!("filter: {e}")))
     };
@@ -132,6 +165,19 @@ impl Filter<'_> {
             );
             return Ok(vec![(Rule::FilterError, msg)]);
         };
+        let mut findings = self.run_on(ev, &input)?;
+        // The program's errors quote values: never a secret (DESIGN §13).
+        if !findings.is_empty() {
+            let secrets = value::secrets(&input, &self.opts.stream.check.secret_names);
+            for f in &mut findings {
+                f.1 = value::masked(std::mem::take(&mut f.1), &secrets);
+            }
+        }
+        Ok(findings)
+    }
+
+    /// Run `--assert` and PROG on `input`, the value of `ev`.
+    fn run_on(&mut self, ev: &crate::json::Event<'_>, input: &Val) -> Result<Vec<(Rule, String)>> {
         let mut findings: Vec<(Rule, String)> = vec![];
         if let Some(assert) = &mut self.assert {
             let expr = self.opts.assert.as_deref().unwrap_or_default();
@@ -167,7 +213,7 @@ impl Filter<'_> {
         // Each output is written as it comes: a program may give many.
         program.run(input.clone(), |o| {
             match o {
-                Out::Value(v) => written = write(out, text, raw, (&v, &input, whole), bytes),
+                Out::Value(v) => written = write(out, text, raw, (&v, input, whole), bytes),
                 Out::Error(e) => {
                     errors += 1;
                     if errors == 1 {

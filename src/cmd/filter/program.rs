@@ -85,7 +85,14 @@ impl Program {
             .map_err(|errs| {
                 let undefined: Vec<String> = errs
                     .iter()
-                    .flat_map(|(_, es)| es.iter().map(|(name, _)| format!("{name:?}")))
+                    .flat_map(|(_, es)| {
+                        es.iter().map(|(name, what)| match what {
+                            jaq_core::compile::Undefined::Filter(arity) => {
+                                format!("{name}/{arity}")
+                            }
+                            other => format!("{} {name}", other.as_str()),
+                        })
+                    })
                     .collect();
                 format!(
                     "the program names what is not defined: {}",
@@ -226,14 +233,17 @@ fn reaches(calls: &HashMap<String, HashSet<String>>, from: &str, to: &str) -> bo
 fn defs_in(t: &Term<&str>, out: &mut HashMap<String, HashSet<String>>) {
     walk(t, &mut |t| {
         if let Term::Def(defs, _) = t {
-            for Def { name, body, .. } in defs {
+            for Def { name, args, body } in defs {
+                // `f/1` and `f/0` are two filters, as jq has them.
                 let mut called = HashSet::new();
                 walk(body, &mut |t| {
-                    if let Term::Call(f, _) = t {
-                        called.insert(f.to_string());
+                    if let Term::Call(f, fargs) = t {
+                        called.insert(format!("{f}/{}", fargs.len()));
                     }
                 });
-                out.entry(name.to_string()).or_default().extend(called);
+                out.entry(format!("{name}/{}", args.len()))
+                    .or_default()
+                    .extend(called);
             }
         }
     });
@@ -360,7 +370,9 @@ mod tests {
             assert!(Program::compile(bad, &[]).is_err(), "{bad}");
         }
         let err = Program::compile("def f: 1+f; f", &[]).err().unwrap();
-        assert!(err.contains("def f calls itself"), "{err}");
+        assert!(err.contains("def f/0 calls itself"), "{err}");
+        // Another arity is another filter.
+        assert!(Program::compile("def f(g): g; def f: f(1); f", &[]).is_ok());
         assert!(
             Program::compile(
                 "def inc: .+1; walk(if type == \"number\" then inc else . end)",

@@ -65,7 +65,7 @@ impl<'a> Line<'a> {
                 }
                 Val::utf8_str(b.to_vec())
             }
-            Cow::Owned(b) => Val::utf8_str(b),
+            Cow::Owned(b) => Val::utf8_str(lone_surrogates_replaced(b)),
         }
     }
 
@@ -99,4 +99,100 @@ impl<'a> Line<'a> {
             }
         })
     }
+}
+
+/// A decoded string with each lone surrogate (`"\ud800"`, which the
+/// decoder keeps as its three WTF-8 bytes) made one U+FFFD, as jq makes
+/// it; jaq would make each byte one.
+fn lone_surrogates_replaced(b: Vec<u8>) -> Vec<u8> {
+    if std::str::from_utf8(&b).is_ok() {
+        return b;
+    }
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == 0xED && b.get(i + 1).is_some_and(|c| c & 0xE0 == 0xA0) && i + 2 < b.len() {
+            out.extend_from_slice("\u{FFFD}".as_bytes());
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// What of `input` a finding must not quote: every string under a
+/// secret-looking key (`meta.args`' names, `*_secret`, `--secret-name`)
+/// and the password of every URL, each as the program's error would
+/// spell it (jaq quotes values in its errors: `cannot add "hunter2" and
+/// 1`). Longest first, so a part never unmasks a whole.
+pub fn secrets(input: &Val, names: &[String]) -> Vec<String> {
+    let mut found = vec![];
+    let mut stack = vec![(input, false)];
+    while let Some((v, under_secret)) = stack.pop() {
+        match v {
+            Val::TStr(b) | Val::BStr(b) => {
+                let text = String::from_utf8_lossy(b);
+                if under_secret {
+                    found.push(text.into_owned());
+                } else {
+                    found.extend(url_passwords(&text));
+                }
+            }
+            Val::Arr(items) => stack.extend(items.iter().map(|i| (i, under_secret))),
+            Val::Obj(map) => {
+                for (k, item) in map.iter() {
+                    let named = match k {
+                        Val::TStr(k) | Val::BStr(k) => {
+                            let k = String::from_utf8_lossy(k);
+                            crate::check::is_sensitive_name(&k)
+                                || k.ends_with("_secret")
+                                || k.ends_with("_SECRET")
+                                || names.iter().any(|n| *n == k)
+                        }
+                        _ => false,
+                    };
+                    stack.push((item, under_secret || named));
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut spelled: Vec<String> = found
+        .iter()
+        .filter(|s| !s.is_empty())
+        .flat_map(|s| {
+            // As jaq writes it in a message, and as it is.
+            let quoted = Val::from(s.clone()).to_string();
+            [quoted[1..quoted.len() - 1].to_string(), s.clone()]
+        })
+        .collect();
+    spelled.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    spelled.dedup();
+    spelled
+}
+
+/// `scheme://user:PASSWORD@host`: each PASSWORD in `text`.
+fn url_passwords(text: &str) -> Vec<String> {
+    text.split("://")
+        .skip(1)
+        .filter_map(|rest| {
+            let authority = rest.split(['/', ' ', '"', '?', '#']).next()?;
+            let (userinfo, _) = authority.rsplit_once('@')?;
+            let (_, password) = userinfo.split_once(':')?;
+            (!password.is_empty()).then(|| password.to_string())
+        })
+        .collect()
+}
+
+/// `message` with every one of `secrets` written over.
+pub fn masked(message: String, secrets: &[String]) -> String {
+    secrets.iter().fold(message, |m, s| {
+        if m.contains(s.as_str()) {
+            m.replace(s.as_str(), "***")
+        } else {
+            m
+        }
+    })
 }
