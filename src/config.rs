@@ -53,6 +53,7 @@ impl Invocation {
         let (name, stream) = match self {
             Invocation::Verify(o) => ("verify", o),
             Invocation::StripEnvelope(o) => ("strip-envelope", &o.stream),
+            Invocation::Filter(o) => ("filter", &o.stream),
             Invocation::SplitByRun(o) => ("split-by-run", &o.stream),
             Invocation::Summarize(o) => ("summarize", &o.stream),
             Invocation::Reconcile(o) => ("reconcile", &o.stream),
@@ -63,6 +64,16 @@ impl Invocation {
             _ => return None,
         };
         (stream.style.format == Format::Jsonl && !stream.style.quiet).then_some(name)
+    }
+
+    /// Whether the report goes to stderr, stdout being the data (filter,
+    /// strip-envelope, verify --relay): a JSONL error stream goes there too.
+    pub fn report_on_stderr(&self) -> bool {
+        match self {
+            Invocation::Verify(o) => o.relay,
+            Invocation::StripEnvelope(_) | Invocation::Filter(_) => true,
+            _ => false,
+        }
     }
 
     /// Whether stdout is a TAP report (verify, run, lint: `--output tap`).

@@ -221,8 +221,10 @@ pub enum Problem {
 /// A machine format a usage error is said in besides stderr.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Machine {
-    /// aoitap's own failed run, with the problem as its error.
-    Jsonl,
+    /// aoitap's own failed run, with the problem as its error; on stderr
+    /// where the command's report would go there (filter, strip-envelope,
+    /// verify --relay), stdout being the data.
+    Jsonl { on_stderr: bool },
     /// A TAP bail out with the problem as its reason.
     Tap,
 }

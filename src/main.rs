@@ -12,6 +12,7 @@ use aoitap::output;
 fn main() -> ExitCode {
     let parsed = cli::parse();
     let jsonl = parsed.as_ref().ok().and_then(Invocation::jsonl_command);
+    let on_stderr = parsed.as_ref().is_ok_and(Invocation::report_on_stderr);
     let tap = parsed.as_ref().is_ok_and(Invocation::tap_on_stdout);
     let result = match parsed {
         Err(err) => refused(err),
@@ -42,7 +43,7 @@ fn main() -> ExitCode {
             if let Some(command) = jsonl
                 && !err.report_begun()
             {
-                let _ = output::error_stream(command, &err);
+                let _ = output::error_stream(command, &err, on_stderr);
             }
             // A TAP consumer is told to stop, with the reason (DESIGN §13).
             if tap && exit != Exit::BrokenPipe && !err.report_begun() {
@@ -82,9 +83,9 @@ fn say_refusal(refusal: &Refusal) {
         Problem::NoCommand(help) => aoitap::say_part!("{help}"),
     }
     match refusal.machine {
-        Some(Machine::Jsonl) => {
+        Some(Machine::Jsonl { on_stderr }) => {
             let usage = Error::Usage(refusal.reason());
-            let _ = output::error_stream(&refusal.command, &usage);
+            let _ = output::error_stream(&refusal.command, &usage, on_stderr);
         }
         Some(Machine::Tap) => {
             let _ = output::tap::bail_out(&refusal.reason());

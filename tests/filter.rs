@@ -248,7 +248,8 @@ fn sigint_stops_a_program_that_runs_forever() {
     assert!(sent.elapsed() < Duration::from_secs(10));
 }
 
-/// jaq's errors quote values; a finding never quotes a secret.
+/// jaq's errors quote values; a finding never quotes a secret, nor what a
+/// program made of one.
 #[test]
 fn a_program_error_never_quotes_a_secret() {
     let input = lines(&[
@@ -266,21 +267,34 @@ fn a_program_error_never_quotes_a_secret() {
         ".nest + 1",
         "error(.password)",
         ".nest.api_key[0] | error",
+        ".password | ascii_upcase | . + 1",
+        ".password[0:4] + 1",
     ] {
         let (code, _, err) = filter(&[program], &input);
         assert_eq!(code, 65, "{program}: {err}");
         assert!(err.contains("error[filter.error]"), "{program}: {err}");
-        for secret in ["hunter2", "pa55w0rd", "k\\u00e9y", "kéy"] {
+        assert!(err.contains("not quoted"), "{program}: {err}");
+        for secret in ["hunter2", "HUNTER2", "hunt", "pa55w0rd", "k\\u00e9y", "kéy"] {
             assert!(!err.contains(secret), "{program}: {err}");
         }
     }
+    let (_, _, err) = filter(&["--assert", ".password == \"x\"", "."], &input);
+    assert!(
+        err.contains("error[filter.assert]") && !err.contains("hunter2"),
+        "{err}"
+    );
+    // A secret the program itself names is not quoted either.
+    let plain = spelled();
+    let (_, _, err) = filter(&[r#"error({db_secret: "hunter3"})"#], &plain);
+    assert!(
+        err.contains("not quoted") && !err.contains("hunter3"),
+        "{err}"
+    );
     // What is not secret is still said.
-    let (_, _, err) = filter(&[".id + 1"], &input);
-    assert!(err.contains("doc-1"), "{err}");
+    let (_, _, err) = filter(&[".s + 1"], &plain);
+    assert!(err.contains("cannot calculate"), "{err}");
 }
 
-/// `debug` prints as jq's on stderr beside a human report, and never into
-/// a JSONL one; a lone surrogate is one U+FFFD, as jq makes it.
 #[test]
 fn debug_prints_as_jq_and_a_lone_surrogate_is_one_replacement() {
     let input = spelled();

@@ -26,6 +26,7 @@ mod marker;
 mod meta_args;
 mod protocol;
 mod protocols;
+pub mod quote;
 pub mod redaction;
 pub mod rules;
 mod run_state;

@@ -108,6 +108,12 @@ pub(super) enum Command {
 
     /// Run a jq program on each event, keeping the stream's verdict in the exit status (jq syntax, through the jaq crates).
     #[command(
+        long_about = "Run a jq program on each event, keeping the stream's verdict in the exit status (jq syntax, through the jaq crates).\n\n\
+                      Every line is judged as verify judges it. PROG runs on each event (--domain: domain events only), and each output is one line: an output equal to its event is the event's own bytes, any other is compact JSON (-r: a string as its text). \
+                      A runtime error on an event is filter.error on its line (65), and the other events are still filtered; a program that does not compile, or whose own definitions call themselves, is 64. \
+                      env and $ENV are {}; halt and halt_error end the output, never the verdict; debug and stderr print on stderr, and are dropped when the report there is JSONL. \
+                      A finding quotes nothing of an event that holds a secret-looking value. The report goes to stderr.\n\n\
+                      jq's -c is accepted (the output is always compact); there is no -e (the exit status is the verdict: see --assert), -n, -s or --argjson.",
         after_help = "Examples:\n  aoitap filter 'select(.type==\"hit\")' out.jsonl | next-tool\n  aoitap filter -r --domain '.path' out.jsonl | xargs wc -l\n  tool --output jsonl | aoitap filter --assert '.aoi.run != null' '.' > checked.jsonl"
     )]
     Filter(FilterArgs),
@@ -196,6 +202,10 @@ pub(super) struct FilterArgs {
     #[arg(short, long)]
     pub(super) raw_output: bool,
 
+    /// Accepted as jq's -c: the output is always compact JSON, one value per line.
+    #[arg(short = 'c', long = "compact-output")]
+    pub(super) compact_output: bool,
+
     /// Bind $NAME to the string VALUE (as jq --arg).
     #[arg(long, num_args = 2, value_names = ["NAME", "VALUE"], action = clap::ArgAction::Append)]
     pub(super) arg: Vec<String>,
@@ -275,7 +285,7 @@ pub(super) struct LintArgs {
     #[arg(long, value_enum, default_value_t = LintOutputArg::Human, value_name = "FORMAT")]
     pub(super) output: LintOutputArg,
 
-    /// Print nothing; the exit status is the answer.
+    /// Print no report; the exit status is the answer.
     #[arg(short, long)]
     pub(super) quiet: bool,
 
@@ -445,7 +455,7 @@ pub(super) struct StreamArgs {
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub(super) idle_timeout_ms: Option<u64>,
 
-    /// Print nothing; the exit status is the answer.
+    /// Print no report; the exit status is the answer.
     #[arg(short, long)]
     pub(super) quiet: bool,
 

@@ -152,13 +152,11 @@ pub(super) fn run(a: &RunArgs) -> Result<(), Error> {
 pub(super) fn clap_refused(e: clap::Error) -> Error {
     // `args()` panics on an argument that is not UTF-8: clap refused it,
     // and the refusal must not become a panic.
-    let args: Vec<String> = std::env::args_os()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
+    let args = args_lossy();
     Error::Refused(Box::new(Refusal {
         problem: Problem::Clap(e),
         command: command_name(&args),
-        machine: wants_output(&args).and_then(machine),
+        machine: wants_output(&args).and_then(|o| machine(o, &command_name(&args), &args)),
     }))
 }
 
@@ -169,17 +167,31 @@ pub(super) fn refuse(command: &str, problem: &str, output: OutputArg) -> Error {
     Error::Refused(Box::new(Refusal {
         problem: Problem::Check(problem.to_string()),
         command: command.to_string(),
-        machine: machine(output),
+        machine: machine(output, command, &args_lossy()),
     }))
 }
 
-/// The machine format a usage error is said in besides stderr: jsonl and
-/// tap; a person's formats need nothing more.
-fn machine(output: OutputArg) -> Option<Machine> {
+fn args_lossy() -> Vec<String> {
+    std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// The machine format a usage error is said in besides stderr: jsonl
+/// (on stdout, or on stderr where the command's report goes when stdout is
+/// its data) and tap (for the commands that report in it); a person's
+/// formats need nothing more.
+fn machine(output: OutputArg, command: &str, args: &[String]) -> Option<Machine> {
+    let data_on_stdout = matches!(command, "filter" | "strip-envelope")
+        || (command == "verify" && args.iter().any(|a| a == "--relay"));
     match output {
-        OutputArg::Jsonl => Some(Machine::Jsonl),
-        OutputArg::Tap => Some(Machine::Tap),
-        OutputArg::Human | OutputArg::Json => None,
+        OutputArg::Jsonl => Some(Machine::Jsonl {
+            on_stderr: data_on_stdout,
+        }),
+        OutputArg::Tap if matches!(command, "verify" | "run" | "lint") && !data_on_stdout => {
+            Some(Machine::Tap)
+        }
+        OutputArg::Tap | OutputArg::Human | OutputArg::Json => None,
     }
 }
 

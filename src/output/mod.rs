@@ -480,7 +480,9 @@ impl<W: Write> Emitter<W> {
 /// A command that could not start, as a whole AOI stream on stdout (meta,
 /// the error, the summary), for a reader that asked for jsonl and parses
 /// stdout whatever happens.
-pub fn error_stream(command: &str, err: &Error) -> io::Result<()> {
+/// `on_stderr`: the command's report goes there (filter, strip-envelope,
+/// verify --relay), and stdout is the data a downstream reads.
+pub fn error_stream(command: &str, err: &Error, on_stderr: bool) -> io::Result<()> {
     let style = Style {
         format: Format::Jsonl,
         quiet: false,
@@ -498,7 +500,12 @@ pub fn error_stream(command: &str, err: &Error) -> io::Result<()> {
         Exit::CannotExecute => ("usage", "COMMAND_NOT_EXECUTABLE"),
         _ => ("io", "IO_FAILED"),
     };
-    let mut em = Emitter::new(io::stdout(), style, command);
+    let out: Box<dyn Write> = if on_stderr {
+        Box::new(io::stderr())
+    } else {
+        Box::new(io::stdout())
+    };
+    let mut em = Emitter::new(out, style, command);
     em.begin()?;
     em.local_error(category, code, &err.to_string())?;
     em.end(exit, &Tally::default())

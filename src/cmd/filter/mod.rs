@@ -73,7 +73,15 @@ fn run_here(opts: &FilterOptions) -> Result<Exit> {
         log::set_max_level(log::LevelFilter::Debug);
     }
     let compile = |code: &str| {
-        Program::compile(code, &opts.args).map_err(|e| Error::Usage(format!("filter: {e}")))
+        Program::compile(code, &opts.args).map_err(|e| {
+            // `aoitap filter out.jsonl`: the file was taken for PROG.
+            let hint = if std::path::Path::new(code).exists() {
+                " (PROG comes first: aoitap filter PROG [FILE ...])"
+            } else {
+                ""
+            };
+            Error::Usage(format!("filter: {e}{hint}"))
+        })
     };
     let program = compile(&opts.program)?;
     let assert = opts.assert.as_deref().map(compile).transpose()?;
@@ -168,9 +176,21 @@ impl Filter<'_> {
         let mut findings = self.run_on(ev, &input)?;
         // The program's errors quote values: never a secret (DESIGN §13).
         if !findings.is_empty() {
-            let secrets = value::secrets(&input, &self.opts.stream.check.secret_names);
-            for f in &mut findings {
-                f.1 = value::masked(std::mem::take(&mut f.1), &secrets);
+            let secret = value::holds_secret(&input, &self.opts.stream.check.secret_names);
+            for (rule, msg) in &mut findings {
+                let why = if secret {
+                    "the event holds a secret-looking value"
+                } else if crate::check::quote::quotable(msg).is_none() {
+                    "it names something secret-looking"
+                } else {
+                    continue;
+                };
+                *msg = match rule {
+                    Rule::FilterAssert => {
+                        format!("--assert did not hold for this event (not quoted: {why})")
+                    }
+                    _ => format!("the program gave an error on this event (not quoted: {why})"),
+                };
             }
         }
         Ok(findings)
@@ -182,14 +202,14 @@ impl Filter<'_> {
         if let Some(assert) = &mut self.assert {
             let expr = self.opts.assert.as_deref().unwrap_or_default();
             // No value is no yes: as `jq -e` on no output, EXPR fails.
-            let mut failed = Some(format!("--assert {expr} gave no value for this event"));
+            let mut failed = Some(format!("--assert `{expr}` gave no value for this event"));
             assert.run(input.clone(), |out| {
                 failed = match out {
                     Out::Value(Val::Bool(true)) => None,
                     Out::Value(v) if v != Val::Null && v != Val::Bool(false) => None,
-                    Out::Value(v) => Some(format!("--assert {expr} is {v} for this event")),
-                    Out::Error(e) => Some(format!("--assert {expr} gave an error: {e}")),
-                    Out::Halt => Some(format!("--assert {expr} halted")),
+                    Out::Value(v) => Some(format!("--assert `{expr}` is {v} for this event")),
+                    Out::Error(e) => Some(format!("--assert `{expr}` gave an error: {e}")),
+                    Out::Halt => Some(format!("--assert `{expr}` halted")),
                 };
                 failed.is_none()
             });

@@ -122,22 +122,20 @@ fn lone_surrogates_replaced(b: Vec<u8>) -> Vec<u8> {
     out
 }
 
-/// What of `input` a finding must not quote: every string under a
-/// secret-looking key (`meta.args`' names, `*_secret`, `--secret-name`)
-/// and the password of every URL, each as the program's error would
-/// spell it (jaq quotes values in its errors: `cannot add "hunter2" and
-/// 1`). Longest first, so a part never unmasks a whole.
-pub fn secrets(input: &Val, names: &[String]) -> Vec<String> {
-    let mut found = vec![];
+/// Whether `input` holds a secret-looking value: a string under a key
+/// `meta.args` redaction treats as sensitive, `*_secret` or a
+/// `--secret-name`, or a URL with a password. jaq quotes values in its
+/// errors (`cannot add "hunter2" and 1`), and what a program makes of a
+/// secret (`ascii_upcase`, `.[0:4]`) is a secret too: a finding about such
+/// an event quotes none of it.
+pub fn holds_secret(input: &Val, names: &[String]) -> bool {
     let mut stack = vec![(input, false)];
     while let Some((v, under_secret)) = stack.pop() {
         match v {
             Val::TStr(b) | Val::BStr(b) => {
                 let text = String::from_utf8_lossy(b);
-                if under_secret {
-                    found.push(text.into_owned());
-                } else {
-                    found.extend(url_passwords(&text));
+                if under_secret || crate::check::quote::has_userinfo(&text) {
+                    return true;
                 }
             }
             Val::Arr(items) => stack.extend(items.iter().map(|i| (i, under_secret))),
@@ -159,40 +157,5 @@ pub fn secrets(input: &Val, names: &[String]) -> Vec<String> {
             _ => {}
         }
     }
-    let mut spelled: Vec<String> = found
-        .iter()
-        .filter(|s| !s.is_empty())
-        .flat_map(|s| {
-            // As jaq writes it in a message, and as it is.
-            let quoted = Val::from(s.clone()).to_string();
-            [quoted[1..quoted.len() - 1].to_string(), s.clone()]
-        })
-        .collect();
-    spelled.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    spelled.dedup();
-    spelled
-}
-
-/// `scheme://user:PASSWORD@host`: each PASSWORD in `text`.
-fn url_passwords(text: &str) -> Vec<String> {
-    text.split("://")
-        .skip(1)
-        .filter_map(|rest| {
-            let authority = rest.split(['/', ' ', '"', '?', '#']).next()?;
-            let (userinfo, _) = authority.rsplit_once('@')?;
-            let (_, password) = userinfo.split_once(':')?;
-            (!password.is_empty()).then(|| password.to_string())
-        })
-        .collect()
-}
-
-/// `message` with every one of `secrets` written over.
-pub fn masked(message: String, secrets: &[String]) -> String {
-    secrets.iter().fold(message, |m, s| {
-        if m.contains(s.as_str()) {
-            m.replace(s.as_str(), "***")
-        } else {
-            m
-        }
-    })
+    false
 }

@@ -258,7 +258,8 @@ impl Sink for Counted {
             return Ok(());
         };
         let excerpt = (number == 2 && !self.head.is_empty()).then(|| {
-            let quoted = super::redact::quote_or_withhold(&crate::text::quote_raw(&self.head));
+            let quoted =
+                crate::check::quote::quote_or_withhold(&crate::text::quote_raw(&self.head));
             (format!("`{quoted}`"), self.head[0] == 0x1b)
         });
         let found = || Found {

@@ -7,7 +7,6 @@ pub mod behaviour;
 pub mod calls;
 pub mod checks;
 pub mod judged;
-pub mod redact;
 pub mod sandbox;
 
 use std::ffi::OsString;

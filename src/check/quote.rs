@@ -1,11 +1,11 @@
-//! What lint may quote of a tool (its stderr, a line of its stdout): a
-//! report goes to CI logs, and a secret must not. Redacting values after
-//! names proved a losing game (`{'password': 'x'}`, `"secret" : "x"`,
-//! `Authorization:Bearer x`, `%3D`, PEM blocks ...), so a text that names
-//! anything secret-looking is not quoted at all; the user runs the command
-//! to see it.
+//! What a report may quote of what it did not write (a tool's stderr, a
+//! line of its stdout, a jq error): a report goes to CI logs, and a secret
+//! must not. Redacting values after names proved a losing game
+//! (`{'password': 'x'}`, `"secret" : "x"`, `Authorization:Bearer x`, `%3D`,
+//! PEM blocks ...), so a text that names anything secret-looking is not
+//! quoted at all; the user runs the command to see it (lint, filter).
 
-use crate::check::is_sensitive_name;
+use super::is_sensitive_name;
 
 /// `text` when it may be quoted: it names nothing secret-looking (by the
 /// names `meta.args` redaction treats as sensitive), holds no URL userinfo
@@ -14,13 +14,17 @@ pub fn quotable(text: &str) -> Option<&str> {
     let named = text
         .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
         .any(|w| !w.is_empty() && is_sensitive_name(w));
-    let userinfo = text.split("://").skip(1).any(|rest| {
+    let pem = text.contains("-----BEGIN");
+    (!named && !has_userinfo(text) && !pem).then_some(text)
+}
+
+/// Whether `text` holds a URL with userinfo (`https://user:pass@host`).
+pub fn has_userinfo(text: &str) -> bool {
+    text.split("://").skip(1).any(|rest| {
         rest.split(['/', ' ', '"', '\''])
             .next()
             .is_some_and(|h| h.contains('@'))
-    });
-    let pem = text.contains("-----BEGIN");
-    (!named && !userinfo && !pem).then_some(text)
+    })
 }
 
 /// `text` quoted, or what stands for it when it may not be.
