@@ -310,3 +310,28 @@ fn debug_prints_as_jq_and_a_lone_surrogate_is_one_replacement() {
     let (_, out, _) = filter(&["-r", ".s"], &lone);
     assert_eq!(String::from_utf8(out).unwrap(), "a\u{FFFD}b\n");
 }
+
+/// stdout is the program's output: a refused command line in JSONL goes
+/// to stderr with the report, and a file taken for PROG is said so.
+#[test]
+fn a_refusal_never_lands_in_the_data() {
+    for args in [
+        &["filter", "--output", "jsonl", "--nosuch", "."][..],
+        &["filter", "--output", "tap", "."],
+        &["strip-envelope", "--output", "jsonl", "--nosuch"],
+    ] {
+        let out = run(args, b"");
+        assert_eq!(out.code, 64, "{args:?}");
+        assert_eq!(out.stdout, "", "{args:?}");
+    }
+    let out = run(&["filter", "--output", "jsonl", "--nosuch", "."], b"");
+    assert!(
+        out.stderr.contains(r#""type":"aoi:error""#),
+        "{}",
+        out.stderr
+    );
+    let file = fixture("streams/ok-complete.jsonl");
+    let out = run(&["filter", file.to_str().unwrap()], b"");
+    assert_eq!(out.code, 64);
+    assert!(out.stderr.contains("PROG comes first"), "{}", out.stderr);
+}
