@@ -137,12 +137,27 @@ fn strip_envelope_type_selects_a_framework_type() {
 /// An event whose program errs many times is one finding, with the count,
 /// on one line of the report.
 #[test]
-fn many_errors_on_one_event_are_one_finding() {
-    let (code, _, err) = filter(&["--domain", r#"range(3) | error("a\nb")"#], &spelled());
+fn an_error_ends_the_events_outputs() {
+    let (code, out, err) = filter(
+        &["--domain", r#".id, (range(3) | error("a\nb"))"#],
+        &spelled(),
+    );
     assert_eq!(code, 65);
     let found: Vec<&str> = err.lines().filter(|l| l.contains("filter.error")).collect();
-    assert_eq!(found.len(), 3, "one per domain event: {err}");
-    assert!(found[0].contains("and 2 more on this event"), "{err}");
+    assert_eq!(found.len(), 3, "one per domain event, one line each: {err}");
+    // What came before the error is written; nothing after it.
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "12345678901234567890\n2\n3\n"
+    );
+    // An error that would come forever ends too (`tonumber` on "x").
+    let (code, _, err) = filter(&[r#".type | tonumber"#], &spelled());
+    assert_eq!(code, 65);
+    assert_eq!(
+        err.lines().filter(|l| l.contains("filter.error")).count(),
+        5,
+        "{err}"
+    );
 }
 
 /// A halt ends the program's output, not --assert's judging.
@@ -208,6 +223,11 @@ fn a_planned_program_writes_what_the_interpreter_writes() {
         ),
         // An index jaq refuses: the event goes to the interpreter.
         (".aoi.run.x", ".aoi.run.x | if true then . else . end"),
+        // More outputs than the plan holds: the interpreter streams them.
+        (
+            "(.,.)|(.,.)|(.,.)|(.,.)|(.,.)|(.,.)|(.,.)|.id",
+            "(.,.)|(.,.)|(.,.)|(.,.)|(.,.)|(.,.)|(.,.)|.id | if true then . else . end",
+        ),
     ] {
         let (a, b) = (filter(&[planned], &input), filter(&[interpreted], &input));
         assert_eq!(a.0, b.0, "{planned}: {} / {}", a.2, b.2);
@@ -283,6 +303,22 @@ fn a_program_error_never_quotes_a_secret() {
         err.contains("error[filter.assert]") && !err.contains("hunter2"),
         "{err}"
     );
+    // A secret that is a number, a meta.args flag's value, a URL's query.
+    for (body, program) in [
+        (r#""password":123456789"#, ".password | .a"),
+        (r#""args":["--password","hunter2meta"]"#, ". + 1"),
+        (
+            r#""cb":"https://h.example/cb?access_token=QSECRET""#,
+            ".cb + 1",
+        ),
+    ] {
+        let input = lines(&[meta(), ev(1, "hit", body), ok_summary(2, 1)]);
+        let (_, _, err) = filter(&[program], &input);
+        assert!(err.contains("not quoted"), "{program}: {err}");
+        for secret in ["123456789", "hunter2meta", "QSECRET"] {
+            assert!(!err.contains(secret), "{program}: {err}");
+        }
+    }
     // A secret the program itself names is not quoted either.
     let plain = spelled();
     let (_, _, err) = filter(&[r#"error({db_secret: "hunter3"})"#], &plain);
@@ -334,4 +370,19 @@ fn a_refusal_never_lands_in_the_data() {
     let out = run(&["filter", file.to_str().unwrap()], b"");
     assert_eq!(out.code, 64);
     assert!(out.stderr.contains("PROG comes first"), "{}", out.stderr);
+}
+
+/// An event nested deeper than jq users meet is still filtered, as verify
+/// still judges it.
+#[test]
+fn a_deep_event_is_filtered() {
+    let deep = format!("{}{}", "[".repeat(600), "]".repeat(600));
+    let input = lines(&[
+        meta(),
+        ev(1, "hit", &format!(r#""a":{deep}"#)),
+        ok_summary(2, 1),
+    ]);
+    let (code, out, err) = filter(&["--domain", ".a | length"], &input);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, b"1\n");
 }

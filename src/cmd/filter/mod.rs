@@ -150,7 +150,7 @@ fn write(
 ) -> std::io::Result<()> {
     if is_input(v, input, whole) {
         out.write_all(bytes)?;
-    } else if let (true, Val::TStr(s)) = (raw, v) {
+    } else if let (true, Val::TStr(s) | Val::BStr(s)) = (raw, v) {
         out.write_all(s)?;
     } else {
         text.clear();
@@ -223,8 +223,6 @@ impl Filter<'_> {
         let bytes = ev.line();
         let mut written = Ok(());
         let mut halted = false;
-        // The first error of an event is its finding; the others counted.
-        let mut errors = 0u64;
         let raw = self.opts.raw;
         let whole = self.only.is_none();
         let Filter {
@@ -234,25 +232,13 @@ impl Filter<'_> {
         program.run(input.clone(), |o| {
             match o {
                 Out::Value(v) => written = write(out, text, raw, (&v, input, whole), bytes),
-                Out::Error(e) => {
-                    errors += 1;
-                    if errors == 1 {
-                        findings.push((Rule::FilterError, e));
-                    }
-                }
+                Out::Error(e) => findings.push((Rule::FilterError, e)),
                 Out::Halt => halted = true,
             }
             written.is_ok()
         });
         self.halted = halted;
         written?;
-        if errors > 1
-            && let Some(first) = findings.iter_mut().find(|f| f.0 == Rule::FilterError)
-        {
-            first
-                .1
-                .push_str(&format!(" (and {} more on this event)", errors - 1));
-        }
         Ok(findings)
     }
 }

@@ -98,7 +98,11 @@ impl Plan {
     }
 
     /// Run the plan on `input`: each output to `out`, in jaq's order.
-    pub fn run(&self, input: &Val, out: &mut dyn FnMut(Val)) -> Result<(), GiveUp> {
+    pub fn run(
+        &self,
+        input: &Val,
+        out: &mut dyn FnMut(Val) -> Result<(), GiveUp>,
+    ) -> Result<(), GiveUp> {
         match self {
             Plan::Id => out(input.clone()),
             Plan::Keys(keys) => {
@@ -111,46 +115,34 @@ impl Plan {
                 out(v)
             }
             Plan::Lit(v) => out(v.clone()),
-            Plan::Pipe(l, r) => {
-                let mut result = Ok(());
-                l.run(input, &mut |v| {
-                    if result.is_ok() {
-                        result = r.run(&v, out);
-                    }
-                })?;
-                return result;
-            }
+            Plan::Pipe(l, r) => l.run(input, &mut |v| r.run(&v, out)),
             Plan::Comma(l, r) => {
                 l.run(input, out)?;
-                r.run(input, out)?;
+                r.run(input, out)
             }
             Plan::Select(c) => c.run(input, &mut |v| {
                 if v.as_bool() {
                     out(input.clone())
+                } else {
+                    Ok(())
                 }
-            })?,
+            }),
             Plan::Cmp(l, op, r) => {
                 let (l, r) = (one(l, input)?, one(r, input)?);
                 out(Val::from(op.run(&l, &r)))
             }
             // As jaq's `Logic`: each left output decides, or each right
             // one does.
-            Plan::Logic(l, stop, r) => {
-                let mut result = Ok(());
-                l.run(input, &mut |lv| {
-                    if result.is_err() {
-                    } else if lv.as_bool() == *stop {
-                        out(Val::from(*stop))
-                    } else {
-                        result = r.run(input, &mut |rv| out(Val::from(rv.as_bool())));
-                    }
-                })?;
-                return result;
-            }
+            Plan::Logic(l, stop, r) => l.run(input, &mut |lv| {
+                if lv.as_bool() == *stop {
+                    out(Val::from(*stop))
+                } else {
+                    r.run(input, &mut |rv| out(Val::from(rv.as_bool())))
+                }
+            }),
             Plan::Not => out(Val::from(!input.as_bool())),
-            Plan::Empty => {}
+            Plan::Empty => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -161,6 +153,7 @@ fn one(p: &Plan, input: &Val) -> Result<Val, GiveUp> {
     let mut many = false;
     p.run(input, &mut |v| {
         many |= got.replace(v).is_some();
+        if many { Err(GiveUp) } else { Ok(()) }
     })?;
     match (got, many) {
         (Some(v), false) => Ok(v),
@@ -269,7 +262,8 @@ mod tests {
                 whole.to_string()
             } else {
                 v.to_string()
-            })
+            });
+            Ok(())
         });
         ran.ok().map(|()| got)
     }

@@ -23,7 +23,11 @@ use jaq_core::path::Part;
 use jaq_core::{Ctx, Vars, data};
 use jaq_json::Val;
 
-use super::plan::Plan;
+use super::plan::{GiveUp, Plan};
+
+/// The most outputs of one event a plan holds before it gives the event
+/// back to the interpreter.
+const HELD: usize = 64;
 
 /// Prepended to every program: `env` is `$ENV`, which is `{}`.
 const PRELUDE: &str = "def env: $ENV; ";
@@ -129,13 +133,24 @@ impl Program {
         self.plan = None;
     }
 
-    /// Run the program on `input`: its outputs, then the end (an error
-    /// ends nothing; a halt ends the outputs).
+    /// Run the program on `input`: its outputs, up to the first error or
+    /// halt, which ends them.
     pub fn run(&mut self, input: Val, mut each: impl FnMut(Out) -> bool) {
         if let Some(plan) = &self.plan {
             let held = &mut self.held;
             held.clear();
-            if plan.run(&input, &mut |v| held.push(v)).is_ok() {
+            // Held to be given back whole if the plan gives up: so only a
+            // few (a program of many outputs per event streams through
+            // the interpreter instead, in bounded memory).
+            let mut hold = |v| {
+                held.push(v);
+                if held.len() > HELD {
+                    Err(GiveUp)
+                } else {
+                    Ok(())
+                }
+            };
+            if plan.run(&input, &mut hold).is_ok() {
                 for v in held.drain(..) {
                     if !each(Out::Value(v)) {
                         return;
@@ -157,8 +172,10 @@ impl Program {
                     Err(_) => Out::Halt,
                 },
             };
-            let halted = matches!(out, Out::Halt);
-            if !each(out) || halted {
+            // An error ends the event's outputs, as in jq and jaq: what
+            // gives one error may give it forever (`"x" | fromjson`).
+            let ends = matches!(out, Out::Halt | Out::Error(_));
+            if !each(out) || ends {
                 return;
             }
         }
@@ -355,7 +372,10 @@ mod tests {
     fn a_program_runs_on_a_value() {
         assert_eq!(outputs(".a, .b", r#"{"a":1,"b":"x"}"#), ["1", r#""x""#]);
         assert_eq!(outputs("env, $ENV", "{}"), ["{}", "{}"]);
-        assert_eq!(outputs(r#"error("boom"), 2"#, "{}"), ["error: boom", "2"]);
+        assert_eq!(
+            outputs(r#"1, error("boom"), 2"#, "{}"),
+            ["1", "error: boom"]
+        );
         assert_eq!(outputs("1, halt_error, 2", r#""bye""#), ["1", "halt"]);
     }
 

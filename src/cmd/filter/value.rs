@@ -13,7 +13,7 @@ use crate::json::{Event, Kind, Value};
 
 /// The deepest a value is nested for the program: deeper, and the event
 /// is not filtered (jaq's own walk of it would recurse as deep).
-pub const MAX_DEPTH: usize = 512;
+pub const MAX_DEPTH: usize = 100_000;
 
 /// The event as a jaq value; `None` when it nests deeper than
 /// [`MAX_DEPTH`]. Its top level comes from the walk's own index. With
@@ -134,10 +134,19 @@ pub fn holds_secret(input: &Val, names: &[String]) -> bool {
         match v {
             Val::TStr(b) | Val::BStr(b) => {
                 let text = String::from_utf8_lossy(b);
-                if under_secret || crate::check::quote::has_userinfo(&text) {
+                // A URL with a password or a secret-named parameter; a
+                // flag of meta.args that names one (`--api-key=K`, `--token`).
+                let named = || {
+                    (text.contains("://") || text.starts_with('-'))
+                        && crate::check::quote::quotable(&text).is_none()
+                };
+                if under_secret || named() {
                     return true;
                 }
             }
+            Val::Null => {}
+            // A number or a boolean under a secret name is a secret too.
+            _ if under_secret => return true,
             Val::Arr(items) => stack.extend(items.iter().map(|i| (i, under_secret))),
             Val::Obj(map) => {
                 for (k, item) in map.iter() {
