@@ -106,6 +106,19 @@ pub struct StreamOptions {
     pub save: Option<PathBuf>,
     /// verify -j: workers judging FILE operands at once (DESIGN §14).
     pub jobs: usize,
+    /// `--follow`: the FILE operands are followed by name (DESIGN §17).
+    pub follow: Option<Follow>,
+}
+
+/// `--follow` (DESIGN §17).
+#[derive(Clone, Debug)]
+pub struct Follow {
+    /// `--from-end`: what is in the files already is judged, not reported.
+    pub from_end: bool,
+    /// `--run-idle-timeout`: when an open run is `run.stalled`.
+    pub run_idle: Option<Duration>,
+    /// `--state FILE`: where reading stopped, to resume there.
+    pub state: Option<PathBuf>,
 }
 
 /// `aoitap run`: the stream options, and how to run the command.

@@ -10,6 +10,7 @@ mod conform;
 mod conformance;
 mod edges;
 mod filter;
+mod follow;
 mod hostile;
 mod layers;
 mod lint;

@@ -67,6 +67,12 @@ pub struct OpenRun {
     pub identity: Option<Identity>,
 }
 
+/// What `Checker::stalled` remembers of each open run: (slot, first line)
+/// to its line count when it last moved, since when, and whether it was
+/// reported stalled.
+#[derive(Default)]
+pub struct Stalls(std::collections::HashMap<(usize, u64), (u64, std::time::Instant, bool)>);
+
 pub struct Checker<'c> {
     cfg: &'c Config,
     /// Lines read so far (the number of the one being judged).
@@ -243,6 +249,47 @@ impl<'c> Checker<'c> {
     pub fn idle(&mut self, sink: &mut dyn Sink, ms: u64) -> io::Result<()> {
         let msg = format!("no line for {ms} ms: the producer is quiet, stuck or gone");
         self.out(sink).unowned(Rule::StreamIdle, None, msg)
+    }
+
+    /// `--follow --run-idle-timeout` (DESIGN §17): `run.stalled` for each
+    /// open run whose line count has not moved for `after`, once until it
+    /// moves again. `clock` is the caller's, kept from look to look: each
+    /// run's line count when it last moved, and since when.
+    pub fn stalled(
+        &mut self,
+        sink: &mut dyn Sink,
+        clock: &mut Stalls,
+        now: std::time::Instant,
+        after: std::time::Duration,
+    ) -> io::Result<()> {
+        let open = self.runs.open_slots(|_| true);
+        clock.0.retain(|(slot, first), _| {
+            open.contains(slot) && self.runs.run(*slot).first_line == *first
+        });
+        for slot in open {
+            let run = self.runs.run(slot);
+            if run.lines == 0 {
+                continue;
+            }
+            let seen = clock
+                .0
+                .entry((slot, run.first_line))
+                .or_insert((run.lines, now, false));
+            if seen.0 != run.lines {
+                *seen = (run.lines, now, false);
+            } else if !seen.2 && now.duration_since(seen.1) >= after {
+                seen.2 = true;
+                let quiet = now.duration_since(seen.1);
+                let msg = format!(
+                    "no line of this run for {:.1} s (--run-idle-timeout), after {}: its producer \
+                     is quiet, stuck or gone",
+                    quiet.as_secs_f64(),
+                    crate::text::plural(run.lines, "line")
+                );
+                self.report(sink, slot, Rule::RunStalled, msg)?;
+            }
+        }
+        Ok(())
     }
 
     /// `run`: the command's exit against what its stream says (spec §4.1,

@@ -34,6 +34,20 @@ pub trait Sink {
     fn run(&mut self, r: &RunVerdict) -> io::Result<()>;
 }
 
+/// A sink that keeps nothing: lines judged only for the state they leave
+/// (`--follow --from-end`, `--state`: what was reported already).
+pub struct Discard;
+
+impl Sink for Discard {
+    fn finding(&mut self, _: &Finding) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn run(&mut self, _: &RunVerdict) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// A finding before the checker fills in line, run and severity.
 pub(super) struct Draft {
     pub(super) rule: Rule,

@@ -37,9 +37,9 @@ mod seq;
 mod tally;
 mod verdict;
 
-pub use checker::{Checker, Decision, OpenRun};
+pub use checker::{Checker, Decision, OpenRun, Stalls};
 pub use config::{Config, SchemaPin};
-pub use finding::{Finding, SchemaPlace, Sink};
+pub use finding::{Discard, Finding, SchemaPlace, Sink};
 pub use id::{ByDigest, digest, id_key};
 pub use marker::Markers;
 pub use meta_args::is_sensitive_name;

@@ -105,7 +105,7 @@ catalogue! {
     ErrorRetryAfterForbidden "error.retry-after-forbidden" Error "9.1" "retry_after_ms with retryable:false";
     ErrorRetryAfterInvalid "error.retry-after-invalid" Error "9.1" "retry_after_ms not an integer >= 0";
     ErrorScopeInvalid "error.scope-invalid" Error "9.1" "scope not process or item";
-    StreamIdle "stream.idle" Warning "4.2" "--idle-timeout-ms passed with no line (follow mode)";
+    StreamIdle "stream.idle" Warning "4.2" "--idle-timeout-ms passed with no line (a live pipe, --follow)";
     ProtocolMismatch "protocol.mismatch" Error "5.2" "the run does not read as the --protocol given";
     VersionLegacy "version.legacy" Info "5.2" "AOI 0.2 run: no envelope, so a middle cut is counted by the summary, not located";
     AfdataKindInvalid "afdata.kind-invalid" Error "AFDATA 3" "kind absent or not result, error, progress or log";
@@ -125,6 +125,7 @@ catalogue! {
     ExitDisagrees "exit.disagrees" Error "4.1, 6" "run: the command's exit status contradicts its stream (0 with ok:false, non-zero with ok:true)";
     FilterError "filter.error" Error "DESIGN 16" "filter: the program gave an error on this event (the other events are still filtered)";
     FilterAssert "filter.assert" Error "DESIGN 16" "filter --assert EXPR is false, null or an error for this event";
+    RunStalled "run.stalled" Warning "DESIGN 17" "--follow --run-idle-timeout passed with no line of this open run";
 }
 
 impl Rule {
@@ -235,7 +236,7 @@ mod tests {
             );
             assert_eq!(Rule::from_id(r.id()), Some(*r));
         }
-        assert_eq!(Rule::ALL.len(), 74);
+        assert_eq!(Rule::ALL.len(), 75);
     }
 
     #[test]

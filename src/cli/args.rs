@@ -165,10 +165,34 @@ pub(super) enum DocFormat {
     Json,
 }
 
+/// `--follow` and what goes with it (DESIGN §17): verify, summarize,
+/// reconcile and split-by-run.
+#[derive(Args, Debug, Default)]
+pub(super) struct FollowArgs {
+    /// Follow each FILE by name, as tail -F does: appended lines as they come, through rotation and truncation; a quoted glob ('logs/*.jsonl') is looked at again every second. Each run is judged as its summary arrives; Ctrl-C ends it (130).
+    #[arg(long)]
+    pub(super) follow: bool,
+
+    /// With --follow: report only what is written from now on (as tail -n 0 -F); the runs already under way are still judged whole.
+    #[arg(long, requires = "follow")]
+    pub(super) from_end: bool,
+
+    /// With --follow: a run with no line for DUR (e.g. 500ms, 30s, 5m) is reported (run.stalled), once until it moves again.
+    #[arg(long, value_name = "DUR", requires = "follow", value_parser = values::parse_timeout)]
+    pub(super) run_idle_timeout: Option<std::time::Duration>,
+
+    /// With --follow (verify): keep where each file was read in FILE, and resume there when started again: runs open at the stop are judged as if there had been none, and no line is reported twice.
+    #[arg(long, value_name = "FILE", requires = "follow")]
+    pub(super) state: Option<PathBuf>,
+}
+
 #[derive(Args, Debug)]
 pub(super) struct ReconcileArgs {
     #[command(flatten)]
     pub(super) stream: StreamArgs,
+
+    #[command(flatten)]
+    pub(super) follow: FollowArgs,
 
     /// A reference capture of the same stream (e.g. the producer-side tee) to compare with, event by event.
     #[arg(long, value_name = "REF")]
@@ -179,6 +203,9 @@ pub(super) struct ReconcileArgs {
 pub(super) struct SummarizeArgs {
     #[command(flatten)]
     pub(super) stream: StreamArgs,
+
+    #[command(flatten)]
+    pub(super) follow: FollowArgs,
 }
 
 #[derive(Args, Debug)]
@@ -237,6 +264,9 @@ pub(super) struct SplitArgs {
     #[command(flatten)]
     pub(super) stream: StreamArgs,
 
+    #[command(flatten)]
+    pub(super) follow: FollowArgs,
+
     /// The directory to write the run files in (created if missing).
     #[arg(long, value_name = "DIR")]
     pub(super) dir: PathBuf,
@@ -257,6 +287,9 @@ pub(super) struct SplitArgs {
 pub(super) struct VerifyArgs {
     #[command(flatten)]
     pub(super) stream: StreamArgs,
+
+    #[command(flatten)]
+    pub(super) follow: FollowArgs,
 
     /// Copy the input to stdout byte for byte while judging it; the report goes to stderr (or --report).
     #[arg(long)]
@@ -451,7 +484,7 @@ pub(super) struct StreamArgs {
     #[arg(long)]
     pub(super) line_buffered: bool,
 
-    /// Report stream.idle when no input arrives for this many milliseconds (follow mode), then go on.
+    /// Report stream.idle when no input arrives for this many milliseconds (a live pipe, or --follow), then go on.
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub(super) idle_timeout_ms: Option<u64>,
 

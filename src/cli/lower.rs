@@ -6,15 +6,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::args::{
-    ColorArg, Command, FilterArgs, LintArgs, LintOutputArg, OutputArg, ProtocolArg, ReconcileArgs,
-    RunArgs, SplitArgs, StreamArgs, StripArgs, SummarizeArgs, VerifyArgs,
+    ColorArg, Command, FilterArgs, FollowArgs, LintArgs, LintOutputArg, OutputArg, ProtocolArg,
+    ReconcileArgs, RunArgs, SplitArgs, StreamArgs, StripArgs, SummarizeArgs, VerifyArgs,
 };
 use super::usage;
 use crate::check::rules::Levels;
 use crate::check::schema::{EventSchema, load_schema};
 use crate::check::{Config, Protocol};
 use crate::config::{
-    CapabilitiesOptions, CompletionsOptions, FilterOptions, Input, Invocation, LintOptions,
+    CapabilitiesOptions, CompletionsOptions, FilterOptions, Follow, Input, Invocation, LintOptions,
     ReconcileOptions, ReportTo, RunOptions, SchemaOptions, SplitOptions, StreamOptions,
     StripOptions, SummarizeOptions,
 };
@@ -69,15 +69,24 @@ fn verify(mut a: VerifyArgs) -> Result<StreamOptions, Error> {
     } else {
         ReportTo::Stdout
     };
+    let output = a.stream.output;
     let mut opts = a.stream.into_options(to);
     opts.check.schema = schema;
     opts.relay = a.relay;
+    if a.relay && a.follow.follow {
+        return Err(usage::refuse(
+            "verify",
+            "--follow does not relay: follow the files with tail -n +1 -F FILE | aoitap verify --relay",
+            output,
+        ));
+    }
     redacting(&mut opts, a.redact);
     opts.style.failures_only = a.failures_only;
     opts.jobs = match a.jobs {
         Some(n) => n as usize,
         None => std::thread::available_parallelism().map_or(1, usize::from),
     };
+    followed(&mut opts, a.follow, "verify", output)?;
     Ok(opts)
 }
 
@@ -139,9 +148,11 @@ fn split(mut a: SplitArgs) -> Result<SplitOptions, Error> {
     usage::stream(&a.stream, "split-by-run")?;
     let inputs = input_files(&a.stream.files);
     usage::split(&a.dir, &inputs, a.stream.output)?;
+    let output = a.stream.output;
     let mut stream = a.stream.into_options(ReportTo::Stdout);
     // Splitting is about many runs: each is judged on its own.
     stream.check.multi_run = true;
+    followed(&mut stream, a.follow, "split-by-run", output)?;
     redacting(&mut stream, a.redact);
     Ok(SplitOptions {
         stream,
@@ -156,8 +167,10 @@ fn reconcile(mut a: ReconcileArgs) -> Result<ReconcileOptions, Error> {
     walked(&mut a.stream.files);
     usage::stream(&a.stream, "reconcile")?;
     usage::reconcile(&a)?;
+    let output = a.stream.output;
     let mut stream = a.stream.into_options(ReportTo::Stdout);
     stream.check.multi_run = true;
+    followed(&mut stream, a.follow, "reconcile", output)?;
     Ok(ReconcileOptions {
         stream,
         against: a.against,
@@ -347,12 +360,56 @@ fn summarize(mut a: SummarizeArgs) -> Result<SummarizeOptions, Error> {
     walked(&mut a.stream.files);
     usage::stream(&a.stream, "summarize")?;
     let json = a.stream.output == OutputArg::Json;
+    let output = a.stream.output;
     let mut stream = a.stream.into_options(ReportTo::Stdout);
     if json {
         stream.style.format = Format::Json;
     }
     stream.check.multi_run = true;
+    followed(&mut stream, a.follow, "summarize", output)?;
     Ok(SummarizeOptions { stream })
+}
+
+/// `--follow` and its options into `opts`, or the usage error: files are
+/// followed by name, so there must be names (DESIGN §17).
+fn followed(
+    opts: &mut StreamOptions,
+    f: FollowArgs,
+    command: &str,
+    output: OutputArg,
+) -> Result<(), Error> {
+    if !f.follow {
+        return Ok(());
+    }
+    let refuse = |problem: &str| Err(usage::refuse(command, problem, output));
+    if opts.inputs.iter().any(|i| matches!(i, Input::Stdin)) {
+        return refuse(
+            "--follow follows files by name, and standard input has none: for a pipe, use the \
+             shell's tail (tail -n +1 -F FILE | aoitap verify --multi-run --unbounded)",
+        );
+    }
+    if f.state.is_some() && command != "verify" {
+        return refuse("--state is verify's: it resumes judging, which is all verify does");
+    }
+    if command == "summarize" && opts.style.format == Format::Json {
+        return refuse("--follow never ends, and --output json is written at the end: use jsonl");
+    }
+    if let Some(state) = &f.state
+        && opts
+            .inputs
+            .iter()
+            .any(|i| matches!(i, Input::Path(p) if p == state))
+    {
+        return refuse("--state FILE is an input: writing the state would destroy it");
+    }
+    opts.follow = Some(Follow {
+        from_end: f.from_end,
+        run_idle: f.run_idle_timeout,
+        state: f.state,
+    });
+    // One reader follows every file; findings go out as they are made.
+    opts.jobs = 1;
+    Ok(())
 }
 
 /// `--schema FILE`, compiled; a schema that cannot be used is a usage
@@ -432,6 +489,7 @@ impl StreamArgs {
             redact: false,
             save: None,
             jobs: 1,
+            follow: None,
         }
     }
 }

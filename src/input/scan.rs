@@ -207,6 +207,9 @@ pub struct Cutter<R> {
     /// Inside an over-long line: how many of its bytes were dropped so far.
     skipping: Option<u64>,
     eof: bool,
+    /// `--follow`: the end of the input is only where it ends for now, and
+    /// a line without its newline waits there for the rest (DESIGN §17).
+    hold_tail: bool,
 }
 
 impl<R: Read> Cutter<R> {
@@ -220,6 +223,25 @@ impl<R: Read> Cutter<R> {
             filled: 0,
             skipping: None,
             eof: false,
+            hold_tail: false,
+        }
+    }
+
+    /// A cutter for a file that grows (`--follow`): reading to its end
+    /// hands out the whole lines and keeps the line in progress, and a
+    /// later read goes on from there; [`Cutter::end_tail`] ends it.
+    pub fn holding_tail(rdr: R, max_line: usize) -> Cutter<R> {
+        Cutter {
+            hold_tail: true,
+            ..Cutter::new(rdr, max_line)
+        }
+    }
+
+    /// The input ends here for good (a followed file rotated or was cut):
+    /// the line in progress, if any, is an item, unterminated.
+    pub fn end_tail(&mut self) {
+        if !self.eof {
+            self.ended();
         }
     }
 
@@ -264,6 +286,20 @@ impl<R: Read> Cutter<R> {
             }
         };
         if n == 0 {
+            if !self.hold_tail {
+                self.ended();
+            }
+            return Ok(false);
+        }
+        let new = self.filled;
+        self.filled += n;
+        self.cut(new);
+        Ok(true)
+    }
+
+    /// End of input: the fragment in progress becomes an item.
+    fn ended(&mut self) {
+        {
             self.eof = true;
             let skipped = self.skipping.take();
             let rest = (self.filled - self.line_start) as u64 + skipped.unwrap_or(0);
@@ -278,12 +314,7 @@ impl<R: Read> Cutter<R> {
                 self.line_start = self.filled;
             }
             self.filled = self.line_start;
-            return Ok(false);
         }
-        let new = self.filled;
-        self.filled += n;
-        self.cut(new);
-        Ok(true)
     }
 
     /// Find the line ends in `buf[from..filled]` (bytes not searched yet).

@@ -4,6 +4,7 @@
 //! verdict's exit status (DESIGN §4). A command says what it does beyond
 //! judging through `Consumer`.
 
+mod follow;
 mod pool;
 mod read;
 mod report;
@@ -176,9 +177,10 @@ pub fn run(
     let total = sizes.iter().copied().sum::<Option<u64>>();
     let mut progress = Progress::new(&opts.style, total);
     let plan = pool::plan(opts, &sizes).filter(|_| consumer.judges_only());
-    let read = match plan {
-        Some(plan) => pool::judge(opts, plan, &signals.flags(), &mut report, &mut progress),
-        None => each_input(opts, consumer, &signals, relay, &mut report, &mut progress),
+    let read = match (&opts.follow, plan) {
+        (Some(how), _) => follow::follow(opts, how, consumer, &signals, &mut report, &mut progress),
+        (None, Some(plan)) => pool::judge(opts, plan, &signals.flags(), &mut report, &mut progress),
+        (None, None) => each_input(opts, consumer, &signals, relay, &mut report, &mut progress),
     };
     let trouble = match read {
         Ok(trouble) => trouble,

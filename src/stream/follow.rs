@@ -1,0 +1,627 @@
+//! `--follow` (DESIGN §17): FILE operands followed by name, as `tail -F`
+//! follows them, on one thread. Each name has its own checker, so the
+//! line numbers in its findings are its own and its runs are its own.
+//!
+//! - Appended lines are judged as they come; a line without its newline
+//!   waits for the rest (it is never an event before its newline).
+//! - A name that comes to point at another file (rotated: renamed, then
+//!   created again) has its old file read to the end, then the new one from
+//!   its start; a file cut shorter than what was read (copytruncate) is
+//!   read again from its start. Either way its runs go on: a producer
+//!   writes on through a rotation.
+//! - A quoted glob is looked at again about every second; a file that
+//!   comes to match it is followed from its start.
+//! - inotify wakes the reader when a watched directory changes; without
+//!   it, the files are looked at four times a second.
+//! - `--from-end` and `--state` judge what was in a file already only for
+//!   the state it leaves (findings unsaid), so a run under way is judged
+//!   whole and no line is reported twice.
+//!
+//! Reading ends only by a signal: the open runs are named, not judged, and
+//! the exit status is the signal's (130 for Ctrl-C). A run with no summary
+//! is therefore never a pass.
+
+use std::collections::HashSet;
+use std::fs::{self, File};
+use std::io::{Seek, SeekFrom};
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rustix::fs::inotify;
+
+use super::report::Halt;
+use super::{Consumer, Report, clear, pause};
+use crate::check::{Checker, Discard, Stalls};
+use crate::config::{Follow, Input, StreamOptions};
+use crate::exit::Exit;
+use crate::input::file_id::FileId;
+use crate::input::line_check::LineCheck;
+use crate::input::scan::{Batch, Cutter};
+use crate::json::Parser;
+use crate::output::progress::Progress;
+use crate::signal::Signals;
+
+/// How often a quoted glob is listed again.
+const RESCAN: Duration = Duration::from_secs(1);
+/// How long the reader sleeps when nothing wakes it: a signal and inotify
+/// do, so this bounds only a glob's listing and `--run-idle-timeout`.
+const NAP_WATCHED: Duration = Duration::from_millis(1000);
+/// Without inotify, how often the files are looked at.
+const NAP_POLLED: Duration = Duration::from_millis(250);
+/// How often `--state` is written while lines come (and at the end).
+const STATE_EVERY: Duration = Duration::from_secs(1);
+
+/// One followed name.
+struct Name<'o> {
+    label: String,
+    path: PathBuf,
+    check: Checker<'o>,
+    open: Option<Open>,
+    stalls: Stalls,
+    /// The offset in the open file just past the last line judged.
+    pos: u64,
+    /// Lines that end at or before this offset were there already: judged
+    /// for their state only.
+    silent_until: u64,
+    /// Reading it failed: said once, and it is no longer read.
+    failed: bool,
+}
+
+struct Open {
+    cutter: Cutter<File>,
+    id: FileId,
+}
+
+/// `DIR/PATTERN`: the files of DIR whose names match PATTERN.
+struct Glob {
+    dir: PathBuf,
+    pattern: Vec<u8>,
+    /// As the operand was written, for the names it gives.
+    shown: PathBuf,
+}
+
+/// What is shared by every name's reading: one batch and one parser.
+struct Reading<'a, 'o> {
+    opts: &'o StreamOptions,
+    consumer: &'a mut dyn Consumer,
+    report: &'a mut Report,
+    progress: &'a mut Option<Progress>,
+    batch: Batch,
+    parser: Parser,
+    trouble: Option<Exit>,
+}
+
+/// Follow the FILE operands until a signal; the worst trouble reading one
+/// (74), as `each_input` returns it.
+pub(super) fn follow(
+    opts: &StreamOptions,
+    how: &Follow,
+    consumer: &mut dyn Consumer,
+    signals: &Signals,
+    report: &mut Report,
+    progress: &mut Option<Progress>,
+) -> Result<Option<Exit>, Halt> {
+    let mut globs = vec![];
+    let mut names: Vec<Name<'_>> = vec![];
+    let mut known: HashSet<PathBuf> = HashSet::new();
+    let state = how.state.as_deref().map(State::load).unwrap_or_default();
+    for input in &opts.inputs {
+        let Input::Path(p) = input else { continue };
+        match glob_of(p) {
+            Some(g) => globs.push(g),
+            None => {
+                if known.insert(p.clone()) {
+                    names.push(Name::new(opts, p.clone(), how.from_end, &state));
+                }
+            }
+        }
+    }
+    let watch = Watch::new();
+    for n in &names {
+        watch.add(&n.path);
+    }
+    let mut r = Reading {
+        opts,
+        consumer,
+        report,
+        progress,
+        batch: Batch::default(),
+        parser: Parser::default(),
+        trouble: None,
+    };
+    let mut listed: Option<Instant> = None;
+    let mut state_written = Instant::now();
+    while signals.caught().is_none() {
+        if listed.is_none_or(|t| t.elapsed() >= RESCAN) {
+            // The files that match when following starts are existing
+            // files (--from-end applies); later ones are new, read whole.
+            let at_start = listed.is_none();
+            for g in &globs {
+                for p in g.matches() {
+                    if known.insert(p.clone()) {
+                        watch.add(&p);
+                        names.push(Name::new(opts, p, how.from_end && at_start, &state));
+                    }
+                }
+            }
+            listed = Some(Instant::now());
+        }
+        let mut moved = false;
+        for n in &mut names {
+            moved |= r.pump(n)?;
+        }
+        if let Some(after) = how.run_idle {
+            let now = Instant::now();
+            for n in &mut names {
+                r.report.out.file = n.label.clone();
+                n.check
+                    .stalled(r.report, &mut n.stalls, now, after)
+                    .map_err(Halt::writing)?;
+            }
+        }
+        if let Some(path) = &how.state
+            && moved
+            && state_written.elapsed() >= STATE_EVERY
+        {
+            State::write(path, &names);
+            state_written = Instant::now();
+        }
+        pause(r.consumer, r.report, r.progress)?;
+        if !moved {
+            let nap = if watch.fd.is_some() {
+                NAP_WATCHED
+            } else {
+                NAP_POLLED
+            };
+            let nap = how
+                .run_idle
+                .map_or(nap, |d| nap.min(d / 4).max(Duration::from_millis(50)));
+            watch.wait(signals, nap);
+        }
+    }
+    if let Some(path) = &how.state {
+        State::write(path, &names);
+    }
+    // Stopped by a signal: each name's open runs are named, not judged.
+    for n in &mut names {
+        r.report.out.file = n.label.clone();
+        let unjudged = r
+            .consumer
+            .input_read(&mut n.check, r.report, true)
+            .map_err(Halt::Judging)?;
+        if let Some(why) = unjudged {
+            clear(r.progress);
+            r.report
+                .not_judged(n.check.open_runs(), why)
+                .map_err(Halt::writing)?;
+        }
+    }
+    Ok(r.trouble)
+}
+
+impl<'o> Name<'o> {
+    fn new(opts: &'o StreamOptions, path: PathBuf, from_end: bool, state: &State) -> Name<'o> {
+        let label = path.to_string_lossy().into_owned();
+        let mut name = Name {
+            label,
+            path,
+            check: Checker::new(&opts.check),
+            open: None,
+            stalls: Stalls::default(),
+            pos: 0,
+            silent_until: 0,
+            failed: false,
+        };
+        if let Ok(file) = File::open(&name.path)
+            && let Ok(meta) = file.metadata()
+        {
+            let id = FileId::of(&meta);
+            name.silent_until = match state.offset_of(&name.label, id) {
+                // Resumed: what was read before the stop was reported then.
+                Some(at) if at <= meta.len() => at,
+                _ if from_end => meta.len(),
+                _ => 0,
+            };
+            name.open = Some(Open {
+                cutter: Cutter::holding_tail(file, opts.max_line_bytes),
+                id,
+            });
+        }
+        name
+    }
+}
+
+impl Reading<'_, '_> {
+    /// Read what `n` has now, through a rotation or truncation; whether
+    /// any line came.
+    fn pump(&mut self, n: &mut Name<'_>) -> Result<bool, Halt> {
+        if n.failed {
+            return Ok(false);
+        }
+        let mut moved = false;
+        // A rotation reads the old file to its end, then the new one: at
+        // most twice round for one look.
+        for _ in 0..2 {
+            if n.open.is_none() {
+                let Ok(file) = File::open(&n.path) else {
+                    return Ok(moved);
+                };
+                let Ok(meta) = file.metadata() else {
+                    return Ok(moved);
+                };
+                n.open = Some(Open {
+                    cutter: Cutter::holding_tail(file, self.opts.max_line_bytes),
+                    id: FileId::of(&meta),
+                });
+                n.pos = 0;
+                n.silent_until = 0;
+            }
+            moved |= self.read(n)?;
+            let Some(open) = n.open.as_mut() else {
+                return Ok(moved);
+            };
+            let named = fs::metadata(&n.path).ok().map(|m| FileId::of(&m));
+            let read_to = open.cutter.reader().stream_position().unwrap_or(0);
+            let len = open.cutter.reader().metadata().map_or(read_to, |m| m.len());
+            if named.is_some_and(|id| id != open.id) {
+                // Rotated: the old file was read to its end just now.
+                open.cutter.end_tail();
+                moved |= self.judge_batch(n)?;
+                n.open = None;
+                continue;
+            }
+            if len < read_to {
+                // Cut shorter than what was read (copytruncate): read
+                // again from its start.
+                open.cutter.end_tail();
+                moved |= self.judge_batch(n)?;
+                let Some(open) = n.open.as_mut() else {
+                    return Ok(moved);
+                };
+                let file = open.cutter.reader();
+                if file.seek(SeekFrom::Start(0)).is_err() {
+                    n.open = None;
+                    return Ok(moved);
+                }
+                let file = file.try_clone().map_err(Halt::writing)?;
+                open.cutter.restart(file);
+                n.pos = 0;
+                n.silent_until = 0;
+                continue;
+            }
+            break;
+        }
+        Ok(moved)
+    }
+
+    /// Read and judge the whole lines `n`'s open file has now.
+    fn read(&mut self, n: &mut Name<'_>) -> Result<bool, Halt> {
+        let mut moved = false;
+        loop {
+            let Some(open) = n.open.as_mut() else {
+                return Ok(moved);
+            };
+            match open.cutter.next_batch_in(&mut self.batch) {
+                Ok(true) => {}
+                Ok(false) => return Ok(moved),
+                Err(e) => {
+                    self.report.out.file = n.label.clone();
+                    self.report.read_failed(&e).map_err(Halt::writing)?;
+                    self.trouble = self.trouble.max(Some(Exit::Io));
+                    n.failed = true;
+                    return Ok(moved);
+                }
+            }
+            moved |= self.judge_parsed(n)?;
+        }
+    }
+
+    /// Judge what the cutter handed out after its tail was ended.
+    fn judge_batch(&mut self, n: &mut Name<'_>) -> Result<bool, Halt> {
+        let Some(open) = n.open.as_mut() else {
+            return Ok(false);
+        };
+        self.batch = open.cutter.take(std::mem::take(&mut self.batch));
+        self.judge_parsed(n)
+    }
+
+    fn judge_parsed(&mut self, n: &mut Name<'_>) -> Result<bool, Halt> {
+        if self.batch.is_empty() {
+            return Ok(false);
+        }
+        let schema = self
+            .opts
+            .check
+            .schema
+            .as_deref()
+            .map(|s| s as &dyn LineCheck);
+        self.batch.parse(&mut self.parser, schema);
+        self.report.out.file = n.label.clone();
+        let mut judged = 0;
+        for line in self.batch.lines() {
+            n.pos += line.input_bytes();
+            if n.pos <= n.silent_until {
+                n.check.judge(&line, &mut Discard).map_err(Halt::writing)?;
+                continue;
+            }
+            self.consumer
+                .line(&mut n.check, &line, self.report)
+                .map_err(Halt::Judging)?;
+            judged += line.input_bytes();
+            if self.opts.line_buffered {
+                clear(self.progress);
+                self.report.out.flush().map_err(Halt::writing)?;
+            }
+        }
+        if let Some(p) = self.progress {
+            p.add(judged);
+        }
+        self.batch.release();
+        Ok(true)
+    }
+}
+
+/// The glob an operand is, when its file name holds `*`, `?` or `[` and
+/// no file has that name.
+fn glob_of(p: &Path) -> Option<Glob> {
+    let name = p.file_name()?.as_encoded_bytes();
+    if !name.iter().any(|b| matches!(b, b'*' | b'?' | b'[')) || p.exists() {
+        return None;
+    }
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    Some(Glob {
+        dir,
+        pattern: name.to_vec(),
+        shown: p.parent().map(Path::to_path_buf).unwrap_or_default(),
+    })
+}
+
+impl Glob {
+    /// The regular files that match now, sorted.
+    fn matches(&self) -> Vec<PathBuf> {
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return vec![];
+        };
+        let mut found: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()))
+            .filter(|e| glob_match(&self.pattern, e.file_name().as_encoded_bytes()))
+            .map(|e| self.shown.join(e.file_name()))
+            .collect();
+        found.sort();
+        found
+    }
+}
+
+/// Whether `name` matches `pattern`, as the shell matches a file name: `*`
+/// any run of bytes, `?` one byte, `[abc]`/`[a-z]`/`[!x]` one of a set;
+/// a leading `.` only by a leading `.`.
+fn glob_match(pattern: &[u8], name: &[u8]) -> bool {
+    if name.first() == Some(&b'.') && pattern.first() != Some(&b'.') {
+        return false;
+    }
+    // The classic two-pointer match, back to the last `*` on a mismatch.
+    let (mut p, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pattern.get(p) {
+            Some(b'*') => {
+                star = Some((p, n));
+                p += 1;
+                continue;
+            }
+            Some(b'?') => {
+                p += 1;
+                n += 1;
+                continue;
+            }
+            Some(b'[') => match class(&pattern[p..], name[n]) {
+                Some((true, next)) => {
+                    p += next;
+                    n += 1;
+                    continue;
+                }
+                Some((false, _)) => {}
+                // Not closed: `[` is itself.
+                None if name[n] == b'[' => {
+                    p += 1;
+                    n += 1;
+                    continue;
+                }
+                None => {}
+            },
+            Some(&c) if c == name[n] => {
+                p += 1;
+                n += 1;
+                continue;
+            }
+            _ => {}
+        }
+        match star {
+            Some((sp, sn)) => {
+                p = sp + 1;
+                n = sn + 1;
+                star = Some((sp, sn + 1));
+            }
+            None => return false,
+        }
+    }
+    pattern[p..].iter().all(|&c| c == b'*')
+}
+
+/// `[...]` at the start of `pattern`: whether `c` is in it, and its
+/// length; `None` when it is not closed (then `[` is itself).
+fn class(pattern: &[u8], c: u8) -> Option<(bool, usize)> {
+    let mut i = 1;
+    let negate = matches!(pattern.get(i), Some(b'!' | b'^'));
+    if negate {
+        i += 1;
+    }
+    let mut hit = false;
+    let mut first = true;
+    while let Some(&b) = pattern.get(i) {
+        if b == b']' && !first {
+            return Some((hit != negate, i + 1));
+        }
+        if pattern.get(i + 1) == Some(&b'-') && pattern.get(i + 2).is_some_and(|&e| e != b']') {
+            hit |= (b..=pattern[i + 2]).contains(&c);
+            i += 3;
+        } else {
+            hit |= b == c;
+            i += 1;
+        }
+        first = false;
+    }
+    None
+}
+
+/// inotify on the directories of the followed files, when the system has
+/// it: a change there wakes the reader at once.
+struct Watch {
+    fd: Option<OwnedFd>,
+}
+
+impl Watch {
+    fn new() -> Watch {
+        let flags = inotify::CreateFlags::CLOEXEC | inotify::CreateFlags::NONBLOCK;
+        Watch {
+            fd: inotify::init(flags).ok(),
+        }
+    }
+
+    /// Watch the directory `path` is in (a rename, a creation and a write
+    /// there are all seen; watching it twice is one watch).
+    fn add(&self, path: &Path) {
+        let Some(fd) = &self.fd else { return };
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        use inotify::WatchFlags as W;
+        let what = W::MODIFY | W::CREATE | W::MOVED_TO | W::MOVED_FROM | W::DELETE | W::ATTRIB;
+        // Not watched (a directory not there yet): the nap still looks.
+        let _ = inotify::add_watch(fd, dir, what);
+    }
+
+    /// Sleep until a watched directory changes, a signal comes, or `nap`
+    /// passes.
+    fn wait(&self, signals: &Signals, nap: Duration) {
+        let Ok(wake) = signals.wake_fd() else {
+            std::thread::sleep(nap);
+            return;
+        };
+        let mut fds = vec![rustix::event::PollFd::new(
+            &wake,
+            rustix::event::PollFlags::IN,
+        )];
+        if let Some(fd) = &self.fd {
+            fds.push(rustix::event::PollFd::new(fd, rustix::event::PollFlags::IN));
+        }
+        let timeout = rustix::event::Timespec {
+            tv_sec: nap.as_secs() as i64,
+            tv_nsec: i64::from(nap.subsec_nanos()),
+        };
+        let _ = rustix::event::poll(&mut fds, Some(&timeout));
+        // What woke us is read and dropped: every file is looked at anyway.
+        if let Some(fd) = &self.fd {
+            let mut buf = [0u8; 4096];
+            while rustix::io::read(fd.as_fd(), &mut buf).is_ok_and(|n| n > 0) {}
+        }
+    }
+}
+
+/// `--state FILE`: for each followed file, which file it was (device and
+/// inode) and the offset just past the last line judged.
+#[derive(Default)]
+struct State {
+    files: Vec<(String, FileId, u64)>,
+}
+
+impl State {
+    /// The state kept in `path`; none when there is none yet, or it cannot
+    /// be read (then every file is read from its start).
+    fn load(path: &Path) -> State {
+        let Ok(text) = fs::read(path) else {
+            return State::default();
+        };
+        let Ok(doc) = serde_json::from_slice::<serde_json::Value>(&text) else {
+            return State::default();
+        };
+        let files = doc["files"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| {
+                let id = FileId {
+                    dev: f["dev"].as_u64()?,
+                    ino: f["ino"].as_u64()?,
+                };
+                Some((f["path"].as_str()?.to_string(), id, f["offset"].as_u64()?))
+            })
+            .collect();
+        State { files }
+    }
+
+    /// Where reading stopped in `label`, if it is still the file it was.
+    fn offset_of(&self, label: &str, id: FileId) -> Option<u64> {
+        self.files
+            .iter()
+            .find(|(l, i, _)| l == label && *i == id)
+            .map(|f| f.2)
+    }
+
+    /// Write the state of `names` to `path`, whole or not at all (a file
+    /// beside it, renamed over it). A state that cannot be written only
+    /// costs the resume: reading goes on.
+    fn write(path: &Path, names: &[Name<'_>]) {
+        let files: Vec<serde_json::Value> = names
+            .iter()
+            .filter_map(|n| {
+                let open = n.open.as_ref()?;
+                Some(serde_json::json!({
+                    "path": n.label,
+                    "dev": open.id.dev,
+                    "ino": open.id.ino,
+                    "offset": n.pos,
+                }))
+            })
+            .collect();
+        let doc = serde_json::json!({ "aoitap_follow_state": 1, "files": files });
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        let written = fs::write(&tmp, format!("{doc}\n")).and_then(|()| fs::rename(&tmp, path));
+        if written.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_glob_matches_as_the_shell_does() {
+        for (p, n, want) in [
+            ("*.jsonl", "a.jsonl", true),
+            ("*.jsonl", "a.jsonl.1", false),
+            ("*.jsonl", ".a.jsonl", false),
+            (".*.jsonl", ".a.jsonl", true),
+            ("run-?.log", "run-1.log", true),
+            ("run-?.log", "run-12.log", false),
+            ("[ab]*", "bx", true),
+            ("[!ab]*", "bx", false),
+            ("[a-c]x", "bx", true),
+            ("a*b*c", "aXbYbZc", true),
+            ("a*b*c", "aXbYbZ", false),
+            ("[x", "[x", true),
+        ] {
+            assert_eq!(glob_match(p.as_bytes(), n.as_bytes()), want, "{p} {n}");
+        }
+    }
+}

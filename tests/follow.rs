@@ -1,0 +1,342 @@
+//! `--follow` (DESIGN §17): files followed by name, through rotation and
+//! truncation, a quoted glob, stalled runs, Ctrl-C, `--from-end`, `--state`.
+
+use std::fs::{self, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::util::*;
+
+/// One event of run `run`.
+fn line(run: &str, seq: u64, ty: &str, rest: &str) -> String {
+    let sep = if rest.is_empty() { "" } else { "," };
+    format!(r#"{{"type":"{ty}","aoi":{{"seq":{seq},"run":"{run}"}}{sep}{rest}}}"#)
+}
+
+/// A whole good run of `hits` hits.
+fn whole_run(run: &str, hits: u64) -> String {
+    let mut out = open_run(run, hits);
+    let n = hits + 2;
+    out.push_str(&line(
+        run,
+        hits + 1,
+        "aoi:summary",
+        &format!(r#""ok":true,"event_count":{n},"count":{hits},{IDENTITY}"#),
+    ));
+    out.push('\n');
+    out
+}
+
+/// A run's meta and `hits` hits, no summary.
+fn open_run(run: &str, hits: u64) -> String {
+    let mut out = line(run, 0, "aoi:meta", &format!(r#"{IDENTITY},"command":"c""#)) + "\n";
+    for seq in 1..=hits {
+        out.push_str(&line(run, seq, "hit", &format!(r#""id":{seq}"#)));
+        out.push('\n');
+    }
+    out
+}
+
+fn append(path: &Path, text: &str) {
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+}
+
+/// A follower and its stdout, line by line.
+struct Follower {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Follower {
+    fn start(args: &[&str]) -> Follower {
+        let mut child = Command::new(bin())
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(out).lines() {
+                let Ok(l) = l else { break };
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        Follower {
+            child,
+            lines,
+            seen: vec![],
+        }
+    }
+
+    /// Wait up to `within` for a line that `want` takes; panics with all
+    /// that came otherwise.
+    fn expect(&mut self, within: Duration, what: &str, want: impl Fn(&Value) -> bool) {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(l) => {
+                    let v: Value = serde_json::from_str(&l).unwrap();
+                    self.seen.push(l);
+                    if want(&v) {
+                        return;
+                    }
+                }
+                Err(_) => panic!("no {what} within {within:?}: {:#?}", self.seen),
+            }
+        }
+    }
+
+    /// SIGINT, then every line left and the exit status.
+    fn interrupt(mut self) -> (i32, Vec<Value>, String) {
+        let kill = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let code = self.child.wait().unwrap().code().unwrap_or(-1);
+        self.seen.extend(self.lines.iter());
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut self.child.stderr.take().unwrap(), &mut err).unwrap();
+        let all = self
+            .seen
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        (code, all, err)
+    }
+}
+
+fn run_event(run: &'static str) -> impl Fn(&Value) -> bool {
+    move |v| v["type"] == "run" && v["run"] == run
+}
+
+/// The issue's walk through a followed glob: append, a new file, a
+/// rotation, a truncation, a stalled run, then Ctrl-C.
+#[test]
+fn a_followed_glob_through_rotation_truncation_and_a_stall() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.jsonl");
+    fs::write(&a, "").unwrap();
+    let glob = dir.path().join("*.jsonl");
+    let mut f = Follower::start(&[
+        "verify",
+        "--follow",
+        "--multi-run",
+        "--run-idle-timeout",
+        "1s",
+        "--output",
+        "jsonl",
+        glob.to_str().unwrap(),
+    ]);
+    std::thread::sleep(Duration::from_millis(300));
+    let s = Duration::from_secs;
+    // Appended to a followed file.
+    append(&a, &whole_run("RA", 2));
+    f.expect(s(2), "run RA", run_event("RA"));
+    // A new file that matches.
+    let b = dir.path().join("b.jsonl");
+    append(&b, &whole_run("RB", 6));
+    f.expect(s(3), "run RB", run_event("RB"));
+    // Rotated: renamed away, created again.
+    fs::rename(&a, dir.path().join("a.jsonl.1")).unwrap();
+    append(&a, &whole_run("RC", 1));
+    f.expect(s(3), "run RC", run_event("RC"));
+    // Truncated in place (copytruncate), then written again: shorter than
+    // what was read, so the cut is seen whenever it is looked at.
+    OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&b)
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    append(&b, &whole_run("RD", 1));
+    f.expect(s(3), "run RD", run_event("RD"));
+    // A run that stops without its summary.
+    append(&dir.path().join("e.jsonl"), &open_run("RE", 1));
+    f.expect(s(3), "run.stalled for RE", |v| {
+        v["rule"] == "run.stalled" && v["run"] == "RE"
+    });
+    let (code, all, err) = f.interrupt();
+    assert_eq!(code, 130, "{err}");
+    let last = all.last().unwrap();
+    assert_eq!(last["type"], "aoi:summary");
+    assert_eq!(last["reason"], "cancelled");
+    // Every finished run judged once, and passing: no line lost or read
+    // twice (either would be a seq finding).
+    for run in ["RA", "RB", "RC", "RD"] {
+        let verdicts: Vec<&Value> = all
+            .iter()
+            .filter(|v| v["type"] == "run" && v["run"] == run)
+            .collect();
+        assert_eq!(verdicts.len(), 1, "{run}: {all:#?}");
+        assert_eq!(verdicts[0]["verdict"], "pass", "{run}: {all:#?}");
+    }
+    assert!(!all.iter().any(|v| v["type"] == "run" && v["run"] == "RE"));
+    let findings: Vec<&Value> = all.iter().filter(|v| v["type"] == "finding").collect();
+    assert!(
+        findings.iter().all(|v| v["rule"] == "run.stalled"),
+        "{findings:#?}"
+    );
+    // Line numbers are each file's own.
+    let stalled = findings.iter().find(|v| v["run"] == "RE").unwrap();
+    assert!(stalled["file"].as_str().unwrap().ends_with("e.jsonl"));
+    assert_eq!(stalled["line_number"], 2);
+}
+
+/// Ctrl-C names the runs still open (human report); a run with no summary
+/// is never a pass.
+#[test]
+fn ctrl_c_names_the_open_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("agent.log");
+    append(&log, &whole_run("R1", 1));
+    append(&log, &open_run("R2", 2));
+    let mut f = Follower::start(&["verify", "--follow", "--multi-run", log.to_str().unwrap()]);
+    std::thread::sleep(Duration::from_millis(800));
+    f.seen.clear();
+    let kill = Command::new("kill")
+        .args(["-INT", &f.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    assert_eq!(f.child.wait().unwrap().code(), Some(130));
+    let out: Vec<String> = f.lines.iter().collect();
+    let out = out.join("\n");
+    assert!(out.contains("PASS: run R1"), "{out}");
+    assert!(
+        out.contains("cancelled: run R2 still open after 3 lines, not judged"),
+        "{out}"
+    );
+    assert!(!out.contains("PASS: run R2"), "{out}");
+}
+
+/// `--from-end`: what was there is not reported, but the run under way is
+/// judged whole when its summary comes.
+#[test]
+fn from_end_reports_only_what_comes_and_judges_runs_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("agent.log");
+    append(&log, &whole_run("OLD", 1));
+    // A run under way, and a line cut in the middle: both go on.
+    let under_way = open_run("R", 2);
+    append(&log, &under_way);
+    let mut f = Follower::start(&[
+        "verify",
+        "--follow",
+        "--from-end",
+        "--multi-run",
+        "--output",
+        "jsonl",
+        log.to_str().unwrap(),
+    ]);
+    std::thread::sleep(Duration::from_millis(500));
+    let summary = line(
+        "R",
+        3,
+        "aoi:summary",
+        &format!(r#""ok":true,"event_count":4,"count":2,{IDENTITY}"#),
+    );
+    let (head, tail) = summary.split_at(20);
+    append(&log, head);
+    std::thread::sleep(Duration::from_millis(400));
+    append(&log, &format!("{tail}\n"));
+    f.expect(Duration::from_secs(3), "run R", run_event("R"));
+    let (code, all, err) = f.interrupt();
+    assert_eq!(code, 130, "{err}");
+    assert!(!all.iter().any(|v| v["run"] == "OLD"), "{all:#?}");
+    let r: Vec<&Value> = all.iter().filter(|v| v["type"] == "run").collect();
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0]["verdict"], "pass", "{all:#?}");
+    assert!(!all.iter().any(|v| v["type"] == "finding"), "{all:#?}");
+}
+
+/// `--state FILE`: stopped and started again, a run open at the stop is
+/// judged as if there had been none, and no line is reported twice.
+#[test]
+fn state_resumes_where_reading_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("agent.log");
+    let state = dir.path().join("follow.state");
+    append(&log, &whole_run("R1", 1));
+    // R2's head, with a broken line reported before the stop.
+    append(&log, &open_run("R2", 1));
+    append(&log, "{broken\n");
+    let args = [
+        "verify",
+        "--follow",
+        "--multi-run",
+        "--output",
+        "jsonl",
+        "--state",
+        state.to_str().unwrap(),
+        log.to_str().unwrap(),
+    ];
+    let mut f = Follower::start(&args);
+    f.expect(Duration::from_secs(2), "run R1", run_event("R1"));
+    f.expect(Duration::from_secs(2), "json.invalid", |v| {
+        v["rule"] == "json.invalid"
+    });
+    let (code, _, err) = f.interrupt();
+    assert_eq!(code, 130, "{err}");
+    assert!(state.exists());
+    // While stopped, R2 goes on and ends.
+    let mut rest = String::new();
+    for seq in 2..=3 {
+        rest.push_str(&line("R2", seq, "hit", r#""id":9"#));
+        rest.push('\n');
+    }
+    rest.push_str(&line(
+        "R2",
+        4,
+        "aoi:summary",
+        &format!(r#""ok":true,"event_count":5,"count":3,{IDENTITY}"#),
+    ));
+    rest.push('\n');
+    append(&log, &rest);
+    let mut f = Follower::start(&args);
+    f.expect(Duration::from_secs(3), "run R2", run_event("R2"));
+    let (code, all, err) = f.interrupt();
+    assert_eq!(code, 130, "{err}");
+    // R1 was judged before the stop, the broken line reported then.
+    assert!(!all.iter().any(|v| v["run"] == "R1"), "{all:#?}");
+    assert!(!all.iter().any(|v| v["rule"] == "json.invalid"), "{all:#?}");
+    // R2 judged whole: its head read before the stop, its tail after;
+    // the broken line inside it still fails it.
+    let r2: Vec<&Value> = all.iter().filter(|v| v["type"] == "run").collect();
+    assert_eq!(r2.len(), 1, "{all:#?}");
+    assert_eq!(r2[0]["run"], "R2");
+    assert_eq!(r2[0]["lines"], 6, "{all:#?}");
+}
+
+#[test]
+fn follow_needs_names() {
+    for args in [
+        &["verify", "--follow"][..],
+        &["verify", "--follow", "-"],
+        &["summarize", "--follow"],
+    ] {
+        let out = run(args, b"");
+        assert_eq!(out.code, 64, "{args:?}");
+        assert!(out.stderr.contains("tail -n +1 -F"), "{}", out.stderr);
+    }
+    let out = run(&["summarize", "--follow", "--state", "s", "x.jsonl"], b"");
+    assert_eq!(out.code, 64);
+    assert!(out.stderr.contains("--state is verify's"), "{}", out.stderr);
+}
