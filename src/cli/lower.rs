@@ -153,6 +153,23 @@ fn split(mut a: SplitArgs) -> Result<SplitOptions, Error> {
     // Splitting is about many runs: each is judged on its own.
     stream.check.multi_run = true;
     followed(&mut stream, a.follow, "split-by-run", output)?;
+    // A followed name in DIR would read back the run files written there.
+    if stream.follow.is_some()
+        && let Some(p) = stream.inputs.iter().find_map(|i| match i {
+            Input::Path(p) if same_dir(p.parent(), &a.dir) => Some(p),
+            _ => None,
+        })
+    {
+        return Err(usage::refuse(
+            "split-by-run",
+            &format!(
+                "--follow {} looks in --dir {}: the run files written there would be read back; give another --dir",
+                p.display(),
+                a.dir.display()
+            ),
+            output,
+        ));
+    }
     redacting(&mut stream, a.redact);
     Ok(SplitOptions {
         stream,
@@ -368,6 +385,19 @@ fn summarize(mut a: SummarizeArgs) -> Result<SummarizeOptions, Error> {
     stream.check.multi_run = true;
     followed(&mut stream, a.follow, "summarize", output)?;
     Ok(SummarizeOptions { stream })
+}
+
+/// Whether `parent` (of a followed name; none or empty: `.`) is `dir`.
+fn same_dir(parent: Option<&Path>, dir: &Path) -> bool {
+    let parent = match parent {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match (std::fs::canonicalize(parent), std::fs::canonicalize(dir)) {
+        (Ok(a), Ok(b)) => a == b,
+        // DIR is made later: the same spelling is the same place.
+        _ => parent == dir,
+    }
 }
 
 /// `--follow` and its options into `opts`, or the usage error: files are

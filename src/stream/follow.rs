@@ -40,7 +40,7 @@ use crate::input::line_check::LineCheck;
 use crate::input::scan::{Batch, Cutter};
 use crate::json::Parser;
 use crate::output::progress::Progress;
-use crate::signal::Signals;
+use crate::signal::{Caught, Signals};
 
 /// How often a quoted glob is listed again.
 const RESCAN: Duration = Duration::from_secs(1);
@@ -90,6 +90,8 @@ struct Reading<'a, 'o> {
     batch: Batch,
     parser: Parser,
     trouble: Option<Exit>,
+    /// A signal stops a long read between batches.
+    caught: Caught,
 }
 
 /// Follow the FILE operands until a signal; the worst trouble reading one
@@ -129,6 +131,7 @@ pub(super) fn follow(
         batch: Batch::default(),
         parser: Parser::default(),
         trouble: None,
+        caught: signals.flags(),
     };
     let mut listed: Option<Instant> = None;
     let mut state_written = Instant::now();
@@ -314,6 +317,9 @@ impl Reading<'_, '_> {
                 }
             }
             moved |= self.judge_parsed(n)?;
+            if self.caught.caught().is_some() {
+                return Ok(moved);
+            }
         }
     }
 
