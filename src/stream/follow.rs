@@ -30,8 +30,8 @@ use std::time::{Duration, Instant};
 
 use rustix::fs::inotify;
 
-use super::report::Halt;
-use super::{Consumer, Report, clear, pause};
+use super::consumer::{Consumer, clear, pause};
+use super::report::{Halt, Report};
 use crate::check::{Checker, Discard, Stalls};
 use crate::config::{Follow, Input, StreamOptions};
 use crate::exit::Exit;

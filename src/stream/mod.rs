@@ -4,6 +4,7 @@
 //! verdict's exit status (DESIGN §4). A command says what it does beyond
 //! judging through `Consumer`.
 
+mod consumer;
 mod follow;
 mod pool;
 mod read;
@@ -16,114 +17,25 @@ use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use crate::check::{Checker, LineKind, Tally};
+use crate::check::{Checker, Tally};
 use crate::config::{Input, ReportTo, StreamOptions};
 use crate::exit::{Error, Exit, Result};
 use crate::input::line_check::LineCheck;
 use crate::input::pipeline::{End, Feed};
-use crate::input::scan::{Batch, Line};
+use crate::input::scan::Batch;
 use crate::input::source::{self, RelayError, Source};
 use crate::output::Emitter;
 use crate::output::progress::Progress;
 use crate::signal::Signals;
 
+pub use consumer::{Consumer, OpenInput};
 pub use report::{Holder, Report};
+
+use consumer::{clear, pause};
 pub use slots::{PerRun, RunSlots};
 
 use read::{Reader, small_file};
 use report::{Halt, fail};
-
-/// What a command does with the lines beyond judging them.
-pub trait Consumer {
-    /// Judge one line (through `check`, with `report` or a sink of the
-    /// command's own) and act on it.
-    fn line(
-        &mut self,
-        check: &mut Checker,
-        line: &Line<'_>,
-        report: &mut Report,
-    ) -> Result<LineKind> {
-        Ok(check.judge(line, report)?.kind)
-    }
-
-    /// The `k`th input (from 0), opened; `None` when there are no more.
-    /// The command line's files, unless the command makes its own (run).
-    fn next_input(&mut self, k: usize, inputs: &[Input], _signals: &Signals) -> Option<OpenInput> {
-        inputs.get(k).map(|i| OpenInput {
-            label: i.label(),
-            file: i.open(),
-            unopened: Exit::NoInput,
-            wake: None,
-            relay: None,
-        })
-    }
-
-    /// Reading an input stopped (its end, or a signal), before its open
-    /// runs are judged. `Some(why)`: they are not judged, because reading
-    /// was stopped by us, not cut by the producer ("cancelled").
-    fn input_read(
-        &mut self,
-        _check: &mut Checker,
-        _report: &mut Report,
-        cancelled: bool,
-    ) -> Result<Option<&'static str>> {
-        Ok(cancelled.then_some("cancelled"))
-    }
-
-    /// End of one input: judge its open runs.
-    fn end_input(&mut self, check: Checker, report: &mut Report) -> Result<()> {
-        Ok(check.finish(report)?)
-    }
-
-    /// Every input has been read: write what covers them all.
-    fn end_all(&mut self, _report: &mut Report) -> Result<()> {
-        Ok(())
-    }
-
-    /// The input would make us wait: push out what is buffered.
-    fn flush(&mut self) -> Result<()> {
-        Ok(())
-    }
-
-    /// A second SIGINT/SIGTERM ends aoitap at once (run: it kills CMD's
-    /// group first, so it waits for it).
-    fn second_signal_exits(&self) -> bool {
-        true
-    }
-
-    /// SIGHUP is caught, as SIGTERM is (run: CMD's group must be stopped
-    /// first, DESIGN §13); else it keeps its default action.
-    fn catches_hangup(&self) -> bool {
-        false
-    }
-
-    /// Only judging is done, as `Consumer::line`'s default does, with no
-    /// state beyond the checker's: files may be judged by a pool of
-    /// workers (DESIGN §14).
-    fn judges_only(&self) -> bool {
-        false
-    }
-
-    /// The exit status, given the verdict of what was read.
-    fn exit(&self, verdict: Exit) -> Exit {
-        verdict
-    }
-}
-
-/// An input as a consumer hands it to the loop.
-pub struct OpenInput {
-    /// How findings name it.
-    pub label: String,
-    pub file: io::Result<File>,
-    /// The exit status when it could not be opened.
-    pub unopened: Exit,
-    /// Stops the reading when readable (run: a daemon holding CMD's
-    /// stdout after CMD has exited).
-    pub wake: Option<OwnedFd>,
-    /// Where this input is relayed, in place of the command's one relay
-    /// output (run: a retry's `--save FILE`, begun anew).
-    pub relay: Option<File>,
-}
 
 /// Run a stream command over every input; returns the exit status.
 pub fn run(
@@ -315,17 +227,6 @@ fn each_input(
     Ok(trouble)
 }
 
-/// The input would make us wait: push out what is buffered.
-fn pause(
-    consumer: &mut dyn Consumer,
-    report: &mut Report,
-    progress: &mut Option<Progress>,
-) -> std::result::Result<(), Halt> {
-    consumer.flush().map_err(Halt::Writing)?;
-    clear(progress);
-    report.out.flush().map_err(Halt::writing)
-}
-
 /// Judge every line of `batch`, and count its bytes as read.
 fn judge_lines(
     batch: &Batch,
@@ -348,10 +249,4 @@ fn judge_lines(
         p.add(judged);
     }
     Ok(())
-}
-
-fn clear(progress: &mut Option<Progress>) {
-    if let Some(p) = progress {
-        p.clear();
-    }
 }
