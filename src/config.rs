@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::io;
 use std::os::fd::AsFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::check::Config;
@@ -119,6 +119,34 @@ pub struct Follow {
     pub run_idle: Option<Duration>,
     /// `--state FILE`: where reading stopped, to resume there.
     pub state: Option<PathBuf>,
+    /// What aoitap writes (`--report`, `--state`, split-by-run's `--dir`):
+    /// never a followed file, whatever a glob matches.
+    pub written: Vec<PathBuf>,
+    pub written_dir: Option<PathBuf>,
+}
+
+impl Follow {
+    /// Whether `path` is a file aoitap writes, or in the directory it
+    /// writes in: a glob's match it must not read back.
+    pub fn writes(&self, path: &Path) -> bool {
+        let real = |p: &Path| {
+            let parent = match p.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            std::fs::canonicalize(parent)
+                .ok()
+                .map(|d| (d, p.file_name().map(ToOwned::to_owned)))
+        };
+        let here = real(path);
+        self.written
+            .iter()
+            .any(|w| here.is_some() && real(w) == here)
+            || self.written_dir.as_ref().is_some_and(|d| {
+                let d = std::fs::canonicalize(d).ok();
+                d.is_some() && here.as_ref().map(|h| Some(&h.0)) == Some(d.as_ref())
+            })
+    }
 }
 
 /// `aoitap run`: the stream options, and how to run the command.

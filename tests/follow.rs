@@ -340,3 +340,36 @@ fn follow_needs_names() {
     assert_eq!(out.code, 64);
     assert!(out.stderr.contains("--state is verify's"), "{}", out.stderr);
 }
+
+/// What aoitap writes is never followed: a report or state a glob matches
+/// is refused, and a FIFO or device in a glob never blocks the others.
+#[test]
+fn what_aoitap_writes_and_what_is_no_file_are_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("b.jsonl");
+    append(&log, &whole_run("R9", 1));
+    let glob = dir.path().join("*.jsonl");
+    let (g, l) = (glob.to_str().unwrap(), log.to_str().unwrap());
+    for args in [
+        &["verify", "--follow", "--report", l, g][..],
+        &["verify", "--follow", "--state", l, l],
+        &["verify", "--follow", "--state", l, g],
+    ] {
+        let out = run(args, b"");
+        assert_eq!(out.code, 64, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains("what aoitap writes"), "{}", out.stderr);
+    }
+    assert_eq!(fs::read_to_string(&log).unwrap(), whole_run("R9", 1));
+    let fifo = dir.path().join("x.jsonl");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mut f = Follower::start(&["verify", "--follow", "--multi-run", "--output", "jsonl", g]);
+    f.expect(Duration::from_secs(3), "run R9", run_event("R9"));
+    let (code, _, err) = f.interrupt();
+    assert_eq!(code, 130, "{err}");
+}

@@ -153,6 +153,9 @@ fn split(mut a: SplitArgs) -> Result<SplitOptions, Error> {
     // Splitting is about many runs: each is judged on its own.
     stream.check.multi_run = true;
     followed(&mut stream, a.follow, "split-by-run", output)?;
+    if let Some(f) = &mut stream.follow {
+        f.written_dir = Some(a.dir.clone());
+    }
     // A followed name in DIR would read back the run files written there.
     if stream.follow.is_some()
         && let Some(p) = stream.inputs.iter().find_map(|i| match i {
@@ -387,6 +390,16 @@ fn summarize(mut a: SummarizeArgs) -> Result<SummarizeOptions, Error> {
     Ok(SummarizeOptions { stream })
 }
 
+/// Whether the followed operand `pattern` (a glob, or a name) would match
+/// `written` (by the directory and the name's shape).
+fn glob_matches_now(pattern: &Path, written: &Path) -> bool {
+    let same_dir = same_dir(pattern.parent(), written.parent().unwrap_or(Path::new(".")));
+    let (Some(p), Some(w)) = (pattern.file_name(), written.file_name()) else {
+        return false;
+    };
+    same_dir && crate::input::glob::glob_match(p.as_encoded_bytes(), w.as_encoded_bytes())
+}
+
 /// Whether `parent` (of a followed name; none or empty: `.`) is `dir`.
 fn same_dir(parent: Option<&Path>, dir: &Path) -> bool {
     let parent = match parent {
@@ -395,9 +408,18 @@ fn same_dir(parent: Option<&Path>, dir: &Path) -> bool {
     };
     match (std::fs::canonicalize(parent), std::fs::canonicalize(dir)) {
         (Ok(a), Ok(b)) => a == b,
-        // DIR is made later: the same spelling is the same place.
-        _ => parent == dir,
+        // DIR is made later (or is a dangling link): the same place
+        // spelled alike, `./out` and `out` included.
+        _ => lexical(parent) == lexical(dir),
     }
+}
+
+/// `path` made absolute with no `.` parts and no trailing slash.
+fn lexical(path: &Path) -> PathBuf {
+    let abs = std::env::current_dir().unwrap_or_default().join(path);
+    abs.components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect()
 }
 
 /// `--follow` and its options into `opts`, or the usage error: files are
@@ -424,19 +446,36 @@ fn followed(
     if command == "summarize" && opts.style.format == Format::Json {
         return refuse("--follow never ends, and --output json is written at the end: use jsonl");
     }
-    if let Some(state) = &f.state
-        && opts
-            .inputs
-            .iter()
-            .any(|i| matches!(i, Input::Path(p) if p == state))
-    {
-        return refuse("--state FILE is an input: writing the state would destroy it");
-    }
-    opts.follow = Some(Follow {
+    let written: Vec<PathBuf> = opts.report.iter().chain(&f.state).cloned().collect();
+    let follow = Follow {
         from_end: f.from_end,
         run_idle: f.run_idle_timeout,
         state: f.state,
-    });
+        written,
+        written_dir: None,
+    };
+    // A glob that matches what aoitap writes would read it back, or the
+    // report's creation would empty a log it follows.
+    if let Some(p) = opts.inputs.iter().find_map(|i| match i {
+        Input::Path(p) if follow.writes(p) => Some(p.clone()),
+        _ => None,
+    }) {
+        return refuse(&format!(
+            "{} is what aoitap writes (--report or --state): it cannot be followed too",
+            p.display()
+        ));
+    }
+    if let Some(w) = follow.written.iter().find(|w| {
+        opts.inputs
+            .iter()
+            .any(|i| matches!(i, Input::Path(p) if glob_matches_now(p, w)))
+    }) {
+        return refuse(&format!(
+            "{} is what aoitap writes (--report or --state), and a followed glob matches it",
+            w.display()
+        ));
+    }
+    opts.follow = Some(follow);
     // One reader follows every file; findings go out as they are made.
     opts.jobs = 1;
     Ok(())

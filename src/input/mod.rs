@@ -6,6 +6,7 @@
 //! stream files a directory operand stands for.
 
 pub mod file_id;
+pub mod glob;
 pub mod line_check;
 pub mod pipeline;
 pub mod scan;

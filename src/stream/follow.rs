@@ -36,6 +36,7 @@ use crate::check::{Checker, Discard, Stalls};
 use crate::config::{Follow, Input, StreamOptions};
 use crate::exit::Exit;
 use crate::input::file_id::FileId;
+use crate::input::glob::glob_match;
 use crate::input::line_check::LineCheck;
 use crate::input::scan::{Batch, Cutter};
 use crate::json::Parser;
@@ -49,6 +50,8 @@ const RESCAN: Duration = Duration::from_secs(1);
 const NAP_WATCHED: Duration = Duration::from_millis(1000);
 /// Without inotify, how often the files are looked at.
 const NAP_POLLED: Duration = Duration::from_millis(250);
+/// The most batches read of one file in one look at it.
+const PER_LOOK: usize = 64;
 /// How often `--state` is written while lines come (and at the end).
 const STATE_EVERY: Duration = Duration::from_secs(1);
 
@@ -66,6 +69,10 @@ struct Name<'o> {
     silent_until: u64,
     /// Reading it failed: said once, and it is no longer read.
     failed: bool,
+    /// The file it read last, and how far, after a rotation: a glob may
+    /// find it again under its new name.
+    last_id: Option<FileId>,
+    last_pos: u64,
 }
 
 struct Open {
@@ -135,6 +142,7 @@ pub(super) fn follow(
     };
     let mut listed: Option<Instant> = None;
     let mut state_written = Instant::now();
+    let mut dirty = false;
     while signals.caught().is_none() {
         if listed.is_none_or(|t| t.elapsed() >= RESCAN) {
             // The files that match when following starts are existing
@@ -142,10 +150,26 @@ pub(super) fn follow(
             let at_start = listed.is_none();
             for g in &globs {
                 for p in g.matches() {
-                    if known.insert(p.clone()) {
-                        watch.add(&p);
-                        names.push(Name::new(opts, p, how.from_end && at_start, &state));
+                    if known.contains(&p) || how.writes(&p) {
+                        continue;
                     }
+                    // A name for a file followed already (a rotation to a
+                    // name the glob matches): its lines were read under the
+                    // old name, so the new name judges them for their state
+                    // only, and reads what came after.
+                    let before = fs::metadata(&p).ok().and_then(|m| {
+                        let id = FileId::of(&m);
+                        names
+                            .iter()
+                            .find_map(|n| (n.last_id == Some(id)).then_some(n.last_pos))
+                    });
+                    known.insert(p.clone());
+                    watch.add(&p);
+                    let mut name = Name::new(opts, p, how.from_end && at_start, &state);
+                    if let Some(pos) = before {
+                        name.silent_until = name.silent_until.max(pos);
+                    }
+                    names.push(name);
                 }
             }
             listed = Some(Instant::now());
@@ -163,12 +187,16 @@ pub(super) fn follow(
                     .map_err(Halt::writing)?;
             }
         }
+        // The state is written a second after lines came, or as soon as
+        // they stop: a kill loses at most a second of it.
+        dirty |= moved;
         if let Some(path) = &how.state
-            && moved
-            && state_written.elapsed() >= STATE_EVERY
+            && dirty
+            && (!moved || state_written.elapsed() >= STATE_EVERY)
         {
             State::write(path, &names);
             state_written = Instant::now();
+            dirty = false;
         }
         pause(r.consumer, r.report, r.progress)?;
         if !moved {
@@ -215,8 +243,11 @@ impl<'o> Name<'o> {
             pos: 0,
             silent_until: 0,
             failed: false,
+            last_id: None,
+            last_pos: 0,
         };
-        if let Ok(file) = File::open(&name.path)
+        if fs::metadata(&name.path).is_ok_and(|m| m.is_file())
+            && let Ok(file) = File::open(&name.path)
             && let Ok(meta) = file.metadata()
         {
             let id = FileId::of(&meta);
@@ -247,6 +278,10 @@ impl Reading<'_, '_> {
         // most twice round for one look.
         for _ in 0..2 {
             if n.open.is_none() {
+                // Not there yet, or not a regular file (yet): looked at again.
+                if !fs::metadata(&n.path).is_ok_and(|m| m.is_file()) {
+                    return Ok(moved);
+                }
                 let Ok(file) = File::open(&n.path) else {
                     return Ok(moved);
                 };
@@ -271,7 +306,10 @@ impl Reading<'_, '_> {
                 // Rotated: the old file was read to its end just now.
                 open.cutter.end_tail();
                 moved |= self.judge_batch(n)?;
-                n.open = None;
+                if let Some(old) = n.open.take() {
+                    n.last_id = Some(old.id);
+                    n.last_pos = n.pos;
+                }
                 continue;
             }
             if len < read_to {
@@ -301,7 +339,9 @@ impl Reading<'_, '_> {
     /// Read and judge the whole lines `n`'s open file has now.
     fn read(&mut self, n: &mut Name<'_>) -> Result<bool, Halt> {
         let mut moved = false;
-        loop {
+        // At most this many batches a look, so a file that grows faster
+        // than it is read cannot starve the others.
+        for _ in 0..PER_LOOK {
             let Some(open) = n.open.as_mut() else {
                 return Ok(moved);
             };
@@ -321,6 +361,7 @@ impl Reading<'_, '_> {
                 return Ok(moved);
             }
         }
+        Ok(moved)
     }
 
     /// Judge what the cutter handed out after its tail was ended.
@@ -394,95 +435,15 @@ impl Glob {
         };
         let mut found: Vec<PathBuf> = entries
             .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()))
+            // Regular files only (a link to one too): a FIFO would block the
+            // open, and a device never ends.
+            .filter(|e| fs::metadata(e.path()).is_ok_and(|m| m.is_file()))
             .filter(|e| glob_match(&self.pattern, e.file_name().as_encoded_bytes()))
             .map(|e| self.shown.join(e.file_name()))
             .collect();
         found.sort();
         found
     }
-}
-
-/// Whether `name` matches `pattern`, as the shell matches a file name: `*`
-/// any run of bytes, `?` one byte, `[abc]`/`[a-z]`/`[!x]` one of a set;
-/// a leading `.` only by a leading `.`.
-fn glob_match(pattern: &[u8], name: &[u8]) -> bool {
-    if name.first() == Some(&b'.') && pattern.first() != Some(&b'.') {
-        return false;
-    }
-    // The classic two-pointer match, back to the last `*` on a mismatch.
-    let (mut p, mut n) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while n < name.len() {
-        match pattern.get(p) {
-            Some(b'*') => {
-                star = Some((p, n));
-                p += 1;
-                continue;
-            }
-            Some(b'?') => {
-                p += 1;
-                n += 1;
-                continue;
-            }
-            Some(b'[') => match class(&pattern[p..], name[n]) {
-                Some((true, next)) => {
-                    p += next;
-                    n += 1;
-                    continue;
-                }
-                Some((false, _)) => {}
-                // Not closed: `[` is itself.
-                None if name[n] == b'[' => {
-                    p += 1;
-                    n += 1;
-                    continue;
-                }
-                None => {}
-            },
-            Some(&c) if c == name[n] => {
-                p += 1;
-                n += 1;
-                continue;
-            }
-            _ => {}
-        }
-        match star {
-            Some((sp, sn)) => {
-                p = sp + 1;
-                n = sn + 1;
-                star = Some((sp, sn + 1));
-            }
-            None => return false,
-        }
-    }
-    pattern[p..].iter().all(|&c| c == b'*')
-}
-
-/// `[...]` at the start of `pattern`: whether `c` is in it, and its
-/// length; `None` when it is not closed (then `[` is itself).
-fn class(pattern: &[u8], c: u8) -> Option<(bool, usize)> {
-    let mut i = 1;
-    let negate = matches!(pattern.get(i), Some(b'!' | b'^'));
-    if negate {
-        i += 1;
-    }
-    let mut hit = false;
-    let mut first = true;
-    while let Some(&b) = pattern.get(i) {
-        if b == b']' && !first {
-            return Some((hit != negate, i + 1));
-        }
-        if pattern.get(i + 1) == Some(&b'-') && pattern.get(i + 2).is_some_and(|&e| e != b']') {
-            hit |= (b..=pattern[i + 2]).contains(&c);
-            i += 3;
-        } else {
-            hit |= b == c;
-            i += 1;
-        }
-        first = false;
-    }
-    None
 }
 
 /// inotify on the directories of the followed files, when the system has
@@ -603,31 +564,6 @@ impl State {
         let written = fs::write(&tmp, format!("{doc}\n")).and_then(|()| fs::rename(&tmp, path));
         if written.is_err() {
             let _ = fs::remove_file(&tmp);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_glob_matches_as_the_shell_does() {
-        for (p, n, want) in [
-            ("*.jsonl", "a.jsonl", true),
-            ("*.jsonl", "a.jsonl.1", false),
-            ("*.jsonl", ".a.jsonl", false),
-            (".*.jsonl", ".a.jsonl", true),
-            ("run-?.log", "run-1.log", true),
-            ("run-?.log", "run-12.log", false),
-            ("[ab]*", "bx", true),
-            ("[!ab]*", "bx", false),
-            ("[a-c]x", "bx", true),
-            ("a*b*c", "aXbYbZc", true),
-            ("a*b*c", "aXbYbZ", false),
-            ("[x", "[x", true),
-        ] {
-            assert_eq!(glob_match(p.as_bytes(), n.as_bytes()), want, "{p} {n}");
         }
     }
 }

@@ -44,7 +44,10 @@ pub fn run(
     to: ReportTo,
     consumer: &mut dyn Consumer,
 ) -> Result<Exit> {
-    let signals = Signals::install(consumer.second_signal_exits(), consumer.catches_hangup())?;
+    // A follower is stopped by a closed terminal as by Ctrl-C: its state
+    // is written and its open runs named.
+    let hangup = consumer.catches_hangup() || opts.follow.is_some();
+    let signals = Signals::install(consumer.second_signal_exits(), hangup)?;
     let out: Box<dyn Write> = match &opts.report {
         Some(path) => match File::create(path) {
             Ok(f) => Box::new(f),
