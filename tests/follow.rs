@@ -373,3 +373,79 @@ fn what_aoitap_writes_and_what_is_no_file_are_not_followed() {
     let (code, _, err) = f.interrupt();
     assert_eq!(code, 130, "{err}");
 }
+
+/// logrotate's `create`: the producer writes on to the renamed file until
+/// it opens the new one; those lines are read too, and the run is whole.
+#[test]
+fn lines_written_to_a_rotated_file_are_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("agent.log");
+    append(&log, &open_run("R1", 1));
+    let mut f = Follower::start(&[
+        "verify",
+        "--follow",
+        "--multi-run",
+        "--output",
+        "jsonl",
+        log.to_str().unwrap(),
+    ]);
+    std::thread::sleep(Duration::from_millis(600));
+    let old = dir.path().join("agent.log.1");
+    fs::rename(&log, &old).unwrap();
+    append(&log, &whole_run("R2", 1));
+    f.expect(Duration::from_secs(3), "run R2", run_event("R2"));
+    let rest = format!(
+        "{}\n{}\n",
+        line("R1", 2, "hit", r#""id":2"#),
+        line(
+            "R1",
+            3,
+            "aoi:summary",
+            &format!(r#""ok":true,"event_count":4,"count":2,{IDENTITY}"#)
+        )
+    );
+    append(&old, &rest);
+    f.expect(Duration::from_secs(3), "run R1", run_event("R1"));
+    let (code, all, err) = f.interrupt();
+    assert_eq!(code, 130, "{err}");
+    for run in ["R1", "R2"] {
+        let v: Vec<&Value> = all
+            .iter()
+            .filter(|v| v["type"] == "run" && v["run"] == run)
+            .collect();
+        assert_eq!(v.len(), 1, "{all:#?}");
+        assert_eq!(v[0]["verdict"], "pass", "{all:#?}");
+    }
+}
+
+/// copytruncate, then more bytes than were read before the follower
+/// looks: the file is longer, not shorter, and is still read anew.
+#[test]
+fn a_file_cut_and_written_longer_at_once_is_read_anew() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("agent.log");
+    append(&log, &whole_run("S1", 1));
+    let mut f = Follower::start(&[
+        "verify",
+        "--follow",
+        "--multi-run",
+        "--output",
+        "jsonl",
+        log.to_str().unwrap(),
+    ]);
+    f.expect(Duration::from_secs(3), "run S1", run_event("S1"));
+    let longer = whole_run("S2", 8);
+    let mut file = OpenOptions::new().write(true).open(&log).unwrap();
+    file.set_len(0).unwrap();
+    file.write_all(longer.as_bytes()).unwrap();
+    drop(file);
+    f.expect(Duration::from_secs(3), "run S2", run_event("S2"));
+    let (code, all, err) = f.interrupt();
+    assert_eq!(code, 130, "{err}");
+    let s2 = all
+        .iter()
+        .find(|v| v["type"] == "run" && v["run"] == "S2")
+        .unwrap();
+    assert_eq!(s2["verdict"], "pass", "{all:#?}");
+    assert!(!all.iter().any(|v| v["type"] == "finding"), "{all:#?}");
+}

@@ -23,7 +23,7 @@
 
 use std::collections::HashSet;
 use std::fs::{self, File};
-use std::io::{Seek, SeekFrom};
+use std::io::{self, Seek, SeekFrom};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -50,6 +50,8 @@ const RESCAN: Duration = Duration::from_secs(1);
 const NAP_WATCHED: Duration = Duration::from_millis(1000);
 /// Without inotify, how often the files are looked at.
 const NAP_POLLED: Duration = Duration::from_millis(250);
+/// How long a rotated or removed file is still read.
+const DRAIN: Duration = Duration::from_secs(5);
 /// The most batches read of one file in one look at it.
 const PER_LOOK: usize = 64;
 /// How often `--state` is written while lines come (and at the end).
@@ -73,11 +75,57 @@ struct Name<'o> {
     /// find it again under its new name.
     last_id: Option<FileId>,
     last_pos: u64,
+    /// A file the name no longer points at (rotated, removed), still read
+    /// for `DRAIN` since then: a producer writes on to the file it has
+    /// open until it opens the new one. Then closed, so a removed file
+    /// holds no descriptor.
+    draining: Option<(Open, Instant)>,
+    drain_pos: u64,
+    /// Why the name could not be opened, once said (said again when the
+    /// reason changes).
+    unopened: Option<io::ErrorKind>,
 }
 
 struct Open {
     cutter: Cutter<File>,
     id: FileId,
+    /// The file's first bytes as read: a copytruncate followed by more
+    /// bytes than were read before the next look leaves the file longer,
+    /// not shorter, and only its start tells it was written anew.
+    head: Vec<u8>,
+}
+
+/// How many of a file's first bytes tell it was written anew.
+const HEAD: usize = 64;
+
+impl Open {
+    fn new(file: File, id: FileId, max_line: usize) -> Open {
+        Open {
+            cutter: Cutter::holding_tail(file, max_line),
+            id,
+            head: vec![],
+        }
+    }
+
+    /// Whether the file no longer starts with the bytes it started with
+    /// (then it was cut and written again since the last look); the head
+    /// is learnt as the file grows, up to `HEAD` bytes.
+    fn rewritten(&mut self) -> bool {
+        use std::os::unix::fs::FileExt;
+        let file = self.cutter.reader();
+        let read_to = file.stream_position().unwrap_or(0);
+        let mut now = vec![0; (read_to as usize).min(HEAD)];
+        let got = file.read_at(&mut now, 0).unwrap_or(0);
+        now.truncate(got);
+        let known = self.head.len().min(now.len());
+        if now[..known] != self.head[..known] {
+            return true;
+        }
+        if now.len() > self.head.len() {
+            self.head = now;
+        }
+        false
+    }
 }
 
 /// `DIR/PATTERN`: the files of DIR whose names match PATTERN.
@@ -157,12 +205,18 @@ pub(super) fn follow(
                     // name the glob matches): its lines were read under the
                     // old name, so the new name judges them for their state
                     // only, and reads what came after.
-                    let before = fs::metadata(&p).ok().and_then(|m| {
-                        let id = FileId::of(&m);
-                        names
-                            .iter()
-                            .find_map(|n| (n.last_id == Some(id)).then_some(n.last_pos))
-                    });
+                    let id = fs::metadata(&p).ok().map(|m| FileId::of(&m));
+                    // Still read under its old name: looked at again at
+                    // the next listing, once the drain is over.
+                    if names.iter().any(|n| {
+                        n.draining.as_ref().map(|d| d.0.id) == id
+                            || n.open.as_ref().map(|o| o.id) == id
+                    }) {
+                        continue;
+                    }
+                    let before = names
+                        .iter()
+                        .find_map(|n| (n.last_id == id && id.is_some()).then_some(n.last_pos));
                     known.insert(p.clone());
                     watch.add(&p);
                     let mut name = Name::new(opts, p, how.from_end && at_start, &state);
@@ -245,6 +299,9 @@ impl<'o> Name<'o> {
             failed: false,
             last_id: None,
             last_pos: 0,
+            draining: None,
+            drain_pos: 0,
+            unopened: None,
         };
         if fs::metadata(&name.path).is_ok_and(|m| m.is_file())
             && let Ok(file) = File::open(&name.path)
@@ -257,10 +314,7 @@ impl<'o> Name<'o> {
                 _ if from_end => meta.len(),
                 _ => 0,
             };
-            name.open = Some(Open {
-                cutter: Cutter::holding_tail(file, opts.max_line_bytes),
-                id,
-            });
+            name.open = Some(Open::new(file, id, opts.max_line_bytes));
         }
         name
     }
@@ -273,7 +327,7 @@ impl Reading<'_, '_> {
         if n.failed {
             return Ok(false);
         }
-        let mut moved = false;
+        let mut moved = self.drain(n)?;
         // A rotation reads the old file to its end, then the new one: at
         // most twice round for one look.
         for _ in 0..2 {
@@ -282,57 +336,118 @@ impl Reading<'_, '_> {
                 if !fs::metadata(&n.path).is_ok_and(|m| m.is_file()) {
                     return Ok(moved);
                 }
-                let Ok(file) = File::open(&n.path) else {
-                    return Ok(moved);
+                let opened = File::open(&n.path).and_then(|f| f.metadata().map(|m| (f, m)));
+                let (file, meta) = match opened {
+                    Ok(o) => o,
+                    Err(e) => {
+                        // Unreadable, or no descriptor left: said once, as
+                        // a read that failed (74), and looked at again.
+                        if n.unopened != Some(e.kind()) {
+                            n.unopened = Some(e.kind());
+                            self.report.out.file = n.label.clone();
+                            self.report.read_failed(&e).map_err(Halt::writing)?;
+                            self.trouble = self.trouble.max(Some(Exit::Io));
+                        }
+                        return Ok(moved);
+                    }
                 };
-                let Ok(meta) = file.metadata() else {
-                    return Ok(moved);
-                };
-                n.open = Some(Open {
-                    cutter: Cutter::holding_tail(file, self.opts.max_line_bytes),
-                    id: FileId::of(&meta),
-                });
+                n.unopened = None;
+                n.open = Some(Open::new(file, FileId::of(&meta), self.opts.max_line_bytes));
                 n.pos = 0;
                 n.silent_until = 0;
             }
+            // Cut and written again since the last look: from its start.
+            moved |= self.restart_if_cut(n)?;
             moved |= self.read(n)?;
             let Some(open) = n.open.as_mut() else {
                 return Ok(moved);
             };
             let named = fs::metadata(&n.path).ok().map(|m| FileId::of(&m));
-            let read_to = open.cutter.reader().stream_position().unwrap_or(0);
-            let len = open.cutter.reader().metadata().map_or(read_to, |m| m.len());
-            if named.is_some_and(|id| id != open.id) {
-                // Rotated: the old file was read to its end just now.
-                open.cutter.end_tail();
-                moved |= self.judge_batch(n)?;
-                if let Some(old) = n.open.take() {
-                    n.last_id = Some(old.id);
-                    n.last_pos = n.pos;
+            if named.is_none_or(|id| id != open.id) {
+                // Rotated or removed: the old file, read to its end just
+                // now, is drained a while (a draining one before it ends).
+                moved |= self.end_drain(n)?;
+                n.draining = n.open.take().map(|o| (o, Instant::now()));
+                n.drain_pos = n.pos;
+                if named.is_none() {
+                    return Ok(moved);
                 }
                 continue;
             }
-            if len < read_to {
-                // Cut shorter than what was read (copytruncate): read
-                // again from its start.
-                open.cutter.end_tail();
-                moved |= self.judge_batch(n)?;
-                let Some(open) = n.open.as_mut() else {
-                    return Ok(moved);
-                };
-                let file = open.cutter.reader();
-                if file.seek(SeekFrom::Start(0)).is_err() {
-                    n.open = None;
-                    return Ok(moved);
-                }
-                let file = file.try_clone().map_err(Halt::writing)?;
-                open.cutter.restart(file);
-                n.pos = 0;
-                n.silent_until = 0;
+            if self.restart_if_cut(n)? {
+                moved = true;
                 continue;
             }
             break;
         }
+        Ok(moved)
+    }
+
+    /// When `n`'s file was cut (copytruncate): shorter than what was read,
+    /// or longer but no longer starting as it did. Then what was held is
+    /// judged, and the file is read again from its start.
+    fn restart_if_cut(&mut self, n: &mut Name<'_>) -> Result<bool, Halt> {
+        let Some(open) = n.open.as_mut() else {
+            return Ok(false);
+        };
+        let read_to = open.cutter.reader().stream_position().unwrap_or(0);
+        let len = open.cutter.reader().metadata().map_or(read_to, |m| m.len());
+        if !(len < read_to || open.rewritten()) {
+            return Ok(false);
+        }
+        open.cutter.end_tail();
+        self.judge_batch(n)?;
+        let Some(open) = n.open.as_mut() else {
+            return Ok(true);
+        };
+        let file = open.cutter.reader();
+        if file.seek(SeekFrom::Start(0)).is_err() {
+            n.open = None;
+            return Ok(true);
+        }
+        let file = file.try_clone().map_err(Halt::writing)?;
+        open.cutter.restart(file);
+        open.head.clear();
+        n.pos = 0;
+        n.silent_until = 0;
+        Ok(true)
+    }
+
+    /// Read what came to the file `n` is draining; end the drain after
+    /// `DRAIN`.
+    fn drain(&mut self, n: &mut Name<'_>) -> Result<bool, Halt> {
+        let Some((old, since)) = n.draining.take() else {
+            return Ok(false);
+        };
+        let new = n.open.replace(old);
+        let kept = (n.pos, n.silent_until);
+        (n.pos, n.silent_until) = (n.drain_pos, 0);
+        let mut moved = self.read(n)?;
+        n.drain_pos = n.pos;
+        (n.pos, n.silent_until) = kept;
+        let old = std::mem::replace(&mut n.open, new);
+        n.draining = old.map(|o| (o, since));
+        if since.elapsed() >= DRAIN {
+            moved |= self.end_drain(n)?;
+        }
+        Ok(moved)
+    }
+
+    /// The drain of `n`'s old file ends: its line in progress, if any, is
+    /// cut there, and a glob may find the file under its new name.
+    fn end_drain(&mut self, n: &mut Name<'_>) -> Result<bool, Halt> {
+        let Some((mut old, _)) = n.draining.take() else {
+            return Ok(false);
+        };
+        old.cutter.end_tail();
+        let new = n.open.replace(old);
+        let kept = n.pos;
+        n.pos = n.drain_pos;
+        let moved = self.judge_batch(n)?;
+        n.last_id = n.open.as_ref().map(|o| o.id);
+        n.last_pos = n.pos;
+        n.pos = kept;
+        n.open = new;
         Ok(moved)
     }
 
