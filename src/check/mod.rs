@@ -47,7 +47,7 @@ pub use protocol::{Protocol, major};
 pub use protocols::{LineKind, SeqPlace};
 pub use run_state::{Cause, Identity};
 pub use runs::{Run, RunKey, RunRef};
-pub use secrets::{Exposure, Withholding, redact};
+pub use secrets::{Exposure, Withholding, is_secret_name, redact};
 pub use seq::{SeqTrack, Step};
 pub use tally::Tally;
 pub use verdict::{RunVerdict, Verdict};

@@ -51,7 +51,9 @@ pub struct Exposure {
 /// The redaction marker, as a JSON value and inside a string.
 const MARK: &[u8] = b"***";
 
-fn is_secret_name(name: &[u8], names: &[String]) -> bool {
+/// A key whose value is a secret (spec §11): `*_secret`, `*_SECRET`, or
+/// one of `--secret-name`.
+pub fn is_secret_name(name: &[u8], names: &[String]) -> bool {
     name.ends_with(b"_secret")
         || name.ends_with(b"_SECRET")
         || names.iter().any(|n| n.as_bytes() == name)

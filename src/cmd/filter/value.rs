@@ -152,11 +152,8 @@ pub fn holds_secret(input: &Val, names: &[String]) -> bool {
                 for (k, item) in map.iter() {
                     let named = match k {
                         Val::TStr(k) | Val::BStr(k) => {
-                            let k = String::from_utf8_lossy(k);
-                            crate::check::is_sensitive_name(&k)
-                                || k.ends_with("_secret")
-                                || k.ends_with("_SECRET")
-                                || names.iter().any(|n| *n == k)
+                            crate::check::is_sensitive_name(&String::from_utf8_lossy(k))
+                                || crate::check::is_secret_name(k, names)
                         }
                         _ => false,
                     };
