@@ -189,6 +189,33 @@ fn a_followed_glob_through_rotation_truncation_and_a_stall() {
         assert_eq!(verdicts[0]["verdict"], "pass", "{run}: {all:#?}");
     }
     assert!(!all.iter().any(|v| v["type"] == "run" && v["run"] == "RE"));
+    // ...and named as open, for a program as for a person.
+    let open: Vec<&Value> = all.iter().filter(|v| v["type"] == "open_run").collect();
+    assert_eq!(open.len(), 1, "{all:#?}");
+    assert_eq!(open[0]["run"], "RE");
+    assert_eq!(open[0]["lines"], 2);
+    assert!(open[0]["file"].as_str().unwrap().ends_with("e.jsonl"));
+    // The report, open_run and run.stalled included, holds to aoitap's
+    // own schema.
+    let schema = dir.path().join("aoitap.schema");
+    fs::write(&schema, run(&["schema"], b"").stdout).unwrap();
+    let report: String = all.iter().map(|v| format!("{v}\n")).collect();
+    let out = run(
+        &[
+            "verify",
+            "--output",
+            "jsonl",
+            "--schema",
+            schema.to_str().unwrap(),
+        ],
+        report.as_bytes(),
+    );
+    let invalid: Vec<Value> = out
+        .findings()
+        .into_iter()
+        .filter(|f| f["rule"].as_str().unwrap().starts_with("event.schema"))
+        .collect();
+    assert!(invalid.is_empty(), "{invalid:#?}");
     let findings: Vec<&Value> = all.iter().filter(|v| v["type"] == "finding").collect();
     assert!(
         findings.iter().all(|v| v["rule"] == "run.stalled"),
@@ -323,6 +350,58 @@ fn state_resumes_where_reading_stopped() {
     assert_eq!(r2.len(), 1, "{all:#?}");
     assert_eq!(r2[0]["run"], "R2");
     assert_eq!(r2[0]["lines"], 6, "{all:#?}");
+}
+
+/// `--state` through a rotation while aoitap was stopped: the rotated file,
+/// found beside the name under its new name, is read on from where reading
+/// stopped, then the new file from its start; the run that was open is
+/// judged whole, and nothing is read twice.
+#[test]
+fn state_resumes_through_a_rotation_while_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("agent.log");
+    let state = dir.path().join("follow.state");
+    append(&log, &whole_run("R1", 1));
+    append(&log, &open_run("R2", 1));
+    let args = [
+        "verify",
+        "--follow",
+        "--multi-run",
+        "--output",
+        "jsonl",
+        "--state",
+        state.to_str().unwrap(),
+        log.to_str().unwrap(),
+    ];
+    let mut f = Follower::start(&args);
+    f.expect(Duration::from_secs(2), "run R1", run_event("R1"));
+    let (code, _, err) = f.interrupt();
+    assert_eq!(code, 130, "{err}");
+    // While stopped: R2 writes on, the log is rotated, R3 starts anew.
+    let mut rest = line("R2", 2, "hit", r#""id":9"#) + "\n";
+    rest += &line(
+        "R2",
+        3,
+        "aoi:summary",
+        &format!(r#""ok":true,"event_count":4,"count":2,{IDENTITY}"#),
+    );
+    rest.push('\n');
+    append(&log, &rest);
+    fs::rename(&log, dir.path().join("agent.log.1")).unwrap();
+    append(&log, &whole_run("R3", 2));
+    let mut f = Follower::start(&args);
+    f.expect(Duration::from_secs(3), "run R2", run_event("R2"));
+    f.expect(Duration::from_secs(3), "run R3", run_event("R3"));
+    let (code, all, err) = f.interrupt();
+    assert_eq!(code, 130, "{err}");
+    let runs: Vec<&Value> = all.iter().filter(|v| v["type"] == "run").collect();
+    assert_eq!(runs.len(), 2, "{all:#?}");
+    assert_eq!(runs[0]["run"], "R2", "the old file first: {all:#?}");
+    assert_eq!(runs[0]["verdict"], "pass", "{all:#?}");
+    assert_eq!(runs[0]["lines"], 4, "{all:#?}");
+    assert_eq!(runs[1]["run"], "R3");
+    assert_eq!(runs[1]["verdict"], "pass", "{all:#?}");
+    assert!(!all.iter().any(|v| v["type"] == "finding"), "{all:#?}");
 }
 
 #[test]

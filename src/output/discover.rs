@@ -17,22 +17,37 @@ pub fn schema_id() -> String {
 }
 
 /// Event types aoitap emits, by command.
-const VERIFY_EVENTS: &[&str] = &["aoi:meta", "finding", "run", "aoi:error", "aoi:summary"];
+const VERIFY_EVENTS: &[&str] = &[
+    "aoi:meta",
+    "finding",
+    "run",
+    "open_run",
+    "aoi:error",
+    "aoi:summary",
+];
 const RUN_EVENTS: &[&str] = &[
     "aoi:meta",
     "finding",
     "run",
+    "open_run",
     "attempt",
     "aoi:error",
     "aoi:summary",
 ];
-const SUMMARIZE_EVENTS: &[&str] = &["aoi:meta", "run_summary", "aoi:error", "aoi:summary"];
+const SUMMARIZE_EVENTS: &[&str] = &[
+    "aoi:meta",
+    "run_summary",
+    "open_run",
+    "aoi:error",
+    "aoi:summary",
+];
 const LINT_EVENTS: &[&str] = &["aoi:meta", "aoi:check", "aoi:error", "aoi:summary"];
 const RECONCILE_EVENTS: &[&str] = &[
     "aoi:meta",
     "gap",
     "difference",
     "run",
+    "open_run",
     "aoi:error",
     "aoi:summary",
 ];
@@ -267,6 +282,13 @@ pub fn schema() -> Value {
             "error_count": count(),
             "marker_notes": {"type": "array", "items": text()},
         }), &["file", "first_line", "lines", "verdict"]),
+        "open_run": event("open_run", json!({
+            "file": text(),
+            "run": text(),
+            "first_line": count(),
+            "lines": count(),
+            "message": text(),
+        }), &["file", "first_line", "lines", "message"]),
         "gap": event("gap", json!({
             "file": text(),
             "run": text(),
@@ -316,6 +338,7 @@ pub fn schema() -> Value {
         "aoi:check",
         "finding",
         "run",
+        "open_run",
         "gap",
         "difference",
         "run_summary",

@@ -145,6 +145,17 @@ pub struct Finding<'a> {
     pub message: &'a str,
 }
 
+/// `open_run`: a run still open when reading stopped (a signal, a time
+/// limit): named, never judged, so never a pass (DESIGN §17).
+#[derive(Serialize)]
+pub struct OpenRun<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<&'a str>,
+    pub first_line: u64,
+    pub lines: u64,
+    pub message: &'a str,
+}
+
 /// `run`: a run's verdict.
 #[derive(Serialize)]
 pub struct Run<'a> {

@@ -16,7 +16,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use crate::check::rules::Severity;
-use crate::check::{Finding, RunVerdict, Tally, Verdict};
+use crate::check::{Finding, OpenRun, RunVerdict, Tally, Verdict};
 use crate::exit::{Error, Exit};
 use crate::output::tap::Tap;
 use crate::text::{clean, one_line, plural, seconds};
@@ -441,6 +441,23 @@ impl<W: Write> Emitter<W> {
             };
             self.domain_emitted += 1;
             self.event("finding", false, finding)?;
+        }
+        Ok(())
+    }
+
+    /// A run that reading left open: `text` for a person (a comment in TAP),
+    /// an `open_run` event for a program.
+    pub fn open_run(&mut self, run: &OpenRun, text: &str) -> io::Result<()> {
+        self.text(text)?;
+        if self.jsonl() {
+            let open = jsonl::OpenRun {
+                run: run.name.as_deref(),
+                first_line: run.first_line,
+                lines: run.lines,
+                message: text.trim_end(),
+            };
+            self.domain_emitted += 1;
+            self.event("open_run", true, open)?;
         }
         Ok(())
     }

@@ -7,10 +7,10 @@ use std::io;
 use std::os::fd::OwnedFd;
 
 use super::report::{Halt, Report};
-use crate::check::{Checker, LineKind};
-use crate::config::Input;
+use crate::check::{Checker, Discard, LineKind};
+use crate::config::{Input, StreamOptions};
 use crate::exit::{Exit, Result};
-use crate::input::scan::Line;
+use crate::input::scan::{Batch, Line};
 use crate::output::progress::Progress;
 use crate::signal::Signals;
 
@@ -121,4 +121,58 @@ pub(super) fn clear(progress: &mut Option<Progress>) {
     if let Some(p) = progress {
         p.clear();
     }
+}
+
+/// The end of `check`'s input: the consumer judges its open runs, or
+/// leaves them (a signal stopped reading), and then they are named, not
+/// judged; whether it left them.
+pub(super) fn left_open(
+    consumer: &mut dyn Consumer,
+    check: &mut Checker,
+    report: &mut Report,
+    progress: &mut Option<Progress>,
+    cancelled: bool,
+) -> std::result::Result<bool, Halt> {
+    let unjudged = consumer
+        .input_read(check, report, cancelled)
+        .map_err(Halt::Judging)?;
+    let Some(why) = unjudged else {
+        return Ok(false);
+    };
+    clear(progress);
+    report
+        .not_judged(check.open_runs(), why)
+        .map_err(Halt::writing)?;
+    Ok(true)
+}
+
+/// Judge every line of `batch`, and count its bytes as read. A line of
+/// `bytes` bytes for which `silent(bytes)` holds is judged for the state it
+/// leaves only (follow: what a file held already, DESIGN §17).
+pub(super) fn judge_lines(
+    batch: &Batch,
+    consumer: &mut dyn Consumer,
+    check: &mut Checker,
+    report: &mut Report,
+    progress: &mut Option<Progress>,
+    opts: &StreamOptions,
+    mut silent: impl FnMut(u64) -> bool,
+) -> std::result::Result<(), Halt> {
+    let mut judged = 0;
+    for line in batch.lines() {
+        if silent(line.input_bytes()) {
+            check.judge(&line, &mut Discard).map_err(Halt::writing)?;
+            continue;
+        }
+        consumer.line(check, &line, report).map_err(Halt::Judging)?;
+        judged += line.input_bytes();
+        if opts.line_buffered {
+            clear(progress);
+            report.out.flush().map_err(Halt::writing)?;
+        }
+    }
+    if let Some(p) = progress {
+        p.add(judged);
+    }
+    Ok(())
 }

@@ -30,9 +30,9 @@ use std::time::{Duration, Instant};
 
 use rustix::fs::inotify;
 
-use super::consumer::{Consumer, clear, pause};
+use super::consumer::{Consumer, judge_lines, left_open, pause};
 use super::report::{Halt, Report};
-use crate::check::{Checker, Discard, Stalls};
+use crate::check::{Checker, Stalls};
 use crate::config::{Follow, Input, StreamOptions};
 use crate::exit::Exit;
 use crate::input::file_id::FileId;
@@ -81,6 +81,9 @@ struct Name<'o> {
     /// holds no descriptor.
     draining: Option<(Open, Instant)>,
     drain_pos: u64,
+    /// What the draining file held already (`--state`: it was rotated
+    /// while aoitap was stopped): judged for its state only.
+    drain_silent: u64,
     /// Why the name could not be opened, once said (said again when the
     /// reason changes).
     unopened: Option<io::ErrorKind>,
@@ -159,6 +162,7 @@ pub(super) fn follow(
     report: &mut Report,
     progress: &mut Option<Progress>,
 ) -> Result<Option<Exit>, Halt> {
+    raise_fd_limit();
     let mut globs = vec![];
     let mut names: Vec<Name<'_>> = vec![];
     let mut known: HashSet<PathBuf> = HashSet::new();
@@ -169,7 +173,7 @@ pub(super) fn follow(
             Some(g) => globs.push(g),
             None => {
                 if known.insert(p.clone()) {
-                    names.push(Name::new(opts, p.clone(), how.from_end, &state));
+                    add(&mut names, Name::new(opts, p.clone(), how.from_end, &state));
                 }
             }
         }
@@ -223,7 +227,7 @@ pub(super) fn follow(
                     if let Some(pos) = before {
                         name.silent_until = name.silent_until.max(pos);
                     }
-                    names.push(name);
+                    add(&mut names, name);
                 }
             }
             listed = Some(Instant::now());
@@ -271,16 +275,7 @@ pub(super) fn follow(
     // Stopped by a signal: each name's open runs are named, not judged.
     for n in &mut names {
         r.report.out.file = n.label.clone();
-        let unjudged = r
-            .consumer
-            .input_read(&mut n.check, r.report, true)
-            .map_err(Halt::Judging)?;
-        if let Some(why) = unjudged {
-            clear(r.progress);
-            r.report
-                .not_judged(n.check.open_runs(), why)
-                .map_err(Halt::writing)?;
-        }
+        left_open(r.consumer, &mut n.check, r.report, r.progress, true)?;
     }
     Ok(r.trouble)
 }
@@ -301,6 +296,7 @@ impl<'o> Name<'o> {
             last_pos: 0,
             draining: None,
             drain_pos: 0,
+            drain_silent: 0,
             unopened: None,
         };
         if fs::metadata(&name.path).is_ok_and(|m| m.is_file())
@@ -308,7 +304,7 @@ impl<'o> Name<'o> {
             && let Ok(meta) = file.metadata()
         {
             let id = FileId::of(&meta);
-            name.silent_until = match state.offset_of(&name.label, id) {
+            name.silent_until = match state.offset_of(id) {
                 // Resumed: what was read before the stop was reported then.
                 Some(at) if at <= meta.len() => at,
                 _ if from_end => meta.len(),
@@ -316,7 +312,65 @@ impl<'o> Name<'o> {
             };
             name.open = Some(Open::new(file, id, opts.max_line_bytes));
         }
+        // Rotated while aoitap was stopped: the file it was reading, found
+        // beside it under its new name, is read on from where it stopped
+        // (its runs restored from what it held), then the new file.
+        let now = name.open.as_ref().map(|o| o.id);
+        if let Some((old, at)) = state.files_of(&name.label).find(|f| Some(f.0) != now)
+            && let Some(file) = find_file(&name.path, old)
+        {
+            name.draining = Some((Open::new(file, old, opts.max_line_bytes), Instant::now()));
+            name.drain_silent = at;
+        }
         name
+    }
+}
+
+/// Follow `name` too. A file it would drain that another name reads
+/// already (a glob listed the rotated file first) is left to that name:
+/// no line is read twice.
+fn add<'o>(names: &mut Vec<Name<'o>>, mut name: Name<'o>) {
+    let drains = name.draining.as_ref().map(|d| d.0.id);
+    if drains.is_some()
+        && names
+            .iter()
+            .any(|n| n.open.as_ref().map(|o| o.id) == drains)
+    {
+        name.draining = None;
+        name.drain_silent = 0;
+    }
+    names.push(name);
+}
+
+/// The file `id` in the directory `path` is in, if it is there.
+fn find_file(path: &Path, id: FileId) -> Option<File> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter(|e| {
+            e.metadata()
+                .is_ok_and(|m| m.is_file() && FileId::of(&m) == id)
+        })
+        .find_map(|e| File::open(e.path()).ok())
+}
+
+/// How far one look at a file read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Read {
+    Nothing,
+    Lines,
+    /// Lines, and it has more: read on at the next look, before any file
+    /// that follows it under the same name.
+    More,
+}
+
+impl Read {
+    fn moved(self) -> bool {
+        self != Read::Nothing
     }
 }
 
@@ -327,7 +381,11 @@ impl Reading<'_, '_> {
         if n.failed {
             return Ok(false);
         }
-        let mut moved = self.drain(n)?;
+        let drained = self.drain(n)?;
+        let mut moved = drained.moved();
+        if drained == Read::More {
+            return Ok(moved);
+        }
         // A rotation reads the old file to its end, then the new one: at
         // most twice round for one look.
         for _ in 0..2 {
@@ -358,7 +416,12 @@ impl Reading<'_, '_> {
             }
             // Cut and written again since the last look: from its start.
             moved |= self.restart_if_cut(n)?;
-            moved |= self.read(n)?;
+            let read = self.read(n)?;
+            moved |= read.moved();
+            // The rest of this file comes first, whatever the name is now.
+            if read == Read::More {
+                return Ok(moved);
+            }
             let Some(open) = n.open.as_mut() else {
                 return Ok(moved);
             };
@@ -415,22 +478,26 @@ impl Reading<'_, '_> {
 
     /// Read what came to the file `n` is draining; end the drain after
     /// `DRAIN`.
-    fn drain(&mut self, n: &mut Name<'_>) -> Result<bool, Halt> {
+    fn drain(&mut self, n: &mut Name<'_>) -> Result<Read, Halt> {
         let Some((old, since)) = n.draining.take() else {
-            return Ok(false);
+            return Ok(Read::Nothing);
         };
         let new = n.open.replace(old);
         let kept = (n.pos, n.silent_until);
-        (n.pos, n.silent_until) = (n.drain_pos, 0);
-        let mut moved = self.read(n)?;
+        (n.pos, n.silent_until) = (n.drain_pos, n.drain_silent);
+        let read = self.read(n)?;
         n.drain_pos = n.pos;
         (n.pos, n.silent_until) = kept;
         let old = std::mem::replace(&mut n.open, new);
         n.draining = old.map(|o| (o, since));
-        if since.elapsed() >= DRAIN {
-            moved |= self.end_drain(n)?;
+        if read != Read::More && since.elapsed() >= DRAIN {
+            return Ok(if self.end_drain(n)? {
+                Read::Lines
+            } else {
+                read
+            });
         }
-        Ok(moved)
+        Ok(read)
     }
 
     /// The drain of `n`'s old file ends: its line in progress, if any, is
@@ -439,6 +506,7 @@ impl Reading<'_, '_> {
         let Some((mut old, _)) = n.draining.take() else {
             return Ok(false);
         };
+        n.drain_silent = 0;
         old.cutter.end_tail();
         let new = n.open.replace(old);
         let kept = n.pos;
@@ -452,31 +520,33 @@ impl Reading<'_, '_> {
     }
 
     /// Read and judge the whole lines `n`'s open file has now.
-    fn read(&mut self, n: &mut Name<'_>) -> Result<bool, Halt> {
-        let mut moved = false;
+    fn read(&mut self, n: &mut Name<'_>) -> Result<Read, Halt> {
+        let mut read = Read::Nothing;
         // At most this many batches a look, so a file that grows faster
         // than it is read cannot starve the others.
         for _ in 0..PER_LOOK {
             let Some(open) = n.open.as_mut() else {
-                return Ok(moved);
+                return Ok(read);
             };
             match open.cutter.next_batch_in(&mut self.batch) {
                 Ok(true) => {}
-                Ok(false) => return Ok(moved),
+                Ok(false) => return Ok(read),
                 Err(e) => {
                     self.report.out.file = n.label.clone();
                     self.report.read_failed(&e).map_err(Halt::writing)?;
                     self.trouble = self.trouble.max(Some(Exit::Io));
                     n.failed = true;
-                    return Ok(moved);
+                    return Ok(read);
                 }
             }
-            moved |= self.judge_parsed(n)?;
+            if self.judge_parsed(n)? {
+                read = Read::Lines;
+            }
             if self.caught.caught().is_some() {
-                return Ok(moved);
+                return Ok(read);
             }
         }
-        Ok(moved)
+        Ok(if read.moved() { Read::More } else { read })
     }
 
     /// Judge what the cutter handed out after its tail was ended.
@@ -500,27 +570,35 @@ impl Reading<'_, '_> {
             .map(|s| s as &dyn LineCheck);
         self.batch.parse(&mut self.parser, schema);
         self.report.out.file = n.label.clone();
-        let mut judged = 0;
-        for line in self.batch.lines() {
-            n.pos += line.input_bytes();
-            if n.pos <= n.silent_until {
-                n.check.judge(&line, &mut Discard).map_err(Halt::writing)?;
-                continue;
-            }
-            self.consumer
-                .line(&mut n.check, &line, self.report)
-                .map_err(Halt::Judging)?;
-            judged += line.input_bytes();
-            if self.opts.line_buffered {
-                clear(self.progress);
-                self.report.out.flush().map_err(Halt::writing)?;
-            }
-        }
-        if let Some(p) = self.progress {
-            p.add(judged);
-        }
+        let (pos, silent_until) = (&mut n.pos, n.silent_until);
+        let silent = |bytes| {
+            *pos += bytes;
+            *pos <= silent_until
+        };
+        judge_lines(
+            &self.batch,
+            self.consumer,
+            &mut n.check,
+            self.report,
+            self.progress,
+            self.opts,
+            silent,
+        )?;
         self.batch.release();
         Ok(true)
+    }
+}
+
+/// A followed file holds a descriptor while it is followed, and a glob
+/// over a log directory can match thousands: the soft limit (often 1,024)
+/// is raised to the hard one, as a follower of many logs needs. Past it, a
+/// name that cannot be opened is said (74).
+fn raise_fd_limit() {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let mut limit = getrlimit(Resource::Nofile);
+    if limit.current < limit.maximum {
+        limit.current = limit.maximum;
+        let _ = setrlimit(Resource::Nofile, limit);
     }
 }
 
@@ -648,12 +726,20 @@ impl State {
         State { files }
     }
 
-    /// Where reading stopped in `label`, if it is still the file it was.
-    fn offset_of(&self, label: &str, id: FileId) -> Option<u64> {
+    /// Where reading stopped in the file `id`, under whichever name it
+    /// was read (a rotation may have renamed it since).
+    fn offset_of(&self, id: FileId) -> Option<u64> {
+        self.files.iter().find(|f| f.1 == id).map(|f| f.2)
+    }
+
+    /// The files read under `label` when reading stopped (the one it
+    /// names, and one rotated away and still drained), and where each
+    /// stopped.
+    fn files_of<'s>(&'s self, label: &'s str) -> impl Iterator<Item = (FileId, u64)> + 's {
         self.files
             .iter()
-            .find(|(l, i, _)| l == label && *i == id)
-            .map(|f| f.2)
+            .filter(move |f| f.0 == label)
+            .map(|f| (f.1, f.2))
     }
 
     /// Write the state of `names` to `path`, whole or not at all (a file
@@ -662,14 +748,17 @@ impl State {
     fn write(path: &Path, names: &[Name<'_>]) {
         let files: Vec<serde_json::Value> = names
             .iter()
-            .filter_map(|n| {
-                let open = n.open.as_ref()?;
-                Some(serde_json::json!({
-                    "path": n.label,
-                    "dev": open.id.dev,
-                    "ino": open.id.ino,
-                    "offset": n.pos,
-                }))
+            .flat_map(|n| {
+                let open = n.open.as_ref().map(|o| (o.id, n.pos));
+                let draining = n.draining.as_ref().map(|d| (d.0.id, n.drain_pos));
+                open.into_iter().chain(draining).map(|(id, offset)| {
+                    serde_json::json!({
+                        "path": n.label,
+                        "dev": id.dev,
+                        "ino": id.ino,
+                        "offset": offset,
+                    })
+                })
             })
             .collect();
         let doc = serde_json::json!({ "aoitap_follow_state": 1, "files": files });

@@ -22,7 +22,6 @@ use crate::config::{Input, ReportTo, StreamOptions};
 use crate::exit::{Error, Exit, Result};
 use crate::input::line_check::LineCheck;
 use crate::input::pipeline::{End, Feed};
-use crate::input::scan::Batch;
 use crate::input::source::{self, RelayError, Source};
 use crate::output::Emitter;
 use crate::output::progress::Progress;
@@ -31,7 +30,7 @@ use crate::signal::Signals;
 pub use consumer::{Consumer, OpenInput};
 pub use report::{Holder, Report};
 
-use consumer::{clear, pause};
+use consumer::{clear, judge_lines, left_open, pause};
 pub use slots::{PerRun, RunSlots};
 
 use read::{Reader, small_file};
@@ -155,7 +154,9 @@ fn each_input(
             // Read on this thread (DESIGN §14): for a file this small the
             // pipeline's two threads and socket cost more than the file.
             let failed = reader.read(file, opts, &caught, |batch| {
-                judge_lines(batch, consumer, &mut check, report, progress, opts)
+                judge_lines(batch, consumer, &mut check, report, progress, opts, |_| {
+                    false
+                })
             })?;
             if let Some(e) = failed {
                 report.read_failed(&e).map_err(Halt::writing)?;
@@ -178,7 +179,15 @@ fn each_input(
                 stop,
             );
             while let Some(piece) = feed.next_piece() {
-                judge_lines(&piece.batch, consumer, &mut check, report, progress, opts)?;
+                judge_lines(
+                    &piece.batch,
+                    consumer,
+                    &mut check,
+                    report,
+                    progress,
+                    opts,
+                    |_| false,
+                )?;
                 let stop = match &piece.end {
                     End::More => false,
                     End::WouldBlock => {
@@ -212,14 +221,7 @@ fn each_input(
             }
         }
         let cancelled = signals.caught().is_some();
-        let unjudged = consumer
-            .input_read(&mut check, report, cancelled)
-            .map_err(Halt::Judging)?;
-        if let Some(why) = unjudged {
-            clear(progress);
-            report
-                .not_judged(check.open_runs(), why)
-                .map_err(Halt::writing)?;
+        if left_open(consumer, &mut check, report, progress, cancelled)? {
             if cancelled {
                 break;
             }
@@ -228,28 +230,4 @@ fn each_input(
         consumer.end_input(check, report).map_err(Halt::Judging)?;
     }
     Ok(trouble)
-}
-
-/// Judge every line of `batch`, and count its bytes as read.
-fn judge_lines(
-    batch: &Batch,
-    consumer: &mut dyn Consumer,
-    check: &mut Checker,
-    report: &mut Report,
-    progress: &mut Option<Progress>,
-    opts: &StreamOptions,
-) -> std::result::Result<(), Halt> {
-    let mut judged = 0;
-    for line in batch.lines() {
-        consumer.line(check, &line, report).map_err(Halt::Judging)?;
-        judged += line.input_bytes();
-        if opts.line_buffered {
-            clear(progress);
-            report.out.flush().map_err(Halt::writing)?;
-        }
-    }
-    if let Some(p) = progress {
-        p.add(judged);
-    }
-    Ok(())
 }

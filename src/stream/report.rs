@@ -62,22 +62,23 @@ impl Report {
     /// reported; the runs are not, as they were stopped by us, not cut by
     /// the producer. A person watching is told which were still open.
     pub(super) fn not_judged(&mut self, runs: Vec<OpenRun>, why: &str) -> io::Result<()> {
-        for run in runs {
+        for run in &runs {
             // Read, though not judged: counted in the summary, and its
             // upstream named (DESIGN §13).
             self.tally.input_domain += run.domain;
             if let Some(id) = &run.identity {
                 self.tally.upstream(id);
             }
-            let who = match run.name {
-                Some(n) => format!("run {}", crate::text::clean(&n)),
+            let who = match &run.name {
+                Some(n) => format!("run {}", crate::text::clean(n)),
                 None => format!("run from line {}", run.first_line),
             };
-            self.out.text(&format!(
+            let text = format!(
                 "{}: {why}: {who} still open after {}, not judged\n",
                 crate::text::clean(&self.out.file),
                 crate::text::plural(run.lines, "line")
-            ))?;
+            );
+            self.out.open_run(run, &text)?;
         }
         Ok(())
     }
