@@ -400,3 +400,95 @@ fn own_output_passes_verify_in_every_protocol() {
         }
     }
 }
+
+/// An AFDATA result whose payload is `payload`, with a trace.
+fn af_result(payload: &str) -> Vec<u8> {
+    lines(&[format!(
+        r#"{{"kind":"result","result":{payload},"trace":{{}}}}"#
+    )])
+}
+
+/// AFDATA Part 1 (DESIGN §18): each bad suffix value is
+/// afdata.suffix-type (65), its well-typed version passes, null too.
+#[test]
+fn afdata_suffixes_are_typed() {
+    let cases = [
+        (r#""latency_ms":"142""#, r#""latency_ms":142"#),
+        (r#""file_size_bytes":-1"#, r#""file_size_bytes":5242880"#),
+        (
+            r#""expires_rfc3339":"2026-02-14T10:30:00""#,
+            r#""expires_rfc3339":"2026-02-14T10:30:00Z""#,
+        ),
+        (r#""language_bcp47":"zh_CN""#, r#""language_bcp47":"zh-CN""#),
+        (
+            r#""created_epoch_ns":1707868800000000000"#,
+            r#""created_epoch_ns":"1707868800000000000""#,
+        ),
+        (r#""price_usd_cents":9.99"#, r#""price_usd_cents":999"#),
+        (
+            r#""timezone_utc_offset":"Asia/Shanghai""#,
+            r#""timezone_utc_offset":"+08:00""#,
+        ),
+        (
+            r#""due_rfc3339_date":"2026-6-13""#,
+            r#""due_rfc3339_date":"2026-06-13""#,
+        ),
+        (
+            r#""open_rfc3339_time":"09:30:00Z""#,
+            r#""open_rfc3339_time":"09:30:00""#,
+        ),
+    ];
+    for (bad, good) in cases {
+        let key = bad.split('"').nth(1).unwrap();
+        let out = judged(
+            &af_result(&format!("{{{bad}}}")),
+            &[],
+            65,
+            &["afdata.suffix-type"],
+        );
+        let f = &out.findings()[0];
+        let msg = f["message"].as_str().unwrap();
+        assert!(msg.contains(&format!("result.{key}")), "{msg}");
+        judged(&af_result(&format!("{{{good}}}")), &[], 0, &[]);
+        judged(&af_result(&format!(r#"{{"{key}":null}}"#)), &[], 0, &[]);
+    }
+}
+
+/// `--names afdata` holds any protocol's events to the suffixes; without
+/// it an AOI 1.0 stream's names are its own business.
+#[test]
+fn names_afdata_on_an_aoi_stream() {
+    let input = lines(&[
+        meta(),
+        ev(1, "hit", r#""latency_ms":"slow""#),
+        ok_summary(2, 1),
+    ]);
+    judged(&input, &["--names", "afdata"], 65, &["afdata.suffix-type"]);
+    judged(&input, &[], 0, &[]);
+}
+
+/// A secret-looking value is never quoted in a suffix finding.
+#[test]
+fn suffix_findings_quote_no_secret() {
+    let out = judged(
+        &af_result(r#"{"wait_ms":"password=hunter2"}"#),
+        &[],
+        65,
+        &["afdata.suffix-type"],
+    );
+    assert!(!out.stdout.contains("hunter2"), "{}", out.stdout);
+    // A secret-named subtree is secret.*'s: not looked into.
+    judged(&af_result(r#"{"creds_secret":"***"}"#), &[], 0, &[]);
+}
+
+/// AFDATA's strict profile: no trace passes (a warning), 65 under
+/// --strict; an error without retryable is 1, and 65 under --strict.
+#[test]
+fn afdata_strict_profile() {
+    let untraced = lines(&[r#"{"kind":"result","result":{}}"#]);
+    judged(&untraced, &[], 0, &["afdata.trace-missing"]);
+    judged(&untraced, &["--strict"], 65, &["afdata.trace-missing"]);
+    let error = lines(&[r#"{"kind":"error","error":{"code":"x","message":"m"},"trace":{}}"#]);
+    judged(&error, &[], 1, &["afdata.retryable-missing"]);
+    judged(&error, &["--strict"], 65, &["afdata.retryable-missing"]);
+}

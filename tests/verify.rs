@@ -490,12 +490,27 @@ fires!(
 fires!(
     afdata_error_fields,
     ["afdata.error-fields" @ 1],
-    lines(&[r#"{"kind":"error","error":{"message":"no code"}}"#])
+    lines(&[r#"{"kind":"error","error":{"message":"no code","retryable":false},"trace":{}}"#])
 );
 fires!(
     afdata_terminal_missing,
     ["afdata.terminal-missing" @ 1],
     lines(&[AF_LOG])
+);
+fires!(
+    afdata_suffix_type,
+    ["afdata.suffix-type" @ 2],
+    lines(&[AF_LOG, r#"{"kind":"result","result":{"latency_ms":"142"},"trace":{}}"#])
+);
+fires!(
+    afdata_trace_missing,
+    ["afdata.trace-missing" @ 2],
+    lines(&[AF_LOG, r#"{"kind":"progress","progress":{}}"#, r#"{"kind":"log","log":{}}"#, AF_RESULT])
+);
+fires!(
+    afdata_retryable_missing,
+    ["afdata.retryable-missing" @ 2],
+    lines(&[AF_LOG, r#"{"kind":"error","error":{"code":"x","message":"m"},"trace":{}}"#])
 );
 fires!(
     afdata_terminal_not_last,

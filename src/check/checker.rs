@@ -10,6 +10,7 @@ use std::io;
 use crate::check::config::Config;
 use crate::check::finding::{Draft, Reporter, Sink};
 use crate::check::marker::Markers;
+use crate::check::names;
 use crate::check::protocol::Protocol;
 use crate::check::protocols::{self, LineKind};
 use crate::check::rules::Rule;
@@ -19,7 +20,7 @@ use crate::check::schema;
 use crate::check::secrets::{self, Exposure, Withholding};
 use crate::check::verdict::judge;
 use crate::input::scan::{Line, Validation};
-use crate::json::{Aoi, Event, JsonError};
+use crate::json::{Aoi, Event, JsonError, Kind};
 
 /// Where the last line went, kept past the run's end.
 enum LastRun {
@@ -440,6 +441,9 @@ impl<'c> Checker<'c> {
         secrets_found(run, &mut out, ev, &mut self.exposures)?;
         schema_checked(run, &mut out, ev, checked)?;
         let protocol = protocols::decide(run, &mut out, ev)?;
+        if protocol == Protocol::Afdata || out.cfg.afdata_names {
+            suffixes_typed(run, &mut out, ev)?;
+        }
         let step = protocols::contract_of(protocol).event(run, &mut out, ev)?;
         if step.meta {
             self.runs.make_current(slot);
@@ -538,6 +542,45 @@ fn secrets_found(
             )
         };
         out.report(run, rule, None, msg)?;
+    }
+    Ok(())
+}
+
+/// AFDATA's naming (DESIGN §18): one `afdata.suffix-type` per field whose
+/// value its suffix does not allow. The value is quoted only when it is
+/// short, and names nothing secret-looking. Out of line: AOI runs never
+/// call it, and inlined it kept `event` out of `judge` (2% more
+/// instructions per AOI line).
+#[inline(never)]
+fn suffixes_typed(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Result<()> {
+    let names = &out.cfg.secret_names;
+    let found = names::mistyped(&ev.as_value(), |k| {
+        secrets::is_secret_name(k.as_bytes(), names)
+    });
+    for m in found {
+        let is = match m.value.kind() {
+            Kind::String => match m.value.as_str() {
+                Some(s) if s.len() <= 64 && super::quote::quotable(&s).is_some() => {
+                    format!("the string {}", crate::text::quote(&s))
+                }
+                _ => "a string".to_string(),
+            },
+            Kind::Number if m.value.raw().len() <= 32 => {
+                format!("{}", String::from_utf8_lossy(m.value.raw()))
+            }
+            Kind::Number => "a number".to_string(),
+            Kind::Bool => format!("{}", String::from_utf8_lossy(m.value.raw())),
+            Kind::Object => "an object".to_string(),
+            Kind::Array => "an array".to_string(),
+            Kind::Null => "null".to_string(),
+        };
+        let msg = format!(
+            "{} is {is}: the suffix {} wants {}",
+            crate::text::quote(&m.path),
+            m.suffix,
+            m.want.name()
+        );
+        out.report(run, Rule::AfdataSuffixType, None, msg)?;
     }
     Ok(())
 }

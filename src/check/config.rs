@@ -27,6 +27,9 @@ pub struct Config {
     /// ndjson: the types that open and end a run (`--first`, `--last`).
     pub first: Option<String>,
     pub last: Option<String>,
+    /// `--names afdata`: AFDATA's suffix types held in every run, not only
+    /// AFDATA's (DESIGN §18).
+    pub afdata_names: bool,
     /// `--secret-name`: more names whose values are secrets (exact).
     pub secret_names: Vec<String>,
     /// `--redact`: the command writes lines out redacted, so a finding

@@ -24,6 +24,7 @@ mod id;
 pub mod lint_checks;
 mod marker;
 mod meta_args;
+mod names;
 mod protocol;
 mod protocols;
 pub mod quote;

@@ -5,7 +5,7 @@
 //! PEM blocks ...), so a text that names anything secret-looking is not
 //! quoted at all; the user runs the command to see it (lint, filter).
 
-use super::is_sensitive_name;
+use super::meta_args::is_sensitive_name;
 
 /// `text` when it may be quoted: it names nothing secret-looking (by the
 /// names `meta.args` redaction treats as sensitive), holds no URL userinfo

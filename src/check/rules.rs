@@ -114,6 +114,9 @@ catalogue! {
     AfdataErrorFields "afdata.error-fields" Error "AFDATA 3" "error payload not an object with non-empty string code and message";
     AfdataTerminalMissing "afdata.terminal-missing" Error "AFDATA 3" "EOF with no result or error event (allowed with --unbounded)";
     AfdataTerminalNotLast "afdata.terminal-not-last" Error "AFDATA 3" "events after the run's result or error";
+    AfdataSuffixType "afdata.suffix-type" Error "AFDATA 1" "a value its key's suffix does not allow (latency_ms a string, size_bytes < 0, _rfc3339 with no offset); AFDATA runs, or --names afdata";
+    AfdataTraceMissing "afdata.trace-missing" Warning "AFDATA 3" "an event without an object trace (the strict profile; once per run)";
+    AfdataRetryableMissing "afdata.retryable-missing" Warning "AFDATA 3" "an error payload without a boolean retryable (the strict profile)";
     NdjsonTypeMissing "ndjson.type-missing" Error "aiocs daemon stream" "no string discriminator (--type-field)";
     NdjsonFirstWrong "ndjson.first-wrong" Error "aiocs daemon stream" "a run does not start with the --first type";
     NdjsonLastMissing "ndjson.last-missing" Error "aiocs daemon stream" "EOF before the --last type";
@@ -236,7 +239,7 @@ mod tests {
             );
             assert_eq!(Rule::from_id(r.id()), Some(*r));
         }
-        assert_eq!(Rule::ALL.len(), 75);
+        assert_eq!(Rule::ALL.len(), 78);
     }
 
     #[test]

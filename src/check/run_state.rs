@@ -90,6 +90,8 @@ pub(super) struct RunState {
     /// Judged early: more than `MAX_OPEN_RUNS` runs were open.
     pub(super) evicted: bool,
     pub(super) not_last_reported: bool,
+    /// AFDATA: an event without `trace` was reported (once per run).
+    pub(super) trace_missing_reported: bool,
     pub(super) unreadable: bool,
     pub(super) seq_trouble: bool,
     /// Some line carried an `aoi.seq` that could not be counted: the run
@@ -131,6 +133,7 @@ impl RunState {
             summary: None,
             evicted: false,
             not_last_reported: false,
+            trace_missing_reported: false,
             unreadable: false,
             seq_trouble: false,
             seq_uncounted: false,

@@ -432,6 +432,10 @@ pub(super) struct StreamArgs {
     #[arg(long, value_name = "TYPE")]
     pub(super) last: Option<String>,
 
+    /// Naming rules to hold every run to, whatever its protocol: afdata checks each key's unit suffix (latency_ms a number, size_bytes an integer >= 0, _rfc3339 with its offset; afdata.suffix-type). AFDATA runs always are.
+    #[arg(long, value_enum, value_name = "CONVENTION")]
+    pub(super) names: Option<NamesArg>,
+
     /// A key whose value is a secret, beside those ending in _secret or _SECRET (exact name, any depth; repeatable).
     #[arg(long, value_name = "NAME")]
     pub(super) secret_name: Vec<String>,
@@ -526,6 +530,12 @@ pub(super) enum ProtocolArg {
     Aoi02,
     Afdata,
     Ndjson,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum NamesArg {
+    /// AFDATA Part 1: the unit or format a key's suffix names.
+    Afdata,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

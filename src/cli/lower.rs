@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::args::{
-    ColorArg, Command, FilterArgs, FollowArgs, LintArgs, LintOutputArg, OutputArg, ProtocolArg,
-    ReconcileArgs, RunArgs, SplitArgs, StreamArgs, StripArgs, SummarizeArgs, VerifyArgs,
+    ColorArg, Command, FilterArgs, FollowArgs, LintArgs, LintOutputArg, NamesArg, OutputArg,
+    ProtocolArg, ReconcileArgs, RunArgs, SplitArgs, StreamArgs, StripArgs, SummarizeArgs,
+    VerifyArgs,
 };
 use super::usage;
 use crate::check::rules::Levels;
@@ -546,6 +547,7 @@ impl StreamArgs {
                 type_field: self.type_field,
                 first: self.first,
                 last: self.last,
+                afdata_names: self.names == Some(NamesArg::Afdata),
                 secret_names: self.secret_name,
                 redact: false,
                 schema: None,

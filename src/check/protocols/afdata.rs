@@ -5,6 +5,10 @@
 //! `code` and `message`. One terminal event (`result` or `error`) per run,
 //! last. With `--multi-run` the line after a terminal opens the next run.
 //!
+//! The strict profile (Part 3, "Validation profiles"): `trace` on every
+//! event and a boolean `retryable` on every error payload, warnings that
+//! `--strict` makes errors.
+//!
 //! Verdict: `result` 0; `error` 1; `error` with `retryable:true` 75, the
 //! hint from `retry_after_ms` or `retry_after_s`.
 
@@ -67,11 +71,19 @@ impl Contract for Afdata {
             let msg = format!("kind {} without a {} member", quote(&kind), quote(&kind));
             out.report(run, Rule::AfdataPayloadMissing, None, msg)?;
         }
-        if let Some(trace) = ev.get("trace")
-            && trace.kind() != Kind::Object
-        {
-            let msg = "trace is not an object".to_string();
-            out.report(run, Rule::AfdataTraceNotObject, None, msg)?;
+        match ev.get("trace") {
+            Some(trace) if trace.kind() != Kind::Object => {
+                let msg = "trace is not an object".to_string();
+                out.report(run, Rule::AfdataTraceNotObject, None, msg)?;
+            }
+            // The strict profile (Part 3, "Validation profiles"): every
+            // event carries a trace. Said once per run, not per line.
+            None if !run.trace_missing_reported => {
+                run.trace_missing_reported = true;
+                let msg = "no trace: AFDATA's strict profile wants an object trace on every event (said once per run)".to_string();
+                out.report(run, Rule::AfdataTraceMissing, None, msg)?;
+            }
+            _ => {}
         }
         run.domain += 1;
         let terminal = matches!(&*kind, "result" | "error");
@@ -147,7 +159,13 @@ fn error(run: &mut RunState, out: &mut Reporter<'_>, p: Value<'_>) -> io::Result
         let msg = format!("error.{key} appears twice: parsers disagree about which one wins");
         out.report(run, Rule::VerdictDuplicateKey, None, msg)?;
     }
-    let retryable = p.field("retryable").and_then(|v| v.as_bool()) == Some(true);
+    let retryable = p.field("retryable").and_then(|v| v.as_bool());
+    if p.kind() == Kind::Object && retryable.is_none() {
+        // The strict profile: an agent decides whether to retry from it.
+        let msg = "error payload without a boolean retryable: AFDATA's strict profile wants one, so an agent knows whether to retry".to_string();
+        out.report(run, Rule::AfdataRetryableMissing, None, msg)?;
+    }
+    let retryable = retryable == Some(true);
     let ms = p.field("retry_after_ms");
     let retry_after_ms = match ms {
         Some(_) => retry_after(run, out, "error.retry_after_ms", ms, None)?,

@@ -157,9 +157,9 @@ mod tests {
             &cfg,
             Protocol::Afdata,
             &[
-                r#"{"kind":"progress","progress":{}}"#,
-                r#"{"kind":"result","result":{}}"#,
-                r#"{"kind":"log","log":{}}"#,
+                r#"{"kind":"progress","progress":{},"trace":{}}"#,
+                r#"{"kind":"result","result":{},"trace":{}}"#,
+                r#"{"kind":"log","log":{},"trace":{}}"#,
             ],
         );
         assert_eq!(said, [(false, false), (false, true), (false, false)]);

@@ -191,6 +191,7 @@ fn config(schema: Option<Arc<EventSchema>>) -> Config {
         type_field: "type".to_string(),
         first: None,
         last: None,
+        afdata_names: false,
         secret_names: vec![],
         redact: false,
         schema,
