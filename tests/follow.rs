@@ -404,6 +404,50 @@ fn state_resumes_through_a_rotation_while_stopped() {
     assert!(!all.iter().any(|v| v["type"] == "finding"), "{all:#?}");
 }
 
+/// logrotate's chain under a glob that matches every name of it
+/// (`agent.log*`: agent.log -> .1 -> .2 -> .3, the oldest replaced): each
+/// run judged once, under the name that first read it, whatever names its
+/// file has after, and a file given a removed file's inode number is read.
+#[test]
+fn a_rotation_chain_under_one_glob_reads_each_run_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("agent.log");
+    let at = |k: u32| dir.path().join(format!("agent.log.{k}"));
+    append(&log, &whole_run("R1", 1));
+    let glob = dir.path().join("agent.log*");
+    let args = [
+        "verify",
+        "--follow",
+        "--multi-run",
+        "--output",
+        "jsonl",
+        glob.to_str().unwrap(),
+    ];
+    let mut f = Follower::start(&args);
+    f.expect(Duration::from_secs(2), "run R1", run_event("R1"));
+    for run in ["R2", "R3", "R4", "R5"] {
+        for k in (1..3).rev() {
+            if at(k).exists() {
+                fs::rename(at(k), at(k + 1)).unwrap();
+            }
+        }
+        fs::rename(&log, at(1)).unwrap();
+        append(&log, &whole_run(run, 1));
+        let name = run.to_string();
+        f.expect(Duration::from_secs(3), run, move |v| {
+            v["type"] == "run" && v["run"] == name.as_str()
+        });
+    }
+    // Past the drain, when the rotated names are taken up by the glob.
+    std::thread::sleep(Duration::from_secs(7));
+    let (code, all, err) = f.interrupt();
+    assert_eq!(code, 130, "{err}");
+    let runs: Vec<&Value> = all.iter().filter(|v| v["type"] == "run").collect();
+    assert_eq!(runs.len(), 5, "{all:#?}");
+    assert!(runs.iter().all(|v| v["verdict"] == "pass"), "{all:#?}");
+    assert!(!all.iter().any(|v| v["type"] == "open_run"), "{all:#?}");
+}
+
 #[test]
 fn follow_needs_names() {
     for args in [

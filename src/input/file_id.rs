@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// A file as the system knows it: a link to it, or another spelling of its
 /// path, is the same file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FileId {
     pub dev: u64,
     pub ino: u64,

@@ -21,7 +21,7 @@
 //! the exit status is the signal's (130 for Ctrl-C). A run with no summary
 //! is therefore never a pass.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
 use std::io::{self, Seek, SeekFrom};
 use std::os::fd::{AsFd, OwnedFd};
@@ -35,7 +35,7 @@ use super::report::{Halt, Report};
 use crate::check::{Checker, Stalls};
 use crate::config::{Follow, Input, StreamOptions};
 use crate::exit::Exit;
-use crate::input::file_id::FileId;
+use crate::input::file_id::{FileId, stdout_is};
 use crate::input::glob::glob_match;
 use crate::input::line_check::LineCheck;
 use crate::input::scan::{Batch, Cutter};
@@ -71,10 +71,9 @@ struct Name<'o> {
     silent_until: u64,
     /// Reading it failed: said once, and it is no longer read.
     failed: bool,
-    /// The file it read last, and how far, after a rotation: a glob may
-    /// find it again under its new name.
-    last_id: Option<FileId>,
-    last_pos: u64,
+    /// The files it read and let go (rotated away), and how far: a glob
+    /// may find one again under its new name.
+    read_before: Vec<Released>,
     /// A file the name no longer points at (rotated, removed), still read
     /// for `DRAIN` since then: a producer writes on to the file it has
     /// open until it opens the new one. Then closed, so a removed file
@@ -95,6 +94,16 @@ struct Open {
     /// The file's first bytes as read: a copytruncate followed by more
     /// bytes than were read before the next look leaves the file longer,
     /// not shorter, and only its start tells it was written anew.
+    head: Vec<u8>,
+}
+
+/// A file a name read and let go: which, how far, and its first bytes (a
+/// removed file's inode number is given to the next file created, which
+/// must not be taken for it).
+#[derive(Clone)]
+struct Released {
+    id: FileId,
+    pos: u64,
     head: Vec<u8>,
 }
 
@@ -150,6 +159,10 @@ struct Reading<'a, 'o> {
     trouble: Option<Exit>,
     /// A signal stops a long read between batches.
     caught: Caught,
+    /// The files some name reads now (`None`) or read and let go (how
+    /// far): a name that comes to point at one (a rotation renamed it to
+    /// another followed name) does not read it again.
+    taken: HashMap<FileId, Option<Released>>,
 }
 
 /// Follow the FILE operands until a signal; the worst trouble reading one
@@ -191,6 +204,7 @@ pub(super) fn follow(
         parser: Parser::default(),
         trouble: None,
         caught: signals.flags(),
+        taken: HashMap::new(),
     };
     let mut listed: Option<Instant> = None;
     let mut state_written = Instant::now();
@@ -202,7 +216,9 @@ pub(super) fn follow(
             let at_start = listed.is_none();
             for g in &globs {
                 for p in g.matches() {
-                    if known.contains(&p) || how.writes(&p) {
+                    // What aoitap writes is never read back: its report
+                    // (stdout redirected into the directory too) or state.
+                    if known.contains(&p) || how.writes(&p) || stdout_is(&p) {
                         continue;
                     }
                     // A name for a file followed already (a rotation to a
@@ -218,14 +234,22 @@ pub(super) fn follow(
                     }) {
                         continue;
                     }
-                    let before = names
-                        .iter()
-                        .find_map(|n| (n.last_id == id && id.is_some()).then_some(n.last_pos));
+                    // Read before under another name (rotated, perhaps
+                    // more than once: agent.log -> .1 -> .2): what was read
+                    // is skipped, not judged again, and its runs stay with
+                    // the name that read them.
+                    let before = id.and_then(|id| {
+                        names
+                            .iter()
+                            .flat_map(|n| &n.read_before)
+                            .find(|r| r.id == id)
+                            .cloned()
+                    });
                     known.insert(p.clone());
                     watch.add(&p);
                     let mut name = Name::new(opts, p, how.from_end && at_start, &state);
-                    if let Some(pos) = before {
-                        name.silent_until = name.silent_until.max(pos);
+                    if let Some(read) = before {
+                        name.skip_to(&read);
                     }
                     add(&mut names, name);
                 }
@@ -233,6 +257,7 @@ pub(super) fn follow(
             listed = Some(Instant::now());
         }
         let mut moved = false;
+        r.taken = taken(&names);
         for n in &mut names {
             moved |= r.pump(n)?;
         }
@@ -292,17 +317,13 @@ impl<'o> Name<'o> {
             pos: 0,
             silent_until: 0,
             failed: false,
-            last_id: None,
-            last_pos: 0,
+            read_before: vec![],
             draining: None,
             drain_pos: 0,
             drain_silent: 0,
             unopened: None,
         };
-        if fs::metadata(&name.path).is_ok_and(|m| m.is_file())
-            && let Ok(file) = File::open(&name.path)
-            && let Ok(meta) = file.metadata()
-        {
+        if let Ok((file, meta)) = open_regular(&name.path) {
             let id = FileId::of(&meta);
             name.silent_until = match state.offset_of(id) {
                 // Resumed: what was read before the stop was reported then.
@@ -326,6 +347,42 @@ impl<'o> Name<'o> {
     }
 }
 
+/// Open `path` if it is a regular file. Opened without blocking, then
+/// looked at: a name that became a FIFO between a look and the open would
+/// otherwise block every file until a writer came.
+fn open_regular(path: &Path) -> io::Result<(File, fs::Metadata)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok((file, meta))
+}
+
+/// What `Reading::taken` holds for `names`.
+fn taken(names: &[Name<'_>]) -> HashMap<FileId, Option<Released>> {
+    let mut taken = HashMap::new();
+    for n in names {
+        for r in &n.read_before {
+            taken.insert(r.id, Some(r.clone()));
+        }
+    }
+    for n in names {
+        let reading = n.open.iter().chain(n.draining.iter().map(|d| &d.0));
+        for o in reading {
+            taken.insert(o.id, None);
+        }
+    }
+    taken
+}
+
 /// Follow `name` too. A file it would drain that another name reads
 /// already (a glob listed the rotated file first) is left to that name:
 /// no line is read twice.
@@ -340,6 +397,24 @@ fn add<'o>(names: &mut Vec<Name<'o>>, mut name: Name<'o>) {
         name.drain_silent = 0;
     }
     names.push(name);
+}
+
+impl Name<'_> {
+    /// Start reading the open file where `read` stopped (a line's start):
+    /// what is before was read and judged under another name. Unless the
+    /// file no longer starts as that one did: then it is another file
+    /// that was given its inode number, read from its start.
+    fn skip_to(&mut self, read: &Released) {
+        use std::os::unix::fs::FileExt;
+        let Some(open) = &mut self.open else { return };
+        let file = open.cutter.reader();
+        let mut now = vec![0; read.head.len()];
+        let same = file.read_exact_at(&mut now, 0).is_ok() && now == read.head;
+        if same && file.seek(SeekFrom::Start(read.pos)).is_ok() {
+            self.pos = read.pos;
+            self.silent_until = 0;
+        }
+    }
 }
 
 /// The file `id` in the directory `path` is in, if it is there.
@@ -394,9 +469,10 @@ impl Reading<'_, '_> {
                 if !fs::metadata(&n.path).is_ok_and(|m| m.is_file()) {
                     return Ok(moved);
                 }
-                let opened = File::open(&n.path).and_then(|f| f.metadata().map(|m| (f, m)));
-                let (file, meta) = match opened {
+                let (file, meta) = match open_regular(&n.path) {
                     Ok(o) => o,
+                    // No longer a regular file: looked at again.
+                    Err(e) if e.kind() == io::ErrorKind::InvalidInput => return Ok(moved),
                     Err(e) => {
                         // Unreadable, or no descriptor left: said once, as
                         // a read that failed (74), and looked at again.
@@ -410,9 +486,20 @@ impl Reading<'_, '_> {
                     }
                 };
                 n.unopened = None;
-                n.open = Some(Open::new(file, FileId::of(&meta), self.opts.max_line_bytes));
+                let id = FileId::of(&meta);
+                let read = match self.taken.get(&id) {
+                    // Another name reads it now: looked at again once it
+                    // lets go.
+                    Some(None) => return Ok(moved),
+                    Some(Some(read)) => Some(read.clone()),
+                    None => None,
+                };
+                n.open = Some(Open::new(file, id, self.opts.max_line_bytes));
                 n.pos = 0;
                 n.silent_until = 0;
+                if let Some(read) = read {
+                    n.skip_to(&read);
+                }
             }
             // Cut and written again since the last look: from its start.
             moved |= self.restart_if_cut(n)?;
@@ -512,8 +599,13 @@ impl Reading<'_, '_> {
         let kept = n.pos;
         n.pos = n.drain_pos;
         let moved = self.judge_batch(n)?;
-        n.last_id = n.open.as_ref().map(|o| o.id);
-        n.last_pos = n.pos;
+        if let Some(o) = &n.open {
+            n.read_before.push(Released {
+                id: o.id,
+                pos: n.pos,
+                head: o.head.clone(),
+            });
+        }
         n.pos = kept;
         n.open = new;
         Ok(moved)
