@@ -448,6 +448,43 @@ fn a_rotation_chain_under_one_glob_reads_each_run_once() {
     assert!(!all.iter().any(|v| v["type"] == "open_run"), "{all:#?}");
 }
 
+/// `--state` through a truncation while stopped, the file written again
+/// past where reading stopped: read from its start, so a failing run in
+/// what was written is judged, not passed over as read already.
+#[test]
+fn state_resumes_from_the_start_of_a_file_cut_while_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("agent.log");
+    let state = dir.path().join("follow.state");
+    append(&log, &whole_run("R1", 1));
+    let args = [
+        "verify",
+        "--follow",
+        "--multi-run",
+        "--output",
+        "jsonl",
+        "--state",
+        state.to_str().unwrap(),
+        log.to_str().unwrap(),
+    ];
+    let mut f = Follower::start(&args);
+    f.expect(Duration::from_secs(2), "run R1", run_event("R1"));
+    // A look or two, so the state holds the file's first bytes.
+    std::thread::sleep(Duration::from_millis(1500));
+    let (code, _, err) = f.interrupt();
+    assert_eq!(code, 130, "{err}");
+    // Cut in place, then a longer run that fails (a gap in its seq).
+    fs::write(&log, "").unwrap();
+    let mut bad = open_run("RX", 4).replace(r#""seq":2"#, r#""seq":3"#);
+    bad.push_str(&whole_run("R2", 1));
+    append(&log, &bad);
+    let mut f = Follower::start(&args);
+    f.expect(Duration::from_secs(3), "run R2", run_event("R2"));
+    let (code, all, err) = f.interrupt();
+    assert_eq!(code, 130, "{err}");
+    assert!(all.iter().any(|v| v["rule"] == "seq.gap"), "{all:#?}");
+}
+
 #[test]
 fn follow_needs_names() {
     for args in [

@@ -325,9 +325,14 @@ impl<'o> Name<'o> {
         };
         if let Ok((file, meta)) = open_regular(&name.path) {
             let id = FileId::of(&meta);
-            name.silent_until = match state.offset_of(id) {
-                // Resumed: what was read before the stop was reported then.
-                Some(at) if at <= meta.len() => at,
+            // Resumed: what was read before the stop was reported then,
+            // if the file still starts as it did (else it was cut and
+            // written again while aoitap was stopped: read from its start).
+            let resumed = state
+                .offset_of(id)
+                .filter(|(_, head)| starts_with(&file, head));
+            name.silent_until = match resumed {
+                Some((at, _)) if at <= meta.len() => at,
                 _ if from_end => meta.len(),
                 _ => 0,
             };
@@ -383,6 +388,22 @@ fn taken(names: &[Name<'_>]) -> HashMap<FileId, Option<Released>> {
     taken
 }
 
+/// Whether `file` starts with `head`.
+fn starts_with(file: &File, head: &[u8]) -> bool {
+    use std::os::unix::fs::FileExt;
+    let mut now = vec![0; head.len()];
+    file.read_exact_at(&mut now, 0).is_ok() && now == head
+}
+
+/// The bytes a state's `head` spells in hex.
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    s.len().is_multiple_of(2).then_some(())?;
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
 /// Follow `name` too. A file it would drain that another name reads
 /// already (a glob listed the rotated file first) is left to that name:
 /// no line is read twice.
@@ -405,12 +426,9 @@ impl Name<'_> {
     /// file no longer starts as that one did: then it is another file
     /// that was given its inode number, read from its start.
     fn skip_to(&mut self, read: &Released) {
-        use std::os::unix::fs::FileExt;
         let Some(open) = &mut self.open else { return };
         let file = open.cutter.reader();
-        let mut now = vec![0; read.head.len()];
-        let same = file.read_exact_at(&mut now, 0).is_ok() && now == read.head;
-        if same && file.seek(SeekFrom::Start(read.pos)).is_ok() {
+        if starts_with(file, &read.head) && file.seek(SeekFrom::Start(read.pos)).is_ok() {
             self.pos = read.pos;
             self.silent_until = 0;
         }
@@ -790,7 +808,7 @@ impl Watch {
 /// inode) and the offset just past the last line judged.
 #[derive(Default)]
 struct State {
-    files: Vec<(String, FileId, u64)>,
+    files: Vec<(String, FileId, u64, Vec<u8>)>,
 }
 
 impl State {
@@ -812,7 +830,13 @@ impl State {
                     dev: f["dev"].as_u64()?,
                     ino: f["ino"].as_u64()?,
                 };
-                Some((f["path"].as_str()?.to_string(), id, f["offset"].as_u64()?))
+                let head = f["head"].as_str().and_then(unhex).unwrap_or_default();
+                Some((
+                    f["path"].as_str()?.to_string(),
+                    id,
+                    f["offset"].as_u64()?,
+                    head,
+                ))
             })
             .collect();
         State { files }
@@ -820,8 +844,11 @@ impl State {
 
     /// Where reading stopped in the file `id`, under whichever name it
     /// was read (a rotation may have renamed it since).
-    fn offset_of(&self, id: FileId) -> Option<u64> {
-        self.files.iter().find(|f| f.1 == id).map(|f| f.2)
+    fn offset_of(&self, id: FileId) -> Option<(u64, &[u8])> {
+        self.files
+            .iter()
+            .find(|f| f.1 == id)
+            .map(|f| (f.2, f.3.as_slice()))
     }
 
     /// The files read under `label` when reading stopped (the one it
@@ -841,14 +868,16 @@ impl State {
         let files: Vec<serde_json::Value> = names
             .iter()
             .flat_map(|n| {
-                let open = n.open.as_ref().map(|o| (o.id, n.pos));
-                let draining = n.draining.as_ref().map(|d| (d.0.id, n.drain_pos));
-                open.into_iter().chain(draining).map(|(id, offset)| {
+                let open = n.open.as_ref().map(|o| (o, n.pos));
+                let draining = n.draining.as_ref().map(|d| (&d.0, n.drain_pos));
+                open.into_iter().chain(draining).map(|(o, offset)| {
+                    let head: String = o.head.iter().map(|b| format!("{b:02x}")).collect();
                     serde_json::json!({
                         "path": n.label,
-                        "dev": id.dev,
-                        "ino": id.ino,
+                        "dev": o.id.dev,
+                        "ino": o.id.ino,
                         "offset": offset,
+                        "head": head,
                     })
                 })
             })
