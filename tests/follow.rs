@@ -578,6 +578,110 @@ fn lines_written_to_a_rotated_file_are_still_read() {
     }
 }
 
+/// A busy rotation: three producers write interleaved runs, and after
+/// each rotation the next few lines still go to the old file while the
+/// rest go to the new one. Every run's lines must be judged in the order
+/// they were written, whichever file holds them: no false gap or repeat.
+#[test]
+fn a_busy_rotation_keeps_each_runs_lines_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("agent.log");
+    fs::write(&log, "").unwrap();
+    let mut f = Follower::start(&[
+        "verify",
+        "--follow",
+        "--multi-run",
+        "--output",
+        "jsonl",
+        log.to_str().unwrap(),
+    ]);
+    std::thread::sleep(Duration::from_millis(300));
+    // A fixed pseudo-random interleaving (an LCG), so a failure repeats.
+    let mut seed: u64 = 7;
+    let mut next = move |n: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let runs: Vec<Vec<String>> = (0..1000)
+        .map(|i| {
+            let text = whole_run(&format!("R{i:03}"), 1 + next(12));
+            text.lines().map(|l| format!("{l}\n")).collect()
+        })
+        .collect();
+    let mut file = OpenOptions::new().append(true).open(&log).unwrap();
+    let mut old: Option<fs::File> = None;
+    // Each producer's lines left to write to the old file (it has not
+    // reopened the log yet), beside its lines.
+    let mut active: Vec<(std::slice::Iter<String>, u64)> = vec![];
+    let (mut started, mut since, mut generation, mut fresh) = (0, 0, 0, 0);
+    let summaries = std::cell::Cell::new(0);
+    let judged = std::cell::Cell::new(0);
+    let count_runs = |v: &Value| {
+        judged.set(judged.get() + usize::from(v["type"] == "run"));
+        judged.get() == summaries.get()
+    };
+    while started < runs.len() || !active.is_empty() {
+        while active.len() < 3 && started < runs.len() {
+            active.push((runs[started].iter(), 0));
+            started += 1;
+        }
+        let pick = next(active.len() as u64) as usize;
+        let (lines, to_old) = &mut active[pick];
+        let Some(l) = lines.next() else {
+            drop(active.remove(pick));
+            continue;
+        };
+        match old.as_mut() {
+            Some(o) if *to_old > 0 => {
+                o.write_all(l.as_bytes()).unwrap();
+                *to_old -= 1;
+            }
+            _ => {
+                file.write_all(l.as_bytes()).unwrap();
+                fresh += usize::from(l.contains("aoi:summary"));
+            }
+        }
+        summaries.set(summaries.get() + usize::from(l.contains("aoi:summary")));
+        since += 1;
+        if since >= 60 && fresh > 0 {
+            // Every run ended so far judged, one in the new file, so the
+            // follower has read it before it is rotated in turn (a file
+            // rotated away unread is lost to a follower of one name, as to
+            // `tail -F`).
+            if judged.get() < summaries.get() {
+                f.expect(Duration::from_secs(5), "the runs ended so far", count_runs);
+            }
+            (since, fresh) = (0, 0);
+            generation += 1;
+            fs::rename(&log, dir.path().join(format!("agent.log.{generation}"))).unwrap();
+            old = Some(std::mem::replace(
+                &mut file,
+                OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&log)
+                    .unwrap(),
+            ));
+            for (_, to_old) in &mut active {
+                *to_old = next(4);
+            }
+        }
+    }
+    if judged.get() < runs.len() {
+        f.expect(Duration::from_secs(8), "every run judged", count_runs);
+    }
+    let (code, all, err) = f.interrupt();
+    assert_eq!(code, 130, "{err}");
+    let findings: Vec<&Value> = all.iter().filter(|v| v["type"] == "finding").collect();
+    assert!(findings.is_empty(), "{findings:#?}");
+    let passed = all
+        .iter()
+        .filter(|v| v["type"] == "run" && v["verdict"] == "pass");
+    assert_eq!(passed.count(), runs.len(), "{all:#?}");
+}
+
 /// copytruncate, then more bytes than were read before the follower
 /// looks: the file is longer, not shorter, and is still read anew.
 #[test]

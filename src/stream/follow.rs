@@ -89,7 +89,7 @@ struct Name<'o> {
 }
 
 struct Open {
-    cutter: Cutter<File>,
+    cutter: Cutter<Upto>,
     id: FileId,
     /// The file's first bytes as read: a copytruncate followed by more
     /// bytes than were read before the next look leaves the file longer,
@@ -110,10 +110,34 @@ struct Released {
 /// How many of a file's first bytes tell it was written anew.
 const HEAD: usize = 64;
 
+/// A followed file, read no further than `end` when it is set. While a
+/// name's old file drains, its new file is read only as far as it went
+/// before the old one was read: a producer writes its last lines to the
+/// old file while another already writes to the new one, and a run's lines
+/// must come in the order they were written, whichever file holds them.
+struct Upto {
+    file: File,
+    end: Option<u64>,
+}
+
+impl io::Read for Upto {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let Some(end) = self.end else {
+            return self.file.read(buf);
+        };
+        let room = end.saturating_sub(self.file.stream_position()?);
+        let room = room.min(buf.len() as u64) as usize;
+        if room == 0 {
+            return Ok(0);
+        }
+        self.file.read(&mut buf[..room])
+    }
+}
+
 impl Open {
     fn new(file: File, id: FileId, max_line: usize) -> Open {
         Open {
-            cutter: Cutter::holding_tail(file, max_line),
+            cutter: Cutter::holding_tail(Upto { file, end: None }, max_line),
             id,
             head: vec![],
         }
@@ -124,7 +148,7 @@ impl Open {
     /// is learnt as the file grows, up to `HEAD` bytes.
     fn rewritten(&mut self) -> bool {
         use std::os::unix::fs::FileExt;
-        let file = self.cutter.reader();
+        let file = &mut self.cutter.reader().file;
         let read_to = file.stream_position().unwrap_or(0);
         let mut now = vec![0; (read_to as usize).min(HEAD)];
         let got = file.read_at(&mut now, 0).unwrap_or(0);
@@ -427,7 +451,7 @@ impl Name<'_> {
     /// that was given its inode number, read from its start.
     fn skip_to(&mut self, read: &Released) {
         let Some(open) = &mut self.open else { return };
-        let file = open.cutter.reader();
+        let file = &mut open.cutter.reader().file;
         if starts_with(file, &read.head) && file.seek(SeekFrom::Start(read.pos)).is_ok() {
             self.pos = read.pos;
             self.silent_until = 0;
@@ -473,6 +497,25 @@ impl Reading<'_, '_> {
     fn pump(&mut self, n: &mut Name<'_>) -> Result<bool, Halt> {
         if n.failed {
             return Ok(false);
+        }
+        // While an old file drains, the name's other files are read only as
+        // far as they went before it was read (see `Upto`); a file not
+        // seen yet is read at the next look.
+        let mut before = vec![];
+        if n.draining.is_some() {
+            // The newer first: each file's length must be from no later
+            // than the older one's.
+            let named = fs::metadata(&n.path).ok();
+            let open = n
+                .open
+                .as_mut()
+                .and_then(|o| o.cutter.reader().file.metadata().ok());
+            before.extend(
+                [open, named]
+                    .into_iter()
+                    .flatten()
+                    .map(|m| (FileId::of(&m), m.len())),
+            );
         }
         let drained = self.drain(n)?;
         let mut moved = drained.moved();
@@ -521,6 +564,10 @@ impl Reading<'_, '_> {
             }
             // Cut and written again since the last look: from its start.
             moved |= self.restart_if_cut(n)?;
+            if let Some(open) = n.open.as_mut() {
+                let end = before.iter().find(|b| b.0 == open.id).map_or(0, |b| b.1);
+                open.cutter.reader().end = n.draining.is_some().then_some(end);
+            }
             let read = self.read(n)?;
             moved |= read.moved();
             // The rest of this file comes first, whatever the name is now.
@@ -535,7 +582,10 @@ impl Reading<'_, '_> {
                 // Rotated or removed: the old file, read to its end just
                 // now, is drained a while (a draining one before it ends).
                 moved |= self.end_drain(n)?;
-                n.draining = n.open.take().map(|o| (o, Instant::now()));
+                n.draining = n.open.take().map(|mut o| {
+                    o.cutter.reader().end = None;
+                    (o, Instant::now())
+                });
                 n.drain_pos = n.pos;
                 if named.is_none() {
                     return Ok(moved);
@@ -558,8 +608,9 @@ impl Reading<'_, '_> {
         let Some(open) = n.open.as_mut() else {
             return Ok(false);
         };
-        let read_to = open.cutter.reader().stream_position().unwrap_or(0);
-        let len = open.cutter.reader().metadata().map_or(read_to, |m| m.len());
+        let file = &mut open.cutter.reader().file;
+        let read_to = file.stream_position().unwrap_or(0);
+        let len = file.metadata().map_or(read_to, |m| m.len());
         if !(len < read_to || open.rewritten()) {
             return Ok(false);
         }
@@ -568,13 +619,13 @@ impl Reading<'_, '_> {
         let Some(open) = n.open.as_mut() else {
             return Ok(true);
         };
-        let file = open.cutter.reader();
+        let file = &mut open.cutter.reader().file;
         if file.seek(SeekFrom::Start(0)).is_err() {
             n.open = None;
             return Ok(true);
         }
         let file = file.try_clone().map_err(Halt::writing)?;
-        open.cutter.restart(file);
+        open.cutter.restart(Upto { file, end: None });
         open.head.clear();
         n.pos = 0;
         n.silent_until = 0;
@@ -584,6 +635,22 @@ impl Reading<'_, '_> {
     /// Read what came to the file `n` is draining; end the drain after
     /// `DRAIN`.
     fn drain(&mut self, n: &mut Name<'_>) -> Result<Read, Halt> {
+        let Some(since) = n.draining.as_ref().map(|d| d.1) else {
+            return Ok(Read::Nothing);
+        };
+        let read = self.read_draining(n)?;
+        if read != Read::More && since.elapsed() >= DRAIN {
+            return Ok(if self.end_drain(n)? {
+                Read::Lines
+            } else {
+                read
+            });
+        }
+        Ok(read)
+    }
+
+    /// Read and judge what the file `n` is draining has now.
+    fn read_draining(&mut self, n: &mut Name<'_>) -> Result<Read, Halt> {
         let Some((old, since)) = n.draining.take() else {
             return Ok(Read::Nothing);
         };
@@ -595,28 +662,30 @@ impl Reading<'_, '_> {
         (n.pos, n.silent_until) = kept;
         let old = std::mem::replace(&mut n.open, new);
         n.draining = old.map(|o| (o, since));
-        if read != Read::More && since.elapsed() >= DRAIN {
-            return Ok(if self.end_drain(n)? {
-                Read::Lines
-            } else {
-                read
-            });
-        }
         Ok(read)
     }
 
-    /// The drain of `n`'s old file ends: its line in progress, if any, is
+    /// The drain of `n`'s old file ends: it is read to its end (what came
+    /// since the last look was written, run by run, before anything past
+    /// what was read of the newer file), its line in progress, if any, is
     /// cut there, and a glob may find the file under its new name.
     fn end_drain(&mut self, n: &mut Name<'_>) -> Result<bool, Halt> {
+        let mut moved = false;
+        loop {
+            let read = self.read_draining(n)?;
+            moved |= read.moved();
+            if read != Read::More || self.caught.caught().is_some() {
+                break;
+            }
+        }
         let Some((mut old, _)) = n.draining.take() else {
-            return Ok(false);
+            return Ok(moved);
         };
-        n.drain_silent = 0;
         old.cutter.end_tail();
         let new = n.open.replace(old);
-        let kept = n.pos;
-        n.pos = n.drain_pos;
-        let moved = self.judge_batch(n)?;
+        let kept = (n.pos, n.silent_until);
+        (n.pos, n.silent_until) = (n.drain_pos, n.drain_silent);
+        moved |= self.judge_batch(n)?;
         if let Some(o) = &n.open {
             n.read_before.push(Released {
                 id: o.id,
@@ -624,7 +693,8 @@ impl Reading<'_, '_> {
                 head: o.head.clone(),
             });
         }
-        n.pos = kept;
+        (n.pos, n.silent_until) = kept;
+        n.drain_silent = 0;
         n.open = new;
         Ok(moved)
     }
