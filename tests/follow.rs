@@ -532,6 +532,36 @@ fn what_aoitap_writes_and_what_is_no_file_are_not_followed() {
     f.expect(Duration::from_secs(3), "run R9", run_event("R9"));
     let (code, _, err) = f.interrupt();
     assert_eq!(code, 130, "{err}");
+    // Named, a FIFO or a directory with no file is said once; so is a
+    // state that cannot be written. Reading goes on.
+    let empty = tempfile::tempdir().unwrap();
+    let (x, d) = (fifo.to_str().unwrap(), empty.path().to_str().unwrap());
+    let state = dir.path().join("no/such/dir/state.json");
+    let s = state.to_str().unwrap();
+    let args = [
+        "verify",
+        "--follow",
+        "--multi-run",
+        "--output",
+        "jsonl",
+        "--state",
+        s,
+        l,
+        x,
+        d,
+    ];
+    let mut f = Follower::start(&args);
+    f.expect(Duration::from_secs(3), "run R9", run_event("R9"));
+    std::thread::sleep(Duration::from_millis(1500));
+    let (code, all, err) = f.interrupt();
+    assert_eq!(code, 130, "{err}");
+    let said = |code: &str| {
+        all.iter()
+            .filter(|v| v["type"] == "aoi:error" && v["code"] == code)
+            .count()
+    };
+    assert_eq!(said("NOT_A_FILE"), 2, "{all:#?}");
+    assert_eq!(said("STATE_WRITE_FAILED"), 1, "{all:#?}");
 }
 
 /// logrotate's `create`: the producer writes on to the renamed file until
@@ -686,30 +716,44 @@ fn a_busy_rotation_keeps_each_runs_lines_in_order() {
 /// looks: the file is longer, not shorter, and is still read anew.
 #[test]
 fn a_file_cut_and_written_longer_at_once_is_read_anew() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("agent.log");
-    append(&log, &whole_run("S1", 1));
-    let mut f = Follower::start(&[
-        "verify",
-        "--follow",
-        "--multi-run",
-        "--output",
-        "jsonl",
-        log.to_str().unwrap(),
-    ]);
-    f.expect(Duration::from_secs(3), "run S1", run_event("S1"));
-    let longer = whole_run("S2", 8);
-    let mut file = OpenOptions::new().write(true).open(&log).unwrap();
-    file.set_len(0).unwrap();
-    file.write_all(longer.as_bytes()).unwrap();
-    drop(file);
-    f.expect(Duration::from_secs(3), "run S2", run_event("S2"));
-    let (code, all, err) = f.interrupt();
-    assert_eq!(code, 130, "{err}");
-    let s2 = all
-        .iter()
-        .find(|v| v["type"] == "run" && v["run"] == "S2")
-        .unwrap();
-    assert_eq!(s2["verdict"], "pass", "{all:#?}");
-    assert!(!all.iter().any(|v| v["type"] == "finding"), "{all:#?}");
+    // The second pair's first 64 bytes are alike (a long run id): only
+    // what is before where reading got to tells the file was cut.
+    let long = "S-0123456789abcdef0123456789abcdef";
+    for (first, second) in [
+        ("S1", "S2"),
+        (&format!("{long}-1")[..], &format!("{long}-2")[..]),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("agent.log");
+        append(&log, &whole_run(first, 1));
+        let mut f = Follower::start(&[
+            "verify",
+            "--follow",
+            "--multi-run",
+            "--output",
+            "jsonl",
+            log.to_str().unwrap(),
+        ]);
+        let name = first.to_string();
+        f.expect(Duration::from_secs(3), first, move |v| {
+            v["type"] == "run" && v["run"] == name.as_str()
+        });
+        let longer = whole_run(second, 8);
+        let mut file = OpenOptions::new().write(true).open(&log).unwrap();
+        file.set_len(0).unwrap();
+        file.write_all(longer.as_bytes()).unwrap();
+        drop(file);
+        let name = second.to_string();
+        f.expect(Duration::from_secs(3), second, move |v| {
+            v["type"] == "run" && v["run"] == name.as_str()
+        });
+        let (code, all, err) = f.interrupt();
+        assert_eq!(code, 130, "{err}");
+        let run = all
+            .iter()
+            .find(|v| v["type"] == "run" && v["run"] == second)
+            .unwrap();
+        assert_eq!(run["verdict"], "pass", "{all:#?}");
+        assert!(!all.iter().any(|v| v["type"] == "finding"), "{all:#?}");
+    }
 }

@@ -95,6 +95,10 @@ struct Open {
     /// bytes than were read before the next look leaves the file longer,
     /// not shorter, and only its start tells it was written anew.
     head: Vec<u8>,
+    /// The bytes just before where reading had got to at the last look,
+    /// and where they end: lines that start alike (a long run id first)
+    /// leave the head as it was, but rarely these.
+    mark: (u64, Vec<u8>),
 }
 
 /// A file a name read and let go: which, how far, and its first bytes (a
@@ -140,19 +144,18 @@ impl Open {
             cutter: Cutter::holding_tail(Upto { file, end: None }, max_line),
             id,
             head: vec![],
+            mark: (0, vec![]),
         }
     }
 
-    /// Whether the file no longer starts with the bytes it started with
-    /// (then it was cut and written again since the last look); the head
-    /// is learnt as the file grows, up to `HEAD` bytes.
+    /// Whether the file no longer holds the bytes it held where it was
+    /// read, at its start or just before where reading had got to (then it
+    /// was cut and written again since the last look); both are learnt as
+    /// the file is read, up to `HEAD` bytes each.
     fn rewritten(&mut self) -> bool {
-        use std::os::unix::fs::FileExt;
         let file = &mut self.cutter.reader().file;
         let read_to = file.stream_position().unwrap_or(0);
-        let mut now = vec![0; (read_to as usize).min(HEAD)];
-        let got = file.read_at(&mut now, 0).unwrap_or(0);
-        now.truncate(got);
+        let now = bytes_at(file, 0, (read_to as usize).min(HEAD));
         let known = self.head.len().min(now.len());
         if now[..known] != self.head[..known] {
             return true;
@@ -160,8 +163,32 @@ impl Open {
         if now.len() > self.head.len() {
             self.head = now;
         }
+        let (at, ref was) = self.mark;
+        let from = at - was.len() as u64;
+        if !was.is_empty() && bytes_at(file, from, was.len()) != *was {
+            return true;
+        }
+        if read_to != at {
+            let from = read_to.saturating_sub(HEAD as u64);
+            self.mark = (read_to, bytes_at(file, from, (read_to - from) as usize));
+        }
         false
     }
+}
+
+/// Up to `len` bytes of `file` from `at` (fewer where it ends).
+fn bytes_at(file: &File, at: u64, len: usize) -> Vec<u8> {
+    use std::os::unix::fs::FileExt;
+    let mut out = vec![0; len];
+    let mut got = 0;
+    while got < len {
+        match file.read_at(&mut out[got..], at + got as u64) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got += n,
+        }
+    }
+    out.truncate(got);
+    out
 }
 
 /// `DIR/PATTERN`: the files of DIR whose names match PATTERN.
@@ -187,6 +214,8 @@ struct Reading<'a, 'o> {
     /// far): a name that comes to point at one (a rotation renamed it to
     /// another followed name) does not read it again.
     taken: HashMap<FileId, Option<Released>>,
+    /// Writing `--state` failed, and was said.
+    state_failed: bool,
 }
 
 /// Follow the FILE operands until a signal; the worst trouble reading one
@@ -229,6 +258,7 @@ pub(super) fn follow(
         trouble: None,
         caught: signals.flags(),
         taken: HashMap::new(),
+        state_failed: false,
     };
     let mut listed: Option<Instant> = None;
     let mut state_written = Instant::now();
@@ -301,7 +331,8 @@ pub(super) fn follow(
             && dirty
             && (!moved || state_written.elapsed() >= STATE_EVERY)
         {
-            State::write(path, &names);
+            let written = State::write(path, &names);
+            r.state_written(path, written)?;
             state_written = Instant::now();
             dirty = false;
         }
@@ -319,7 +350,8 @@ pub(super) fn follow(
         }
     }
     if let Some(path) = &how.state {
-        State::write(path, &names);
+        let written = State::write(path, &names);
+        r.state_written(path, written)?;
     }
     // Stopped by a signal: each name's open runs are named, not judged.
     for n in &mut names {
@@ -492,6 +524,20 @@ impl Read {
 }
 
 impl Reading<'_, '_> {
+    /// How writing `--state` went: a failure is said once (74).
+    fn state_written(&mut self, path: &Path, written: io::Result<()>) -> Result<(), Halt> {
+        if let Err(e) = written
+            && !self.state_failed
+        {
+            self.state_failed = true;
+            self.report
+                .state_unwritten(path, &e)
+                .map_err(Halt::writing)?;
+            self.trouble = self.trouble.max(Some(Exit::Io));
+        }
+        Ok(())
+    }
+
     /// Read what `n` has now, through a rotation or truncation; whether
     /// any line came.
     fn pump(&mut self, n: &mut Name<'_>) -> Result<bool, Halt> {
@@ -526,9 +572,20 @@ impl Reading<'_, '_> {
         // most twice round for one look.
         for _ in 0..2 {
             if n.open.is_none() {
-                // Not there yet, or not a regular file (yet): looked at again.
-                if !fs::metadata(&n.path).is_ok_and(|m| m.is_file()) {
-                    return Ok(moved);
+                // Not there yet, or not a regular file (yet): looked at
+                // again; one that is there but no file is said once.
+                match fs::metadata(&n.path) {
+                    Ok(m) if m.is_file() => {}
+                    Ok(m) => {
+                        if n.unopened != Some(io::ErrorKind::InvalidInput) {
+                            n.unopened = Some(io::ErrorKind::InvalidInput);
+                            self.report.out.file = n.label.clone();
+                            self.report.not_a_file(m.is_dir()).map_err(Halt::writing)?;
+                            self.trouble = self.trouble.max(Some(Exit::Io));
+                        }
+                        return Ok(moved);
+                    }
+                    Err(_) => return Ok(moved),
                 }
                 let (file, meta) = match open_regular(&n.path) {
                     Ok(o) => o,
@@ -627,6 +684,7 @@ impl Reading<'_, '_> {
         let file = file.try_clone().map_err(Halt::writing)?;
         open.cutter.restart(Upto { file, end: None });
         open.head.clear();
+        open.mark = (0, vec![]);
         n.pos = 0;
         n.silent_until = 0;
         Ok(true)
@@ -934,7 +992,7 @@ impl State {
     /// Write the state of `names` to `path`, whole or not at all (a file
     /// beside it, renamed over it). A state that cannot be written only
     /// costs the resume: reading goes on.
-    fn write(path: &Path, names: &[Name<'_>]) {
+    fn write(path: &Path, names: &[Name<'_>]) -> io::Result<()> {
         let files: Vec<serde_json::Value> = names
             .iter()
             .flat_map(|n| {
@@ -960,5 +1018,6 @@ impl State {
         if written.is_err() {
             let _ = fs::remove_file(&tmp);
         }
+        written
     }
 }

@@ -58,6 +58,33 @@ impl Report {
         self.out.local_error("io", "READ_FAILED", &msg)
     }
 
+    /// `--follow`: a named operand that is there but is no regular file
+    /// (a FIFO, a directory with no file in it) is followed once it is one;
+    /// said once.
+    pub(super) fn not_a_file(&mut self, dir: bool) -> io::Result<()> {
+        let f = &self.out.file;
+        let msg = if dir {
+            format!("{f}: a directory; to follow the files that come to it, quote a glob: '{f}/*'")
+        } else {
+            format!("{f}: not a regular file; read once it is one")
+        };
+        self.out.local_error("io", "NOT_A_FILE", &msg)
+    }
+
+    /// `--follow --state FILE` could not be written: a restart would read
+    /// again what was read since; said once.
+    pub(super) fn state_unwritten(
+        &mut self,
+        state: &std::path::Path,
+        e: &io::Error,
+    ) -> io::Result<()> {
+        let msg = format!(
+            "{}: the follow state cannot be written: {e}",
+            state.display()
+        );
+        self.out.local_error("io", "STATE_WRITE_FAILED", &msg)
+    }
+
     /// Reading stopped (`why`) with `runs` still open: what was judged is
     /// reported; the runs are not, as they were stopped by us, not cut by
     /// the producer. A person watching is told which were still open.
