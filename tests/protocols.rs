@@ -369,7 +369,7 @@ fn summarize_names_the_protocol_and_counts_by_its_discriminator() {
         serde_json::from_str(&run(&["capabilities"], b"").stdout).unwrap();
     assert_eq!(
         caps["commands"][0]["input_protocols"],
-        serde_json::json!(["aoi", "aoi-0.2", "afdata", "ndjson"])
+        serde_json::json!(["aoi", "aoi-0.2", "afdata", "ndjson", "aiocs"])
     );
 }
 
@@ -383,6 +383,10 @@ fn own_output_passes_verify_in_every_protocol() {
         (
             lines(&[r#"{"type":"a"}"#, r#"{"x":1}"#]),
             vec!["--protocol", "ndjson"],
+        ),
+        (
+            b"{\n  \"ok\": false,\n  \"command\": \"show\"\n}\n".to_vec(),
+            vec![],
         ),
     ];
     for (input, args) in inputs {
@@ -491,4 +495,87 @@ fn afdata_strict_profile() {
     let error = lines(&[r#"{"kind":"error","error":{"code":"x","message":"m"},"trace":{}}"#]);
     judged(&error, &[], 1, &["afdata.retryable-missing"]);
     judged(&error, &["--strict"], 65, &["afdata.retryable-missing"]);
+}
+
+/// The aiocs one-shot envelope (DESIGN §18): one document, compact or
+/// pretty-printed, `ok` and `command`; every command reaches verify's exit.
+#[test]
+fn aiocs_envelopes_get_their_verdicts() {
+    let ok = r#"{"ok":true,"command":"search","data":{"results":[]}}"#;
+    let pretty = "{\n  \"ok\": true,\n  \"command\": \"search\",\n  \"data\": {\n    \"results\": []\n  }\n}\n";
+    let failed = r#"{"ok":false,"command":"show","error":{"code":"CHUNK_NOT_FOUND","message":"Chunk 42 not found"}}"#;
+    for args in [&[][..], &["--protocol", "aiocs"]] {
+        judged(&lines(&[ok]), args, 0, &[]);
+        judged(pretty.as_bytes(), args, 0, &[]);
+        judged(&lines(&[failed]), args, 1, &[]);
+        judged(
+            &lines(&[r#"{"ok":false,"command":"show","error":{"message":"m"}}"#]),
+            args,
+            65,
+            &["aiocs.error-fields"],
+        );
+        judged(
+            &lines(&[r#"{"ok":true,"command":"search"}"#]),
+            args,
+            65,
+            &["aiocs.data-missing"],
+        );
+        judged(&lines(&[ok, ok]), args, 65, &["aiocs.document-extra"]);
+        judged(
+            b"{\n  \"ok\": true,\n  \"command\": \"search\",\n  \"data\": {\n",
+            args,
+            65,
+            &["aiocs.document-cut"],
+        );
+    }
+    // Not a boolean: no envelope to detect, so 65 either way.
+    let yes = r#"{"ok":"yes","command":"search","data":{}}"#;
+    judged(&lines(&[yes]), &[], 65, &[]);
+    judged(
+        &lines(&[yes]),
+        &["--protocol", "aiocs"],
+        65,
+        &["aiocs.envelope-invalid"],
+    );
+    let out = verify(&["--protocol", "aiocs"], &lines(&[yes]));
+    assert!(!out.has_rule("protocol.mismatch"), "{:?}", out.rules());
+    // A pretty-printed document's findings name the line it opened on.
+    let cut_error = "\n{\n  \"ok\": false,\n  \"command\": \"show\"\n}\n";
+    let out = verify(&["--protocol", "aiocs"], cut_error.as_bytes());
+    assert_eq!(out.code, 65, "{:?}", out.rules());
+    let f = out
+        .events()
+        .into_iter()
+        .find(|e| e["rule"] == "aiocs.error-fields")
+        .unwrap();
+    assert_eq!(f["line_number"], 2, "{f}");
+    // Under auto, only a first line `{` alone opens a document: a cut
+    // NDJSON line later swallows nothing.
+    let out = verify(
+        &[],
+        b"{\"ok\":true,\"command\":\"a\",\"data\":{}}\n{\"ok\":\n\"x\"\n",
+    );
+    assert!(out.has_rule("json.invalid"), "{:?}", out.rules());
+}
+
+/// summarize shows an envelope's command and outcome, pretty-printed too.
+#[test]
+fn summarize_shows_the_aiocs_command_and_outcome() {
+    let pretty = "{\n  \"ok\": false,\n  \"command\": \"show\",\n  \"error\": {\"code\": \"CHUNK_NOT_FOUND\", \"message\": \"no\"}\n}\n";
+    let out = run(&["summarize", "--output", "json"], pretty.as_bytes());
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let r = &v["runs"][0];
+    assert_eq!(r["command"], "show", "{v}");
+    assert_eq!(r["protocol"], "aiocs", "{v}");
+    assert_eq!(r["verdict"], "failed", "{v}");
+    let human = run(&["summarize"], pretty.as_bytes());
+    assert!(human.stdout.contains("not ok"), "{}", human.stdout);
+    assert!(human.stdout.contains("CHUNK_NOT_FOUND"), "{}", human.stdout);
+    let ok = run(
+        &["summarize"],
+        b"{\"ok\":true,\"command\":\"search\",\"data\":{}}\n",
+    );
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert!(ok.stdout.contains("search"), "{}", ok.stdout);
 }

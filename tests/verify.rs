@@ -32,6 +32,9 @@ fn assert_fires(want: &[(&str, u64)], input: &[u8], args: &[&str]) {
 
 /// `fires!(name, ["rule" @ line, ...], input[, args])`: the rule the test
 /// is named for first, then every other finding the input must give.
+/// A whole aiocs one-shot envelope.
+const AIOCS_OK: &str = r#"{"ok":true,"command":"search","data":{}}"#;
+
 macro_rules! fires {
     ($name:ident, [$($rule:literal @ $line:literal),+ $(,)?], $input:expr) => {
         fires!($name, [$($rule @ $line),+], $input, &[]);
@@ -511,6 +514,38 @@ fires!(
     afdata_retryable_missing,
     ["afdata.retryable-missing" @ 2],
     lines(&[AF_LOG, r#"{"kind":"error","error":{"code":"x","message":"m"},"trace":{}}"#])
+);
+fires!(
+    aiocs_envelope_invalid,
+    ["aiocs.envelope-invalid" @ 1],
+    lines(&[r#"{"ok":1,"command":"search","data":{}}"#]),
+    &["--protocol", "aiocs"]
+);
+fires!(
+    aiocs_data_missing,
+    ["aiocs.data-missing" @ 1],
+    lines(&[r#"{"ok":true,"command":"search"}"#])
+);
+fires!(
+    aiocs_error_fields,
+    ["aiocs.error-fields" @ 1],
+    lines(&[r#"{"ok":false,"command":"show","error":{"code":"X"}}"#])
+);
+fires!(
+    aiocs_document_extra,
+    ["aiocs.document-extra" @ 2],
+    lines(&[AIOCS_OK, AIOCS_OK])
+);
+fires!(
+    aiocs_document_missing,
+    ["aiocs.document-missing" @ 0],
+    Vec::<u8>::new(),
+    &["--protocol", "aiocs"]
+);
+fires!(
+    aiocs_document_cut,
+    ["aiocs.document-cut" @ 2],
+    lines(&["{", r#""ok": true,"#])
 );
 fires!(
     afdata_terminal_not_last,

@@ -39,7 +39,7 @@ enum LastRun {
 /// and what `--redact` must do with it. Borrowed from the checker until
 /// the next line is judged; every command reads the line's facts here,
 /// so none asks the checker about "the last line" (STYLE §15).
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Decision<'a> {
     pub kind: LineKind,
     /// The line's number (from 1).
@@ -52,6 +52,9 @@ pub struct Decision<'a> {
     pub slot: Option<usize>,
     /// Its exposed secrets, late lines' too: what `--redact` writes over.
     pub exposures: &'a [Exposure],
+    /// The JSON document over several lines that this line closed, as one
+    /// event (the line itself is none).
+    pub document: Option<Event<'a>>,
     /// Whether `--redact` must write a placeholder instead of the line,
     /// and why (DESIGN §13).
     pub withheld: Option<Withholding>,
@@ -85,6 +88,29 @@ pub struct Checker<'c> {
     exposures: Vec<Exposure>,
     /// Whether `--redact` must withhold the last line, and why.
     withheld: Option<Withholding>,
+    /// A pretty-printed document being read (the aiocs envelope, DESIGN
+    /// §18): its lines so far, held until the object closes.
+    doc: Option<Document>,
+    /// The last line went into `doc`: it is not a line of its own.
+    held: bool,
+    /// The document the last line closed, for commands that read events.
+    closed: Option<(Vec<u8>, crate::json::Arena, crate::json::Index)>,
+}
+
+/// What a line held in a document is.
+const HELD: LineKind = LineKind {
+    event: false,
+    framework: false,
+    protocol: Protocol::Aoi,
+    late: false,
+    seq: protocols::SeqPlace::Untracked,
+    held: true,
+};
+
+/// A JSON document over several lines, and the line it opened on.
+struct Document {
+    text: Vec<u8>,
+    first_line: u64,
 }
 
 impl<'c> Checker<'c> {
@@ -101,6 +127,9 @@ impl<'c> Checker<'c> {
             last_run: LastRun::Nowhere,
             exposures: vec![],
             withheld: None,
+            doc: None,
+            held: false,
+            closed: None,
         }
     }
 
@@ -112,7 +141,8 @@ impl<'c> Checker<'c> {
         // key byte by byte (DESIGN §13), in every command: one truth.
         let (withheld, key) = secrets::withheld(item, &self.cfg.secret_names, &self.markers);
         self.withheld = withheld;
-        if let Some(suspect) = key {
+        // A document's line is searched whole, as the document.
+        if let Some(suspect) = key.filter(|_| !self.held) {
             let msg = secrets::unparsed_message(&suspect, self.cfg.redact);
             let slot = self.runs.current(self.line);
             self.report(sink, slot, Rule::SecretExposed, msg)?;
@@ -127,6 +157,10 @@ impl<'c> Checker<'c> {
                 LastRun::Nowhere => None,
             },
             exposures: &self.exposures,
+            document: self
+                .closed
+                .as_ref()
+                .map(|(text, arena, index)| index.event(text, arena)),
             withheld: self.withheld,
         })
     }
@@ -134,6 +168,14 @@ impl<'c> Checker<'c> {
     fn judge_item(&mut self, item: &Line<'_>, sink: &mut dyn Sink) -> io::Result<LineKind> {
         self.line += 1;
         self.exposures.clear();
+        self.held = false;
+        self.closed = None;
+        if let Line::Complete { bytes, json, .. } = item
+            && let Some(kind) = self.joined(sink, bytes, json.is_err())?
+        {
+            self.held = true;
+            return Ok(kind);
+        }
         let cfg = self.cfg;
         let (rule, message, column) = match *item {
             Line::Unterminated { len, bytes } => {
@@ -329,8 +371,92 @@ impl<'c> Checker<'c> {
         self.out(sink).unowned_at(rule, line, run, message)
     }
 
+    /// A line of a pretty-printed JSON document, which is judged as one
+    /// event once it closes (at the line it opened on); `None` for a line
+    /// of its own. A document opens on a line that is the start of an
+    /// object left open: under `--protocol aiocs` any such line, and
+    /// otherwise only a first line that is `{` alone, so a cut NDJSON line
+    /// never swallows the lines after it.
+    fn joined(
+        &mut self,
+        sink: &mut dyn Sink,
+        bytes: &[u8],
+        unparsed: bool,
+    ) -> io::Result<Option<LineKind>> {
+        let Some(mut doc) = self.doc.take() else {
+            let trimmed = bytes.trim_ascii();
+            let opens = match self.cfg.protocol {
+                Some(Protocol::Aiocs) => trimmed.starts_with(b"{") && left_open(trimmed),
+                None => self.line == 1 && trimmed == b"{",
+                Some(_) => false,
+            };
+            if !unparsed || !opens {
+                return Ok(None);
+            }
+            // The document's lines are its run's.
+            self.last_run = LastRun::Slot(self.runs.current(self.line));
+            let mut text = bytes.to_vec();
+            text.push(b'\n');
+            self.doc = Some(Document {
+                text,
+                first_line: self.line,
+            });
+            return Ok(Some(HELD));
+        };
+        doc.text.extend_from_slice(bytes);
+        doc.text.push(b'\n');
+        self.last_run = LastRun::Slot(self.runs.current(self.line));
+        if doc.text.len() > self.cfg.max_line_bytes {
+            let msg = format!(
+                "the document opened at line {} is over --max-line-bytes {}; skipped",
+                doc.first_line, self.cfg.max_line_bytes
+            );
+            self.unreadable(sink, Draft::new(Rule::LineTooLong, msg))?;
+            return Ok(Some(HELD));
+        }
+        let mut arena = crate::json::Arena::default();
+        let parsed = crate::json::Parser::new().parse(&doc.text, &mut arena);
+        match parsed {
+            Ok(index) => {
+                let ev = index.event(&doc.text, &arena);
+                let here = std::mem::replace(&mut self.line, doc.first_line);
+                let kind = self.event(sink, &ev, crate::input::scan::Validation::Unchecked);
+                self.line = here;
+                // Its secrets' places are the document's, not a line's.
+                self.exposures.clear();
+                self.closed = Some((doc.text, arena, index));
+                kind.map(|k| Some(LineKind { held: true, ..k }))
+            }
+            Err(JsonError::Syntax { column, .. }) if column > doc.text.trim_ascii_end().len() => {
+                self.doc = Some(doc);
+                Ok(Some(HELD))
+            }
+            Err(e) => {
+                let column = match e {
+                    JsonError::Syntax { column, .. } | JsonError::Utf8 { column } => column,
+                };
+                let msg = format!(
+                    "invalid JSON in the document opened at line {} (byte {column} of it)",
+                    doc.first_line
+                );
+                self.unreadable(sink, Draft::new(Rule::JsonInvalid, msg))?;
+                Ok(Some(HELD))
+            }
+        }
+    }
+
     /// End of input: judge every run still open.
     pub fn finish(mut self, sink: &mut dyn Sink) -> io::Result<()> {
+        if let Some(doc) = self.doc.take() {
+            let msg = format!(
+                "the document opened at line {} never closes: the output was cut",
+                doc.first_line
+            );
+            self.unreadable(sink, Draft::new(Rule::AiocsDocumentCut, msg))?;
+            // Only the aiocs envelope is read as a document.
+            let slot = self.runs.current(self.line);
+            self.runs.run(slot).protocol.get_or_insert(Protocol::Aiocs);
+        }
         if self.line == 0 {
             // Empty input is one run that never began (DESIGN §4): its
             // summary is missing, in every mode.
@@ -617,5 +743,15 @@ fn schema_checked(
         schema::Outcome::Unchecked(why) => {
             out.report(run, Rule::EventSchemaUnchecked, None, why.clone())
         }
+    }
+}
+
+/// Whether `line` is JSON that stops before its value closes (parsed
+/// alone, it fails at its end).
+fn left_open(line: &[u8]) -> bool {
+    let mut arena = crate::json::Arena::default();
+    match crate::json::Parser::new().parse(line, &mut arena) {
+        Err(JsonError::Syntax { column, .. }) => column > line.len(),
+        _ => false,
     }
 }

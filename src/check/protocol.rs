@@ -17,14 +17,18 @@ pub enum Protocol {
     /// Typed NDJSON: a string discriminator, nothing more unless
     /// `--first`/`--last` say how a run starts and ends. Never guessed.
     Ndjson,
+    /// The aiocs one-shot `--json` envelope: one document, `ok` and
+    /// `command`.
+    Aiocs,
 }
 
 impl Protocol {
-    pub const ALL: [Protocol; 4] = [
+    pub const ALL: [Protocol; 5] = [
         Protocol::Aoi,
         Protocol::Aoi02,
         Protocol::Afdata,
         Protocol::Ndjson,
+        Protocol::Aiocs,
     ];
 
     pub fn name(self) -> &'static str {
@@ -33,6 +37,7 @@ impl Protocol {
             Protocol::Aoi02 => "aoi-0.2",
             Protocol::Afdata => "afdata",
             Protocol::Ndjson => "ndjson",
+            Protocol::Aiocs => "aiocs",
         }
     }
 
@@ -42,8 +47,9 @@ impl Protocol {
 
     /// What a run's first JSON object says it is (DESIGN §9, `auto`): an
     /// `aoi:meta` of major version 0 is AOI 0.2; a string `kind` among
-    /// AFDATA's four with a member of that name is AFDATA; anything else
-    /// is AOI 1.x.
+    /// AFDATA's four with a member of that name is AFDATA; a boolean `ok`
+    /// and a string `command`, with no `type` or `kind`, is the aiocs
+    /// envelope; anything else is AOI 1.x.
     pub fn detect(ev: &Event<'_>) -> Protocol {
         if ev.ty().as_deref() == Some("aoi:meta")
             && ev
@@ -60,13 +66,20 @@ impl Protocol {
         {
             return Protocol::Afdata;
         }
+        if ev.get("ok").and_then(|v| v.as_bool()).is_some()
+            && ev.get("command").and_then(|v| v.as_str()).is_some()
+            && ev.get("type").is_none()
+            && ev.get("kind").is_none()
+        {
+            return Protocol::Aiocs;
+        }
         Protocol::Aoi
     }
 
     /// Runs of this protocol have no id of their own: each is known by the
     /// line that opened it.
     pub fn runs_by_position(self) -> bool {
-        matches!(self, Protocol::Afdata | Protocol::Ndjson)
+        matches!(self, Protocol::Afdata | Protocol::Ndjson | Protocol::Aiocs)
     }
 }
 

@@ -117,6 +117,12 @@ catalogue! {
     AfdataSuffixType "afdata.suffix-type" Error "AFDATA 1" "a value its key's suffix does not allow (latency_ms a string, size_bytes < 0, _rfc3339 with no offset); AFDATA runs, or --names afdata";
     AfdataTraceMissing "afdata.trace-missing" Warning "AFDATA 3" "an event without an object trace (the strict profile; once per run)";
     AfdataRetryableMissing "afdata.retryable-missing" Warning "AFDATA 3" "an error payload without a boolean retryable (the strict profile)";
+    AiocsEnvelopeInvalid "aiocs.envelope-invalid" Error "aiocs envelope" "the envelope's ok is not a boolean or its command not a string";
+    AiocsDataMissing "aiocs.data-missing" Error "aiocs envelope" "ok:true without data";
+    AiocsErrorFields "aiocs.error-fields" Error "aiocs envelope" "ok:false without an error holding string code and message";
+    AiocsDocumentExtra "aiocs.document-extra" Error "aiocs envelope" "a second JSON document after the envelope";
+    AiocsDocumentMissing "aiocs.document-missing" Error "aiocs envelope" "no whole envelope document in the input";
+    AiocsDocumentCut "aiocs.document-cut" Error "aiocs envelope" "a pretty-printed document that never closes: the output was cut";
     NdjsonTypeMissing "ndjson.type-missing" Error "aiocs daemon stream" "no string discriminator (--type-field)";
     NdjsonFirstWrong "ndjson.first-wrong" Error "aiocs daemon stream" "a run does not start with the --first type";
     NdjsonLastMissing "ndjson.last-missing" Error "aiocs daemon stream" "EOF before the --last type";
@@ -239,7 +245,7 @@ mod tests {
             );
             assert_eq!(Rule::from_id(r.id()), Some(*r));
         }
-        assert_eq!(Rule::ALL.len(), 78);
+        assert_eq!(Rule::ALL.len(), 84);
     }
 
     #[test]

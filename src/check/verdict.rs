@@ -110,6 +110,7 @@ pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol) -> RunVerdi
                 let why = match protocol {
                     Protocol::Ndjson => "typed NDJSON, no end type given",
                     Protocol::Afdata => "unbounded stream, no terminal event",
+                    Protocol::Aiocs => "unbounded stream, no envelope",
                     _ => "unbounded stream, no summary",
                 };
                 let msg = format!("{} lines, no error ({why})", run.lines);
@@ -119,6 +120,7 @@ pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol) -> RunVerdi
                 let (rule, end) = match protocol {
                     Protocol::Ndjson => ("ndjson.last-missing", "its --last line"),
                     Protocol::Afdata => ("afdata.terminal-missing", "a result or error event"),
+                    Protocol::Aiocs => ("aiocs.document-missing", "its envelope"),
                     _ => ("summary.missing", "its aoi:summary"),
                 };
                 let msg = format!(
@@ -211,6 +213,7 @@ fn pass_message(run: &RunState, protocol: Protocol) -> String {
         },
         Protocol::Afdata => "result",
         Protocol::Ndjson => "ended by its last type",
+        Protocol::Aiocs => "ok",
     };
     format!("{} events{seq}, {end}", run.lines)
 }

@@ -530,6 +530,8 @@ pub(super) enum ProtocolArg {
     Aoi02,
     Afdata,
     Ndjson,
+    /// The aiocs one-shot --json envelope: one document, compact or pretty-printed.
+    Aiocs,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -573,6 +573,7 @@ impl ProtocolArg {
             ProtocolArg::Aoi02 => Some(Protocol::Aoi02),
             ProtocolArg::Afdata => Some(Protocol::Afdata),
             ProtocolArg::Ndjson => Some(Protocol::Ndjson),
+            ProtocolArg::Aiocs => Some(Protocol::Aiocs),
         }
     }
 }

@@ -89,6 +89,12 @@ impl Consumer for Strip<'_> {
                     Some(v) => (v.span(), None),
                     None => return Ok(seen),
                 },
+                // The aiocs envelope's payload is its data (a compact
+                // document's: a pretty-printed one is no line's).
+                Protocol::Aiocs => match ev.get("data") {
+                    Some(v) => (v.span(), None),
+                    None => return Ok(seen),
+                },
                 // Only AOI 1.x has an envelope to take off.
                 Protocol::Aoi => ((0, bytes.len()), ev.aoi_cut()),
                 Protocol::Aoi02 | Protocol::Ndjson => ((0, bytes.len()), None),

@@ -137,6 +137,9 @@ impl Stats {
         if protocol == Protocol::Afdata {
             self.afdata(ev, line);
         }
+        if protocol == Protocol::Aiocs {
+            self.aiocs(ev, line);
+        }
         let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
         let aoi_type = ev.ty_bytes();
         // Most streams count by `type`: decoded once for both uses.
@@ -248,6 +251,35 @@ impl Stats {
         }
     }
 
+    /// The aiocs envelope is the run's outcome; its error is counted by
+    /// code.
+    fn aiocs(&mut self, ev: &Event<'_>, line: u64) {
+        if self.outcome.is_some() {
+            return;
+        }
+        let ok = ev.get("ok").and_then(|v| v.as_bool());
+        self.outcome = Some(Outcome {
+            ok,
+            reason: (ok == Some(false)).then(|| "error".into()),
+            ..Outcome::default()
+        });
+        if ok == Some(false) && self.errors.len() < MAX_KINDS {
+            let text = |k: &str| {
+                ev.get("error")
+                    .and_then(|p| p.field(k))
+                    .and_then(|v| v.as_str())
+                    .map(|s| s.into_owned())
+            };
+            self.errors.push(Problem {
+                category: "-".into(),
+                code: text("code").unwrap_or_else(|| "-".into()),
+                count: 1,
+                first_message: one_line(&text("message").unwrap_or_default()),
+                first_line: line,
+            });
+        }
+    }
+
     /// AFDATA's terminal event is the run's outcome; its error payload is
     /// counted as an error by code.
     fn afdata(&mut self, ev: &Event<'_>, line: u64) {
@@ -308,7 +340,7 @@ impl Consumer for Summarize<'_> {
             st.lines += 1;
         }
         st.bytes += line.input_bytes();
-        if let Some(ev) = line.event() {
+        if let Some(ev) = line.event().or(decided.document) {
             // Counted by the protocol's discriminator: AFDATA's is `kind`.
             let field = match seen.protocol {
                 Protocol::Afdata if self.type_field == "type" => "kind",

@@ -57,6 +57,9 @@ pub struct LineKind {
     /// How the checker stepped the run's seq on this line: reconcile keeps
     /// its account in the same steps, so the two count the same gaps.
     pub seq: SeqPlace,
+    /// A line of a JSON document over several lines (a pretty-printed
+    /// aiocs envelope), judged with it as one event: no line of its own.
+    pub held: bool,
 }
 
 /// A line's place in its run's seq (AOI 1.x, spec §8.1).

@@ -60,6 +60,7 @@ pub(in crate::check) fn typed<'a>(
         protocol,
         late: false,
         seq: SeqPlace::Untracked,
+        held: false,
     };
     (ty, seen)
 }

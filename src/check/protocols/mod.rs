@@ -1,8 +1,8 @@
 //! The rules of each protocol (DESIGN §9), one module each behind one
 //! trait (`contract.rs`): AOI 1.x (`aoi.rs`), AOI 0.2 as the AOI
 //! TypeScript SDK 0.1 and machinemode write it (`aoi02.rs`), AFDATA v1
-//! event streams (`afdata.rs`) and typed NDJSON such as a daemon's log
-//! (`ndjson.rs`); the framework events 1.x and 0.2 share are
+//! event streams (`afdata.rs`), typed NDJSON such as a daemon's log
+//! (`ndjson.rs`) and the aiocs one-shot envelope (`aiocs.rs`); the framework events 1.x and 0.2 share are
 //! `framework.rs`. A new protocol is a variant of `Protocol`, its
 //! detection, its module and its arm in `contract_of`.
 
@@ -16,6 +16,7 @@ use crate::check::run_state::RunState;
 use crate::json::Event;
 
 mod afdata;
+mod aiocs;
 mod aoi;
 mod aoi02;
 mod contract;
@@ -34,6 +35,7 @@ pub(in crate::check) fn contract_of(protocol: Protocol) -> &'static dyn Contract
         Protocol::Aoi02 => &aoi02::Aoi02,
         Protocol::Afdata => &afdata::Afdata,
         Protocol::Ndjson => &ndjson::Ndjson,
+        Protocol::Aiocs => &aiocs::Aiocs,
     }
 }
 
@@ -53,9 +55,12 @@ pub(in crate::check) fn decide(
     let p = pinned.unwrap_or(seen);
     run.protocol = Some(p);
     // ndjson is any object with a discriminator; a 0.x stream under
-    // `--protocol aoi` is `version.aoi-unsupported` (its meta says so).
+    // `--protocol aoi` is `version.aoi-unsupported` (its meta says so); an
+    // aiocs envelope that is not one is `aiocs.envelope-invalid`.
     let mismatch = pinned.is_some_and(|pin| {
-        pin != seen && pin != Protocol::Ndjson && !(pin == Protocol::Aoi && seen == Protocol::Aoi02)
+        pin != seen
+            && !matches!(pin, Protocol::Ndjson | Protocol::Aiocs)
+            && !(pin == Protocol::Aoi && seen == Protocol::Aoi02)
     });
     if mismatch {
         let msg = format!(

@@ -83,6 +83,7 @@ impl Consumer for Reconcile {
         // no run of reconcile's own.
         if let Line::Complete { bytes, .. } = *line
             && !seen.late
+            && !seen.held
         {
             match line.event() {
                 Some(ev) => {

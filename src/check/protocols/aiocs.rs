@@ -1,0 +1,123 @@
+//! The aiocs one-shot `--json` envelope (`spec/aiocs-cli-json-contract.md`,
+//! "One-shot command envelope"; DESIGN §18): the whole output is one JSON
+//! object, compact or pretty-printed (the checker joins a document's
+//! lines), with a boolean `ok` and a string `command`; `data` when ok,
+//! `error.code` and `error.message` strings when not.
+//!
+//! Verdict: `ok:true` 0; `ok:false` 1 (the producer exits 1, and says why
+//! in `error`); a second document, or none, 65.
+
+use std::io;
+
+use super::contract::{Contract, LineKind, Step};
+use crate::check::finding::Reporter;
+use crate::check::protocol::Protocol;
+use crate::check::rules::Rule;
+use crate::check::run_state::{Cause, Identity, Outcome, RunState};
+use crate::json::{Event, Kind};
+use crate::text::quote_raw;
+
+pub(in crate::check) struct Aiocs;
+
+impl Contract for Aiocs {
+    fn event(
+        &self,
+        run: &mut RunState,
+        out: &mut Reporter<'_>,
+        ev: &Event<'_>,
+    ) -> io::Result<Step> {
+        run.count_line();
+        let seen = Step::seen(LineKind {
+            event: true,
+            protocol: Protocol::Aiocs,
+            ..LineKind::default()
+        });
+        if run.summary.is_some() {
+            let msg =
+                "a second document: the one-shot envelope is exactly one JSON object".to_string();
+            out.report(run, Rule::AiocsDocumentExtra, None, msg)?;
+            return Ok(seen);
+        }
+        run.domain += 1;
+        if let Some(key) = ["ok", "command"].into_iter().find(|k| ev.count(k) > 1) {
+            let msg = format!("{key} appears twice: parsers disagree about which one wins");
+            out.report(run, Rule::VerdictDuplicateKey, None, msg)?;
+        }
+        let ok = ev.get("ok").and_then(|v| v.as_bool());
+        if ok.is_none() {
+            let msg = match ev.get("ok") {
+                None => "no ok: the envelope says whether the command succeeded".to_string(),
+                Some(v) => format!("ok is {}, not a boolean", quote_raw(v.raw())),
+            };
+            out.report(run, Rule::AiocsEnvelopeInvalid, None, msg)?;
+        }
+        let command = ev.get("command").and_then(|v| v.as_str());
+        if command.is_none() {
+            let msg = match ev.get("command") {
+                None => "no command: the envelope names the command it answers".to_string(),
+                Some(v) => format!("command is {}, not a string", quote_raw(v.raw())),
+            };
+            out.report(run, Rule::AiocsEnvelopeInvalid, None, msg)?;
+        }
+        // The command is the run's identity: summarize shows it.
+        run.meta = Some(Identity {
+            command: command.map(|c| c.into_owned()),
+            ..Identity::default()
+        });
+        let mut cause = None;
+        match ok {
+            Some(true) if ev.get("data").is_none() => {
+                let msg =
+                    "ok without data: a successful command returns its payload in data".to_string();
+                out.report(run, Rule::AiocsDataMissing, None, msg)?;
+            }
+            Some(false) => {
+                let error = ev.get("error").filter(|e| e.kind() == Kind::Object);
+                let text = |k: &str| {
+                    error
+                        .and_then(|e| e.field(k))
+                        .and_then(|v| v.as_str())
+                        .map(|s| s.into_owned())
+                };
+                let (code, message) = (text("code"), text("message"));
+                if code.is_none() || message.is_none() {
+                    let msg = if error.is_some() {
+                        "error lacks a string code or message".to_string()
+                    } else {
+                        "ok:false without an error object holding code and message".to_string()
+                    };
+                    out.report(run, Rule::AiocsErrorFields, None, msg)?;
+                }
+                run.errors += 1;
+                cause = Some(Cause {
+                    origin: None,
+                    category: None,
+                    code,
+                    retryable: false,
+                    retry_after_ms: None,
+                });
+            }
+            _ => {}
+        }
+        run.summary = Some(Outcome {
+            ok,
+            partial: false,
+            reason: None,
+            caused_by: cause,
+        });
+        // The envelope ends the output, yet the run is judged at its end
+        // (not at once under --multi-run, as summarize reads): a second
+        // document is this run's finding, never a run of its own.
+        Ok(seen)
+    }
+
+    /// No document at all: the command said nothing a harness can read
+    /// (a line that could not be read says why already).
+    fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
+        if run.summary.is_none() && !run.unreadable {
+            let msg = "no envelope: the input holds no whole JSON document".to_string();
+            out.report(run, Rule::AiocsDocumentMissing, None, msg)?;
+        }
+        Ok(())
+    }
+}
