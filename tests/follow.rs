@@ -300,7 +300,8 @@ fn from_end_reports_only_what_comes_and_judges_runs_whole() {
 fn state_resumes_where_reading_stopped() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("agent.log");
-    let state = dir.path().join("follow.state");
+    // In a directory not there yet (~/.cache on a new machine): made.
+    let state = dir.path().join("cache/aoitap/follow.state");
     append(&log, &whole_run("R1", 1));
     // R2's head, with a broken line reported before the stop.
     append(&log, &open_run("R2", 1));
@@ -453,36 +454,48 @@ fn a_rotation_chain_under_one_glob_reads_each_run_once() {
 /// what was written is judged, not passed over as read already.
 #[test]
 fn state_resumes_from_the_start_of_a_file_cut_while_stopped() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("agent.log");
-    let state = dir.path().join("follow.state");
-    append(&log, &whole_run("R1", 1));
-    let args = [
-        "verify",
-        "--follow",
-        "--multi-run",
-        "--output",
-        "jsonl",
-        "--state",
-        state.to_str().unwrap(),
-        log.to_str().unwrap(),
-    ];
-    let mut f = Follower::start(&args);
-    f.expect(Duration::from_secs(2), "run R1", run_event("R1"));
-    // A look or two, so the state holds the file's first bytes.
-    std::thread::sleep(Duration::from_millis(1500));
-    let (code, _, err) = f.interrupt();
-    assert_eq!(code, 130, "{err}");
-    // Cut in place, then a longer run that fails (a gap in its seq).
-    fs::write(&log, "").unwrap();
-    let mut bad = open_run("RX", 4).replace(r#""seq":2"#, r#""seq":3"#);
-    bad.push_str(&whole_run("R2", 1));
-    append(&log, &bad);
-    let mut f = Follower::start(&args);
-    f.expect(Duration::from_secs(3), "run R2", run_event("R2"));
-    let (code, all, err) = f.interrupt();
-    assert_eq!(code, 130, "{err}");
-    assert!(all.iter().any(|v| v["rule"] == "seq.gap"), "{all:#?}");
+    // The second set's first 64 bytes are alike (a long run id): only the
+    // bytes before where reading stopped tell the file was cut.
+    let long = "S-0123456789abcdef0123456789abcdef";
+    let short = ["R1".to_string(), "RX".into(), "R2".into()];
+    let alike = ["1", "X", "2"].map(|k| format!("{long}-{k}"));
+    for [first, bad_run, last] in [short, alike] {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("agent.log");
+        let state = dir.path().join("follow.state");
+        append(&log, &whole_run(&first, 1));
+        let args = [
+            "verify",
+            "--follow",
+            "--output",
+            "jsonl",
+            "--state",
+            state.to_str().unwrap(),
+            log.to_str().unwrap(),
+        ];
+        let mut f = Follower::start(&args);
+        let name = first.clone();
+        f.expect(Duration::from_secs(2), "the first run", move |v| {
+            v["type"] == "run" && v["run"] == name.as_str()
+        });
+        // A look or two, so the state holds the file's first bytes.
+        std::thread::sleep(Duration::from_millis(1500));
+        let (code, _, err) = f.interrupt();
+        assert_eq!(code, 130, "{err}");
+        // Cut in place, then a longer run that fails (a gap in its seq).
+        fs::write(&log, "").unwrap();
+        let mut bad = open_run(&bad_run, 4).replace(r#""seq":2"#, r#""seq":3"#);
+        bad.push_str(&whole_run(&last, 1));
+        append(&log, &bad);
+        let mut f = Follower::start(&args);
+        let name = last.clone();
+        f.expect(Duration::from_secs(3), "the last run", move |v| {
+            v["type"] == "run" && v["run"] == name.as_str()
+        });
+        let (code, all, err) = f.interrupt();
+        assert_eq!(code, 130, "{err}");
+        assert!(all.iter().any(|v| v["rule"] == "seq.gap"), "{all:#?}");
+    }
 }
 
 #[test]
@@ -533,22 +546,15 @@ fn what_aoitap_writes_and_what_is_no_file_are_not_followed() {
     let (code, _, err) = f.interrupt();
     assert_eq!(code, 130, "{err}");
     // Named, a FIFO or a directory with no file is said once; so is a
-    // state that cannot be written. Reading goes on.
+    // state that cannot be written (under a regular file, no directory
+    // can be made for it). Reading goes on. Without --multi-run too: a
+    // followed log's runs are judged each as it ends.
     let empty = tempfile::tempdir().unwrap();
     let (x, d) = (fifo.to_str().unwrap(), empty.path().to_str().unwrap());
-    let state = dir.path().join("no/such/dir/state.json");
+    let state = log.join("state.json");
     let s = state.to_str().unwrap();
     let args = [
-        "verify",
-        "--follow",
-        "--multi-run",
-        "--output",
-        "jsonl",
-        "--state",
-        s,
-        l,
-        x,
-        d,
+        "verify", "--follow", "--output", "jsonl", "--state", s, l, x, d,
     ];
     let mut f = Follower::start(&args);
     f.expect(Duration::from_secs(3), "run R9", run_event("R9"));

@@ -169,7 +169,7 @@ pub(super) enum DocFormat {
 /// reconcile and split-by-run.
 #[derive(Args, Debug, Default)]
 pub(super) struct FollowArgs {
-    /// Follow each FILE by name, as tail -F does: appended lines as they come, through rotation and truncation; a quoted glob ('logs/*.jsonl') is looked at again every second. Each run is judged as its summary arrives; Ctrl-C ends it (130).
+    /// Follow each FILE by name, as tail -F does: appended lines as they come, through rotation and truncation; a quoted glob ('logs/*.jsonl') is looked at again every second. Each run is judged as its summary arrives (as with --multi-run, which --follow implies); Ctrl-C ends it (130).
     #[arg(long)]
     pub(super) follow: bool,
 

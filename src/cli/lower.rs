@@ -447,6 +447,9 @@ fn followed(
     if command == "summarize" && opts.style.format == Format::Json {
         return refuse("--follow never ends, and --output json is written at the end: use jsonl");
     }
+    // A followed log holds one run after another, each judged as its
+    // summary arrives (DESIGN §17): as under --multi-run, given or not.
+    opts.check.multi_run = true;
     let written: Vec<PathBuf> = opts.report.iter().chain(&f.state).cloned().collect();
     let follow = Follow {
         from_end: f.from_end,

@@ -250,6 +250,11 @@ impl<R: Read> Cutter<R> {
         &mut self.rdr
     }
 
+    /// The reader, to look at.
+    pub fn get_ref(&self) -> &R {
+        &self.rdr
+    }
+
     /// Enough whole lines are in hand to hand out a batch.
     pub fn full(&self) -> bool {
         self.line_start >= BATCH_BYTES || self.batch.items.len() >= BATCH_BYTES / 64

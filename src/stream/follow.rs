@@ -384,11 +384,9 @@ impl<'o> Name<'o> {
             // Resumed: what was read before the stop was reported then,
             // if the file still starts as it did (else it was cut and
             // written again while aoitap was stopped: read from its start).
-            let resumed = state
-                .offset_of(id)
-                .filter(|(_, head)| starts_with(&file, head));
+            let resumed = state.offset_of(id).filter(|f| f.holds(&file));
             name.silent_until = match resumed {
-                Some((at, _)) if at <= meta.len() => at,
+                Some(f) if f.offset <= meta.len() => f.offset,
                 _ if from_end => meta.len(),
                 _ => 0,
             };
@@ -936,7 +934,27 @@ impl Watch {
 /// inode) and the offset just past the last line judged.
 #[derive(Default)]
 struct State {
-    files: Vec<(String, FileId, u64, Vec<u8>)>,
+    files: Vec<Saved>,
+}
+
+/// One file of a state: its name, which file, where reading stopped, and
+/// the bytes that tell it is still the file read (its first ones, and
+/// those just before where reading stopped: lines that start alike leave
+/// the first ones as they were when the file is cut and written again).
+struct Saved {
+    label: String,
+    id: FileId,
+    offset: u64,
+    head: Vec<u8>,
+    mark: Vec<u8>,
+}
+
+impl Saved {
+    /// Whether `file` still holds what was read of it.
+    fn holds(&self, file: &File) -> bool {
+        let from = self.offset.saturating_sub(self.mark.len() as u64);
+        starts_with(file, &self.head) && bytes_at(file, from, self.mark.len()) == self.mark
+    }
 }
 
 impl State {
@@ -958,13 +976,14 @@ impl State {
                     dev: f["dev"].as_u64()?,
                     ino: f["ino"].as_u64()?,
                 };
-                let head = f["head"].as_str().and_then(unhex).unwrap_or_default();
-                Some((
-                    f["path"].as_str()?.to_string(),
+                let hex = |k: &str| f[k].as_str().and_then(unhex).unwrap_or_default();
+                Some(Saved {
+                    label: f["path"].as_str()?.to_string(),
                     id,
-                    f["offset"].as_u64()?,
-                    head,
-                ))
+                    offset: f["offset"].as_u64()?,
+                    head: hex("head"),
+                    mark: hex("mark"),
+                })
             })
             .collect();
         State { files }
@@ -972,11 +991,8 @@ impl State {
 
     /// Where reading stopped in the file `id`, under whichever name it
     /// was read (a rotation may have renamed it since).
-    fn offset_of(&self, id: FileId) -> Option<(u64, &[u8])> {
-        self.files
-            .iter()
-            .find(|f| f.1 == id)
-            .map(|f| (f.2, f.3.as_slice()))
+    fn offset_of(&self, id: FileId) -> Option<&Saved> {
+        self.files.iter().find(|f| f.id == id)
     }
 
     /// The files read under `label` when reading stopped (the one it
@@ -985,8 +1001,8 @@ impl State {
     fn files_of<'s>(&'s self, label: &'s str) -> impl Iterator<Item = (FileId, u64)> + 's {
         self.files
             .iter()
-            .filter(move |f| f.0 == label)
-            .map(|f| (f.1, f.2))
+            .filter(move |f| f.label == label)
+            .map(|f| (f.id, f.offset))
     }
 
     /// Write the state of `names` to `path`, whole or not at all (a file
@@ -999,13 +1015,16 @@ impl State {
                 let open = n.open.as_ref().map(|o| (o, n.pos));
                 let draining = n.draining.as_ref().map(|d| (&d.0, n.drain_pos));
                 open.into_iter().chain(draining).map(|(o, offset)| {
-                    let head: String = o.head.iter().map(|b| format!("{b:02x}")).collect();
+                    let hex = |b: &[u8]| b.iter().map(|b| format!("{b:02x}")).collect::<String>();
+                    let from = offset.saturating_sub(HEAD as u64);
+                    let mark = bytes_at(&o.cutter.get_ref().file, from, (offset - from) as usize);
                     serde_json::json!({
                         "path": n.label,
                         "dev": o.id.dev,
                         "ino": o.id.ino,
                         "offset": offset,
-                        "head": head,
+                        "head": hex(&o.head),
+                        "mark": hex(&mark),
                     })
                 })
             })
@@ -1014,6 +1033,11 @@ impl State {
         let mut tmp = path.as_os_str().to_owned();
         tmp.push(".tmp");
         let tmp = PathBuf::from(tmp);
+        // Its directory is made, as a cache's is (`~/.cache` may not be
+        // there yet on a new machine).
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            let _ = fs::create_dir_all(dir);
+        }
         let written = fs::write(&tmp, format!("{doc}\n")).and_then(|()| fs::rename(&tmp, path));
         if written.is_err() {
             let _ = fs::remove_file(&tmp);
