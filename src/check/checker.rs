@@ -91,8 +91,6 @@ pub struct Checker<'c> {
     /// A pretty-printed document being read (the aiocs envelope, DESIGN
     /// §18): its lines so far, held until the object closes.
     doc: Option<Document>,
-    /// The last line went into `doc`: it is not a line of its own.
-    held: bool,
     /// The document the last line closed, for commands that read events.
     closed: Option<Closed>,
 }
@@ -146,7 +144,6 @@ impl<'c> Checker<'c> {
             exposures: vec![],
             withheld: None,
             doc: None,
-            held: false,
             closed: None,
         }
     }
@@ -160,7 +157,7 @@ impl<'c> Checker<'c> {
         let (withheld, key) = secrets::withheld(item, &self.cfg.secret_names, &self.markers);
         self.withheld = withheld;
         // A document's line is searched whole, as the document.
-        if let Some(suspect) = key.filter(|_| !self.held) {
+        if let Some(suspect) = key.filter(|_| !kind.held) {
             let msg = secrets::unparsed_message(&suspect, self.cfg.redact);
             let slot = self.runs.current(self.line);
             self.report(sink, slot, Rule::SecretExposed, msg)?;
@@ -186,7 +183,6 @@ impl<'c> Checker<'c> {
     fn judge_item(&mut self, item: &Line<'_>, sink: &mut dyn Sink) -> io::Result<LineKind> {
         self.line += 1;
         self.exposures.clear();
-        self.held = false;
         self.closed = None;
         // Only a document's line, or one that does not parse, can be part
         // of a document: a good line costs one test.
@@ -196,14 +192,8 @@ impl<'c> Checker<'c> {
         {
             match self.joined(sink, bytes, json.is_err())? {
                 Joined::Line => {}
-                Joined::Held => {
-                    self.held = true;
-                    return Ok(HELD);
-                }
-                Joined::Closed(doc) => {
-                    self.held = true;
-                    closed = Some(doc);
-                }
+                Joined::Held => return Ok(HELD),
+                Joined::Closed(doc) => closed = Some(doc),
             }
         }
         // One call of `event` for a line and a document alike, so it stays
