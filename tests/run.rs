@@ -724,3 +724,22 @@ fn sighup_stops_the_command_and_ends_cancelled_with_129() {
         "the command's group survived"
     );
 }
+
+/// An aiocs one-shot command (DESIGN §18) under `run`: its envelope, even
+/// pretty-printed, and its exit status must agree (the spec's "exit with
+/// status 1" on failure).
+#[test]
+fn an_aiocs_envelope_and_its_exit_must_agree() {
+    let failed = r#"printf '{\n  "ok": false,\n  "command": "show",\n  "error": {"code": "X", "message": "m"}\n}\n'"#;
+    let ok = r#"printf '{"ok":true,"command":"search","data":{}}\n'"#;
+    for (script, want, rules) in [
+        (format!("{failed}; exit 1"), 1, vec![]),
+        (format!("{ok}; exit 0"), 0, vec![]),
+        (format!("{ok}; exit 1"), 65, vec!["exit.disagrees"]),
+        (format!("{failed}; exit 0"), 65, vec!["exit.disagrees"]),
+    ] {
+        let out = saved(&["--output", "jsonl"], &["sh", "-c", &script]);
+        assert_eq!(out.code, want, "{script}: {}", out.stdout);
+        assert_eq!(out.rules(), rules, "{script}: {}", out.stdout);
+    }
+}
