@@ -263,21 +263,31 @@ impl Stats {
             reason: (ok == Some(false)).then(|| "error".into()),
             ..Outcome::default()
         });
-        if ok == Some(false) && self.errors.len() < MAX_KINDS {
-            let text = |k: &str| {
-                ev.get("error")
-                    .and_then(|p| p.field(k))
-                    .and_then(|v| v.as_str())
-                    .map(|s| s.into_owned())
-            };
-            self.errors.push(Problem {
-                category: "-".into(),
-                code: text("code").unwrap_or_else(|| "-".into()),
-                count: 1,
-                first_message: one_line(&text("message").unwrap_or_default()),
-                first_line: line,
-            });
+        if ok == Some(false) {
+            self.payload_error(ev, line);
         }
+    }
+
+    /// An `error` payload of `code` and `message`, as AFDATA and aiocs
+    /// carry it: an error with no category, counted by its code.
+    fn payload_error(&mut self, ev: &Event<'_>, line: u64) {
+        if self.errors.len() >= MAX_KINDS {
+            return;
+        }
+        let payload = ev.get("error");
+        let text = |k: &str| {
+            payload
+                .and_then(|p| p.field(k))
+                .and_then(|v| v.as_str())
+                .map(|s| s.into_owned())
+        };
+        self.errors.push(Problem {
+            category: "-".into(),
+            code: text("code").unwrap_or_else(|| "-".into()),
+            count: 1,
+            first_message: one_line(&text("message").unwrap_or_default()),
+            first_line: line,
+        });
     }
 
     /// AFDATA's terminal event is the run's outcome; its error payload is
@@ -300,22 +310,7 @@ impl Stats {
                     reason: Some("error".into()),
                     ..Outcome::default()
                 });
-                let payload = ev.get("error");
-                let text = |k: &str| {
-                    payload
-                        .and_then(|p| p.field(k))
-                        .and_then(|v| v.as_str())
-                        .map(|s| s.into_owned())
-                };
-                if self.errors.len() < MAX_KINDS {
-                    self.errors.push(Problem {
-                        category: "-".into(),
-                        code: text("code").unwrap_or_else(|| "-".into()),
-                        count: 1,
-                        first_message: one_line(&text("message").unwrap_or_default()),
-                        first_line: line,
-                    });
-                }
+                self.payload_error(ev, line);
             }
             _ => {}
         }

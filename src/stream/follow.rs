@@ -444,9 +444,7 @@ fn taken(names: &[Name<'_>]) -> HashMap<FileId, Option<Released>> {
 
 /// Whether `file` starts with `head`.
 fn starts_with(file: &File, head: &[u8]) -> bool {
-    use std::os::unix::fs::FileExt;
-    let mut now = vec![0; head.len()];
-    file.read_exact_at(&mut now, 0).is_ok() && now == head
+    bytes_at(file, 0, head.len()) == head
 }
 
 /// The bytes a state's `head` spells in hex.
