@@ -371,6 +371,17 @@ fn summarize_names_the_protocol_and_counts_by_its_discriminator() {
         caps["commands"][0]["input_protocols"],
         serde_json::json!(["aoi", "aoi-0.2", "afdata", "ndjson", "aiocs"])
     );
+    // OKF's error envelope is a command's stderr: run's alone.
+    let run_cmd = caps["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "run")
+        .unwrap();
+    assert_eq!(
+        run_cmd["input_protocols"],
+        serde_json::json!(["aoi", "aoi-0.2", "afdata", "ndjson", "aiocs", "okf"])
+    );
 }
 
 /// aoitap's own report on every protocol passes its own verify.

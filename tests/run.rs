@@ -743,3 +743,128 @@ fn an_aiocs_envelope_and_its_exit_must_agree() {
         assert_eq!(out.rules(), rules, "{script}: {}", out.stdout);
     }
 }
+
+/// An OKF command under `run --protocol okf` (DESIGN §18): one JSON
+/// document on stdout, and on failure the error envelope on stderr, its
+/// `kind` and `exitCode` true to the real status. Every `okf.*` rule
+/// fires here.
+#[test]
+fn an_okf_commands_error_envelope_must_tell_the_truth() {
+    // The spec's own example, and what it says of a usage failure.
+    let envelope = |kind: &str, code: &str, extra: &str| {
+        format!(
+            r#"{{"schemaVersion":"1","error":{{"kind":"{kind}","command":"search","exitCode":{code},"message":"search requires a key or path and a query","truncated":false{extra}}}}}"#
+        )
+    };
+    let fail = |doc: &str, status: i32| format!("printf '%s\\n' '{doc}' >&2; exit {status}");
+    let pretty = r#"printf '{\n  "schemaVersion": "1",\n  "results": []\n}\n'"#;
+    let cases: Vec<(String, i32, Vec<&str>)> = vec![
+        // Success with one document, compact or pretty-printed.
+        (
+            r#"echo '{"schemaVersion":"1","results":[]}'"#.into(),
+            0,
+            vec![],
+        ),
+        (pretty.into(), 0, vec![]),
+        // A usage failure reported truly is the command's failure.
+        (fail(&envelope("usage", "2", ""), 2), 1, vec![]),
+        (fail(&envelope("runtime", "4", ""), 4), 1, vec![]),
+        // What contradicts the real exit status.
+        (
+            fail(&envelope("usage", "2", ""), 3),
+            65,
+            vec!["okf.kind-disagrees", "okf.exit-disagrees"],
+        ),
+        (
+            fail(&envelope("runtime", "2", ""), 2),
+            65,
+            vec!["okf.kind-disagrees"],
+        ),
+        (
+            fail(&envelope("runtime", "1", ""), 4),
+            65,
+            vec!["okf.exit-disagrees"],
+        ),
+        (
+            format!(
+                r#"echo '{{}}'; printf '%s\n' '{}' >&2; exit 0"#,
+                envelope("runtime", "1", "")
+            ),
+            65,
+            vec!["okf.exit-disagrees"],
+        ),
+        // The envelope's shape (a closed schema).
+        (
+            fail(&envelope("runtime", "1", r#","hint":"x""#), 1),
+            65,
+            vec!["okf.error-invalid"],
+        ),
+        (
+            fail(&envelope("runtime", r#""1""#, ""), 1),
+            65,
+            vec!["okf.error-invalid"],
+        ),
+        (
+            fail(r#"{"schemaVersion":"1","error":{"kind":"runtime"}"#, 1),
+            65,
+            vec!["okf.error-invalid"],
+        ),
+        (
+            "echo 'Error: no such bundle' >&2; exit 1".into(),
+            65,
+            vec!["okf.error-missing"],
+        ),
+        ("exit 1".into(), 65, vec!["okf.error-missing"]),
+        (
+            "head -c 300000 /dev/zero | tr '\\0' x >&2; exit 1".into(),
+            65,
+            vec!["okf.error-too-large"],
+        ),
+        // stdout: one document, whole.
+        ("exit 0".into(), 65, vec!["okf.document-missing"]),
+        (
+            "echo '{}'; echo '{}'".into(),
+            65,
+            vec!["okf.document-extra"],
+        ),
+        (
+            r#"printf '{\n  "a": 1\n'"#.into(),
+            65,
+            vec!["okf.document-cut"],
+        ),
+    ];
+    let mut fired = std::collections::BTreeSet::new();
+    for (script, want, rules) in &cases {
+        let out = saved(
+            &["--protocol", "okf", "--output", "jsonl"],
+            &["sh", "-c", script],
+        );
+        assert_eq!(out.code, *want, "{script}: {}", out.stdout);
+        assert_eq!(out.rules(), *rules, "{script}: {}", out.stdout);
+        fired.extend(out.rules());
+    }
+    for rule in aoitap::check::rules::Rule::ALL {
+        if rule.id().starts_with("okf.") {
+            assert!(fired.contains(rule.id()), "no case fires {}", rule.id());
+        }
+    }
+    // The envelope is still passed on: a person at a terminal reads it.
+    let out = saved(
+        &["--protocol", "okf"],
+        &["sh", "-c", &fail(&envelope("usage", "2", ""), 2)],
+    );
+    assert!(out.stderr.contains(r#""kind":"usage""#), "{}", out.stderr);
+    assert!(
+        out.stdout.contains("(search)"),
+        "the run is named by its command: {}",
+        out.stdout
+    );
+    // Only run sees a command's stderr.
+    let out = aoitap(&["verify", "--protocol", "okf"]);
+    assert_eq!(out.code, 64, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("--protocol okf is for run"),
+        "{}",
+        out.stderr
+    );
+}

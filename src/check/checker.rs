@@ -12,7 +12,7 @@ use crate::check::finding::{Draft, Reporter, Sink};
 use crate::check::marker::Markers;
 use crate::check::names;
 use crate::check::protocol::Protocol;
-use crate::check::protocols::{self, LineKind};
+use crate::check::protocols::{self, Exited, LineKind};
 use crate::check::rules::Rule;
 use crate::check::run_state::{Identity, RunState};
 use crate::check::runs::{Run, RunRef, Runs, Target};
@@ -383,20 +383,26 @@ impl<'c> Checker<'c> {
         Ok(())
     }
 
-    /// `run`: the command's exit against what its stream says (spec §4.1,
-    /// §6), for each run still open: `exit.disagrees` when it exited 0 but
-    /// the summary says ok:false, or failed (`how`: "exited 3", "was
-    /// killed by SIGKILL") but the summary says ok:true.
-    pub fn exited(&mut self, sink: &mut dyn Sink, success: bool, how: &str) -> io::Result<()> {
+    /// `run`: the command has ended (`ended`), and each run still open is
+    /// held to it by its protocol's rules (spec §4.1, §6: `exit.disagrees`;
+    /// OKF's error envelope). Output that never began is one run too, as
+    /// at `finish`, for a contract that asks for output.
+    pub fn exited(&mut self, sink: &mut dyn Sink, ended: &Exited<'_>) -> io::Result<()> {
+        // Its stdout has ended: a document still open was cut.
+        self.cut_document(sink)?;
+        if self.line == 0 {
+            self.runs.current(0);
+        }
+        let cfg = self.cfg;
         for slot in self.runs.open_slots(|_| true) {
-            let ok = self.runs.run(slot).summary.as_ref().and_then(|o| o.ok);
-            let says = match (ok, success) {
-                (Some(false), true) => "ok:false",
-                (Some(true), false) => "ok:true",
-                _ => continue,
+            let mut out = Reporter {
+                cfg,
+                line: self.line,
+                sink: &mut *sink,
             };
-            let msg = format!("the stream's summary says {says}, but the command {how}");
-            self.report(sink, slot, Rule::ExitDisagrees, msg)?;
+            let run = self.runs.run(slot);
+            let protocol = protocols::at_end(run, cfg);
+            protocols::contract_of(protocol).exited(run, &mut out, ended)?;
         }
         Ok(())
     }
@@ -422,7 +428,7 @@ impl<'c> Checker<'c> {
     /// A line of a pretty-printed JSON document, which is judged as one
     /// event once it closes (at the line it opened on); `None` for a line
     /// of its own. A document opens on a line that is the start of an
-    /// object left open: under `--protocol aiocs` any such line, and
+    /// object left open: under `--protocol aiocs` or `okf` any such line, and
     /// otherwise only a first line that is `{` alone, so a cut NDJSON line
     /// never swallows the lines after it.
     #[inline(never)]
@@ -430,7 +436,9 @@ impl<'c> Checker<'c> {
         let Some(mut doc) = self.doc.take() else {
             let trimmed = bytes.trim_ascii();
             let opens = match self.cfg.protocol {
-                Some(Protocol::Aiocs) => trimmed.starts_with(b"{") && left_open(trimmed),
+                Some(Protocol::Aiocs | Protocol::Okf) => {
+                    trimmed.starts_with(b"{") && left_open(trimmed)
+                }
                 None => self.line == 1 && trimmed == b"{",
                 Some(_) => false,
             };
@@ -487,16 +495,7 @@ impl<'c> Checker<'c> {
 
     /// End of input: judge every run still open.
     pub fn finish(mut self, sink: &mut dyn Sink) -> io::Result<()> {
-        if let Some(doc) = self.doc.take() {
-            let msg = format!(
-                "the document opened at line {} never closes: the output was cut",
-                doc.first_line
-            );
-            self.unreadable(sink, Draft::new(Rule::AiocsDocumentCut, msg))?;
-            // Only the aiocs envelope is read as a document.
-            let slot = self.runs.current(self.line);
-            self.runs.run(slot).protocol.get_or_insert(Protocol::Aiocs);
-        }
+        self.cut_document(sink)?;
         if self.line == 0 {
             // Empty input is one run that never began (DESIGN §4): its
             // summary is missing, in every mode.
@@ -504,6 +503,26 @@ impl<'c> Checker<'c> {
         }
         for slot in self.runs.open_slots(|_| true) {
             self.close(sink, slot)?;
+        }
+        Ok(())
+    }
+
+    /// The input ended inside a document: it was cut.
+    fn cut_document(&mut self, sink: &mut dyn Sink) -> io::Result<()> {
+        if let Some(doc) = self.doc.take() {
+            let msg = format!(
+                "the document opened at line {} never closes: the output was cut",
+                doc.first_line
+            );
+            // Only the aiocs envelope and an OKF document are read as
+            // documents.
+            let (rule, protocol) = match self.cfg.protocol {
+                Some(Protocol::Okf) => (Rule::OkfDocumentCut, Protocol::Okf),
+                _ => (Rule::AiocsDocumentCut, Protocol::Aiocs),
+            };
+            self.unreadable(sink, Draft::new(rule, msg))?;
+            let slot = self.runs.current(self.line);
+            self.runs.run(slot).protocol.get_or_insert(protocol);
         }
         Ok(())
     }

@@ -45,7 +45,7 @@ pub use id::{ByDigest, digest, id_key};
 pub use marker::Markers;
 pub use meta_args::is_sensitive_name;
 pub use protocol::{Protocol, major};
-pub use protocols::{LineKind, SeqPlace};
+pub use protocols::{Captured, Exited, LineKind, OKF_MAX_ERROR_BYTES, SeqPlace};
 pub use run_state::{Cause, Identity};
 pub use runs::{Run, RunKey, RunRef};
 pub use secrets::{Exposure, Withholding, is_secret_name, redact};

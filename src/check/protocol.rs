@@ -20,15 +20,19 @@ pub enum Protocol {
     /// The aiocs one-shot `--json` envelope: one document, `ok` and
     /// `command`.
     Aiocs,
+    /// An OKF command under `run`: one JSON document on stdout, and on
+    /// failure the error envelope on stderr. Never guessed.
+    Okf,
 }
 
 impl Protocol {
-    pub const ALL: [Protocol; 5] = [
+    pub const ALL: [Protocol; 6] = [
         Protocol::Aoi,
         Protocol::Aoi02,
         Protocol::Afdata,
         Protocol::Ndjson,
         Protocol::Aiocs,
+        Protocol::Okf,
     ];
 
     pub fn name(self) -> &'static str {
@@ -38,6 +42,7 @@ impl Protocol {
             Protocol::Afdata => "afdata",
             Protocol::Ndjson => "ndjson",
             Protocol::Aiocs => "aiocs",
+            Protocol::Okf => "okf",
         }
     }
 
@@ -79,7 +84,10 @@ impl Protocol {
     /// Runs of this protocol have no id of their own: each is known by the
     /// line that opened it.
     pub fn runs_by_position(self) -> bool {
-        matches!(self, Protocol::Afdata | Protocol::Ndjson | Protocol::Aiocs)
+        matches!(
+            self,
+            Protocol::Afdata | Protocol::Ndjson | Protocol::Aiocs | Protocol::Okf
+        )
     }
 }
 

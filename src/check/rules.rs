@@ -123,6 +123,14 @@ catalogue! {
     AiocsDocumentExtra "aiocs.document-extra" Error "aiocs envelope" "a second JSON document after the envelope";
     AiocsDocumentMissing "aiocs.document-missing" Error "aiocs envelope" "no whole envelope document in the input";
     AiocsDocumentCut "aiocs.document-cut" Error "aiocs envelope" "a pretty-printed document that never closes: the output was cut";
+    OkfDocumentMissing "okf.document-missing" Error "OKF contracts" "run: the command exited 0 with no JSON document on stdout";
+    OkfDocumentExtra "okf.document-extra" Error "OKF contracts" "run: a second JSON document on stdout, which holds one";
+    OkfDocumentCut "okf.document-cut" Error "OKF contracts" "run: a pretty-printed stdout document that never closes";
+    OkfErrorMissing "okf.error-missing" Error "OKF error envelope" "run: the command failed with no JSON error document on stderr";
+    OkfErrorInvalid "okf.error-invalid" Error "OKF error envelope" "run: stderr is not one {schemaVersion:\"1\", error:{kind, command, exitCode, message, truncated}} document";
+    OkfErrorTooLarge "okf.error-too-large" Error "OKF error envelope" "run: the error document is over 256 KiB";
+    OkfKindDisagrees "okf.kind-disagrees" Error "OKF error envelope" "run: kind is usage but the exit status is not 2, or runtime but it is 2";
+    OkfExitDisagrees "okf.exit-disagrees" Error "OKF error envelope" "run: exitCode is not the command's real exit status";
     NdjsonTypeMissing "ndjson.type-missing" Error "aiocs daemon stream" "no string discriminator (--type-field)";
     NdjsonFirstWrong "ndjson.first-wrong" Error "aiocs daemon stream" "a run does not start with the --first type";
     NdjsonLastMissing "ndjson.last-missing" Error "aiocs daemon stream" "EOF before the --last type";
@@ -245,7 +253,7 @@ mod tests {
             );
             assert_eq!(Rule::from_id(r.id()), Some(*r));
         }
-        assert_eq!(Rule::ALL.len(), 84);
+        assert_eq!(Rule::ALL.len(), 92);
     }
 
     #[test]

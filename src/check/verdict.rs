@@ -214,6 +214,7 @@ fn pass_message(run: &RunState, protocol: Protocol) -> String {
         Protocol::Afdata => "result",
         Protocol::Ndjson => "ended by its last type",
         Protocol::Aiocs => "ok",
+        Protocol::Okf => "exited 0",
     };
     format!("{} events{seq}, {end}", run.lines)
 }

@@ -532,6 +532,8 @@ pub(super) enum ProtocolArg {
     Ndjson,
     /// The aiocs one-shot --json envelope: one document, compact or pretty-printed.
     Aiocs,
+    /// run: an OKF command (okn --error-format json): one JSON document on stdout, and on failure the error envelope on stderr.
+    Okf,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

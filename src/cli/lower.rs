@@ -577,6 +577,7 @@ impl ProtocolArg {
             ProtocolArg::Afdata => Some(Protocol::Afdata),
             ProtocolArg::Ndjson => Some(Protocol::Ndjson),
             ProtocolArg::Aiocs => Some(Protocol::Aiocs),
+            ProtocolArg::Okf => Some(Protocol::Okf),
         }
     }
 }

@@ -34,6 +34,11 @@ pub(super) fn stream(args: &StreamArgs, command: &str) -> Result<(), Error> {
                 " or jsonl"
             }
         ))
+    } else if args.protocol == ProtocolArg::Okf && command != "run" {
+        // Its error envelope is the command's stderr, which only run has.
+        Some(format!(
+            "--protocol okf is for run: an OKF command's error envelope is on its stderr, which {command} does not see"
+        ))
     } else if let Some(input) = args
         .files
         .iter()

@@ -97,7 +97,8 @@ impl Consumer for Strip<'_> {
                 },
                 // Only AOI 1.x has an envelope to take off.
                 Protocol::Aoi => ((0, bytes.len()), ev.aoi_cut()),
-                Protocol::Aoi02 | Protocol::Ndjson => ((0, bytes.len()), None),
+                // (An OKF document is `run`'s only.)
+                Protocol::Aoi02 | Protocol::Ndjson | Protocol::Okf => ((0, bytes.len()), None),
             };
             let exposures = if self.opts.stream.redact {
                 redaction::redactions(&ev, &decided, &mut self.scratch)

@@ -366,6 +366,16 @@ pub fn schema() -> Value {
     })
 }
 
+/// The protocols `command` reads: OKF's error envelope is a command's
+/// stderr, which only `run` sees (DESIGN §18).
+fn input_protocols(command: &str) -> Vec<&'static str> {
+    Protocol::ALL
+        .iter()
+        .filter(|p| **p != Protocol::Okf || command == "run")
+        .map(|p| p.name())
+        .collect()
+}
+
 /// The capability manifest (§17).
 pub fn capabilities() -> Value {
     let stream = |name: &str, events: &[&str], read_only: bool, outputs: &[&str]| {
@@ -379,7 +389,7 @@ pub fn capabilities() -> Value {
             "supports_dry_run": false,
             "input_modes": ["stdin", "files"],
             "input_format": "jsonl",
-            "input_protocols": protocol()["enum"].clone(),
+            "input_protocols": input_protocols(name),
             "malformed_input": "per-line tolerant: each malformed line is a finding and reading goes on",
             "outputs": outputs,
             "event_types": events,

@@ -7,6 +7,7 @@ use std::io;
 
 use crate::check::finding::Reporter;
 use crate::check::protocol::Protocol;
+use crate::check::rules::Rule;
 use crate::check::run_state::RunState;
 use crate::json::Event;
 
@@ -18,6 +19,26 @@ pub(in crate::check) trait Contract {
 
     /// The run is over: what a cut end looks like in this protocol.
     fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()>;
+
+    /// `run`: the command ended so. What the stream said must agree
+    /// (spec §4.1, §6): `exit.disagrees` when it exited 0 but the run says
+    /// ok:false, or failed but the run says ok:true.
+    fn exited(
+        &self,
+        run: &mut RunState,
+        out: &mut Reporter<'_>,
+        ended: &Exited<'_>,
+    ) -> io::Result<()> {
+        let ok = run.summary.as_ref().and_then(|o| o.ok);
+        let says = match (ok, ended.success()) {
+            (Some(false), true) => "ok:false",
+            (Some(true), false) => "ok:true",
+            _ => return Ok(()),
+        };
+        let how = ended.how;
+        let msg = format!("the stream's summary says {says}, but the command {how}");
+        out.report(run, Rule::ExitDisagrees, None, msg)
+    }
 }
 
 /// What a protocol's rules made of one line.
@@ -73,4 +94,27 @@ pub enum SeqPlace {
     Skipped,
     /// At this seq.
     At(u64),
+}
+
+/// How `run`'s command ended, as its protocol holds its output to it.
+pub struct Exited<'a> {
+    /// Its exit status; `None` when a signal killed it.
+    pub code: Option<i32>,
+    /// As a person says it: "exited 3", "was killed by SIGKILL".
+    pub how: &'a str,
+    /// What it wrote on stderr, for a protocol that reads it (OKF).
+    pub stderr: Option<Captured>,
+}
+
+impl Exited<'_> {
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+}
+
+/// The start of what a command wrote on a stream, and how much it wrote.
+#[derive(Debug, Default)]
+pub struct Captured {
+    pub head: Vec<u8>,
+    pub total: u64,
 }

@@ -2,7 +2,9 @@
 //! trait (`contract.rs`): AOI 1.x (`aoi.rs`), AOI 0.2 as the AOI
 //! TypeScript SDK 0.1 and machinemode write it (`aoi02.rs`), AFDATA v1
 //! event streams (`afdata.rs`), typed NDJSON such as a daemon's log
-//! (`ndjson.rs`) and the aiocs one-shot envelope (`aiocs.rs`); the framework events 1.x and 0.2 share are
+//! (`ndjson.rs`), the aiocs one-shot envelope (`aiocs.rs`) and an OKF
+//! command's output and error envelope under `run` (`okf.rs`); the
+//! framework events 1.x and 0.2 share are
 //! `framework.rs`. A new protocol is a variant of `Protocol`, its
 //! detection, its module and its arm in `contract_of`.
 
@@ -22,11 +24,13 @@ mod aoi02;
 mod contract;
 mod framework;
 mod ndjson;
+mod okf;
 
 pub(in crate::check) use contract::Contract;
-pub use contract::{LineKind, SeqPlace};
+pub use contract::{Captured, Exited, LineKind, SeqPlace};
 pub(in crate::check) use framework::typed;
 pub(in crate::check) use ndjson::opens;
+pub use okf::MAX_ERROR_BYTES as OKF_MAX_ERROR_BYTES;
 
 /// The rules of `protocol`.
 pub(in crate::check) fn contract_of(protocol: Protocol) -> &'static dyn Contract {
@@ -36,6 +40,7 @@ pub(in crate::check) fn contract_of(protocol: Protocol) -> &'static dyn Contract
         Protocol::Afdata => &afdata::Afdata,
         Protocol::Ndjson => &ndjson::Ndjson,
         Protocol::Aiocs => &aiocs::Aiocs,
+        Protocol::Okf => &okf::Okf,
     }
 }
 
@@ -56,10 +61,11 @@ pub(in crate::check) fn decide(
     run.protocol = Some(p);
     // ndjson is any object with a discriminator; a 0.x stream under
     // `--protocol aoi` is `version.aoi-unsupported` (its meta says so); an
-    // aiocs envelope that is not one is `aiocs.envelope-invalid`.
+    // aiocs envelope that is not one is `aiocs.envelope-invalid`; an OKF
+    // document is any object.
     let mismatch = pinned.is_some_and(|pin| {
         pin != seen
-            && !matches!(pin, Protocol::Ndjson | Protocol::Aiocs)
+            && !matches!(pin, Protocol::Ndjson | Protocol::Aiocs | Protocol::Okf)
             && !(pin == Protocol::Aoi && seen == Protocol::Aoi02)
     });
     if mismatch {

@@ -11,10 +11,12 @@ use std::os::unix::net::UnixStream;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 
+use crate::check::Captured;
 use crate::exit::Exit;
 use crate::signal::{Caught, Signals};
 
@@ -25,6 +27,9 @@ pub struct Running {
     told: Sender<Told>,
     /// The watcher's answer: how CMD ended.
     ended: Receiver<Status>,
+    /// What CMD writes on stderr, when it is kept (`tee_stderr`), and
+    /// word that it ended.
+    stderr: Option<(Arc<Mutex<Captured>>, Receiver<()>)>,
 }
 
 /// What the reading side tells the watcher once CMD's output stops.
@@ -40,6 +45,8 @@ enum Told {
 /// How CMD ended, as its watcher saw it.
 pub struct Status {
     pub status: std::process::ExitStatus,
+    /// The start of its stderr, when it was kept.
+    pub stderr: Option<Captured>,
     pub timed_out: bool,
     /// CMD exited, and something it left kept its stdout open past
     /// `--kill-after`: the rest was not read.
@@ -52,6 +59,7 @@ impl Status {
     fn lost() -> Status {
         Status {
             status: std::process::ExitStatus::from_raw(9),
+            stderr: None,
             timed_out: false,
             held_open: false,
             elapsed_ms: 0,
@@ -76,7 +84,15 @@ impl Running {
         let _ = self.told.send(told);
         loop {
             match self.ended.recv_timeout(Duration::from_millis(20)) {
-                Ok(status) => return status,
+                Ok(mut status) => {
+                    // CMD is gone, and with it (unless it left something
+                    // holding stderr) the last writer: the keeper ends.
+                    status.stderr = self.stderr.map(|(kept, done)| {
+                        let _ = done.recv_timeout(STDERR_GRACE);
+                        std::mem::take(&mut *kept.lock().unwrap_or_else(|e| e.into_inner()))
+                    });
+                    return status;
+                }
                 Err(RecvTimeoutError::Disconnected) => {
                     // The watcher cannot be gone without an answer; if it
                     // is, nothing of the group may stay.
@@ -110,30 +126,81 @@ impl Running {
     }
 }
 
+/// How long, once CMD has ended, its stderr may stay open (held by
+/// something it left) before what was kept of it is taken as all.
+const STDERR_GRACE: Duration = Duration::from_millis(500);
+
 /// Start CMD in a process group of its own, its stdout piped, and its
 /// watcher (`watch`); returns it, its stdout, and the reader's end of the
-/// socket the watcher wakes it with.
-pub fn spawn(command: &[OsString], limits: Limits) -> io::Result<(Running, File, OwnedFd)> {
+/// socket the watcher wakes it with. With `keep_stderr`, CMD's stderr is
+/// passed through as ever, and its first `keep_stderr` bytes are kept.
+pub fn spawn(
+    command: &[OsString],
+    limits: Limits,
+    keep_stderr: Option<usize>,
+) -> io::Result<(Running, File, OwnedFd)> {
     let (program, args) = command
         .split_first()
         .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no command"))?;
-    let mut child = Command::new(program)
-        .args(args)
-        .stdout(Stdio::piped())
-        .process_group(0)
-        .spawn()?;
+    let mut cmd = Command::new(program);
+    cmd.args(args).stdout(Stdio::piped()).process_group(0);
+    if keep_stderr.is_some() {
+        cmd.stderr(Stdio::piped());
+    }
+    let mut child = cmd.spawn()?;
     let group = Pid::from_child(&child);
     let stdout = child.stdout.take().expect("stdout was piped");
+    let stderr = match (keep_stderr, child.stderr.take()) {
+        (Some(limit), Some(pipe)) => {
+            let kept = Arc::new(Mutex::new(Captured::default()));
+            let (ends, done) = channel();
+            let keeper = Arc::clone(&kept);
+            std::thread::spawn(move || {
+                tee_stderr(pipe, limit, &keeper);
+                let _ = ends.send(());
+            });
+            Some((kept, done))
+        }
+        _ => None,
+    };
     let (told, hear) = channel();
     let (answer, ended) = channel();
     let (wake, woken) = UnixStream::pair()?;
     std::thread::spawn(move || watch(child, group, limits, &hear, &wake, &answer));
-    let running = Running { group, told, ended };
+    let running = Running {
+        group,
+        told,
+        ended,
+        stderr,
+    };
     Ok((
         running,
         File::from(OwnedFd::from(stdout)),
         OwnedFd::from(woken),
     ))
+}
+
+/// CMD's stderr, passed on to aoitap's as it comes, its first `limit`
+/// bytes kept. It is read to its end whatever becomes of aoitap's stderr,
+/// so CMD never blocks on a full pipe.
+fn tee_stderr(mut pipe: impl Read, limit: usize, kept: &Mutex<Captured>) {
+    let mut passing = true;
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let n = match pipe.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return,
+        };
+        {
+            let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+            let room = limit.saturating_sub(kept.head.len()).min(n);
+            kept.head.extend_from_slice(&buf[..room]);
+            kept.total += n as u64;
+        }
+        passing = passing && io::stderr().write_all(&buf[..n]).is_ok();
+    }
 }
 
 /// The signals aoitap has had, counted from its signal socket.
@@ -258,6 +325,7 @@ fn watch(
             if drained && settled && read_done {
                 let _ = answer.send(Status {
                     status,
+                    stderr: None,
                     timed_out,
                     held_open: drain_until.is_some_and(|t| Instant::now() >= t),
                     elapsed_ms: took.as_millis() as u64,

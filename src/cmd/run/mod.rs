@@ -20,7 +20,7 @@ use std::io::{self, BufWriter};
 use std::os::fd::OwnedFd;
 use std::time::Duration;
 
-use crate::check::{Checker, LineKind};
+use crate::check::{Checker, Exited, LineKind, OKF_MAX_ERROR_BYTES, Protocol};
 use crate::config::{Input, ReportTo, RunOptions};
 use crate::exit::{Error, Exit, Result};
 use crate::input::scan::Line;
@@ -216,7 +216,7 @@ impl Consumer for Attempts<'_> {
         };
         let caught = self.flags.as_ref().and_then(Caught::caught);
         let status = running.end(caught, self.flags.as_ref(), &mut self.signals);
-        let (success, ended, code, signal) = describe(&status.status);
+        let (_, ended, code, signal) = describe(&status.status);
         if status.timed_out || caught.is_some() {
             // A signal wins over a timeout: aoitap ends with the signal's
             // status, and its report says the same.
@@ -271,7 +271,12 @@ impl Consumer for Attempts<'_> {
             text: ended.clone(),
             held_open: status.held_open,
         });
-        check.exited(report, success, &ended)?;
+        let exited = Exited {
+            code,
+            how: &ended,
+            stderr: status.stderr,
+        };
+        check.exited(report, &exited)?;
         Ok(None)
     }
 
@@ -418,7 +423,11 @@ impl Attempts<'_> {
             timeout: self.opts.timeout,
             kill_after: self.opts.kill_after,
         };
-        let (running, stdout, wake) = child::spawn(&self.opts.command, limits)?;
+        // An OKF command's error envelope is on its stderr (DESIGN §18):
+        // one byte past the spec's limit says it is over.
+        let keep_stderr = (self.opts.stream.check.protocol == Some(Protocol::Okf))
+            .then_some(OKF_MAX_ERROR_BYTES + 1);
+        let (running, stdout, wake) = child::spawn(&self.opts.command, limits, keep_stderr)?;
         self.running = Some(running);
         self.wake = Some(wake);
         Ok(stdout)
