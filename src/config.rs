@@ -26,6 +26,8 @@ pub enum Invocation {
     Schema(SchemaOptions),
     Capabilities(CapabilitiesOptions),
     Completions(CompletionsOptions),
+    /// `aoitap man`: the manual page.
+    Man,
     Run(RunOptions),
     Lint(LintOptions),
     Filter(FilterOptions),

@@ -24,6 +24,7 @@ fn main() -> ExitCode {
         Ok(Invocation::Schema(opts)) => cmd::schema::run(&opts),
         Ok(Invocation::Capabilities(opts)) => cmd::capabilities::run(&opts),
         Ok(Invocation::Completions(opts)) => cmd::completions::run(&opts),
+        Ok(Invocation::Man) => cmd::completions::man(),
         Ok(Invocation::Run(opts)) => cmd::run::run(&opts),
         Ok(Invocation::Lint(opts)) => cmd::lint::run(&opts),
         Ok(Invocation::Filter(opts)) => cmd::filter::run(&opts),

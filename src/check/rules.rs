@@ -33,13 +33,31 @@ macro_rules! catalogue {
                 match self { $(Rule::$var => $id),* }
             }
 
+            /// The rule's name as one Pascal-case word (`SeqGap`): SARIF's
+            /// "friendly name".
+            pub fn name(self) -> &'static str {
+                match self { $(Rule::$var => stringify!($var)),* }
+            }
+
             pub fn default_severity(self) -> Severity {
                 match self { $(Rule::$var => Severity::$sev),* }
             }
 
-            /// The spec § (or §18 check) the rule comes from.
+            /// Where the rule comes from: an AOI-CLI spec § (or §18 check)
+            /// by number, else the contract and its section by name.
             pub fn anchor(self) -> &'static str {
                 match self { $(Rule::$var => $anchor),* }
+            }
+
+            /// The anchor as a reader finds it: `§8.1` for the AOI-CLI
+            /// spec's sections, the named ones as they are.
+            pub fn reference(self) -> String {
+                let anchor = self.anchor();
+                if anchor.starts_with(|c: char| c.is_ascii_digit()) {
+                    format!("§{anchor}")
+                } else {
+                    anchor.to_string()
+                }
             }
 
             /// What the rule catches, in one line (help text, man page).
@@ -108,41 +126,41 @@ catalogue! {
     StreamIdle "stream.idle" Warning "4.2" "--idle-timeout-ms passed with no line (a live pipe, --follow)";
     ProtocolMismatch "protocol.mismatch" Error "5.2" "the run does not read as the --protocol given";
     VersionLegacy "version.legacy" Info "5.2" "AOI 0.2 run: no envelope, so a middle cut is counted by the summary, not located";
-    AfdataKindInvalid "afdata.kind-invalid" Error "AFDATA 3" "kind absent or not result, error, progress or log";
-    AfdataPayloadMissing "afdata.payload-missing" Error "AFDATA 3" "no member named by the kind";
-    AfdataTraceNotObject "afdata.trace-not-object" Error "AFDATA 3" "trace present but not an object";
-    AfdataErrorFields "afdata.error-fields" Error "AFDATA 3" "error payload not an object with non-empty string code and message";
-    AfdataTerminalMissing "afdata.terminal-missing" Error "AFDATA 3" "EOF with no result or error event (allowed with --unbounded)";
-    AfdataTerminalNotLast "afdata.terminal-not-last" Error "AFDATA 3" "events after the run's result or error";
-    AfdataSuffixType "afdata.suffix-type" Error "AFDATA 1" "a value its key's suffix does not allow (latency_ms a string, size_bytes < 0, _rfc3339 with no offset); AFDATA runs, or --names afdata";
-    AfdataTraceMissing "afdata.trace-missing" Warning "AFDATA 3" "an event without an object trace (the strict profile; once per run)";
-    AfdataRetryableMissing "afdata.retryable-missing" Warning "AFDATA 3" "an error payload without a boolean retryable (the strict profile)";
-    AiocsEnvelopeInvalid "aiocs.envelope-invalid" Error "aiocs envelope" "the envelope's ok is not a boolean or its command not a string";
-    AiocsDataMissing "aiocs.data-missing" Error "aiocs envelope" "ok:true without data";
-    AiocsErrorFields "aiocs.error-fields" Error "aiocs envelope" "ok:false without an error holding string code and message";
-    AiocsDocumentExtra "aiocs.document-extra" Error "aiocs envelope" "a second JSON document after the envelope";
-    AiocsDocumentMissing "aiocs.document-missing" Error "aiocs envelope" "no whole envelope document in the input";
-    AiocsDocumentCut "aiocs.document-cut" Error "aiocs envelope" "a pretty-printed document that never closes: the output was cut";
-    OkfDocumentMissing "okf.document-missing" Error "OKF contracts" "run: the command exited 0 with no JSON document on stdout";
-    OkfDocumentExtra "okf.document-extra" Error "OKF contracts" "run: a second JSON document on stdout, which holds one";
-    OkfDocumentCut "okf.document-cut" Error "OKF contracts" "run: a pretty-printed stdout document that never closes";
-    OkfErrorMissing "okf.error-missing" Error "OKF error envelope" "run: the command failed with no JSON error document on stderr";
-    OkfErrorInvalid "okf.error-invalid" Error "OKF error envelope" "run: stderr is not one {schemaVersion:\"1\", error:{kind, command, exitCode, message, truncated}} document";
-    OkfErrorTooLarge "okf.error-too-large" Error "OKF error envelope" "run: the error document is over 256 KiB";
-    OkfKindDisagrees "okf.kind-disagrees" Error "OKF error envelope" "run: kind is usage but the exit status is not 2, or runtime but it is 2";
-    OkfExitDisagrees "okf.exit-disagrees" Error "OKF error envelope" "run: exitCode is not the command's real exit status";
-    NdjsonTypeMissing "ndjson.type-missing" Error "aiocs daemon stream" "no string discriminator (--type-field)";
-    NdjsonFirstWrong "ndjson.first-wrong" Error "aiocs daemon stream" "a run does not start with the --first type";
-    NdjsonLastMissing "ndjson.last-missing" Error "aiocs daemon stream" "EOF before the --last type";
-    NdjsonAfterLast "ndjson.after-last" Error "aiocs daemon stream" "events after the --last type";
+    AfdataKindInvalid "afdata.kind-invalid" Error "AFDATA Part 3" "kind absent or not result, error, progress or log";
+    AfdataPayloadMissing "afdata.payload-missing" Error "AFDATA Part 3" "no member named by the kind";
+    AfdataTraceNotObject "afdata.trace-not-object" Error "AFDATA Part 3" "trace present but not an object";
+    AfdataErrorFields "afdata.error-fields" Error "AFDATA Part 3" "error payload not an object with non-empty string code and message";
+    AfdataTerminalMissing "afdata.terminal-missing" Error "AFDATA Part 3" "EOF with no result or error event (allowed with --unbounded)";
+    AfdataTerminalNotLast "afdata.terminal-not-last" Error "AFDATA Part 3" "events after the run's result or error";
+    AfdataSuffixType "afdata.suffix-type" Error "AFDATA Part 1" "a value its key's suffix does not allow (latency_ms a string, size_bytes < 0, _rfc3339 with no offset); AFDATA runs, or --names afdata";
+    AfdataTraceMissing "afdata.trace-missing" Warning "AFDATA Part 3" "an event without an object trace (the strict profile; once per run)";
+    AfdataRetryableMissing "afdata.retryable-missing" Warning "AFDATA Part 3" "an error payload without a boolean retryable (the strict profile)";
+    AiocsEnvelopeInvalid "aiocs.envelope-invalid" Error "aiocs: One-shot command envelope" "the envelope's ok is not a boolean or its command not a string";
+    AiocsDataMissing "aiocs.data-missing" Error "aiocs: One-shot command envelope" "ok:true without data";
+    AiocsErrorFields "aiocs.error-fields" Error "aiocs: One-shot command envelope" "ok:false without an error holding string code and message";
+    AiocsDocumentExtra "aiocs.document-extra" Error "aiocs: One-shot command envelope" "a second JSON document after the envelope";
+    AiocsDocumentMissing "aiocs.document-missing" Error "aiocs: One-shot command envelope" "no whole envelope document in the input";
+    AiocsDocumentCut "aiocs.document-cut" Error "aiocs: One-shot command envelope" "a pretty-printed document that never closes: the output was cut";
+    OkfDocumentMissing "okf.document-missing" Error "OKF: Error envelope" "run: the command exited 0 with no JSON document on stdout";
+    OkfDocumentExtra "okf.document-extra" Error "OKF: Error envelope" "run: a second JSON document on stdout, which holds one";
+    OkfDocumentCut "okf.document-cut" Error "OKF: Error envelope" "run: a pretty-printed stdout document that never closes";
+    OkfErrorMissing "okf.error-missing" Error "OKF: Error envelope" "run: the command failed with no JSON error document on stderr";
+    OkfErrorInvalid "okf.error-invalid" Error "OKF: Error envelope" "run: stderr is not one {schemaVersion:\"1\", error:{kind, command, exitCode, message, truncated}} document";
+    OkfErrorTooLarge "okf.error-too-large" Error "OKF: Error envelope" "run: the error document is over 256 KiB";
+    OkfKindDisagrees "okf.kind-disagrees" Error "OKF: Error envelope" "run: kind is usage but the exit status is not 2, or runtime but it is 2";
+    OkfExitDisagrees "okf.exit-disagrees" Error "OKF: Error envelope" "run: exitCode is not the command's real exit status";
+    NdjsonTypeMissing "ndjson.type-missing" Error "aiocs: Daemon event stream" "no string discriminator (--type-field)";
+    NdjsonFirstWrong "ndjson.first-wrong" Error "aiocs: Daemon event stream" "a run does not start with the --first type";
+    NdjsonLastMissing "ndjson.last-missing" Error "aiocs: Daemon event stream" "EOF before the --last type";
+    NdjsonAfterLast "ndjson.after-last" Error "aiocs: Daemon event stream" "events after the --last type";
     SecretExposed "secret.exposed" Error "11" "a key ending _secret/_SECRET (or a --secret-name) whose value is not \"***\"";
     SecretUrlExposed "secret.url-exposed" Error "11" "a _url value with a password or secret-named parameter not ***";
     EventSchemaInvalid "event.schema-invalid" Error "10, 18#4" "the event does not validate against --schema (names the path, keyword and type's branch)";
     EventSchemaUnchecked "event.schema-unchecked" Warning "10" "the event was not validated against --schema: nested deeper than 128 levels, or a pattern the regex engine gave up on";
     ExitDisagrees "exit.disagrees" Error "4.1, 6" "run: the command's exit status contradicts its stream (0 with ok:false, non-zero with ok:true)";
-    FilterError "filter.error" Error "DESIGN 16" "filter: the program gave an error on this event (the other events are still filtered)";
-    FilterAssert "filter.assert" Error "DESIGN 16" "filter --assert EXPR is false, null or an error for this event";
-    RunStalled "run.stalled" Warning "DESIGN 17" "--follow --run-idle-timeout passed with no line of this open run";
+    FilterError "filter.error" Error "aoitap filter" "filter: the program gave an error on this event (the other events are still filtered)";
+    FilterAssert "filter.assert" Error "aoitap filter" "filter --assert EXPR is false, null or an error for this event";
+    RunStalled "run.stalled" Warning "aoitap --follow" "--follow --run-idle-timeout passed with no line of this open run";
 }
 
 impl Rule {

@@ -129,6 +129,12 @@ pub(super) enum Command {
     /// Shell completions for bash, zsh, fish, elvish or powershell, on stdout.
     #[command(after_help = "Example: aoitap completions bash > /etc/bash_completion.d/aoitap")]
     Completions(CompletionsArgs),
+
+    /// The manual page (roff), on stdout.
+    #[command(
+        after_help = "Example: aoitap man | man -l -\n         aoitap man > ~/.local/share/man/man1/aoitap.1"
+    )]
+    Man(ManArgs),
 }
 
 #[derive(Args, Debug)]
@@ -159,6 +165,9 @@ pub(super) struct CompletionsArgs {
     #[arg(value_enum, value_name = "SHELL")]
     pub(super) shell: clap_complete::Shell,
 }
+
+#[derive(Args, Debug)]
+pub(super) struct ManArgs {}
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum DocFormat {
@@ -400,15 +409,15 @@ pub(super) struct RunArgs {
 /// Options shared by every stream command (DESIGN §1).
 #[derive(Args, Debug)]
 pub(super) struct StreamArgs {
-    /// Input files, each an independent stream; a directory stands for its *.jsonl and *.ndjson files, recursively, sorted by path; none or "-" reads stdin (run reads CMD instead).
+    /// Input files, each an independent stream; a directory stands for its *.jsonl and *.ndjson files, recursively, sorted by path; none or "-" reads stdin.
     #[arg(value_name = "FILE")]
     pub(super) files: Vec<PathBuf>,
 
-    /// Report format: human, jsonl (aoitap's own AOI event stream), json (summarize: one document), tap (verify and run).
+    /// Report format.
     #[arg(long, visible_alias = "format", value_enum, default_value_t = OutputArg::Human, value_name = "FORMAT")]
     pub(super) output: OutputArg,
 
-    /// The input is a log of many runs, concatenated or interleaved; each is judged on its own (always on for split-by-run, summarize and reconcile).
+    /// The input is a log of many runs, concatenated or interleaved; each is judged on its own.
     #[arg(long)]
     pub(super) multi_run: bool,
 
@@ -457,11 +466,11 @@ pub(super) struct StreamArgs {
     pub(super) expect_schema: Option<SchemaPin>,
 
     /// Ignore this rule (repeatable); the rules are listed in `aoitap verify --help` and the man page.
-    #[arg(long, value_name = "RULE", value_parser = values::parse_rule)]
+    #[arg(long, value_name = "RULE", value_parser = values::RuleId, hide_possible_values = true)]
     pub(super) allow: Vec<Rule>,
 
     /// Make this rule an error (repeatable; of --allow R and --deny R, the last one given wins).
-    #[arg(long, value_name = "RULE", value_parser = values::parse_rule)]
+    #[arg(long, value_name = "RULE", value_parser = values::RuleId, hide_possible_values = true)]
     pub(super) deny: Vec<Rule>,
 
     /// --allow and --deny in the order given (clap keeps each list apart).
@@ -503,12 +512,34 @@ pub(super) struct StreamArgs {
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum OutputArg {
+    /// For a person: a line per finding and per run, and the result.
     Human,
+    /// aoitap's own AOI event stream, which aoitap verify passes.
     Jsonl,
-    /// One JSON document (summarize only).
+    /// One JSON document.
     Json,
-    /// TAP 13 (verify and run only).
+    /// TAP 13: a test point per run (per attempt for run), for prove.
     Tap,
+    /// JUnit XML: a testsuite per FILE (or CMD), a testcase per run, its findings in <failure>; a retried attempt is a rerun.
+    Junit,
+    /// SARIF 2.1.0: a result per finding with its file and line, the rule catalogue as the tool's rules (GitHub code scanning).
+    Sarif,
+    /// GitHub Actions workflow commands: ::error file=F,line=N,title=RULE::message per finding.
+    Github,
+}
+
+impl OutputArg {
+    /// The report formats `command` writes (DESIGN §5, §19): its --help
+    /// lists these, and clap refuses any other.
+    pub(super) fn of(command: &str) -> &'static [OutputArg] {
+        use OutputArg::*;
+        match command {
+            "verify" => &[Human, Jsonl, Tap, Junit, Sarif, Github],
+            "run" => &[Human, Jsonl, Tap, Junit, Github],
+            "summarize" => &[Human, Jsonl, Json],
+            _ => &[Human, Jsonl],
+        }
+    }
 }
 
 /// lint's report formats: its own, so its help lists only what it takes.
@@ -520,6 +551,8 @@ pub(super) enum LintOutputArg {
     Jsonl,
     /// TAP 13: a point per check, # SKIP for a check not made, # TODO for an expected failure.
     Tap,
+    /// JUnit XML: a testcase per check, <skipped> for a check not made or an expected failure.
+    Junit,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -549,12 +582,44 @@ pub(super) enum ColorArg {
     Never,
 }
 
-/// The clap definition (for help, the man page and completions).
+/// The clap definition (for help, the man page and completions): the
+/// parser's, with run's FILE operand left out, as run reads CMD, never
+/// FILE (naming one is refused).
 pub fn command() -> clap::Command {
-    // run shares the stream options, but reads CMD, never FILE: its help,
-    // usage line and man page leave FILE out (naming one is refused).
-    <Cli as clap::CommandFactory>::command().mut_subcommands(|sub| match sub.get_name() {
-        "run" => sub.mut_arg("files", |a| a.hide(true)),
-        _ => sub,
+    parser().mut_subcommand("run", |sub| sub.mut_arg("files", |a| a.hide(true)))
+}
+
+/// The command line's parser. run's FILE stays visible here: hidden, it
+/// would change how clap hands out the words after `--` (run's help comes
+/// from `command`).
+pub(super) fn parser() -> clap::Command {
+    // Each stream command's --output takes only the formats it writes,
+    // so its help offers nothing it refuses; --multi-run is always on in
+    // split-by-run, summarize and reconcile, so their help leaves it out.
+    <Cli as clap::CommandFactory>::command().mut_subcommands(|sub| {
+        let name = sub.get_name().to_string();
+        let sub = if sub.get_arguments().any(|a| a.get_id() == "files")
+            && sub.get_arguments().any(|a| a.get_id() == "output")
+        {
+            sub.mut_arg("output", |a| a.value_parser(outputs(OutputArg::of(&name))))
+        } else {
+            sub
+        };
+        match name.as_str() {
+            "split-by-run" | "summarize" | "reconcile" => {
+                sub.mut_arg("multi_run", |a| a.hide(true))
+            }
+            _ => sub,
+        }
     })
+}
+
+/// A value parser of `OutputArg` that takes only `allowed`.
+fn outputs(
+    allowed: &'static [OutputArg],
+) -> impl clap::builder::TypedValueParser<Value = OutputArg> {
+    use clap::builder::TypedValueParser;
+    let values = allowed.iter().filter_map(ValueEnum::to_possible_value);
+    clap::builder::PossibleValuesParser::new(values)
+        .map(|v| OutputArg::from_str(&v, false).expect("a listed value is an OutputArg"))
 }

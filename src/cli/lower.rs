@@ -33,6 +33,7 @@ pub(super) fn lower(command: Command) -> Result<Invocation, Error> {
             major: a.schema_version,
         })),
         Command::Capabilities(_) => Ok(Invocation::Capabilities(CapabilitiesOptions {})),
+        Command::Man(_) => Ok(Invocation::Man),
         Command::Completions(a) => Ok(Invocation::Completions(CompletionsOptions {
             shell: a.shell,
         })),
@@ -204,6 +205,7 @@ fn lint(a: LintArgs) -> Result<LintOptions, Error> {
         LintOutputArg::Human => OutputArg::Human,
         LintOutputArg::Jsonl => OutputArg::Jsonl,
         LintOutputArg::Tap => OutputArg::Tap,
+        LintOutputArg::Junit => OutputArg::Junit,
     };
     let refuse = |what: &str| usage::refuse("lint", what, output);
     // Ids as the catalogue spells them, or `lint.06`, or `6`.
@@ -291,6 +293,7 @@ fn lint(a: LintArgs) -> Result<LintOptions, Error> {
     let format = match a.output {
         LintOutputArg::Jsonl => Format::Jsonl,
         LintOutputArg::Tap => Format::Tap,
+        LintOutputArg::Junit => Format::Junit,
         LintOutputArg::Human => Format::Human,
     };
     Ok(LintOptions {
@@ -501,7 +504,10 @@ impl StreamArgs {
         let format = match self.output {
             OutputArg::Jsonl => Format::Jsonl,
             OutputArg::Tap => Format::Tap,
-            _ => Format::Human,
+            OutputArg::Junit => Format::Junit,
+            OutputArg::Sarif => Format::Sarif,
+            OutputArg::Github => Format::Github,
+            OutputArg::Human | OutputArg::Json => Format::Human,
         };
         let color = match self.color {
             ColorArg::Always => true,

@@ -10,7 +10,7 @@ mod rules_table;
 mod usage;
 mod values;
 
-use clap::{ArgMatches, CommandFactory, FromArgMatches};
+use clap::{ArgMatches, FromArgMatches};
 
 use crate::check::rules::{Rule, Word};
 use crate::config::{CapabilitiesOptions, Invocation, SchemaOptions};
@@ -22,7 +22,7 @@ use args::{Cli, Command, StreamArgs};
 /// comes back instead is help to print or a refused command line
 /// (`exit::Error::Help`, `Error::Refused`): `main` says it.
 pub fn parse() -> Result<Invocation, Error> {
-    let cli = Cli::command().try_get_matches().and_then(|m| {
+    let cli = args::parser().try_get_matches().and_then(|m| {
         let mut cli = Cli::from_arg_matches(&m)?;
         if let (Some(stream), Some((_, sub))) = (
             cli.command.as_mut().and_then(Command::stream_mut),
@@ -72,6 +72,7 @@ impl Command {
             Command::Schema(_)
             | Command::Capabilities(_)
             | Command::Completions(_)
+            | Command::Man(_)
             | Command::Lint(_) => None,
         }
     }

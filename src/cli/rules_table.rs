@@ -37,13 +37,13 @@ pub(super) fn verify_after_help() -> String {
             Severity::Warning => 'W',
             Severity::Info => 'I',
         };
-        let head = format!("  {:<30} {sev}  §{:<10} ", r.id(), r.anchor());
+        let head = format!("  {:<30} {sev}  {:<11} ", r.id(), r.reference());
         let mut what = wrap_words(r.what(), HELP_COLUMNS - RULE_TEXT_AT).into_iter();
         if head.chars().count() == RULE_TEXT_AT {
             s.push_str(&head);
             s.push_str(&what.next().unwrap_or_default());
         } else {
-            // An anchor wider than its column (`aiocs daemon stream`):
+            // A reference wider than its column (`aiocs: Daemon event stream`):
             // the description starts on the next line, in its column.
             s.push_str(head.trim_end());
         }

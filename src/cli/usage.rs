@@ -16,25 +16,9 @@ use crate::input::file_id::{FileId, input_in_dir, same_file, stdin_is, stdout_is
 /// capabilities), a `--report` that would destroy an input, `--first` and
 /// `--last` without ndjson, standard input named twice.
 pub(super) fn stream(args: &StreamArgs, command: &str) -> Result<(), Error> {
-    let problem = if args.output == OutputArg::Json && command != "summarize" {
-        Some(format!(
-            "{command} reports in --output human, jsonl{}, not json",
-            if matches!(command, "verify" | "run") {
-                " or tap"
-            } else {
-                ""
-            }
-        ))
-    } else if args.output == OutputArg::Tap && !matches!(command, "verify" | "run") {
-        Some(format!(
-            "{command} reports in --output human{}; tap is for verify and run",
-            if command == "summarize" {
-                ", jsonl or json"
-            } else {
-                " or jsonl"
-            }
-        ))
-    } else if args.protocol == ProtocolArg::Okf && command != "run" {
+    // Which --output values a command takes is clap's to say (its value
+    // parser lists them: `args::command`).
+    let problem = if args.protocol == ProtocolArg::Okf && command != "run" {
         // Its error envelope is the command's stderr, which only run has.
         Some(format!(
             "--protocol okf is for run: an OKF command's error envelope is on its stderr, which {command} does not see"
@@ -196,7 +180,13 @@ fn machine(output: OutputArg, command: &str, args: &[String]) -> Option<Machine>
         OutputArg::Tap if matches!(command, "verify" | "run" | "lint") && !data_on_stdout => {
             Some(Machine::Tap)
         }
-        OutputArg::Tap | OutputArg::Human | OutputArg::Json => None,
+        // A CI report that cannot start is its exit status and stderr.
+        OutputArg::Tap
+        | OutputArg::Human
+        | OutputArg::Json
+        | OutputArg::Junit
+        | OutputArg::Sarif
+        | OutputArg::Github => None,
     }
 }
 

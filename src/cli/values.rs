@@ -102,6 +102,34 @@ pub(super) fn parse_rule(s: &str) -> Result<Rule, String> {
         .ok_or_else(|| format!("unknown rule {s:?}; `aoitap verify --help` lists the rule ids"))
 }
 
+/// `--allow` and `--deny`'s parser: `parse_rule`, and the catalogue's
+/// ids as its possible values, so completions offer them
+/// (`--allow seq.<TAB>`); the help leaves the list out (the arg hides it).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RuleId;
+
+impl clap::builder::TypedValueParser for RuleId {
+    type Value = Rule;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Rule, clap::Error> {
+        parse_rule.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let ids = Rule::ALL
+            .iter()
+            .map(|r| clap::builder::PossibleValue::new(r.id()).help(r.what()));
+        Some(Box::new(ids))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

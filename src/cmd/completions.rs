@@ -1,4 +1,5 @@
-//! `aoitap completions SHELL`: completion scripts from the clap definition.
+//! `aoitap completions SHELL` and `aoitap man`: completion scripts and the
+//! manual page, from the clap definition.
 
 use std::io::{self, Write};
 
@@ -10,6 +11,14 @@ pub fn run(opts: &CompletionsOptions) -> Result<Exit> {
     let script = cli::doc::completions::script(opts.shell);
     let mut out = io::stdout().lock();
     out.write_all(&script)?;
+    out.flush()?;
+    Ok(Exit::Pass)
+}
+
+/// The page `man/aoitap.1` holds (a test keeps the two the same).
+pub fn man() -> Result<Exit> {
+    let mut out = io::stdout().lock();
+    out.write_all(cli::doc::man::render().as_bytes())?;
     out.flush()?;
     Ok(Exit::Pass)
 }

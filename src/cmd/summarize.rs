@@ -378,8 +378,9 @@ impl Summarize<'_> {
         self.room += st.kept;
         let counted = st.counted();
         match report.out.format() {
-            // Refused on the command line (tap is for verify and run).
-            Format::Human | Format::Tap => {
+            // Refused on the command line (only verify, run and lint
+            // write these but human).
+            Format::Human | Format::Tap | Format::Junit | Format::Sarif | Format::Github => {
                 let file = &report.out.file;
                 let block = summary::human_block(r, &counted, file, report.out.color(), self.width);
                 report.out.text(&block)

@@ -1,6 +1,8 @@
 //! The report writer: human findings and verdicts (colour: `style.rs`),
-//! aoitap's own AOI stream (DESIGN §5; the wire structs: `jsonl.rs`), or
-//! TAP (`tap.rs`). It writes; it decides nothing: the exit status is made
+//! aoitap's own AOI stream (DESIGN §5; the wire structs: `jsonl.rs`), TAP
+//! (`tap.rs`), or what CI systems read (DESIGN §19): JUnit XML
+//! (`junit.rs`), SARIF (`sarif.rs`), GitHub workflow commands
+//! (`github.rs`). It writes; it decides nothing: the exit status is made
 //! from `check::Tally`, which the writer only reads for the summary.
 //!
 //! In jsonl mode aoitap is an AOI producer and keeps its own rules: one
@@ -18,17 +20,22 @@ use serde::Serialize;
 use crate::check::rules::Severity;
 use crate::check::{Finding, OpenRun, RunVerdict, Tally, Verdict};
 use crate::exit::{Error, Exit};
+use crate::output::junit::Junit;
+use crate::output::sarif::Sarif;
 use crate::output::tap::Tap;
 use crate::text::{clean, one_line, plural, seconds};
 use style::{Format, Style};
 
 pub mod discover;
+mod github;
 pub mod human;
 mod identity;
 pub mod jsonl;
+pub mod junit;
 pub mod progress;
 pub mod reconcile;
 pub mod relay;
+pub mod sarif;
 pub mod style;
 pub mod summary;
 pub mod tap;
@@ -49,6 +56,8 @@ pub struct Emitter<W: Write> {
     shown: u64,
     dropped: u64,
     tap: Tap,
+    junit: Junit,
+    sarif: Sarif,
     /// The summary's `reason` when it is not the exit's own (`timeout`).
     pub reason: Option<&'static str>,
     /// The human and TAP result line, when the command words its own
@@ -70,6 +79,8 @@ impl<W: Write> Emitter<W> {
             shown: 0,
             dropped: 0,
             tap: Tap::default(),
+            junit: Junit::default(),
+            sarif: Sarif::default(),
             reason: None,
             result: None,
         }
@@ -85,6 +96,18 @@ impl<W: Write> Emitter<W> {
 
     fn tap(&self) -> bool {
         self.style.format == Format::Tap && !self.style.quiet
+    }
+
+    fn junit(&self) -> bool {
+        self.style.format == Format::Junit && !self.style.quiet
+    }
+
+    fn sarif(&self) -> bool {
+        self.style.format == Format::Sarif && !self.style.quiet
+    }
+
+    fn github(&self) -> bool {
+        self.style.format == Format::Github && !self.style.quiet
     }
 
     /// Write one event of aoitap's own stream, envelope filled in; `file`
@@ -126,9 +149,10 @@ impl<W: Write> Emitter<W> {
         self.style.format
     }
 
-    /// Write human text (human mode; a comment in TAP).
+    /// Write human text (human mode; a comment in TAP; a plain log line
+    /// among GitHub's commands).
     pub fn text(&mut self, text: &str) -> io::Result<()> {
-        if self.human() {
+        if self.human() || self.github() {
             self.out.write_all(text.as_bytes())?;
         } else if self.tap() {
             self.tap.comment(&mut self.out, text)?;
@@ -144,6 +168,9 @@ impl<W: Write> Emitter<W> {
     pub fn begin(&mut self) -> io::Result<()> {
         if self.tap() {
             return self.tap.begin(&mut self.out);
+        }
+        if self.sarif() {
+            return self.sarif.begin(&mut self.out);
         }
         if !self.jsonl() {
             return Ok(());
@@ -177,10 +204,10 @@ impl<W: Write> Emitter<W> {
         self.event("aoi:error", false, error)
     }
 
-    /// Whether `local_error` writes into the report (jsonl, TAP) rather
-    /// than on stderr.
+    /// Whether `local_error` writes into the report (jsonl, TAP, JUnit,
+    /// GitHub) rather than on stderr.
     pub fn carries_errors(&self) -> bool {
-        self.jsonl() || self.tap()
+        self.jsonl() || self.tap() || self.junit() || self.github()
     }
 
     /// A failure of aoitap itself (unreadable input, I/O): an `aoi:error`
@@ -198,6 +225,12 @@ impl<W: Write> Emitter<W> {
             self.event("aoi:error", false, error)
         } else if self.tap() {
             self.tap.local_error(&mut self.out, code, message)
+        } else if self.junit() {
+            self.junit.local_error(&self.file, code, message);
+            Ok(())
+        } else if self.github() {
+            let line = format!("::error title={code}::{}\n", one_line(message));
+            self.out.write_all(line.as_bytes())
         } else {
             crate::say!("aoitap: {}", one_line(message));
             Ok(())
@@ -208,6 +241,30 @@ impl<W: Write> Emitter<W> {
     /// `aoi:summary` (jsonl), whose `ok` is the exit status being 0.
     pub fn end(&mut self, exit: Exit, tally: &Tally) -> io::Result<()> {
         let dropped = self.dropped;
+        let worded = |e: &Self| match &e.result {
+            Some(r) => r.clone(),
+            None => human::result(exit, tally, e.reason == Some("timeout"), false),
+        };
+        if self.junit() {
+            let result = worded(self);
+            let command = self.command.clone();
+            self.junit
+                .end(&mut self.out, &command, exit == Exit::Pass, &result)?;
+        }
+        if self.sarif() {
+            let executed = self.local_errors == 0;
+            self.sarif
+                .end(&mut self.out, i32::from(exit.code()), executed)?;
+        }
+        if self.github() {
+            let mut line = String::new();
+            if dropped > 0 {
+                line.push_str(&format!("{dropped} more findings not shown (--limit)\n"));
+            }
+            line.push_str(&worded(self));
+            line.push('\n');
+            self.out.write_all(line.as_bytes())?;
+        }
         if self.human() && !(self.style.quiet_pass && exit == Exit::Pass) {
             let mut line = String::new();
             if dropped > 0 {
@@ -226,10 +283,7 @@ impl<W: Write> Emitter<W> {
             self.out.write_all(line.as_bytes())?;
         }
         if self.tap() {
-            let result = match &self.result {
-                Some(r) => r.clone(),
-                None => human::result(exit, tally, self.reason == Some("timeout"), false),
-            };
+            let result = worded(self);
             self.tap.end(&mut self.out, exit == Exit::Pass, &result)?;
         }
         if self.jsonl() {
@@ -308,6 +362,15 @@ impl<W: Write> Emitter<W> {
     /// `lint`: one check's result, an `aoi:check` event in jsonl (spec
     /// §8.3), a line in human output, a test point in TAP.
     pub fn check(&mut self, c: &jsonl::Check<'_>) -> io::Result<()> {
+        if self.junit() {
+            let suite = if self.file.is_empty() {
+                self.command.clone()
+            } else {
+                self.file.clone()
+            };
+            self.junit.check(&suite, c);
+            return Ok(());
+        }
         if self.jsonl() {
             // aoi:check is a framework event: the summary's count stays
             // that of domain events (0), as spec §19.3's doctor has it.
@@ -350,9 +413,12 @@ impl<W: Write> Emitter<W> {
         if let Some(why) = a.note {
             message.push_str(&format!("; {why}"));
         }
-        if self.human() {
+        if self.human() || self.github() {
             let text = format!("{}: {}\n", clean(&self.file), clean(&message));
             self.out.write_all(text.as_bytes())?;
+        }
+        if self.junit() {
+            self.junit.attempt(a, &message);
         }
         if self.tap() {
             if a.timed_out || a.cancelled {
@@ -415,6 +481,16 @@ impl<W: Write> Emitter<W> {
         if self.tap() {
             self.tap.finding(f);
         }
+        if self.junit() {
+            self.junit.finding(f);
+        }
+        if self.sarif() {
+            self.sarif.finding(&mut self.out, &self.file, f)?;
+        }
+        if self.github() {
+            self.out
+                .write_all(github::finding(&self.file, f).as_bytes())?;
+        }
         if self.human() && !(self.style.quiet_pass && f.severity == Severity::Info) {
             let text = human::finding(&self.file, f, self.style.color);
             self.out.write_all(text.as_bytes())?;
@@ -466,6 +542,12 @@ impl<W: Write> Emitter<W> {
     pub fn run_at(&mut self, r: &RunVerdict, path: Option<&str>) -> io::Result<()> {
         if self.tap() {
             self.tap.run(&mut self.out, &self.file, r)?;
+        }
+        if self.junit() {
+            self.junit.run(&self.file, r, self.command == "run");
+        }
+        if let Some(line) = github::run(&self.file, r).filter(|_| self.github()) {
+            self.out.write_all(line.as_bytes())?;
         }
         let passed = r.verdict == Verdict::Pass;
         if self.human() && !((self.style.quiet_pass || self.style.failures_only) && passed) {

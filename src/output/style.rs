@@ -18,8 +18,14 @@ pub enum Format {
     Jsonl,
     /// One JSON object, written by the command at the end (summarize).
     Json,
-    /// TAP (verify, run): see `tap.rs`.
+    /// TAP (verify, run, lint): see `tap.rs`.
     Tap,
+    /// JUnit XML (verify, run, lint): see `junit.rs`.
+    Junit,
+    /// SARIF 2.1.0 (verify): see `sarif.rs`.
+    Sarif,
+    /// GitHub Actions workflow commands (verify, run): see `github.rs`.
+    Github,
 }
 
 /// How the report is written.

@@ -205,7 +205,7 @@ pub fn render() -> String {
             out.push_str(&paragraphs(&after.to_string()));
         }
     }
-    out.push_str(".SH RULES\nEach check has a stable id (used in reports and in \\fB\\-\\-allow\\fR/\\fB\\-\\-deny\\fR), a default severity, and the section of the AOI\\-CLI spec it comes from. Ids are added, never renamed.\n");
+    out.push_str(".SH RULES\nEach check has a stable id (used in reports and in \\fB\\-\\-allow\\fR/\\fB\\-\\-deny\\fR), a default severity, and where it comes from: a section of the AOI\\-CLI spec (\\(sc), or a neighbouring contract (AFDATA, aiocs, OKF) and its section. Ids are added, never renamed.\n");
     for r in Rule::ALL {
         let sev = match r.default_severity() {
             Severity::Error => "error",
@@ -213,9 +213,9 @@ pub fn render() -> String {
             Severity::Info => "info",
         };
         out.push_str(&format!(
-            ".TP\n\\fB{}\\fR ({sev}, \\(sc{})\n{}\n",
+            ".TP\n\\fB{}\\fR ({sev}, {})\n{}\n",
             esc(r.id()),
-            esc(r.anchor()),
+            esc(&r.reference()).replace('§', "\\(sc"),
             esc(r.what())
         ));
     }

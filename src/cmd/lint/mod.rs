@@ -129,6 +129,12 @@ fn report(
         opts.style,
         "lint",
     );
+    // The tool linted names the report's suite (JUnit).
+    out.file = opts
+        .command
+        .first()
+        .map(|c| c.to_string_lossy().into_owned())
+        .unwrap_or_default();
     out.begin()?;
     let mut failed = 0;
     let mut counts = std::collections::BTreeMap::<&str, u64>::new();

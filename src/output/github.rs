@@ -1,0 +1,74 @@
+//! `--output github` (verify, run; DESIGN §19): GitHub Actions workflow
+//! commands, which the runner turns into annotations on the file and line:
+//! `::error file=F,line=N,title=RULE::message` per finding (`::warning`,
+//! `::notice` by severity), and one for each run that failed without a
+//! finding of its own (its producer said `ok:false`). Anything else is a
+//! plain log line.
+
+use crate::check::rules::Severity;
+use crate::check::{Finding, RunVerdict, Verdict};
+
+/// One finding's workflow command.
+pub fn finding(file: &str, f: &Finding) -> String {
+    let command = match f.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "notice",
+    };
+    let mut message = f.message.clone();
+    if let Some(run) = &f.run {
+        message.push_str(&format!(" (run {run})"));
+    }
+    line(command, file, f.line, f.rule.id(), &message)
+}
+
+/// A run that failed or is retryable by its producer's word: its own
+/// annotation, at the line it began; a nonconforming run's findings say
+/// why already.
+pub fn run(file: &str, r: &RunVerdict) -> Option<String> {
+    let command = match r.verdict {
+        Verdict::Failed => "error",
+        Verdict::Retryable => "warning",
+        Verdict::Pass | Verdict::Nonconforming => return None,
+    };
+    let title = format!("run {}", r.verdict.name());
+    Some(line(command, file, r.first_line, &title, &r.message))
+}
+
+fn line(command: &str, file: &str, at: u64, title: &str, message: &str) -> String {
+    let mut props = format!("file={}", property(file));
+    if at > 0 {
+        props.push_str(&format!(",line={at}"));
+    }
+    props.push_str(&format!(",title={}", property(title)));
+    format!("::{command} {props}::{}\n", data(message))
+}
+
+/// A command's data: `%`, CR and LF escaped, as the runner unescapes them
+/// (toolkit's `escapeData`).
+fn data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// A property's value: its data escapes, and `:` and `,`, which end it
+/// (toolkit's `escapeProperty`).
+fn property(s: &str) -> String {
+    data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_escaped_as_the_runner_reads_them() {
+        assert_eq!(data("50% done\nnext"), "50%25 done%0Anext");
+        assert_eq!(property("a,b:c%"), "a%2Cb%3Ac%25");
+        assert_eq!(
+            line("error", "x,y.jsonl", 3, "seq.gap", "gap: 2"),
+            "::error file=x%2Cy.jsonl,line=3,title=seq.gap::gap: 2\n"
+        );
+    }
+}
