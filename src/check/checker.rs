@@ -55,6 +55,8 @@ pub struct Decision<'a> {
     /// The JSON document over several lines that this line closed, as one
     /// event (the line itself is none).
     pub document: Option<Event<'a>>,
+    /// The document's exposed secrets, placed in its text.
+    pub document_exposures: &'a [Exposure],
     /// Whether `--redact` must write a placeholder instead of the line,
     /// and why (DESIGN §13).
     pub withheld: Option<Withholding>,
@@ -121,12 +123,66 @@ struct Closed {
     arena: crate::json::Arena,
     index: crate::json::Index,
     first_line: u64,
+    /// Its exposed secrets, placed in `text`.
+    exposures: Vec<Exposure>,
 }
 
 /// A JSON document over several lines, and the line it opened on.
 struct Document {
     text: Vec<u8>,
     first_line: u64,
+    /// How deep the text is inside its brackets: it is parsed when it
+    /// closes, and while open only each time it has doubled, so a line
+    /// that makes it invalid is found soon, and the parses cost time
+    /// linear in its length (parsed at every line, a long document took
+    /// time quadratic in its lines).
+    nesting: Nesting,
+    /// The length at which an open document is parsed next.
+    next_parse: usize,
+    /// The first secret-looking key its lines' bytes hold: said if the
+    /// document is never read whole (cut, invalid), as of any line that
+    /// does not parse.
+    suspect: Option<secrets::Suspect>,
+}
+
+/// The bracket depth of JSON text read so far, strings skipped.
+#[derive(Default)]
+struct Nesting {
+    depth: u64,
+    in_string: bool,
+    escaped: bool,
+    /// A closing bracket with none open: the text is no document.
+    broken: bool,
+}
+
+impl Nesting {
+    fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if self.in_string {
+                match b {
+                    _ if self.escaped => self.escaped = false,
+                    b'\\' => self.escaped = true,
+                    b'"' => self.in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => self.depth += 1,
+                b'}' | b']' => match self.depth.checked_sub(1) {
+                    Some(d) => self.depth = d,
+                    None => self.broken = true,
+                },
+                _ => {}
+            }
+        }
+    }
+
+    /// The text may still close: parsing it now would say only "open".
+    fn open(&self) -> bool {
+        self.depth > 0 && !self.broken
+    }
 }
 
 impl<'c> Checker<'c> {
@@ -156,11 +212,15 @@ impl<'c> Checker<'c> {
         // key byte by byte (DESIGN §13), in every command: one truth.
         let (withheld, key) = secrets::withheld(item, &self.cfg.secret_names, &self.markers);
         self.withheld = withheld;
-        // A document's line is searched whole, as the document.
-        if let Some(suspect) = key.filter(|_| !kind.held) {
-            let msg = secrets::unparsed_message(&suspect, self.cfg.redact);
-            let slot = self.runs.current(self.line);
-            self.report(sink, slot, Rule::SecretExposed, msg)?;
+        // A document's line is searched whole, as the document, when it
+        // closes; till then what its bytes hold is kept.
+        match (key, &mut self.doc) {
+            (Some(suspect), Some(doc)) if kind.held => {
+                doc.suspect.get_or_insert(suspect);
+            }
+            (Some(_), None) if kind.held && self.closed.is_some() => {}
+            (Some(suspect), _) => self.unparsed_secret(sink, &suspect)?,
+            (None, _) => {}
         }
         Ok(Decision {
             kind,
@@ -176,6 +236,7 @@ impl<'c> Checker<'c> {
                 .closed
                 .as_ref()
                 .map(|d| d.index.event(&d.text, &d.arena)),
+            document_exposures: self.closed.as_ref().map_or(&[], |d| &d.exposures),
             withheld: self.withheld,
         })
     }
@@ -225,7 +286,8 @@ impl<'c> Checker<'c> {
                 return kind;
             };
             // Its secrets' places are the document's, not a line's.
-            self.exposures.clear();
+            let mut doc = doc;
+            doc.exposures = std::mem::take(&mut self.exposures);
             self.closed = Some(doc);
             return kind.map(|k| LineKind { held: true, ..k });
         }
@@ -319,10 +381,14 @@ impl<'c> Checker<'c> {
         match &self.last_run {
             LastRun::Nowhere => Run::Nowhere,
             LastRun::Slot(s) => match self.runs.get(*s) {
+                // A document being read is its run's, known by the line it
+                // opened on, before it closes and says what it is.
                 Some(r) => RunRef::of(
                     r.id.as_deref(),
                     r.first_line,
-                    r.meta.is_some() || r.protocol.is_some_and(Protocol::runs_by_position),
+                    r.meta.is_some()
+                        || r.protocol.is_some_and(Protocol::runs_by_position)
+                        || self.doc.is_some(),
                 ),
                 None => Run::Nowhere,
             },
@@ -449,14 +515,20 @@ impl<'c> Checker<'c> {
             self.last_run = LastRun::Slot(self.runs.current(self.line));
             let mut text = bytes.to_vec();
             text.push(b'\n');
+            let mut nesting = Nesting::default();
+            nesting.feed(bytes);
             self.doc = Some(Document {
                 text,
                 first_line: self.line,
+                next_parse: 2 * (bytes.len() + 1),
+                nesting,
+                suspect: None,
             });
             return Ok(Joined::Held);
         };
         doc.text.extend_from_slice(bytes);
         doc.text.push(b'\n');
+        doc.nesting.feed(bytes);
         self.last_run = LastRun::Slot(self.runs.current(self.line));
         if doc.text.len() > self.cfg.max_line_bytes {
             let msg = format!(
@@ -464,6 +536,11 @@ impl<'c> Checker<'c> {
                 doc.first_line, self.cfg.max_line_bytes
             );
             self.unreadable(sink, Draft::new(Rule::LineTooLong, msg))?;
+            self.never_read(sink, doc)?;
+            return Ok(Joined::Held);
+        }
+        if doc.nesting.open() && doc.text.len() < doc.next_parse {
+            self.doc = Some(doc);
             return Ok(Joined::Held);
         }
         let mut arena = crate::json::Arena::default();
@@ -474,8 +551,10 @@ impl<'c> Checker<'c> {
                 arena,
                 index,
                 first_line: doc.first_line,
+                exposures: vec![],
             })),
             Err(JsonError::Syntax { column, .. }) if column > doc.text.trim_ascii_end().len() => {
+                doc.next_parse = 2 * doc.text.len();
                 self.doc = Some(doc);
                 Ok(Joined::Held)
             }
@@ -488,6 +567,7 @@ impl<'c> Checker<'c> {
                     doc.first_line
                 );
                 self.unreadable(sink, Draft::new(Rule::JsonInvalid, msg))?;
+                self.never_read(sink, doc)?;
                 Ok(Joined::Held)
             }
         }
@@ -523,8 +603,29 @@ impl<'c> Checker<'c> {
             self.unreadable(sink, Draft::new(rule, msg))?;
             let slot = self.runs.current(self.line);
             self.runs.run(slot).protocol.get_or_insert(protocol);
+            self.never_read(sink, doc)?;
         }
         Ok(())
+    }
+
+    /// A line that could not be parsed holds a secret-looking key.
+    fn unparsed_secret(
+        &mut self,
+        sink: &mut dyn Sink,
+        suspect: &secrets::Suspect,
+    ) -> io::Result<()> {
+        let msg = secrets::unparsed_message(suspect, self.cfg.redact);
+        let slot = self.runs.current(self.line);
+        self.report(sink, slot, Rule::SecretExposed, msg)
+    }
+
+    /// A document that was never read whole: the secret its lines' bytes
+    /// showed is said, as no parse will.
+    fn never_read(&mut self, sink: &mut dyn Sink, doc: Document) -> io::Result<()> {
+        match doc.suspect {
+            Some(suspect) => self.unparsed_secret(sink, &suspect),
+            None => Ok(()),
+        }
     }
 
     /// Where the findings about the line being judged go.
@@ -739,7 +840,7 @@ fn secrets_found(
 #[inline(never)]
 fn suffixes_typed(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Result<()> {
     let names = &out.cfg.secret_names;
-    let found = names::mistyped(&ev.as_value(), |k| {
+    let (found, more) = names::mistyped(&ev.as_value(), |k| {
         secrets::is_secret_name(k.as_bytes(), names)
     });
     for m in found {
@@ -764,6 +865,14 @@ fn suffixes_typed(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) ->
             crate::text::quote(&m.path),
             m.suffix,
             m.want.name()
+        );
+        out.report(run, Rule::AfdataSuffixType, None, msg)?;
+    }
+    if more > 0 {
+        let msg = format!(
+            "{} more fields of this event are mistyped than the {} named",
+            more,
+            names::NAMED
         );
         out.report(run, Rule::AfdataSuffixType, None, msg)?;
     }
@@ -812,5 +921,30 @@ fn left_open(line: &[u8]) -> bool {
     match crate::json::Parser::new().parse(line, &mut arena) {
         Err(JsonError::Syntax { column, .. }) => column > line.len(),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Nesting;
+
+    fn nesting(lines: &[&str]) -> Nesting {
+        let mut n = Nesting::default();
+        for l in lines {
+            n.feed(l.as_bytes());
+        }
+        n
+    }
+
+    #[test]
+    fn a_document_is_open_until_its_brackets_close_strings_aside() {
+        assert!(nesting(&["{", r#""a": [1,"#]).open());
+        assert!(!nesting(&["{", r#""a": [1,"#, "2]}"]).open());
+        // Brackets and an escaped quote inside a string are text.
+        assert!(nesting(&["{", r#""a": "}] \" }""#]).open());
+        assert!(!nesting(&["{", r#""a": "}] \" }""#, "}"]).open());
+        // More closers than openers: no document, so it is parsed (and
+        // found invalid) at once.
+        assert!(!nesting(&["{", "}}", "{"]).open());
     }
 }

@@ -117,10 +117,22 @@ pub(super) struct Mistyped<'a> {
     pub value: Value<'a>,
 }
 
-/// Every mistyped field of `root`, in order. `secret(key)`: a key whose
-/// value is a secret, not looked into.
-pub(super) fn mistyped<'a>(root: &Value<'a>, secret: impl Fn(&str) -> bool) -> Vec<Mistyped<'a>> {
+/// Mistyped fields named per event; the rest are counted.
+pub(super) const NAMED: usize = 100;
+
+/// A path's end, as a finding names it: a field 50,000 levels deep is not
+/// named by 150 KB of brackets (each finding would hold a copy).
+const PATH_SHOWN: usize = 160;
+
+/// The mistyped fields of `root`, in order: the first `NAMED`, and how
+/// many more there are. `secret(key)`: a key whose value is a secret, not
+/// looked into.
+pub(super) fn mistyped<'a>(
+    root: &Value<'a>,
+    secret: impl Fn(&str) -> bool,
+) -> (Vec<Mistyped<'a>>, u64) {
     let mut found = vec![];
+    let mut more = 0;
     // An explicit stack, not recursion: nesting is bounded only by the
     // line (json/mod.rs), and the call stack must not be.
     let mut stack: Vec<(Children<'a>, usize, u64)> = vec![(root.children(), 0, 0)];
@@ -149,18 +161,34 @@ pub(super) fn mistyped<'a>(root: &Value<'a>, secret: impl Fn(&str) -> bool) -> V
             && let Some((suffix, want)) = suffix_of(&key)
             && !want.holds(&value)
         {
-            found.push(Mistyped {
-                path: path.clone(),
-                suffix,
-                want,
-                value,
-            });
+            if found.len() == NAMED {
+                more += 1;
+            } else {
+                found.push(Mistyped {
+                    path: shown(&path),
+                    suffix,
+                    want,
+                    value,
+                });
+            }
         }
         if matches!(value.kind(), Kind::Object | Kind::Array) {
             stack.push((value.children(), path.len(), 0));
         }
     }
-    found
+    (found, more)
+}
+
+/// `path`, or its last `PATH_SHOWN` bytes or so after an ellipsis.
+fn shown(path: &str) -> String {
+    if path.len() <= PATH_SHOWN {
+        return path.to_string();
+    }
+    let mut from = path.len() - PATH_SHOWN;
+    while !path.is_char_boundary(from) {
+        from += 1;
+    }
+    format!("…{}", &path[from..])
 }
 
 /// A JSON number's value is whole: `3`, `3.0`, `1e3`, `-2`; not `1.5`.
@@ -286,9 +314,28 @@ mod tests {
         let index = Parser::new().parse(line.as_bytes(), &mut arena).unwrap();
         let ev = index.event(line.as_bytes(), &arena);
         mistyped(&ev.as_value(), |k| k.ends_with("_secret"))
+            .0
             .into_iter()
             .map(|m| m.path)
             .collect()
+    }
+
+    #[test]
+    fn many_deep_mistyped_fields_are_named_briefly_and_counted() {
+        let fields: Vec<String> = (0..150).map(|i| format!(r#""k{i}_ms":"x""#)).collect();
+        let line = format!(
+            r#"{{"kind":"result","result":{}{{{}}}{}}}"#,
+            "[".repeat(500),
+            fields.join(","),
+            "]".repeat(500)
+        );
+        let mut arena = Arena::default();
+        let index = Parser::new().parse(line.as_bytes(), &mut arena).unwrap();
+        let ev = index.event(line.as_bytes(), &arena);
+        let (found, more) = mistyped(&ev.as_value(), |_| false);
+        assert_eq!((found.len(), more), (NAMED, 50));
+        assert!(found[0].path.starts_with('…') && found[0].path.ends_with("[0].k0_ms"));
+        assert!(found[0].path.len() < 200, "{}", found[0].path);
     }
 
     #[test]

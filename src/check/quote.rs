@@ -6,6 +6,7 @@
 //! quoted at all; the user runs the command to see it (lint, filter).
 
 use super::meta_args::is_sensitive_name;
+use crate::text::quote_raw;
 
 /// `text` when it may be quoted: it names nothing secret-looking (by the
 /// names `meta.args` redaction treats as sensitive), holds no URL userinfo
@@ -32,6 +33,26 @@ pub fn quote_or_withhold(text: &str) -> String {
     match quotable(text) {
         Some(t) => t.to_string(),
         None => "(not quoted: it names something secret-looking)".to_string(),
+    }
+}
+
+/// A JSON value (its raw text) as a finding may name it: a scalar quoted,
+/// unless it names something secret-looking; an object or an array by its
+/// kind alone, as it may hold anything, a secret under any name included.
+/// Out of line, and given the bytes alone: only findings call it, and a
+/// protocol's `event` must not pay for it on every line.
+#[inline(never)]
+pub fn value(raw: &[u8]) -> String {
+    match raw.first() {
+        Some(b'{') => "an object".to_string(),
+        Some(b'[') => "an array".to_string(),
+        _ => {
+            let quoted = quote_raw(raw);
+            match quotable(&quoted) {
+                Some(_) => quoted,
+                None => "a value not quoted (it names something secret-looking)".to_string(),
+            }
+        }
     }
 }
 
@@ -62,5 +83,19 @@ mod tests {
         ] {
             assert_eq!(quotable(fine), Some(fine), "{fine}");
         }
+    }
+
+    #[test]
+    fn a_value_is_quoted_only_when_it_is_a_harmless_scalar() {
+        let doc = br#"{"o":{"api_secret":"S1"},"a":["S2_secret"],"n":3,"s":"token S3","t":"slow"}"#;
+        let mut arena = crate::json::Arena::default();
+        let index = crate::json::Parser::new().parse(doc, &mut arena).unwrap();
+        let ev = index.event(doc, &arena);
+        let said = |k: &str| value(ev.get(k).unwrap().raw());
+        assert_eq!(said("o"), "an object");
+        assert_eq!(said("a"), "an array");
+        assert_eq!(said("n"), "3");
+        assert!(!said("s").contains("S3"), "{}", said("s"));
+        assert_eq!(said("t"), "\"slow\"");
     }
 }

@@ -21,6 +21,7 @@ pub fn run(opts: &StripOptions) -> Result<Exit> {
         opts,
         out,
         scratch: vec![],
+        buf: vec![],
     };
     // stdout carries the stripped events; diagnostics go to stderr.
     stream::run(
@@ -35,6 +36,8 @@ struct Strip<'o> {
     opts: &'o StripOptions,
     out: BufWriter<File>,
     scratch: Vec<Exposure>,
+    /// A document's payload, made one line.
+    buf: Vec<u8>,
 }
 
 impl Strip<'_> {
@@ -75,7 +78,8 @@ impl Consumer for Strip<'_> {
     ) -> Result<LineKind> {
         let decided = check.judge(line, report)?;
         let seen = decided.kind;
-        if let Some(ev) = line.event()
+        // A pretty-printed document is judged, and written, once it closes.
+        if let Some(ev) = decided.document.or_else(|| line.event())
             && self.wanted(&decided, &ev)
         {
             let bytes = ev.line();
@@ -89,8 +93,8 @@ impl Consumer for Strip<'_> {
                     Some(v) => (v.span(), None),
                     None => return Ok(seen),
                 },
-                // The aiocs envelope's payload is its data (a compact
-                // document's: a pretty-printed one is no line's).
+                // The aiocs envelope's payload is its data, bytes as they
+                // came (a pretty-printed one's over several lines).
                 Protocol::Aiocs => match ev.get("data") {
                     Some(v) => (v.span(), None),
                     None => return Ok(seen),
@@ -100,12 +104,26 @@ impl Consumer for Strip<'_> {
                 // (An OKF document is `run`'s only.)
                 Protocol::Aoi02 | Protocol::Ndjson | Protocol::Okf => ((0, bytes.len()), None),
             };
-            let exposures = if self.opts.stream.redact {
-                redaction::redactions(&ev, &decided, &mut self.scratch)
-            } else {
-                &[]
+            let exposures = match (self.opts.stream.redact, decided.document) {
+                (false, _) => &[],
+                (true, Some(_)) => decided.document_exposures,
+                (true, None) => redaction::redactions(&ev, &decided, &mut self.scratch),
             };
-            redact(bytes, range, cut, exposures, &mut self.out)?;
+            if decided.document.is_some() {
+                // A document's line breaks are whitespace between tokens
+                // (a string holds none raw): as spaces, its payload is one
+                // JSONL line, its bytes otherwise as they came.
+                self.buf.clear();
+                redact(bytes, range, cut, exposures, &mut self.buf)?;
+                for b in &mut self.buf {
+                    if matches!(*b, b'\n' | b'\r') {
+                        *b = b' ';
+                    }
+                }
+                self.out.write_all(&self.buf)?;
+            } else {
+                redact(bytes, range, cut, exposures, &mut self.out)?;
+            }
             self.out.write_all(b"\n")?;
         }
         Ok(seen)

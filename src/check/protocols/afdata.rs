@@ -47,7 +47,9 @@ impl Contract for Afdata {
             .as_deref()
             .filter(|k| matches!(*k, "result" | "error"))
             .filter(|k| ev.count(k) > 1);
-        if let Some(key) = (ev.count("kind") > 1).then_some("kind").or(payload_twice) {
+        // A trace given twice decides the strict profile's verdict too.
+        let once = |key: &'static str| (ev.count(key) > 1).then_some(key);
+        if let Some(key) = once("kind").or(payload_twice).or_else(|| once("trace")) {
             let msg = format!("{key} appears twice: parsers disagree about which one wins");
             out.report(run, Rule::VerdictDuplicateKey, None, msg)?;
         }
@@ -57,7 +59,7 @@ impl Contract for Afdata {
                 None => "no kind: every AFDATA event names its kind".to_string(),
                 Some(v) => format!(
                     "kind {} is not result, error, progress or log",
-                    crate::text::quote_raw(v.raw())
+                    crate::check::quote::value(v.raw())
                 ),
             };
             out.report(run, Rule::AfdataKindInvalid, None, msg)?;
@@ -202,7 +204,7 @@ fn retry_after_s(
         _ => {
             let msg = format!(
                 "error.retry_after_s is {}, not a number >= 0 that aoitap can carry",
-                crate::text::quote_raw(v.raw())
+                crate::check::quote::value(v.raw())
             );
             out.report(run, Rule::ErrorRetryAfterInvalid, None, msg)?;
             Ok(None)

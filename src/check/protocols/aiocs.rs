@@ -15,7 +15,6 @@ use crate::check::protocol::Protocol;
 use crate::check::rules::Rule;
 use crate::check::run_state::{Cause, Identity, Outcome, RunState};
 use crate::json::{Event, Kind};
-use crate::text::quote_raw;
 
 pub(in crate::check) struct Aiocs;
 
@@ -39,7 +38,10 @@ impl Contract for Aiocs {
             return Ok(seen);
         }
         run.domain += 1;
-        if let Some(key) = ["ok", "command"].into_iter().find(|k| ev.count(k) > 1) {
+        if let Some(key) = ["ok", "command", "data", "error"]
+            .into_iter()
+            .find(|k| ev.count(k) > 1)
+        {
             let msg = format!("{key} appears twice: parsers disagree about which one wins");
             out.report(run, Rule::VerdictDuplicateKey, None, msg)?;
         }
@@ -47,7 +49,10 @@ impl Contract for Aiocs {
         if ok.is_none() {
             let msg = match ev.get("ok") {
                 None => "no ok: the envelope says whether the command succeeded".to_string(),
-                Some(v) => format!("ok is {}, not a boolean", quote_raw(v.raw())),
+                Some(v) => format!(
+                    "ok is {}, not a boolean",
+                    crate::check::quote::value(v.raw())
+                ),
             };
             out.report(run, Rule::AiocsEnvelopeInvalid, None, msg)?;
         }
@@ -55,7 +60,10 @@ impl Contract for Aiocs {
         if command.is_none() {
             let msg = match ev.get("command") {
                 None => "no command: the envelope names the command it answers".to_string(),
-                Some(v) => format!("command is {}, not a string", quote_raw(v.raw())),
+                Some(v) => format!(
+                    "command is {}, not a string",
+                    crate::check::quote::value(v.raw())
+                ),
             };
             out.report(run, Rule::AiocsEnvelopeInvalid, None, msg)?;
         }

@@ -16,7 +16,7 @@ use crate::check::rules::{CATEGORIES, Rule};
 use crate::check::run_state::{Cause, Outcome, RunState};
 use crate::check::seq::Step as SeqStep;
 use crate::json::{Aoi, Event, Kind, Uint, Value};
-use crate::text::{quote, quote_raw};
+use crate::text::quote;
 
 pub(in crate::check) struct Aoi1;
 
@@ -174,7 +174,7 @@ fn seq(
         } else {
             "not a non-negative integer"
         };
-        let msg = format!("aoi.seq is {}, {what}", crate::text::quote_raw(v.raw()));
+        let msg = format!("aoi.seq is {}, {what}", crate::check::quote::value(v.raw()));
         out.report(run, Rule::SeqNotInteger, None, msg)?;
         return Ok((None, SeqPlace::Skipped));
     };
@@ -346,7 +346,7 @@ fn upstream_cause(
             if b.is_none() {
                 let msg = format!(
                     "caused_by.retryable is {}, not a boolean: the retry decision cannot be read",
-                    quote_raw(x.raw())
+                    crate::check::quote::value(x.raw())
                 );
                 out.report(run, Rule::ErrorFieldMissing, seq, msg)?;
             }
@@ -419,7 +419,10 @@ fn summary(
         if let Some(v) = ev.get(name) {
             match v.as_uint() {
                 Uint::NotUint => {
-                    let msg = format!("{name} is {}, not an integer >= 0", quote_raw(v.raw()));
+                    let msg = format!(
+                        "{name} is {}, not an integer >= 0",
+                        crate::check::quote::value(v.raw())
+                    );
                     out.report(run, Rule::SummaryCounterInvalid, seq, msg)?;
                 }
                 n => counters[i] = Some(Count::of(n, v)),
@@ -493,9 +496,23 @@ fn summary(
         let msg = "upstream is null or has null members: omit what is unknown".to_string();
         out.report(run, Rule::SummaryUpstreamNull, seq, msg)?;
     }
-    let missing = missing_identity(&identity(ev));
+    // What the meta lacks too is said once, of the meta (one finding per
+    // cause, DESIGN §3).
+    let in_meta = run.meta.as_ref().map(missing_identity).unwrap_or_default();
+    let missing: Vec<_> = missing_identity(&identity(ev))
+        .into_iter()
+        .filter(|f| !in_meta.contains(f))
+        .collect();
     if !missing.is_empty() {
-        let msg = format!("aoi:summary lacks {}", missing.join(", "));
+        let carried = if run.meta.is_some() {
+            ", which its aoi:meta carries"
+        } else {
+            ""
+        };
+        let msg = format!(
+            "aoi:summary lacks {}{carried}: a reader holding only the last line cannot tell what it read (spec §5 asks for them at both ends)",
+            missing.join(", ")
+        );
         out.report(run, Rule::SummaryIdentityMissing, seq, msg)?;
     }
     let caused_by = match caused_by.filter(|v| v.kind() == Kind::Object) {

@@ -23,7 +23,6 @@ use crate::check::protocol::Protocol;
 use crate::check::rules::Rule;
 use crate::check::run_state::{Cause, CountReading, Outcome, RunState};
 use crate::json::{Event, Uint};
-use crate::text::quote_raw;
 
 pub(in crate::check) struct Aoi02;
 
@@ -199,7 +198,10 @@ fn summary(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Re
             out.report(run, Rule::SummaryCountMissing, None, msg)?;
         }
         Some((Uint::NotUint, v)) => {
-            let msg = format!("count is {}, not an integer >= 0", quote_raw(v.raw()));
+            let msg = format!(
+                "count is {}, not an integer >= 0",
+                crate::check::quote::value(v.raw())
+            );
             out.report(run, Rule::SummaryCounterInvalid, None, msg)?;
         }
         Some((Uint::Int(n), _)) if n == lines => {

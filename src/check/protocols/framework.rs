@@ -16,7 +16,7 @@ use crate::check::rules::{Rule, Severity};
 use crate::check::run_state::{Identity, RunState};
 use crate::check::runs::MAX_OPEN_RUNS;
 use crate::json::{Event, Kind, Uint, Value};
-use crate::text::{plural, quote, quote_raw};
+use crate::text::{plural, quote};
 
 /// The members whose value decides a verdict (DESIGN §8): when one appears
 /// twice, aoitap would read the first, jq and Python the last.
@@ -234,7 +234,7 @@ pub(super) fn retry_after(
         Uint::Huge => "past 2^64-1, more than aoitap can carry",
         Uint::NotUint => "not an integer >= 0",
     };
-    let msg = format!("{name} is {}, {what}", quote_raw(v.raw()));
+    let msg = format!("{name} is {}, {what}", crate::check::quote::value(v.raw()));
     out.report(run, Rule::ErrorRetryAfterInvalid, seq, msg)?;
     Ok(None)
 }

@@ -22,7 +22,11 @@ use crate::json::{Arena, Event, JsonError, Kind, Parser, Value};
 use crate::text::quote_raw;
 
 /// The spec's "maximum diagnostic size".
-pub const MAX_ERROR_BYTES: usize = 256 * 1024;
+const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
+
+/// What `run` keeps of an OKF command's stderr: the document, and room for
+/// the line break and blanks around it, which are not the document's.
+pub const MAX_ERROR_BYTES: usize = MAX_DOCUMENT_BYTES + 64;
 
 /// `cli-error.schema.json`'s members, at each of its two closed objects.
 const TOP: [&str; 2] = ["schemaVersion", "error"];
@@ -65,8 +69,9 @@ impl Contract for Okf {
         let stderr = ended.stderr.as_ref();
         let mut arena = Arena::default();
         let head = stderr.map_or(&[][..], |s| &s.head[..]);
-        let too_large = stderr.is_some_and(|s| s.total > MAX_ERROR_BYTES as u64);
         let text = head.trim_ascii();
+        let too_large = stderr.is_some_and(|s| s.total > MAX_ERROR_BYTES as u64)
+            || text.len() > MAX_DOCUMENT_BYTES;
         let parsed =
             (!too_large && !text.is_empty()).then(|| Parser::new().parse(text, &mut arena));
         let envelope = match &parsed {
@@ -88,7 +93,7 @@ impl Contract for Okf {
                         .get("error")
                         .and_then(|e| e.field("exitCode"))
                         .map_or("no exitCode".into(), |v| {
-                            format!("exitCode {}", quote_raw(v.raw()))
+                            format!("exitCode {}", crate::check::quote::value(v.raw()))
                         });
                     let msg = format!(
                         "the command exited 0, but stderr holds an error document ({says})"
@@ -101,7 +106,7 @@ impl Contract for Okf {
                 if too_large {
                     let total = stderr.map_or(0, |s| s.total);
                     let msg = format!(
-                        "stderr is {total} bytes, over the error envelope's 256 KiB ({MAX_ERROR_BYTES} bytes)"
+                        "stderr is {total} bytes, over the error envelope's 256 KiB ({MAX_DOCUMENT_BYTES} bytes)"
                     );
                     out.report(run, Rule::OkfErrorTooLarge, None, msg)?;
                 } else if let Some(ev) = envelope {
@@ -156,10 +161,17 @@ fn envelope_of(
         if ev.get("schemaVersion").and_then(|v| v.as_str()).as_deref() != Some("1") {
             wrong.push(match ev.get("schemaVersion") {
                 None => "no schemaVersion".to_string(),
-                Some(v) => format!("schemaVersion is {}, not \"1\"", quote_raw(v.raw())),
+                Some(v) => format!(
+                    "schemaVersion is {}, not \"1\"",
+                    crate::check::quote::value(v.raw())
+                ),
             });
         }
         extra_members(ev.as_value(), &TOP, "", &mut wrong);
+        // A reader that keeps the last of two would read another envelope.
+        for key in TOP.into_iter().filter(|k| ev.count(k) > 1) {
+            wrong.push(format!("{key} appears twice"));
+        }
     }
     let error = ev.get("error").filter(|e| e.kind() == Kind::Object);
     if ev.is_object() && error.is_none() {
@@ -183,7 +195,10 @@ fn envelope_of(
                 };
                 wrong.push(match member(key) {
                     None => format!("no error.{key}"),
-                    Some(v) => format!("error.{key} is {}, not {want}", quote_raw(v.raw())),
+                    Some(v) => format!(
+                        "error.{key} is {}, not {want}",
+                        crate::check::quote::value(v.raw())
+                    ),
                 });
             } else if e.count(key) > 1 {
                 wrong.push(format!("error.{key} appears twice"));
@@ -198,7 +213,7 @@ fn envelope_of(
     {
         wrong.push(format!(
             "error.kind is {}, not usage or runtime",
-            quote_raw(k.as_bytes())
+            crate::check::quote::quote_or_withhold(&quote_raw(k.as_bytes()))
         ));
     }
     if !wrong.is_empty() {
@@ -237,8 +252,16 @@ fn envelope_of(
 }
 
 /// An integer `exitCode`, in range of any status.
+/// An integer `exitCode`, as JSON Schema's `integer` reads one (`2.0` and
+/// `2e0` too); one past any status is held at the nearest end, so it
+/// still disagrees with the real one.
 fn exit_code(v: &Value<'_>) -> Option<i64> {
-    std::str::from_utf8(v.raw()).ok()?.parse().ok()
+    let text = std::str::from_utf8(v.raw()).ok()?;
+    if let Ok(n) = text.parse() {
+        return Some(n);
+    }
+    let n: f64 = text.parse().ok()?;
+    (n.is_finite() && n.fract() == 0.0).then_some(n as i64)
 }
 
 /// A member of a closed object the schema does not declare.

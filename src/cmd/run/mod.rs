@@ -424,7 +424,7 @@ impl Attempts<'_> {
             kill_after: self.opts.kill_after,
         };
         // An OKF command's error envelope is on its stderr (DESIGN §18):
-        // one byte past the spec's limit says it is over.
+        // a byte more than is kept says it is over.
         let keep_stderr = (self.opts.stream.check.protocol == Some(Protocol::Okf))
             .then_some(OKF_MAX_ERROR_BYTES + 1);
         let (running, stdout, wake) = child::spawn(&self.opts.command, limits, keep_stderr)?;
