@@ -6,6 +6,7 @@
 
 mod util;
 
+mod ci;
 mod conform;
 mod conformance;
 mod edges;

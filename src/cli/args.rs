@@ -41,7 +41,6 @@ pub(super) struct Cli {
 pub(super) enum Command {
     /// Pass/fail gate: is this a complete, conforming, successful stream?
     #[command(
-        after_long_help = rules_table::verify_after_help(),
         after_help = "Example: tool --output jsonl > out.jsonl; aoitap verify -q out.jsonl || retry"
     )]
     Verify(VerifyArgs),
@@ -565,8 +564,20 @@ pub(super) enum ProtocolArg {
     Ndjson,
     /// The aiocs one-shot --json envelope: one document, compact or pretty-printed.
     Aiocs,
-    /// run: an OKF command (okn --error-format json): one JSON document on stdout, and on failure the error envelope on stderr.
+    /// An OKF command (okn --error-format json): one JSON document on stdout, and on failure the error envelope on stderr.
     Okf,
+}
+
+impl ProtocolArg {
+    /// The protocols `command` reads: OKF's error envelope is a command's
+    /// stderr, which only run sees (DESIGN §18).
+    pub(super) fn of(command: &str) -> &'static [ProtocolArg] {
+        use ProtocolArg::*;
+        match command {
+            "run" => &[Auto, Aoi, Aoi02, Afdata, Ndjson, Aiocs, Okf],
+            _ => &[Auto, Aoi, Aoi02, Afdata, Ndjson, Aiocs],
+        }
+    }
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -586,7 +597,29 @@ pub(super) enum ColorArg {
 /// parser's, with run's FILE operand left out, as run reads CMD, never
 /// FILE (naming one is refused).
 pub fn command() -> clap::Command {
-    parser().mut_subcommand("run", |sub| sub.mut_arg("files", |a| a.hide(true)))
+    with_rules(parser()).mut_subcommand("run", |sub| sub.mut_arg("files", |a| a.hide(true)))
+}
+
+/// verify's long help with the rule table, which costs more to make than
+/// a short stream costs to check: made only for a command line that asks
+/// for help, and for the man page and completions.
+fn with_rules(cmd: clap::Command) -> clap::Command {
+    cmd.mut_subcommand("verify", |sub| {
+        sub.after_long_help(rules_table::verify_after_help())
+    })
+}
+
+/// The parser for this process's command line.
+pub(super) fn parser_for_args() -> clap::Command {
+    let asks_help = std::env::args_os()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--help" || a == "-h" || a == "help");
+    if asks_help {
+        with_rules(parser())
+    } else {
+        parser()
+    }
 }
 
 /// The command line's parser. run's FILE stays visible here: hidden, it
@@ -601,7 +634,8 @@ pub(super) fn parser() -> clap::Command {
         let sub = if sub.get_arguments().any(|a| a.get_id() == "files")
             && sub.get_arguments().any(|a| a.get_id() == "output")
         {
-            sub.mut_arg("output", |a| a.value_parser(outputs(OutputArg::of(&name))))
+            sub.mut_arg("output", |a| a.value_parser(only(OutputArg::of(&name))))
+                .mut_arg("protocol", |a| a.value_parser(only(ProtocolArg::of(&name))))
         } else {
             sub
         };
@@ -614,12 +648,12 @@ pub(super) fn parser() -> clap::Command {
     })
 }
 
-/// A value parser of `OutputArg` that takes only `allowed`.
-fn outputs(
-    allowed: &'static [OutputArg],
-) -> impl clap::builder::TypedValueParser<Value = OutputArg> {
+/// A value parser of a `ValueEnum` that takes only `allowed`.
+fn only<T: ValueEnum + Clone + Send + Sync + 'static>(
+    allowed: &'static [T],
+) -> impl clap::builder::TypedValueParser<Value = T> {
     use clap::builder::TypedValueParser;
     let values = allowed.iter().filter_map(ValueEnum::to_possible_value);
     clap::builder::PossibleValuesParser::new(values)
-        .map(|v| OutputArg::from_str(&v, false).expect("a listed value is an OutputArg"))
+        .map(|v| T::from_str(&v, false).expect("a listed value is the enum's"))
 }

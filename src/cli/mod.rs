@@ -22,7 +22,7 @@ use args::{Cli, Command, StreamArgs};
 /// comes back instead is help to print or a refused command line
 /// (`exit::Error::Help`, `Error::Refused`): `main` says it.
 pub fn parse() -> Result<Invocation, Error> {
-    let cli = args::parser().try_get_matches().and_then(|m| {
+    let cli = args::parser_for_args().try_get_matches().and_then(|m| {
         let mut cli = Cli::from_arg_matches(&m)?;
         if let (Some(stream), Some((_, sub))) = (
             cli.command.as_mut().and_then(Command::stream_mut),
@@ -97,6 +97,7 @@ mod tests {
 
     #[test]
     fn clap_definition_is_consistent() {
-        Cli::command().debug_assert();
+        args::parser().debug_assert();
+        command().debug_assert();
     }
 }

@@ -11,19 +11,13 @@ use crate::config::SplitOptions;
 use crate::exit::{Error, Machine, Problem, Refusal};
 use crate::input::file_id::{FileId, input_in_dir, same_file, stdin_is, stdout_is};
 
-/// The checks every stream command makes: the formats it reports in
-/// (`--output json` is for the one-object outputs: summarize, schema,
-/// capabilities), a `--report` that would destroy an input, `--first` and
-/// `--last` without ndjson, standard input named twice.
+/// The checks every stream command makes that clap cannot: a `--report`
+/// that would destroy an input, `--first` and `--last` without ndjson,
+/// standard input named twice.
 pub(super) fn stream(args: &StreamArgs, command: &str) -> Result<(), Error> {
-    // Which --output values a command takes is clap's to say (its value
-    // parser lists them: `args::command`).
-    let problem = if args.protocol == ProtocolArg::Okf && command != "run" {
-        // Its error envelope is the command's stderr, which only run has.
-        Some(format!(
-            "--protocol okf is for run: an OKF command's error envelope is on its stderr, which {command} does not see"
-        ))
-    } else if let Some(input) = args
+    // Which --output and --protocol values a command takes is clap's to
+    // say (its value parsers list them: `args::parser`).
+    let problem = if let Some(input) = args
         .files
         .iter()
         .find(|f| f.as_os_str() != "-" && stdout_is(f))

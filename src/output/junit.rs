@@ -19,7 +19,6 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 
 use crate::check::{Finding, RunVerdict, Verdict};
-use crate::output::Attempt;
 use crate::output::jsonl::Check;
 
 /// Findings listed per testcase; the rest are counted.
@@ -139,10 +138,18 @@ impl Junit {
         }
     }
 
-    /// `run`: an attempt ended. Its cases are named by CMD and their place,
-    /// so each attempt's are the same testcases; a retried attempt's are
-    /// reruns of the next one's.
-    pub fn attempt(&mut self, a: &Attempt<'_>, message: &str) {
+    /// `run`: attempt `number` of `command` ended (`stopped`: timed out or
+    /// cancelled, before a run was judged). Its cases are named by CMD and
+    /// their place, so each attempt's are the same testcases; a retried
+    /// attempt's are reruns of the next one's.
+    pub fn attempt(
+        &mut self,
+        command: &str,
+        number: u32,
+        stopped: Option<&str>,
+        retried: bool,
+        message: &str,
+    ) {
         let mut cases = std::mem::take(&mut self.attempt);
         if cases.is_empty() {
             // Timed out or cancelled before a run was judged: the attempt
@@ -151,7 +158,7 @@ impl Junit {
                 name: String::new(),
                 classname: String::new(),
                 outcome: Outcome::Failure(Report {
-                    kind: if a.timed_out { "timeout" } else { "cancelled" }.to_string(),
+                    kind: stopped.unwrap_or("failed").to_string(),
                     message: message.to_string(),
                     text: String::new(),
                 }),
@@ -161,12 +168,12 @@ impl Junit {
         }
         for (k, case) in cases.iter_mut().enumerate() {
             case.name = match k {
-                0 => a.command.to_string(),
-                _ => format!("{} (run {})", a.command, k + 1),
+                0 => command.to_string(),
+                _ => format!("{command} (run {})", k + 1),
             };
-            case.classname = a.command.to_string();
+            case.classname = command.to_string();
         }
-        if a.retry_in_ms.is_some() {
+        if retried {
             for (k, case) in cases.iter().enumerate() {
                 if self.reruns.len() <= k {
                     self.reruns.push(vec![]);
@@ -175,7 +182,7 @@ impl Junit {
                     Outcome::Failure(r) | Outcome::Error(r) => r.clone(),
                     _ => continue,
                 };
-                said.message = format!("attempt {}: {}", a.attempt, said.message);
+                said.message = format!("attempt {number}: {}", said.message);
                 self.reruns[k].push(said);
             }
             return;
@@ -186,7 +193,7 @@ impl Junit {
                 .get_mut(k)
                 .map(std::mem::take)
                 .unwrap_or_default();
-            self.suite(a.command).cases.push(case);
+            self.suite(command).cases.push(case);
         }
         self.reruns.clear();
     }

@@ -418,7 +418,14 @@ impl<W: Write> Emitter<W> {
             self.out.write_all(text.as_bytes())?;
         }
         if self.junit() {
-            self.junit.attempt(a, &message);
+            let stopped = match (a.timed_out, a.cancelled) {
+                (true, _) => Some("timeout"),
+                (_, true) => Some("cancelled"),
+                _ => None,
+            };
+            let retried = a.retry_in_ms.is_some();
+            self.junit
+                .attempt(a.command, a.attempt, stopped, retried, &message);
         }
         if self.tap() {
             if a.timed_out || a.cancelled {

@@ -1,9 +1,10 @@
 //! How far a long read has got, on stderr, for a person at a terminal.
 //!
 //! Shown only when stderr is a terminal, the report is human and not
-//! `-q`, and the inputs are large (more than `PROGRESS_FROM` bytes in
-//! files, or that much read from a pipe): a pipeline or a log never sees
-//! it. With the sizes known it gives the percent done; it always gives the
+//! `-q`, and the read is long: the inputs are large (more than
+//! `PROGRESS_FROM` bytes in files, or that much read from a pipe), or it
+//! has taken a second (a slow pipe, which may never be large). A pipeline
+//! or a log never sees it. With the sizes known it gives the percent done; it always gives the
 //! bytes read and the rate. It is redrawn at most four times a second, on
 //! one line that is cleared before any report text is written beside it.
 //!
@@ -17,8 +18,11 @@ use std::time::{Duration, Instant};
 use super::style::{Format, Style};
 
 /// Inputs smaller than this finish before a display would help.
-/// `AOITAP_PROGRESS_FROM` (bytes) overrides it, for tests.
+/// `AOITAP_PROGRESS_FROM` (bytes) overrides it (README, man ENVIRONMENT).
 const PROGRESS_FROM: u64 = 64 << 20;
+
+/// A read this long is shown whatever its size.
+const SLOW: Duration = Duration::from_secs(1);
 
 const EVERY: Duration = Duration::from_millis(250);
 
@@ -62,7 +66,7 @@ impl Progress {
         let big = match self.total {
             Some(t) => t > self.from,
             None => self.read > self.from,
-        };
+        } || self.start.elapsed() >= SLOW;
         if !big || self.last.is_some_and(|t| t.elapsed() < EVERY) {
             return;
         }

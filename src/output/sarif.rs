@@ -12,9 +12,9 @@ use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
+use super::identity::{TOOL, TOOL_VERSION};
 use crate::check::Finding;
 use crate::check::rules::{Rule, Severity};
-use crate::output::{TOOL, TOOL_VERSION};
 
 #[derive(Default)]
 pub struct Sarif {

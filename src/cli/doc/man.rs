@@ -251,7 +251,7 @@ pub fn render() -> String {
         ));
     }
     out.push_str(
-        ".SH ENVIRONMENT\n.TP\n\\fBNO_COLOR\\fR\nWhen set and not empty, human output is not coloured unless \\fB\\-\\-color always\\fR. Output that is not a terminal is never coloured.\n",
+        ".SH ENVIRONMENT\n.TP\n\\fBNO_COLOR\\fR\nWhen set and not empty, human output is not coloured unless \\fB\\-\\-color always\\fR. With \\fB\\-\\-color auto\\fR (the default), output that is not a terminal is not coloured; \\fB\\-\\-color always\\fR colours it all the same.\n.TP\n\\fBAOITAP_PROGRESS_FROM\\fR\nBytes of input from which a read shows its progress on a terminal's stderr (default 64 MiB); a read that has taken a second shows it whatever its size.\n",
     );
     out.push_str(
         ".SH EXAMPLES\n\
