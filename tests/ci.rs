@@ -360,10 +360,15 @@ fn github_values_are_escaped_as_the_runner_unescapes_them() {
 
 /// The `--output` values a command's help lists.
 fn listed_outputs(command: &str) -> Vec<String> {
+    listed(command, "--output <FORMAT>")
+}
+
+/// The values a command's help lists for `option` (as `--output <FORMAT>`).
+fn listed(command: &str, option: &str) -> Vec<String> {
     let help = run(&[command, "--help"], b"").stdout;
     let at = help
-        .find("--output <FORMAT>")
-        .unwrap_or_else(|| panic!("{command}: no --output"));
+        .find(option)
+        .unwrap_or_else(|| panic!("{command}: no {option}"));
     let section = &help[at..];
     let end = section.find("[default:").unwrap();
     let listed: Vec<String> = section[..end]
@@ -422,6 +427,35 @@ fn no_help_offers_an_output_its_command_refuses() {
         }
     }
     assert!(tried >= 20, "{tried}");
+    // --protocol: each value listed is taken (okf is run's alone).
+    for sub in root.get_subcommands() {
+        let name = sub.get_name();
+        if !sub.get_arguments().any(|a| a.get_id() == "protocol") {
+            continue;
+        }
+        let values = listed(name, "--protocol <PROTOCOL>");
+        assert_eq!(
+            values.contains(&"okf".to_string()),
+            name == "run",
+            "{name}: {values:?}"
+        );
+        for value in &values {
+            let out_dir = dir.path().join(format!("p-{name}-{value}"));
+            let mut args = vec![name, "--protocol", value];
+            match name {
+                "run" => args.extend(["--", "cat", input]),
+                "split-by-run" => args.extend(["--dir", out_dir.to_str().unwrap(), input]),
+                "filter" => args.extend([".", input]),
+                _ => args.push(input),
+            }
+            let out = run(&args, b"");
+            assert_ne!(
+                out.code, 64,
+                "{args:?} is offered but refused: {}",
+                out.stderr
+            );
+        }
+    }
     // Options a command ignores are not offered either.
     for name in ["summarize", "split-by-run", "reconcile"] {
         let help = run(&[name, "--help"], b"").stdout;
