@@ -86,7 +86,11 @@ fn verify_junit_is_a_testcase_per_run_and_a_failure_per_cut_one() {
     );
     assert_eq!(xml.matches("<testcase ").count(), 3, "{xml}");
     assert_eq!(xml.matches("<failure ").count(), 2, "{xml}");
-    assert!(xml.contains("tests=\"3\" failures=\"2\""), "{xml}");
+    assert_eq!(
+        xml.matches("tests=\"1\" failures=\"1\"").count(),
+        2,
+        "{xml}"
+    );
     // The findings are the failure's text.
     assert!(xml.contains("error[summary.missing]"), "{xml}");
     assert!(xml.contains("error[summary.count-mismatch]"), "{xml}");
@@ -117,6 +121,66 @@ fn junit_text_is_escaped_whatever_a_stream_holds() {
             "the name reads back: {cases:?}"
         );
     }
+}
+
+/// A run left open by a signal is an error in the report, with its
+/// findings: never a green build.
+#[test]
+fn junit_names_a_run_left_open_as_an_error() {
+    let good = std::fs::read_to_string(stream("ok-complete.jsonl")).unwrap();
+    let open: String = good
+        .lines()
+        .take(3)
+        .map(|l| {
+            l.replace("01JZQ7X4TQ9", "OPEN1")
+                .replace("\"seq\":2", "\"seq\":7")
+                + "\n"
+        })
+        .collect();
+    let mut child = std::process::Command::new(bin())
+        .args(["verify", "--multi-run", "--output", "junit"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, format!("{good}{open}").as_bytes()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(130));
+    let xml = String::from_utf8(out.stdout).unwrap();
+    assert!(xml.contains("<error type=\"cancelled\""), "{xml}");
+    assert!(
+        xml.contains("run OPEN1") && xml.contains("seq.gap"),
+        "{xml}"
+    );
+    if let Some(cases) = peer_junit(&xml) {
+        assert_eq!(cases.len(), 2, "{cases:?}");
+    }
+}
+
+#[test]
+fn junit_memory_is_bounded_however_many_runs_a_file_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.jsonl");
+    std::fs::write(&path, many_runs(100_000, 1)).unwrap();
+    let (kib, _) = peak_kib(
+        &[
+            "verify",
+            "--multi-run",
+            "--output",
+            "junit",
+            path.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert!(kib < 64 * 1024, "{kib} KiB for 100,000 runs");
 }
 
 #[test]

@@ -597,15 +597,27 @@ pub(super) enum ColorArg {
 /// parser's, with run's FILE operand left out, as run reads CMD, never
 /// FILE (naming one is refused).
 pub fn command() -> clap::Command {
-    with_rules(parser()).mut_subcommand("run", |sub| sub.mut_arg("files", |a| a.hide(true)))
+    // (`mut_subcommands` and `mut_args` keep each in its place, where
+    // `mut_subcommand` and `mut_arg` move it to the end of the page.)
+    with_rules(parser()).mut_subcommands(|sub| match sub.get_name() {
+        "run" => sub.mut_args(|a| {
+            if a.get_id() == "files" {
+                a.hide(true)
+            } else {
+                a
+            }
+        }),
+        _ => sub,
+    })
 }
 
 /// verify's long help with the rule table, which costs more to make than
 /// a short stream costs to check: made only for a command line that asks
 /// for help, and for the man page and completions.
 fn with_rules(cmd: clap::Command) -> clap::Command {
-    cmd.mut_subcommand("verify", |sub| {
-        sub.after_long_help(rules_table::verify_after_help())
+    cmd.mut_subcommands(|sub| match sub.get_name() {
+        "verify" => sub.after_long_help(rules_table::verify_after_help()),
+        _ => sub,
     })
 }
 
@@ -631,20 +643,14 @@ pub(super) fn parser() -> clap::Command {
     // split-by-run, summarize and reconcile, so their help leaves it out.
     <Cli as clap::CommandFactory>::command().mut_subcommands(|sub| {
         let name = sub.get_name().to_string();
-        let sub = if sub.get_arguments().any(|a| a.get_id() == "files")
-            && sub.get_arguments().any(|a| a.get_id() == "output")
-        {
-            sub.mut_arg("output", |a| a.value_parser(only(OutputArg::of(&name))))
-                .mut_arg("protocol", |a| a.value_parser(only(ProtocolArg::of(&name))))
-        } else {
-            sub
-        };
-        match name.as_str() {
-            "split-by-run" | "summarize" | "reconcile" => {
-                sub.mut_arg("multi_run", |a| a.hide(true))
-            }
-            _ => sub,
-        }
+        let stream = sub.get_arguments().any(|a| a.get_id() == "files");
+        let always_multi = matches!(name.as_str(), "split-by-run" | "summarize" | "reconcile");
+        sub.mut_args(|a| match a.get_id().as_str() {
+            "output" if stream => a.value_parser(only(OutputArg::of(&name))),
+            "protocol" if stream => a.value_parser(only(ProtocolArg::of(&name))),
+            "multi_run" if always_multi => a.hide(true),
+            _ => a,
+        })
     })
 }
 

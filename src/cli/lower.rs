@@ -355,7 +355,8 @@ fn run(a: RunArgs) -> Result<RunOptions, Error> {
     // -q silences the relay and the report; --save still saves. With
     // --output tap stdout is the TAP and nothing else, so `prove` can read
     // it: CMD's stdout is saved or discarded (DESIGN §13).
-    let tap = a.stream.output == OutputArg::Tap;
+    // So with --output junit: the XML is stdout's alone.
+    let tap = matches!(a.stream.output, OutputArg::Tap | OutputArg::Junit);
     let relay = !a.stream.quiet && a.save.is_none() && !tap;
     let save = a.save;
     let mut stream = a.stream.into_options(if relay {

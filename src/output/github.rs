@@ -7,9 +7,11 @@
 
 use crate::check::rules::Severity;
 use crate::check::{Finding, RunVerdict, Verdict};
+use crate::text::clean;
 
-/// One finding's workflow command.
-pub fn finding(file: &str, f: &Finding) -> String {
+/// One finding's workflow command; `file` is the input's, when it is one
+/// (under `run` it is a command, which no annotation can be placed on).
+pub fn finding(file: Option<&str>, f: &Finding) -> String {
     let command = match f.severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
@@ -25,7 +27,7 @@ pub fn finding(file: &str, f: &Finding) -> String {
 /// A run that failed or is retryable by its producer's word: its own
 /// annotation, at the line it began; a nonconforming run's findings say
 /// why already.
-pub fn run(file: &str, r: &RunVerdict) -> Option<String> {
+pub fn run(file: Option<&str>, r: &RunVerdict) -> Option<String> {
     let command = match r.verdict {
         Verdict::Failed => "error",
         Verdict::Retryable => "warning",
@@ -35,13 +37,28 @@ pub fn run(file: &str, r: &RunVerdict) -> Option<String> {
     Some(line(command, file, r.first_line, &title, &r.message))
 }
 
-fn line(command: &str, file: &str, at: u64, title: &str, message: &str) -> String {
-    let mut props = format!("file={}", property(file));
-    if at > 0 {
-        props.push_str(&format!(",line={at}"));
+/// A failure of aoitap itself (an input it cannot read): an error of no
+/// file.
+pub fn local_error(code: &str, message: &str) -> String {
+    format!(
+        "::error title={}::{}\n",
+        property(code),
+        data(&clean(message))
+    )
+}
+
+/// Every value cleaned as human output cleans it (no terminal control, no
+/// bidi override reaches the log), then escaped for the runner.
+fn line(command: &str, file: Option<&str>, at: u64, title: &str, message: &str) -> String {
+    let mut props = String::new();
+    if let Some(file) = file {
+        props.push_str(&format!("file={},", property(&clean(file))));
+        if at > 0 {
+            props.push_str(&format!("line={at},"));
+        }
     }
-    props.push_str(&format!(",title={}", property(title)));
-    format!("::{command} {props}::{}\n", data(message))
+    props.push_str(&format!("title={}", property(&clean(title))));
+    format!("::{command} {props}::{}\n", data(&clean(message)))
 }
 
 /// A command's data: `%`, CR and LF escaped, as the runner unescapes them
@@ -67,7 +84,7 @@ mod tests {
         assert_eq!(data("50% done\nnext"), "50%25 done%0Anext");
         assert_eq!(property("a,b:c%"), "a%2Cb%3Ac%25");
         assert_eq!(
-            line("error", "x,y.jsonl", 3, "seq.gap", "gap: 2"),
+            line("error", Some("x,y.jsonl"), 3, "seq.gap", "gap: 2"),
             "::error file=x%2Cy.jsonl,line=3,title=seq.gap::gap: 2\n"
         );
     }

@@ -11,12 +11,19 @@
 //! when it passed, as `<rerunFailure>` when it failed too. A failure of
 //! aoitap itself (an input it cannot read) is an `<error>`.
 //!
-//! The counts of a `<testsuite>` come before its cases, so the report is
-//! written at the end: each case is held, with at most `LISTED` of its
-//! findings (the rest counted).
+//! A run still open when reading stopped (a signal) is an `<error>` of
+//! type `cancelled`, with its findings.
+//!
+//! The counts of a `<testsuite>` come before its cases, so a suite is
+//! written once its last case is known (the next suite begins, or the
+//! report ends); its cases wait as XML text, in memory up to `SPILL`
+//! bytes and in an unnamed temporary file past that, so memory stays
+//! bounded however many runs a file holds. A case lists at most `LISTED`
+//! findings and counts the rest.
 
 use std::collections::HashMap;
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::{self, Seek, Write};
 
 use crate::check::{Finding, RunVerdict, Verdict};
 use crate::output::jsonl::Check;
@@ -24,10 +31,14 @@ use crate::output::jsonl::Check;
 /// Findings listed per testcase; the rest are counted.
 const LISTED: usize = 50;
 
+/// A suite's cases held in memory before they go to a temporary file.
+const SPILL: usize = 1 << 20;
+
 #[derive(Default)]
 pub struct Junit {
-    /// In the order each was first named.
-    suites: Vec<Suite>,
+    /// The suite being written, and whether any suite had a case.
+    suite: Option<Suite>,
+    any: bool,
     /// Findings of each open run, waiting for its verdict.
     pending: HashMap<Option<String>, Listed>,
     /// `run`: the cases of the attempt under way.
@@ -37,9 +48,70 @@ pub struct Junit {
     reruns: Vec<Vec<Report>>,
 }
 
+/// A suite whose cases are still coming: their XML, and their counts.
 struct Suite {
     name: String,
-    cases: Vec<Case>,
+    tests: u64,
+    failures: u64,
+    errors: u64,
+    skipped: u64,
+    body: Vec<u8>,
+    spilled: Option<File>,
+}
+
+impl Suite {
+    fn new(name: &str) -> Suite {
+        Suite {
+            name: name.to_string(),
+            tests: 0,
+            failures: 0,
+            errors: 0,
+            skipped: 0,
+            body: vec![],
+            spilled: None,
+        }
+    }
+
+    fn add(&mut self, c: &Case) -> io::Result<()> {
+        self.tests += 1;
+        match c.outcome {
+            Outcome::Pass => {}
+            Outcome::Failure(_) => self.failures += 1,
+            Outcome::Error(_) => self.errors += 1,
+            Outcome::Skipped(_) => self.skipped += 1,
+        }
+        let mut x = String::new();
+        case(&mut x, c);
+        self.body.extend_from_slice(x.as_bytes());
+        if self.body.len() > SPILL {
+            let file = match &mut self.spilled {
+                Some(f) => f,
+                None => self.spilled.insert(tempfile::tempfile()?),
+            };
+            file.write_all(&self.body)?;
+            self.body.clear();
+        }
+        Ok(())
+    }
+
+    /// The suite, whole.
+    fn write(mut self, out: &mut dyn Write) -> io::Result<()> {
+        let head = format!(
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n",
+            xml(&self.name),
+            self.tests,
+            self.failures,
+            self.errors,
+            self.skipped,
+        );
+        out.write_all(head.as_bytes())?;
+        if let Some(mut file) = self.spilled.take() {
+            file.rewind()?;
+            io::copy(&mut file, out)?;
+        }
+        out.write_all(&self.body)?;
+        out.write_all(b"  </testsuite>\n")
+    }
 }
 
 struct Case {
@@ -104,14 +176,14 @@ impl Junit {
     }
 
     /// One run's testcase. `run`'s wait for their attempt (`attempt`).
-    pub fn run(&mut self, file: &str, r: &RunVerdict, under_run: bool) {
-        let mut found = self.pending.remove(&r.run).unwrap_or_default();
-        // Findings about no run (the input's) go with the next case.
-        if let Some(loose) = self.pending.remove(&None) {
-            found.more += loose.more;
-            found.lines.extend(loose.lines);
-        }
-        let text = found.text();
+    pub fn run(
+        &mut self,
+        out: &mut dyn Write,
+        file: &str,
+        r: &RunVerdict,
+        under_run: bool,
+    ) -> io::Result<()> {
+        let text = self.findings_of(&r.run);
         let outcome = match r.verdict {
             Verdict::Pass => Outcome::Pass,
             v => Outcome::Failure(Report {
@@ -133,9 +205,49 @@ impl Junit {
         };
         if under_run {
             self.attempt.push(case);
+            Ok(())
         } else {
-            self.suite(file).cases.push(case);
+            self.push(out, file, case)
         }
+    }
+
+    /// A run still open when reading stopped: an `<error>`, cancelled.
+    pub fn open_run(
+        &mut self,
+        out: &mut dyn Write,
+        file: &str,
+        run: Option<&str>,
+        first_line: u64,
+        message: &str,
+    ) -> io::Result<()> {
+        let text = self.findings_of(&run.map(str::to_string));
+        let name = match run {
+            Some(id) => format!("run {id}"),
+            None => format!("run from line {first_line}"),
+        };
+        let case = Case {
+            name,
+            classname: file.to_string(),
+            outcome: Outcome::Error(Report {
+                kind: "cancelled".to_string(),
+                message: message.to_string(),
+                text: text.clone(),
+            }),
+            text,
+            reruns: vec![],
+        };
+        self.push(out, file, case)
+    }
+
+    /// The findings held for `run`, and those about no run (the input's),
+    /// which go with the next case.
+    fn findings_of(&mut self, run: &Option<String>) -> String {
+        let mut found = self.pending.remove(run).unwrap_or_default();
+        if let Some(loose) = self.pending.remove(&None) {
+            found.more += loose.more;
+            found.lines.extend(loose.lines);
+        }
+        found.text()
     }
 
     /// `run`: attempt `number` of `command` ended (`stopped`: timed out or
@@ -144,16 +256,33 @@ impl Junit {
     /// attempt's are reruns of the next one's.
     pub fn attempt(
         &mut self,
+        out: &mut dyn Write,
         command: &str,
         number: u32,
         stopped: Option<&str>,
         retried: bool,
         message: &str,
-    ) {
+    ) -> io::Result<()> {
         let mut cases = std::mem::take(&mut self.attempt);
-        if cases.is_empty() {
-            // Timed out or cancelled before a run was judged: the attempt
-            // is the case.
+        if let Some(why) = stopped {
+            // Timed out or cancelled: the attempt is a case of its own,
+            // beside any run it finished.
+            let outcome = match why {
+                "cancelled" => Outcome::Error,
+                _ => Outcome::Failure,
+            };
+            cases.push(Case {
+                name: String::new(),
+                classname: String::new(),
+                outcome: outcome(Report {
+                    kind: why.to_string(),
+                    message: message.to_string(),
+                    text: String::new(),
+                }),
+                text: String::new(),
+                reruns: vec![],
+            });
+        } else if cases.is_empty() {
             cases.push(Case {
                 name: String::new(),
                 classname: String::new(),
@@ -185,7 +314,7 @@ impl Junit {
                 said.message = format!("attempt {number}: {}", said.message);
                 self.reruns[k].push(said);
             }
-            return;
+            return Ok(());
         }
         for (k, mut case) in cases.into_iter().enumerate() {
             case.reruns = self
@@ -193,13 +322,14 @@ impl Junit {
                 .get_mut(k)
                 .map(std::mem::take)
                 .unwrap_or_default();
-            self.suite(command).cases.push(case);
+            self.push(out, command, case)?;
         }
         self.reruns.clear();
+        Ok(())
     }
 
     /// `lint`: one check's testcase.
-    pub fn check(&mut self, suite: &str, c: &Check<'_>) {
+    pub fn check(&mut self, out: &mut dyn Write, suite: &str, c: &Check<'_>) -> io::Result<()> {
         let outcome = match c.properties.result {
             "pass" => Outcome::Pass,
             "skipped" | "not-claimed" | "inconclusive" | "expected-failure" => {
@@ -216,19 +346,26 @@ impl Junit {
             Some(command) => format!("{suite} {command}"),
             None => suite.to_string(),
         };
-        self.suite(suite).cases.push(Case {
+        let case = Case {
             name: c.name.to_string(),
             classname,
             outcome,
             text: String::new(),
             reruns: vec![],
-        });
+        };
+        self.push(out, suite, case)
     }
 
     /// A failure of aoitap itself: an `<error>` case of its own.
-    pub fn local_error(&mut self, file: &str, code: &str, message: &str) {
+    pub fn local_error(
+        &mut self,
+        out: &mut dyn Write,
+        file: &str,
+        code: &str,
+        message: &str,
+    ) -> io::Result<()> {
         let suite = if file.is_empty() { "aoitap" } else { file };
-        self.suite(suite).cases.push(Case {
+        let case = Case {
             name: code.to_string(),
             classname: suite.to_string(),
             outcome: Outcome::Error(Report {
@@ -238,10 +375,20 @@ impl Junit {
             }),
             text: String::new(),
             reruns: vec![],
-        });
+        };
+        self.push(out, suite, case)
     }
 
-    /// The whole report. One that judged nothing still says how it ended,
+    /// The report's head (its suites follow as each is done).
+    pub fn begin(&mut self, out: &mut dyn Write, command: &str) -> io::Result<()> {
+        let head = format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{}\">\n",
+            xml(&format!("aoitap {command}"))
+        );
+        out.write_all(head.as_bytes())
+    }
+
+    /// The report's end. One that judged nothing still says how it ended,
     /// as one case.
     pub fn end(
         &mut self,
@@ -251,11 +398,30 @@ impl Junit {
         result: &str,
     ) -> io::Result<()> {
         // Attempt cases left by a signal between attempts.
-        if !self.attempt.is_empty() {
-            let cases = std::mem::take(&mut self.attempt);
-            self.suite(command).cases.extend(cases);
+        for case in std::mem::take(&mut self.attempt) {
+            self.push(out, command, case)?;
         }
-        if self.suites.iter().all(|s| s.cases.is_empty()) {
+        // Findings of runs never judged nor named open.
+        if !self.pending.is_empty() {
+            let text = std::mem::take(&mut self.pending)
+                .into_values()
+                .map(|l| l.text())
+                .collect::<Vec<_>>()
+                .join("\n");
+            let case = Case {
+                name: "findings of no judged run".to_string(),
+                classname: command.to_string(),
+                outcome: Outcome::Error(Report {
+                    kind: "unjudged".to_string(),
+                    message: result.to_string(),
+                    text: text.clone(),
+                }),
+                text,
+                reruns: vec![],
+            };
+            self.push(out, command, case)?;
+        }
+        if !self.any {
             let outcome = if pass {
                 Outcome::Pass
             } else {
@@ -265,63 +431,33 @@ impl Junit {
                     text: String::new(),
                 })
             };
-            self.suite(command).cases.push(Case {
+            let case = Case {
                 name: "result".to_string(),
                 classname: command.to_string(),
                 outcome,
                 text: String::new(),
                 reruns: vec![],
-            });
+            };
+            self.push(out, command, case)?;
         }
-        let count =
-            |s: &Suite, f: fn(&Outcome) -> bool| s.cases.iter().filter(|c| f(&c.outcome)).count();
-        let failed = |o: &Outcome| matches!(o, Outcome::Failure(_));
-        let errored = |o: &Outcome| matches!(o, Outcome::Error(_));
-        let skipped = |o: &Outcome| matches!(o, Outcome::Skipped(_));
-        let total =
-            |f: fn(&Outcome) -> bool| self.suites.iter().map(|s| count(s, f)).sum::<usize>();
-        let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-        x.push_str(&format!(
-            "<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n",
-            xml(&format!("aoitap {command}")),
-            self.suites.iter().map(|s| s.cases.len()).sum::<usize>(),
-            total(failed),
-            total(errored),
-            total(skipped),
-        ));
-        for s in self.suites.iter().filter(|s| !s.cases.is_empty()) {
-            x.push_str(&format!(
-                "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n",
-                xml(&s.name),
-                s.cases.len(),
-                count(s, failed),
-                count(s, errored),
-                count(s, skipped),
-            ));
-            for c in &s.cases {
-                case(&mut x, c);
-            }
-            x.push_str("  </testsuite>\n");
-            // Written suite by suite: a long report is never one string.
-            out.write_all(x.as_bytes())?;
-            x.clear();
+        if let Some(suite) = self.suite.take() {
+            suite.write(out)?;
         }
-        x.push_str("</testsuites>\n");
-        out.write_all(x.as_bytes())
+        out.write_all(b"</testsuites>\n")
     }
 
-    fn suite(&mut self, name: &str) -> &mut Suite {
-        let at = match self.suites.iter().position(|s| s.name == name) {
-            Some(at) => at,
-            None => {
-                self.suites.push(Suite {
-                    name: name.to_string(),
-                    cases: vec![],
-                });
-                self.suites.len() - 1
-            }
-        };
-        &mut self.suites[at]
+    /// One case of the suite `name`: a suite named anew begins once the
+    /// one before is written.
+    fn push(&mut self, out: &mut dyn Write, name: &str, case: Case) -> io::Result<()> {
+        self.any = true;
+        if self.suite.as_ref().is_some_and(|s| s.name != name)
+            && let Some(done) = self.suite.take()
+        {
+            done.write(out)?;
+        }
+        self.suite
+            .get_or_insert_with(|| Suite::new(name))
+            .add(&case)
     }
 }
 

@@ -172,6 +172,9 @@ impl<W: Write> Emitter<W> {
         if self.sarif() {
             return self.sarif.begin(&mut self.out);
         }
+        if self.junit() {
+            return self.junit.begin(&mut self.out, &self.command);
+        }
         if !self.jsonl() {
             return Ok(());
         }
@@ -226,11 +229,11 @@ impl<W: Write> Emitter<W> {
         } else if self.tap() {
             self.tap.local_error(&mut self.out, code, message)
         } else if self.junit() {
-            self.junit.local_error(&self.file, code, message);
-            Ok(())
+            self.junit
+                .local_error(&mut self.out, &self.file, code, message)
         } else if self.github() {
-            let line = format!("::error title={code}::{}\n", one_line(message));
-            self.out.write_all(line.as_bytes())
+            self.out
+                .write_all(github::local_error(code, message).as_bytes())
         } else {
             crate::say!("aoitap: {}", one_line(message));
             Ok(())
@@ -368,8 +371,7 @@ impl<W: Write> Emitter<W> {
             } else {
                 self.file.clone()
             };
-            self.junit.check(&suite, c);
-            return Ok(());
+            return self.junit.check(&mut self.out, &suite, c);
         }
         if self.jsonl() {
             // aoi:check is a framework event: the summary's count stays
@@ -424,8 +426,14 @@ impl<W: Write> Emitter<W> {
                 _ => None,
             };
             let retried = a.retry_in_ms.is_some();
-            self.junit
-                .attempt(a.command, a.attempt, stopped, retried, &message);
+            self.junit.attempt(
+                &mut self.out,
+                a.command,
+                a.attempt,
+                stopped,
+                retried,
+                &message,
+            )?;
         }
         if self.tap() {
             if a.timed_out || a.cancelled {
@@ -495,8 +503,8 @@ impl<W: Write> Emitter<W> {
             self.sarif.finding(&mut self.out, &self.file, f)?;
         }
         if self.github() {
-            self.out
-                .write_all(github::finding(&self.file, f).as_bytes())?;
+            let file = (self.command != "run").then_some(self.file.as_str());
+            self.out.write_all(github::finding(file, f).as_bytes())?;
         }
         if self.human() && !(self.style.quiet_pass && f.severity == Severity::Info) {
             let text = human::finding(&self.file, f, self.style.color);
@@ -532,6 +540,16 @@ impl<W: Write> Emitter<W> {
     /// an `open_run` event for a program.
     pub fn open_run(&mut self, run: &OpenRun, text: &str) -> io::Result<()> {
         self.text(text)?;
+        if self.junit() {
+            let file = self.file.clone();
+            self.junit.open_run(
+                &mut self.out,
+                &file,
+                run.name.as_deref(),
+                run.first_line,
+                text.trim_end(),
+            )?;
+        }
         if self.jsonl() {
             let open = jsonl::OpenRun {
                 run: run.name.as_deref(),
@@ -551,9 +569,11 @@ impl<W: Write> Emitter<W> {
             self.tap.run(&mut self.out, &self.file, r)?;
         }
         if self.junit() {
-            self.junit.run(&self.file, r, self.command == "run");
+            self.junit
+                .run(&mut self.out, &self.file, r, self.command == "run")?;
         }
-        if let Some(line) = github::run(&self.file, r).filter(|_| self.github()) {
+        let file = (self.command != "run").then_some(self.file.as_str());
+        if let Some(line) = github::run(file, r).filter(|_| self.github()) {
             self.out.write_all(line.as_bytes())?;
         }
         let passed = r.verdict == Verdict::Pass;

@@ -77,7 +77,11 @@ impl Sarif {
 
 /// A catalogue rule as a SARIF reporting descriptor.
 fn rule(r: Rule) -> Value {
-    let anchor = r.reference();
+    // A section by number is the AOI-CLI spec's.
+    let anchor = match r.reference() {
+        a if a.starts_with('§') => format!("AOI-CLI {a}"),
+        a => a,
+    };
     json!({
         "id": r.id(),
         "name": r.name(),
