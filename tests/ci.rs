@@ -46,6 +46,18 @@ fn three_streams() -> [String; 3] {
     ]
 }
 
+/// `verify --output FORMAT` of the three streams (and `more`): 65, for
+/// the cut ones.
+fn three_reported(format: &str, more: &[&str]) -> Out {
+    let streams = three_streams();
+    let mut args = vec!["verify", "--output", format];
+    args.extend(streams.iter().map(String::as_str));
+    args.extend(more);
+    let out = run(&args, b"");
+    assert_eq!(out.code, 65, "{}", out.stderr);
+    out
+}
+
 /// What junitparser (PyPI) reads of a JUnit report: per testcase, its
 /// name and result kinds (`Failure`, `Skipped`, ...).
 fn junitparser(xml: &str) -> Option<Vec<(String, Vec<String>)>> {
@@ -71,12 +83,7 @@ fn junitparser(xml: &str) -> Option<Vec<(String, Vec<String>)>> {
 
 #[test]
 fn verify_junit_is_a_testcase_per_run_and_a_failure_per_cut_one() {
-    let [good, cut_end, cut_middle] = three_streams();
-    let out = run(
-        &["verify", "--output", "junit", &good, &cut_end, &cut_middle],
-        b"",
-    );
-    assert_eq!(out.code, 65, "{}", out.stderr);
+    let out = three_reported("junit", &[]);
     let xml = &out.stdout;
     assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites "));
     assert_eq!(
@@ -309,12 +316,8 @@ fn validated(dir: &Path, log: &str) -> Vec<(String, String, String)> {
 
 #[test]
 fn verify_sarif_places_each_finding_and_names_every_rule() {
-    let [good, cut_end, cut_middle] = three_streams();
-    let out = run(
-        &["verify", "--output", "sarif", &good, &cut_end, &cut_middle],
-        b"",
-    );
-    assert_eq!(out.code, 65, "{}", out.stderr);
+    let out = three_reported("sarif", &[]);
+    let good = &three_streams()[0];
     let log: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(log["version"], "2.1.0");
     let run0 = &log["runs"][0];
@@ -346,7 +349,7 @@ fn verify_sarif_places_each_finding_and_names_every_rule() {
         let dir = dir.unwrap();
         for log in [
             out.stdout.as_str(),
-            &run(&["verify", "--output", "sarif", &good], b"").stdout,
+            &run(&["verify", "--output", "sarif", good], b"").stdout,
         ] {
             let said = validated(&dir, log);
             let errors: Vec<_> = said.iter().filter(|(l, _, _)| l == "error").collect();
@@ -357,21 +360,8 @@ fn verify_sarif_places_each_finding_and_names_every_rule() {
 
 #[test]
 fn verify_github_writes_commands_the_problem_matcher_reads() {
-    let [good, cut_end, cut_middle] = three_streams();
     let retryable = stream("retryable-failure.jsonl");
-    let out = run(
-        &[
-            "verify",
-            "--output",
-            "github",
-            &good,
-            &cut_end,
-            &cut_middle,
-            &retryable,
-        ],
-        b"",
-    );
-    assert_eq!(out.code, 65, "{}", out.stderr);
+    let out = three_reported("github", &[&retryable]);
     // The shape GitHub's workflow commands take, as a problem matcher's
     // regexp reads them: ::LEVEL file=F,line=N,title=T::MESSAGE.
     let matcher = regex::Regex::new(
