@@ -78,7 +78,7 @@ impl Contract for Okf {
             Some(Ok(index)) => Some(index.event(text, &arena)),
             _ => None,
         };
-        let mut cause = Cause::default();
+        let cause = Cause::default();
         match ended.code {
             // Killed by a signal: nothing could be written, and nothing
             // is asked; the run failed.
@@ -109,10 +109,12 @@ impl Contract for Okf {
                         "stderr is {total} bytes, over the error envelope's 256 KiB ({MAX_DOCUMENT_BYTES} bytes)"
                     );
                     out.report(run, Rule::OkfErrorTooLarge, None, msg)?;
-                } else if let Some(ev) = envelope {
-                    cause = envelope_of(run, out, &ev, code)?;
                 } else {
-                    let (rule, msg) = match parsed {
+                    let (rule, msg) = match &parsed {
+                        Some(Ok(index)) => {
+                            let said = envelope_of(run, out, &index.event(text, &arena), code)?;
+                            return self.ended(run, ended, said);
+                        }
                         None => (
                             Rule::OkfErrorMissing,
                             format!("the command exited {code} with nothing on stderr"),
@@ -129,12 +131,19 @@ impl Contract for Okf {
                             Rule::OkfErrorInvalid,
                             format!("stderr is not one JSON document (byte {column} of it)"),
                         ),
-                        Some(Ok(_)) => unreachable!("a parsed envelope is read above"),
                     };
                     out.report(run, rule, None, msg)?;
                 }
             }
         }
+        self.ended(run, ended, cause)
+    }
+}
+
+impl Okf {
+    /// The exit status is the run's outcome; `cause`, what the envelope
+    /// said of a failure.
+    fn ended(&self, run: &mut RunState, ended: &Exited<'_>, cause: Cause) -> io::Result<()> {
         run.summary = Some(Outcome {
             ok: Some(ended.success()),
             partial: false,
