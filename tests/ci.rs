@@ -271,13 +271,17 @@ fn multitool_dir() -> Option<PathBuf> {
         .args(["root", "-g"])
         .output()
         .ok()
-        .map(|o| {
-            Path::new(String::from_utf8_lossy(&o.stdout).trim())
-                .join("@microsoft/sarif-multitool-linux")
-        });
-    [given, global]
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()).join("@microsoft"));
+    // npm puts the platform package beside the wrapper, or inside it.
+    let installed = global.into_iter().flat_map(|g| {
+        [
+            g.join("sarif-multitool-linux"),
+            g.join("sarif-multitool/node_modules/@microsoft/sarif-multitool-linux"),
+        ]
+    });
+    given
         .into_iter()
-        .flatten()
+        .chain(installed)
         .find(|d| d.join("Sarif.Multitool").is_file())
 }
 
