@@ -444,6 +444,27 @@ fn listed(command: &str, option: &str) -> Vec<String> {
     inline.split(", ").map(str::to_string).collect()
 }
 
+/// `command` with `option` (as its help offers it) is not refused: its
+/// operands are `input` (CMD `cat input` for run and lint, none for the
+/// documents), split-by-run writing into `out_dir`.
+fn taken(command: &str, option: &[&str], input: &str, out_dir: &str) {
+    let mut args = vec![command];
+    args.extend(option);
+    match command {
+        "run" | "lint" => args.extend(["--", "cat", input]),
+        "split-by-run" => args.extend(["--dir", out_dir, input]),
+        "filter" => args.extend([".", input]),
+        "schema" | "capabilities" => {}
+        _ => args.push(input),
+    }
+    let out = run(&args, b"");
+    assert_ne!(
+        out.code, 64,
+        "{args:?} is offered but refused: {}",
+        out.stderr
+    );
+}
+
 #[test]
 fn no_help_offers_an_output_its_command_refuses() {
     let dir = tempfile::tempdir().unwrap();
@@ -462,20 +483,7 @@ fn no_help_offers_an_output_its_command_refuses() {
         for value in &values {
             let out_dir = dir.path().join(format!("split-{name}-{value}"));
             let out_dir = out_dir.to_str().unwrap();
-            let mut args = vec![name, "--output", value];
-            match name {
-                "run" | "lint" => args.extend(["--", "cat", input]),
-                "split-by-run" => args.extend(["--dir", out_dir, input]),
-                "filter" => args.extend([".", input]),
-                "schema" | "capabilities" => {}
-                _ => args.push(input),
-            }
-            let out = run(&args, b"");
-            assert_ne!(
-                out.code, 64,
-                "{args:?} is offered but refused: {}",
-                out.stderr
-            );
+            taken(name, &["--output", value], input, out_dir);
             tried += 1;
         }
         // And what it does not list, clap refuses.
@@ -499,18 +507,11 @@ fn no_help_offers_an_output_its_command_refuses() {
         );
         for value in &values {
             let out_dir = dir.path().join(format!("p-{name}-{value}"));
-            let mut args = vec![name, "--protocol", value];
-            match name {
-                "run" => args.extend(["--", "cat", input]),
-                "split-by-run" => args.extend(["--dir", out_dir.to_str().unwrap(), input]),
-                "filter" => args.extend([".", input]),
-                _ => args.push(input),
-            }
-            let out = run(&args, b"");
-            assert_ne!(
-                out.code, 64,
-                "{args:?} is offered but refused: {}",
-                out.stderr
+            taken(
+                name,
+                &["--protocol", value],
+                input,
+                out_dir.to_str().unwrap(),
             );
         }
     }
