@@ -1,13 +1,21 @@
 //! SIGINT and SIGTERM (spec §7): the first stops reading, so the run so far
-//! is reported and a `reason:"cancelled"` summary is written; a second one
-//! exits at once with the conventional status. `run` catches SIGHUP the
-//! same way (DESIGN §13): a closed terminal must not leave CMD running.
+//! is reported and a `reason:"cancelled"` summary is written; a second
+//! request exits at once with the conventional status. `run` catches SIGHUP
+//! the same way (DESIGN §13): a closed terminal must not leave CMD running.
+//!
+//! A signal delivered twice is one request (DESIGN §20): GNU `timeout`
+//! signals its child and then its own process group, which holds the
+//! child, and a terminal's Ctrl-C reaches every process of a pipeline that
+//! shares the group. The same signal again within `SAME_REQUEST` of the
+//! first is that request again and changes nothing; only the same signal
+//! later, or another one of those caught, is a second request.
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::{flag, low_level::pipe};
@@ -21,39 +29,46 @@ pub struct Signals {
 }
 
 impl Signals {
-    /// `second_exits`: a second signal ends the process at once, with the
-    /// conventional status (off for `run`, which must stop its command's
-    /// group first). `hangup`: SIGHUP is caught too (run), else it keeps
-    /// its default action.
+    /// `second_exits`: a second request ends the process at once, with the
+    /// conventional status (off for `run` and `lint`, which must stop
+    /// their command's group first). `hangup`: SIGHUP is caught too, else
+    /// it keeps its default action.
     pub fn install(second_exits: bool, hangup: bool) -> io::Result<Signals> {
         let (wake, notify) = UnixStream::pair()?;
         notify.set_nonblocking(true)?;
-        let any = Arc::new(AtomicBool::new(false));
-        let int = Arc::new(AtomicBool::new(false));
-        let term = Arc::new(AtomicBool::new(false));
-        let hup = Arc::new(AtomicBool::new(false));
+        let flags = Caught {
+            int: Arc::default(),
+            term: Arc::default(),
+            hup: Arc::default(),
+            requests: Arc::default(),
+        };
         let mut caught = vec![
-            (SIGINT, Exit::Interrupted, &int),
-            (SIGTERM, Exit::Terminated, &term),
+            (SIGINT, Exit::Interrupted, &flags.int),
+            (SIGTERM, Exit::Terminated, &flags.term),
         ];
         if hangup {
-            caught.push((SIGHUP, Exit::HungUp, &hup));
+            caught.push((SIGHUP, Exit::HungUp, &flags.hup));
         }
-        let sigs: Vec<i32> = caught.iter().map(|c| c.0).collect();
+        let mut watched = Vec::with_capacity(caught.len());
         for (sig, status, seen) in caught {
-            // Registered first, so it sees `any` as it was before this
-            // signal: only a second signal exits here.
-            if second_exits {
-                flag::register_conditional_shutdown(sig, status.code().into(), Arc::clone(&any))?;
-            }
-            flag::register(sig, Arc::clone(&any))?;
             flag::register(sig, Arc::clone(seen))?;
             pipe::register(sig, notify.try_clone()?)?;
+            // A socket of its own per signal, so the watcher knows which
+            // one came, and when.
+            let (rx, tx) = UnixStream::pair()?;
+            tx.set_nonblocking(true)?;
+            rx.set_nonblocking(true)?;
+            pipe::register(sig, tx)?;
+            watched.push((rx, status));
         }
-        let flags = Caught { int, term, hup };
-        if second_exits {
-            watchdog(flags.clone(), &sigs)?;
-        }
+        let watcher = Watcher {
+            flags: flags.clone(),
+            watched,
+            second_exits,
+        };
+        std::thread::Builder::new()
+            .name("signal-watch".into())
+            .spawn(move || watcher.watch())?;
         Ok(Signals { flags, wake })
     }
 
@@ -110,6 +125,9 @@ pub struct Caught {
     int: Arc<AtomicBool>,
     term: Arc<AtomicBool>,
     hup: Arc<AtomicBool>,
+    /// Requests made so far: deliveries, less those that repeated the
+    /// first within `SAME_REQUEST`.
+    requests: Arc<AtomicUsize>,
 }
 
 impl Caught {
@@ -125,34 +143,109 @@ impl Caught {
             None
         }
     }
+
+    /// How many requests to stop have come (`run`: a second one while CMD
+    /// is awaited kills its group at once).
+    pub fn requests(&self) -> usize {
+        self.requests.load(Ordering::Acquire)
+    }
 }
 
-/// How long the first signal's orderly stop may take before aoitap exits
-/// without it.
-const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+/// The same signal again within this long of the first is the same
+/// request (DESIGN §20): `timeout`'s second delivery follows its first at
+/// once, and a person who means "now" presses Ctrl-C again later than this.
+const SAME_REQUEST: Duration = Duration::from_secs(1);
 
-/// The first signal stops reading and ends the report; but a write to a
-/// reader that has stopped reading (or a schema validation that will not
-/// end) blocks where no flag is looked at. A thread of its own waits for
-/// the first signal and, `GRACE` later, ends the process with the signal's
-/// status: a signal is never ignored. Nothing is written then: the output
-/// that blocked would block again.
-fn watchdog(flags: Caught, sigs: &[i32]) -> io::Result<()> {
-    use std::io::Read as _;
-    let (mut rx, tx) = UnixStream::pair()?;
-    tx.set_nonblocking(true)?;
-    for &sig in sigs {
-        pipe::register(sig, tx.try_clone()?)?;
-    }
-    std::thread::Builder::new()
-        .name("signal-watchdog".into())
-        .spawn(move || {
-            let mut byte = [0u8; 1];
-            if rx.read(&mut byte).is_ok_and(|n| n == 1) {
-                std::thread::sleep(GRACE);
-                let exit = flags.caught().unwrap_or(Exit::Terminated);
+/// How long the first request's orderly stop may take before aoitap exits
+/// without it.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// The thread that tells one request from two, and that ends the process
+/// on a second request or when the first one's stop takes too long.
+struct Watcher {
+    flags: Caught,
+    /// A socket per caught signal, readable when it came, and the status
+    /// that ends the process for it.
+    watched: Vec<(UnixStream, Exit)>,
+    second_exits: bool,
+}
+
+impl Watcher {
+    fn watch(self) {
+        // The first request: which signal made it, and when.
+        let mut first: Option<(usize, Instant)> = None;
+        loop {
+            let deadline = first
+                .filter(|_| self.second_exits)
+                .map(|(_, at)| at + GRACE);
+            if !self.wait(deadline) {
+                // The first request's stop took longer than GRACE: a
+                // write to a reader that stopped reading, or a validation
+                // that will not end, blocks where no flag is looked at. A
+                // signal is never ignored; nothing is written then, as the
+                // output that blocked would block again.
+                let exit = self.flags.caught().unwrap_or(Exit::Terminated);
                 std::process::exit(exit.code().into());
             }
-        })?;
-    Ok(())
+            let now = Instant::now();
+            for (k, (rx, status)) in self.watched.iter().enumerate() {
+                for _ in 0..drain(rx) {
+                    match first {
+                        None => first = Some((k, now)),
+                        Some((sig, at)) if sig == k && now - at <= SAME_REQUEST => continue,
+                        Some(_) => {
+                            if self.second_exits {
+                                std::process::exit(status.code().into());
+                            }
+                        }
+                    }
+                    self.flags.requests.fetch_add(1, Ordering::AcqRel);
+                }
+            }
+        }
+    }
+
+    /// Wait until a signal comes (true) or `deadline` passes (false).
+    fn wait(&self, deadline: Option<Instant>) -> bool {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        loop {
+            let timeout = deadline.map(|d| {
+                let left = d.saturating_duration_since(Instant::now());
+                Timespec {
+                    tv_sec: left.as_secs() as i64,
+                    tv_nsec: i64::from(left.subsec_nanos()),
+                }
+            });
+            if timeout.is_some_and(|t| t.tv_sec == 0 && t.tv_nsec == 0) {
+                return false;
+            }
+            let mut fds: Vec<PollFd> = self
+                .watched
+                .iter()
+                .map(|(rx, _)| PollFd::new(rx, PollFlags::IN))
+                .collect();
+            match poll(&mut fds, timeout.as_ref()) {
+                Ok(0) => return false,
+                Ok(_) => return true,
+                // EINTR: the signal itself interrupted the poll; look again.
+                Err(_) => continue,
+            }
+        }
+    }
+}
+
+/// Read what a signal's socket holds: one byte per delivery (the pipe
+/// handler writes one, or none when the socket is full, which only a
+/// flood of one signal can do, and a flood is still one signal).
+fn drain(rx: &UnixStream) -> usize {
+    use std::io::Read as _;
+    let mut n = 0;
+    let mut buf = [0u8; 64];
+    while let Ok(got) = (&*rx).read(&mut buf) {
+        if got == 0 {
+            break;
+        }
+        n += got;
+    }
+    n
 }

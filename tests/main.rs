@@ -24,6 +24,7 @@ mod reconcile;
 mod run;
 mod schema;
 mod secrets;
+mod signals;
 mod split;
 mod strip;
 mod summarize;

@@ -203,37 +203,24 @@ fn tee_stderr(mut pipe: impl Read, limit: usize, kept: &Mutex<Captured>) {
     }
 }
 
-/// The signals aoitap has had, counted from its signal socket.
+/// The requests to stop aoitap has had (a signal delivered twice at once
+/// is one request: DESIGN §20).
 #[derive(Default)]
 pub struct SignalCount {
-    wake: Option<UnixStream>,
-    count: usize,
+    flags: Option<Caught>,
 }
 
 impl SignalCount {
-    /// Count from `signals`' socket, once.
+    /// Count `signals`' requests.
     pub fn watch(&mut self, signals: &Signals) {
-        if self.wake.is_none() {
-            self.wake = signals
-                .wake_fd()
-                .ok()
-                .map(UnixStream::from)
-                .filter(|w| w.set_nonblocking(true).is_ok());
+        if self.flags.is_none() {
+            self.flags = Some(signals.flags());
         }
     }
 
-    /// Signals aoitap has had (each writes a byte to the wake socket).
+    /// Requests aoitap has had.
     pub fn seen(&mut self) -> usize {
-        if let Some(w) = &self.wake {
-            let mut buf = [0u8; 16];
-            while let Ok(n) = (&*w).read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                self.count += n;
-            }
-        }
-        self.count
+        self.flags.as_ref().map_or(0, Caught::requests)
     }
 }
 
