@@ -158,6 +158,8 @@ pub struct RunOptions {
     pub timeout: Option<Duration>,
     pub kill_after: Duration,
     pub retries: u32,
+    /// Relay every attempt as it comes (DESIGN §20).
+    pub live: bool,
     pub backoff: Duration,
     pub max_wait: Duration,
 }

@@ -703,6 +703,55 @@ fn save_holds_the_final_attempt_and_keeps_the_others_beside_it() {
     }
 }
 
+/// Relayed to stdout, `--retries` holds each attempt until no retry
+/// follows: stdout is the final attempt's stream alone, so it verifies as
+/// that attempt did; `--live` relays every attempt as it comes (DESIGN §20).
+/// With `--redact` too, and when the retry is cut by a signal in its wait.
+#[test]
+fn stdout_carries_the_final_attempt_unless_live() {
+    let runs_in = |stdout: &str| -> Vec<String> {
+        let again = run(
+            &["verify", "--multi-run", "--output", "jsonl"],
+            stdout.as_bytes(),
+        );
+        of_type(&again, "run")
+            .iter()
+            .map(|r| r["run"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for extra in [&[][..], &["--redact"], &["--live"], &["--live", "--redact"]] {
+        let dir = tempfile::tempdir().unwrap();
+        let count = dir.path().join("count");
+        let flaky = producer("flaky.sh");
+        let retry = ["run", "--retries", "2", "--backoff", "10ms"];
+        let cmd = ["--", &flaky, "2", count.to_str().unwrap()];
+        let out = aoitap(&[&retry[..], extra, &cmd].concat());
+        assert_eq!(out.code, 0, "{extra:?}: {}", out.stderr);
+        if extra.contains(&"--live") {
+            assert_eq!(runs_in(&out.stdout), ["A1", "A2"], "{extra:?}");
+        } else {
+            let again = run(&["verify", "--output", "jsonl"], out.stdout.as_bytes());
+            assert_eq!(again.code, 0, "{extra:?}: {}", again.stdout);
+            assert_eq!(runs_in(&out.stdout), ["A2"], "{extra:?}");
+        }
+    }
+    // A signal in the wait before the retry: the attempt that ran last is
+    // the final one, and stdout carries it.
+    let dir = tempfile::tempdir().unwrap();
+    let count = dir.path().join("count");
+    let script = format!(
+        "'{}' run --retries 2 --backoff 10ms -- '{}' 3 '{}' > '{}' & sleep 0.25; kill -INT $!; wait $!",
+        bin().display(),
+        producer("flaky.sh"),
+        count.display(),
+        dir.path().join("out").display(),
+    );
+    let (code, stderr) = sh(&script);
+    assert_eq!(code, 130, "{stderr}");
+    let kept = std::fs::read_to_string(dir.path().join("out")).unwrap();
+    assert_eq!(runs_in(&kept), ["A1"], "{stderr}");
+}
+
 /// SIGHUP (a closed terminal) is handled as SIGTERM (DESIGN §13): CMD's
 /// group is stopped, the cancelled report is written, and the exit is 129.
 #[test]

@@ -392,6 +392,10 @@ pub(super) struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub(super) retries: u32,
 
+    /// With --retries, relay every attempt as it comes, for a person watching; without it stdout carries the final attempt alone, one stream that verifies.
+    #[arg(long)]
+    pub(super) live: bool,
+
     /// The first backoff before a retry, doubled each time: the wait is the producer's retry_after_ms plus a random part of it (full jitter), never exactly retry_after_ms.
     #[arg(long, value_name = "DUR", value_parser = values::parse_duration, default_value = "1s")]
     pub(super) backoff: Duration,

@@ -376,6 +376,7 @@ fn run(a: RunArgs) -> Result<RunOptions, Error> {
         timeout: a.timeout,
         kill_after: a.kill_after,
         retries: a.retries,
+        live: a.live,
         backoff: a.backoff,
         max_wait: a.max_wait,
     })

@@ -11,12 +11,13 @@
 //! producer's `retry_after_ms` plus full jitter over exponential backoff,
 //! never exactly `retry_after_ms` (spec §9.3: a minimum with jitter applied;
 //! DESIGN §12, §13). Each attempt is its own input in the report; the exit
-//! status is the last attempt's. The parts: `child.rs` (CMD, its group and
+//! status is the last attempt's; stdout carries the final attempt's stream
+//! alone unless `--live` (DESIGN §20). The parts: `child.rs` (CMD, its group and
 //! its watcher), `retry.rs` (when to run again), `report.rs` (what an
 //! attempt says).
 
 use std::fs::File;
-use std::io::{self, BufWriter};
+use std::io::{self, BufWriter, Read, Seek, Write};
 use std::os::fd::OwnedFd;
 use std::time::Duration;
 
@@ -24,7 +25,7 @@ use crate::check::{Checker, Exited, LineKind, OKF_MAX_ERROR_BYTES, Protocol};
 use crate::config::{Input, ReportTo, RunOptions};
 use crate::exit::{Error, Exit, Result};
 use crate::input::scan::Line;
-use crate::input::source;
+use crate::input::source::{self, RelayError};
 use crate::output::Attempt;
 use crate::output::relay::Redacted;
 use crate::signal::{Caught, Signals};
@@ -84,6 +85,8 @@ pub fn run(opts: &RunOptions) -> Result<Exit> {
         signals: SignalCount::default(),
         todo_pending: false,
         rng: Jitter::seeded(),
+        holds: opts.retries > 0 && !opts.live && stream.relay && stream.save.is_none(),
+        held: None,
     };
     let exit = stream::run(stream, "run", to, &mut consumer);
     // Whatever happened, nothing of ours is left running.
@@ -120,6 +123,13 @@ struct Attempts<'o> {
     /// TAP: the last attempt's points are held until the retry begins.
     todo_pending: bool,
     rng: Jitter,
+    /// Whether each attempt's relayed stream is held until its end decides
+    /// that no retry follows: `--retries` relaying to stdout, not `--live`.
+    /// So `run --retries N -- CMD > out.jsonl` leaves one stream to verify,
+    /// the final attempt's (DESIGN §20).
+    holds: bool,
+    /// The attempt's relayed stream, in an unlinked file.
+    held: Option<File>,
 }
 
 impl Consumer for Attempts<'_> {
@@ -130,12 +140,29 @@ impl Consumer for Attempts<'_> {
         if self.attempt > 0 {
             let wait = self.wait.take()?;
             if signals.sleep(wait) {
+                // The attempt held is the final one: `end_all` releases it.
                 return None;
             }
+            // Retried: its stream is not the one stdout carries.
+            self.held = None;
             match self.keep_attempt() {
                 Ok(file) => relay = file,
                 Err(e) => {
                     // Nothing is run that could not be saved.
+                    return Some(OpenInput {
+                        label: self.name.clone(),
+                        file: Err(e),
+                        unopened: Exit::CantCreate,
+                        wake: None,
+                        relay: None,
+                    });
+                }
+            }
+        }
+        if self.holds {
+            match self.hold() {
+                Ok(file) => relay = file,
+                Err(e) => {
                     return Some(OpenInput {
                         label: self.name.clone(),
                         file: Err(e),
@@ -257,6 +284,9 @@ impl Consumer for Attempts<'_> {
                 retry_in_ms,
                 note,
             })?;
+            if retry_in_ms.is_none() {
+                self.release()?;
+            }
             // The timeout decides the verdict only when no retry follows.
             if retry && retry_in_ms.is_none() {
                 report.out.timed_out(&format!("{}: {ended}", self.name))?;
@@ -317,8 +347,17 @@ impl Consumer for Attempts<'_> {
             retry_in_ms,
             note,
         })?;
+        if retry_in_ms.is_none() {
+            self.release()?;
+        }
         self.attempt_over(report, retry_in_ms.is_some())?;
         Ok(())
+    }
+
+    fn end_all(&mut self, _report: &mut Report) -> Result<()> {
+        // A signal in the wait before a retry: the attempt that ran last
+        // is the final one.
+        Ok(self.release()?)
     }
 
     fn flush(&mut self) -> Result<()> {
@@ -376,6 +415,44 @@ impl Attempts<'_> {
             return Ok(None);
         }
         Ok(Some(file))
+    }
+
+    /// The attempt about to begin relays into an unlinked file of its own
+    /// (for `--redact`, through the redacting writer): the file to relay
+    /// into, unless `--redact` writes it.
+    fn hold(&mut self) -> io::Result<Option<File>> {
+        let file = tempfile::tempfile().map_err(|e| {
+            io::Error::new(e.kind(), format!("cannot hold the attempt's stream: {e}"))
+        })?;
+        self.held = Some(file.try_clone()?);
+        if let Some(r) = &mut self.redacted {
+            *r = Redacted::new(BufWriter::with_capacity(256 * 1024, file));
+            return Ok(None);
+        }
+        Ok(Some(file))
+    }
+
+    /// No retry follows the attempt held: its stream goes to stdout, whole.
+    /// A write that fails is the relay's, as when relaying as it comes
+    /// (a closed downstream stays 141).
+    fn release(&mut self) -> io::Result<()> {
+        let Some(mut held) = self.held.take() else {
+            return Ok(());
+        };
+        if let Some(r) = &mut self.redacted {
+            r.flush()?;
+        }
+        held.rewind()?;
+        let mut out = source::stdout_file()?;
+        let mut buf = vec![0; 64 * 1024];
+        loop {
+            let n = held.read(&mut buf)?;
+            if n == 0 {
+                return Ok(());
+            }
+            out.write_all(&buf[..n])
+                .map_err(|e| io::Error::new(e.kind(), RelayError(e)))?;
+        }
     }
 
     /// How many times CMD may run: once, and once per retry.
