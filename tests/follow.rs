@@ -763,3 +763,94 @@ fn a_file_cut_and_written_longer_at_once_is_read_anew() {
         assert!(!all.iter().any(|v| v["type"] == "finding"), "{all:#?}");
     }
 }
+
+/// A name not there yet is said within a second ("waiting for", an
+/// `aoi:warning`) and read once it appears, as `tail -F` does; a glob
+/// entry that cannot be opened (a symlink loop) is said as `verify` says
+/// it without `--follow`, and a dangling link is waited for (DESIGN §20).
+#[test]
+fn what_is_missing_or_unopenable_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let later = dir.path().join("later.jsonl");
+    let l = later.to_str().unwrap();
+    let mut f = Follower::start(&["verify", "--follow", "--output", "jsonl", l]);
+    f.expect(Duration::from_secs(3), "meta", |v| v["type"] == "aoi:meta");
+    let started = Instant::now();
+    f.expect(Duration::from_secs(1), "waiting", |v| {
+        v["type"] == "aoi:warning"
+            && v["code"] == "INPUT_WAITING"
+            && v["message"].as_str().unwrap().contains("waiting for ")
+    });
+    assert!(started.elapsed() < Duration::from_secs(1));
+    append(&later, &whole_run("R1", 2));
+    f.expect(Duration::from_secs(3), "run R1", run_event("R1"));
+    let (code, all, err) = f.interrupt();
+    assert_eq!(code, 130, "{err}");
+    let summary = all.last().unwrap();
+    assert_eq!(summary["warning_count"], 1, "{summary}");
+    let warned = all.iter().filter(|v| v["type"] == "aoi:warning").count();
+    assert_eq!(warned, 1, "said once: {all:#?}");
+    // The warning holds to aoitap's own schema.
+    let schema = dir.path().join("aoitap.schema");
+    fs::write(&schema, run(&["schema"], b"").stdout).unwrap();
+    let report: String = all.iter().map(|v| format!("{v}\n")).collect();
+    let s = schema.to_str().unwrap();
+    let out = run(
+        &["verify", "--output", "jsonl", "--schema", s],
+        report.as_bytes(),
+    );
+    assert!(
+        !out.rules().iter().any(|r| r.starts_with("event.schema")),
+        "{}",
+        out.stdout
+    );
+
+    let glob_dir = tempfile::tempdir().unwrap();
+    let link = |from: &str, to: &str| {
+        std::os::unix::fs::symlink(to, glob_dir.path().join(from)).unwrap();
+    };
+    link("a.jsonl", "b.jsonl");
+    link("b.jsonl", "a.jsonl");
+    link("gone.jsonl", "nowhere");
+    append(&glob_dir.path().join("c.jsonl"), &whole_run("R2", 1));
+    let glob = glob_dir.path().join("*.jsonl");
+    let g = glob.to_str().unwrap();
+    let mut f = Follower::start(&["verify", "--follow", "--output", "jsonl", g]);
+    f.expect(Duration::from_secs(3), "run R2", run_event("R2"));
+    std::thread::sleep(Duration::from_millis(300));
+    let (code, all, err) = f.interrupt();
+    assert_eq!(code, 130, "{err}");
+    let said: Vec<_> = all
+        .iter()
+        .filter(|v| v["type"] == "aoi:error" || v["type"] == "aoi:warning")
+        .map(|v| (v["code"].as_str().unwrap(), v["message"].as_str().unwrap()))
+        .collect();
+    let lo = |name: &str| {
+        said.iter()
+            .filter(|(code, m)| *code == "INPUT_UNREADABLE" && m.contains(name))
+            .count()
+    };
+    assert_eq!(lo("a.jsonl"), 1, "{said:#?}");
+    assert_eq!(lo("b.jsonl"), 1, "{said:#?}");
+    assert!(
+        said.iter().all(|(_, m)| !m.contains("c.jsonl")),
+        "{said:#?}"
+    );
+    assert!(
+        said.iter()
+            .any(|(code, m)| *code == "INPUT_WAITING" && m.contains("gone.jsonl")),
+        "{said:#?}"
+    );
+    // verify without --follow says the loop the same way.
+    let once = run(
+        &[
+            "verify",
+            "--output",
+            "jsonl",
+            glob_dir.path().join("a.jsonl").to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(once.code, 66);
+    assert!(once.stdout.contains("INPUT_UNREADABLE"), "{}", once.stdout);
+}

@@ -47,6 +47,15 @@ pub fn local_error(code: &str, message: &str) -> String {
     )
 }
 
+/// A warning of aoitap itself, as a workflow command.
+pub fn local_warning(code: &str, message: &str) -> String {
+    format!(
+        "::warning title={}::{}\n",
+        property(code),
+        data(&clean(message))
+    )
+}
+
 /// Every value cleaned as human output cleans it (no terminal control, no
 /// bidi override reaches the log), then escaped for the runner.
 fn line(command: &str, file: Option<&str>, at: u64, title: &str, message: &str) -> String {

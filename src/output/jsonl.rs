@@ -51,6 +51,15 @@ pub struct Meta<'a> {
     pub command: &'a str,
 }
 
+/// `aoi:warning` (spec §8.3), about aoitap itself: something it goes on
+/// despite.
+#[derive(Serialize)]
+pub struct Warning<'a> {
+    pub category: &'a str,
+    pub code: &'a str,
+    pub message: &'a str,
+}
+
 /// `aoi:error` (spec §9), about aoitap itself: always `scope:"process"`.
 #[derive(Serialize)]
 pub struct Error<'a> {

@@ -52,6 +52,7 @@ pub struct Emitter<W: Write> {
     seq: u64,
     domain_emitted: u64,
     local_errors: u64,
+    local_warnings: u64,
     /// Findings written, and those left out because of --limit.
     shown: u64,
     dropped: u64,
@@ -76,6 +77,7 @@ impl<W: Write> Emitter<W> {
             seq: 0,
             domain_emitted: 0,
             local_errors: 0,
+            local_warnings: 0,
             shown: 0,
             dropped: 0,
             tap: Tap::default(),
@@ -240,6 +242,31 @@ impl<W: Write> Emitter<W> {
         }
     }
 
+    /// Something aoitap goes on despite (`--follow` waiting for a name): an
+    /// `aoi:warning` in jsonl, counted in the summary's `warning_count`
+    /// (spec §8.3); a TAP comment; a GitHub warning; a message on stderr
+    /// otherwise. Never the exit status.
+    pub fn local_warning(&mut self, category: &str, code: &str, message: &str) -> io::Result<()> {
+        self.local_warnings += 1;
+        let message = one_line(message);
+        if self.jsonl() {
+            let warning = jsonl::Warning {
+                category,
+                code,
+                message: &message,
+            };
+            self.event("aoi:warning", false, warning)
+        } else if self.tap() {
+            writeln!(self.out, "# {message}")
+        } else if self.github() {
+            self.out
+                .write_all(github::local_warning(code, &message).as_bytes())
+        } else {
+            crate::say!("aoitap: {message}");
+            Ok(())
+        }
+    }
+
     /// End the report: the closing line (human) or the terminal
     /// `aoi:summary` (jsonl), whose `ok` is the exit status being 0.
     pub fn end(&mut self, exit: Exit, tally: &Tally) -> io::Result<()> {
@@ -343,7 +370,7 @@ impl<W: Write> Emitter<W> {
                 event_count: self.seq + 1,
                 count: self.domain_emitted,
                 input_count: t.input_domain,
-                warning_count: t.upstream_warnings,
+                warning_count: t.upstream_warnings + self.local_warnings,
                 error_count: t.upstream_errors + self.local_errors,
                 partial: false,
                 truncated: dropped > 0,

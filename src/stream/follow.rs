@@ -86,6 +86,9 @@ struct Name<'o> {
     /// Why the name could not be opened, once said (said again when the
     /// reason changes).
     unopened: Option<io::ErrorKind>,
+    /// A file was opened under the name: one missing since is rotated or
+    /// removed, not waited for as a name never seen.
+    seen: bool,
 }
 
 struct Open {
@@ -282,10 +285,12 @@ pub(super) fn follow(
                     let id = fs::metadata(&p).ok().map(|m| FileId::of(&m));
                     // Still read under its old name: looked at again at
                     // the next listing, once the drain is over.
-                    if names.iter().any(|n| {
-                        n.draining.as_ref().map(|d| d.0.id) == id
-                            || n.open.as_ref().map(|o| o.id) == id
-                    }) {
+                    if id.is_some()
+                        && names.iter().any(|n| {
+                            n.draining.as_ref().map(|d| d.0.id) == id
+                                || n.open.as_ref().map(|o| o.id) == id
+                        })
+                    {
                         continue;
                     }
                     // Read before under another name (rotated, perhaps
@@ -378,6 +383,7 @@ impl<'o> Name<'o> {
             drain_pos: 0,
             drain_silent: 0,
             unopened: None,
+            seen: false,
         };
         if let Ok((file, meta)) = open_regular(&name.path) {
             let id = FileId::of(&meta);
@@ -581,7 +587,10 @@ impl Reading<'_, '_> {
                         }
                         return Ok(moved);
                     }
-                    Err(_) => return Ok(moved),
+                    Err(e) => {
+                        self.unopened(n, &e)?;
+                        return Ok(moved);
+                    }
                 }
                 let (file, meta) = match open_regular(&n.path) {
                     Ok(o) => o,
@@ -600,6 +609,7 @@ impl Reading<'_, '_> {
                     }
                 };
                 n.unopened = None;
+                n.seen = true;
                 let id = FileId::of(&meta);
                 let read = match self.taken.get(&id) {
                     // Another name reads it now: looked at again once it
@@ -652,6 +662,29 @@ impl Reading<'_, '_> {
             break;
         }
         Ok(moved)
+    }
+
+    /// `n`'s name could not be looked at (`e`): said once per reason, and
+    /// looked at again. Not there before it was ever opened is waited for,
+    /// as `tail -F` does, and said so (DESIGN §20); any other reason (a
+    /// symlink loop, no permission on its directory) is said as `verify`
+    /// says an input it cannot open, 66.
+    fn unopened(&mut self, n: &mut Name<'_>, e: &io::Error) -> Result<(), Halt> {
+        let missing = e.kind() == io::ErrorKind::NotFound;
+        if n.unopened == Some(e.kind()) || (missing && n.seen) {
+            return Ok(());
+        }
+        n.unopened = Some(e.kind());
+        self.report.out.file = n.label.clone();
+        if missing {
+            self.report.waiting_for().map_err(Halt::writing)?;
+        } else {
+            self.report
+                .unopened(e, Exit::NoInput)
+                .map_err(Halt::writing)?;
+            self.trouble = self.trouble.max(Some(Exit::NoInput));
+        }
+        Ok(())
     }
 
     /// When `n`'s file was cut (copytruncate): shorter than what was read,
@@ -863,8 +896,9 @@ impl Glob {
         let mut found: Vec<PathBuf> = entries
             .flatten()
             // Regular files only (a link to one too): a FIFO would block the
-            // open, and a device never ends.
-            .filter(|e| fs::metadata(e.path()).is_ok_and(|m| m.is_file()))
+            // open, and a device never ends. An entry that cannot be looked
+            // at (a symlink loop, a dangling link) is kept, to be said.
+            .filter(|e| fs::metadata(e.path()).map_or(true, |m| m.is_file()))
             .filter(|e| glob_match(&self.pattern, e.file_name().as_encoded_bytes()))
             .map(|e| self.shown.join(e.file_name()))
             .collect();

@@ -71,6 +71,15 @@ impl Report {
         self.out.local_error("io", "NOT_A_FILE", &msg)
     }
 
+    /// `--follow`: a named operand that is not there yet is followed once
+    /// it appears, as `tail -F` does; said once, so a mistyped name is not
+    /// waited for in silence (DESIGN §20).
+    pub(super) fn waiting_for(&mut self) -> io::Result<()> {
+        let f = crate::text::clean(&self.out.file);
+        let msg = format!("waiting for {f}: it does not exist yet, and is read once it appears");
+        self.out.local_warning("not_found", "INPUT_WAITING", &msg)
+    }
+
     /// `--follow --state FILE` could not be written: a restart would read
     /// again what was read since; said once.
     pub(super) fn state_unwritten(
