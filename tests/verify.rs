@@ -515,6 +515,41 @@ fires!(
     ["afdata.retryable-missing" @ 2],
     lines(&[AF_LOG, r#"{"kind":"error","error":{"code":"x","message":"m"},"trace":{}}"#])
 );
+// A success that carries an error payload fails even where the finding is
+// allowed (DESIGN §20); a null error carries nothing.
+fires!(
+    afdata_result_with_error,
+    ["afdata.result-with-error" @ 2],
+    lines(&[AF_LOG, r#"{"kind":"result","result":{},"error":{"code":"E","message":"m"},"trace":{}}"#])
+);
+fires!(
+    aiocs_ok_with_error,
+    ["aiocs.ok-with-error" @ 1],
+    lines(&[r#"{"ok":true,"command":"x","data":{},"error":{"code":"E","message":"m"}}"#])
+);
+
+#[test]
+fn a_success_with_an_error_fails_when_allowed_and_a_null_error_is_none() {
+    let cases = [
+        (
+            "aiocs.ok-with-error",
+            r#"{"ok":true,"command":"x","data":{},"error":"#,
+        ),
+        (
+            "afdata.result-with-error",
+            r#"{"kind":"result","result":{},"trace":{},"error":"#,
+        ),
+    ];
+    for (rule, head) in cases {
+        let with = lines(&[format!(r#"{head}{{"code":"E","message":"m"}}}}"#)]);
+        let out = verify(&["--allow", rule], &with);
+        assert_eq!(out.code, 1, "{rule}: {}", out.stdout);
+        let null = lines(&[format!("{head}null}}")]);
+        let out = verify(&[], &null);
+        assert_eq!(out.code, 0, "{rule}: {}", out.stdout);
+    }
+}
+
 fires!(
     aiocs_envelope_invalid,
     ["aiocs.envelope-invalid" @ 1],

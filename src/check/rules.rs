@@ -133,9 +133,11 @@ catalogue! {
     AfdataTerminalMissing "afdata.terminal-missing" Error "AFDATA Part 3" "EOF with no result or error event (allowed with --unbounded)";
     AfdataTerminalNotLast "afdata.terminal-not-last" Error "AFDATA Part 3" "events after the run's result or error";
     AfdataSuffixType "afdata.suffix-type" Error "AFDATA Part 1" "a value its key's suffix does not allow (latency_ms a string, size_bytes < 0, _rfc3339 with no offset); AFDATA runs, or --names afdata";
+    AfdataResultWithError "afdata.result-with-error" Error "AFDATA Part 3" "kind result with an error member: a success that carries an error payload is no success";
     AfdataTraceMissing "afdata.trace-missing" Warning "AFDATA Part 3" "an event without an object trace (the strict profile; once per run)";
     AfdataRetryableMissing "afdata.retryable-missing" Warning "AFDATA Part 3" "an error payload without a boolean retryable (the strict profile)";
     AiocsEnvelopeInvalid "aiocs.envelope-invalid" Error "aiocs: One-shot command envelope" "the envelope's ok is not a boolean or its command not a string";
+    AiocsOkWithError "aiocs.ok-with-error" Error "aiocs: One-shot command envelope" "ok:true with an error member: a success that carries an error payload is no success";
     AiocsDataMissing "aiocs.data-missing" Error "aiocs: One-shot command envelope" "ok:true without data";
     AiocsErrorFields "aiocs.error-fields" Error "aiocs: One-shot command envelope" "ok:false without an error holding string code and message";
     AiocsDocumentExtra "aiocs.document-extra" Error "aiocs: One-shot command envelope" "a second JSON document after the envelope";

@@ -84,9 +84,11 @@ pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol) -> RunVerdi
                     .or_else(|| run.local_process_error.clone())
                     .or(unscoped);
                 let why = match (o.ok, o.reason.as_deref()) {
-                    (Some(true), _) if run.local_process_error.is_some() => {
-                        "the summary says ok, but the run reported a process-scope error, which ended it".to_string()
-                    }
+                    (Some(true), _) if run.local_process_error.is_some() => match protocol {
+                        Protocol::Aiocs => "the envelope says ok, but carries an error: no success".to_string(),
+                        Protocol::Afdata => "the result carries an error: no success".to_string(),
+                        _ => "the summary says ok, but the run reported a process-scope error, which ended it".to_string(),
+                    },
                     (Some(true), _) => "the summary says ok, but the run holds item or forwarded errors (--continue-on-error accepts them)".to_string(),
                     (_, Some(r)) => format!("the producer reported failure (reason: {r})"),
                     _ => "the producer reported failure".to_string(),

@@ -5,4 +5,4 @@ pub const TOOL: &str = "aoitap";
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
 pub const AOI_VERSION: &str = "1.0-alpha";
 pub const SCHEMA_NAME: &str = "dev.aoitap.events";
-pub const SCHEMA_VERSION: &str = "1.6.0";
+pub const SCHEMA_VERSION: &str = "1.7.0";

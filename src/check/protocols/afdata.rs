@@ -94,6 +94,28 @@ impl Contract for Afdata {
             _ => None,
         };
         let ends = terminal && !after_terminal;
+        // A result that carries an error payload is no success (DESIGN
+        // §20): E, and the run fails even where the finding is allowed, as
+        // `summary.ok-despite-error`. A null error carries nothing.
+        if ends
+            && &*kind == "result"
+            && let Some(error) = ev.get("error").filter(|e| e.kind() != Kind::Null)
+        {
+            let msg =
+                "kind result with an error member: the event says success and failure at once"
+                    .to_string();
+            out.report(run, Rule::AfdataResultWithError, None, msg)?;
+            run.local_process_error = Some(Cause {
+                origin: None,
+                category: None,
+                code: error
+                    .field("code")
+                    .and_then(|v| v.as_str())
+                    .map(|s| s.into_owned()),
+                retryable: false,
+                retry_after_ms: None,
+            });
+        }
         if ends {
             if cause.is_some() {
                 run.errors += 1;

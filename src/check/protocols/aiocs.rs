@@ -73,6 +73,26 @@ impl Contract for Aiocs {
             ..Identity::default()
         });
         let mut cause = None;
+        // A success that carries an error payload is no success (DESIGN
+        // §20): E, and the run fails even where the finding is allowed, as
+        // `summary.ok-despite-error`. A null error carries nothing.
+        if ok == Some(true)
+            && let Some(error) = ev.get("error").filter(|e| e.kind() != Kind::Null)
+        {
+            let msg = "ok:true with an error member: the envelope says success and failure at once"
+                .to_string();
+            out.report(run, Rule::AiocsOkWithError, None, msg)?;
+            run.local_process_error = Some(Cause {
+                origin: None,
+                category: None,
+                code: error
+                    .field("code")
+                    .and_then(|v| v.as_str())
+                    .map(|s| s.into_owned()),
+                retryable: false,
+                retry_after_ms: None,
+            });
+        }
         match ok {
             Some(true) if ev.get("data").is_none() => {
                 let msg =
