@@ -1372,3 +1372,85 @@ fn an_output_among_a_directorys_files_is_refused() {
         .unwrap();
     assert_eq!(status.code(), Some(64));
 }
+
+/// `aoitap ARGS` with its stdout (where human output goes) on a pty: what
+/// a person at a terminal sees.
+fn at_a_terminal(args: &[&str]) -> String {
+    use rustix::fs::{Mode, OFlags};
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    use std::io::Read;
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).unwrap();
+    grantpt(&master).unwrap();
+    unlockpt(&master).unwrap();
+    let name = ptsname(&master, Vec::new()).unwrap();
+    let slave = rustix::fs::open(
+        name.as_c_str(),
+        OFlags::RDWR | OFlags::NOCTTY,
+        Mode::empty(),
+    )
+    .unwrap();
+    let mut mode = rustix::termios::tcgetattr(&slave).unwrap();
+    mode.make_raw();
+    rustix::termios::tcsetattr(&slave, rustix::termios::OptionalActions::Now, &mode).unwrap();
+    let mut child = std::process::Command::new(bin())
+        .args(args)
+        .env_remove("NO_COLOR")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::from(slave))
+        .spawn()
+        .unwrap();
+    // Read as it comes (a pty holds little); the end is EIO once the
+    // child, the slave's last holder, has gone.
+    let mut master = std::fs::File::from(master);
+    let reader = std::thread::spawn(move || {
+        let mut seen = vec![];
+        let mut buf = [0; 4096];
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+        }
+        seen
+    });
+    child.wait().unwrap();
+    String::from_utf8_lossy(&reader.join().unwrap()).into_owned()
+}
+
+/// At a terminal a binary file given by mistake is a screenful: at most
+/// 100 findings per input, then a count of the rest; `--limit` says
+/// otherwise, `--limit 0` shows all, and a pipe gets every one (DESIGN §20).
+#[test]
+fn a_terminal_sees_a_hundred_findings_per_input_and_a_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut binary = vec![];
+    for i in 0..300u32 {
+        binary.extend_from_slice(&[0xff, 0xfe, (i % 200) as u8 + 1, b'\n']);
+    }
+    let (a, b) = (dir.path().join("a.bin"), dir.path().join("b.bin"));
+    std::fs::write(&a, &binary).unwrap();
+    std::fs::write(&b, &binary).unwrap();
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let findings = |text: &str| {
+        text.lines()
+            .filter(|l| l.contains("error[") || l.contains("warning[") || l.contains("note["))
+            .count()
+    };
+    let piped = run(&["verify", a, b], b"");
+    let all = findings(&piped.stdout);
+    assert!(all > 600, "{}", piped.stdout);
+    let seen = at_a_terminal(&["verify", "--color", "never", a, b]);
+    assert_eq!(findings(&seen), 200, "{seen}");
+    for f in [a, b] {
+        let count = format!(
+            "{f}: and {} more findings (--limit 0 shows all)",
+            all / 2 - 100
+        );
+        assert!(seen.contains(&count), "{count} in {seen}");
+    }
+    let every = at_a_terminal(&["verify", "--color", "never", "--limit", "0", a, b]);
+    assert_eq!(findings(&every), all, "{every}");
+    let some = at_a_terminal(&["verify", "--color", "never", "--limit", "7", a, b]);
+    assert_eq!(findings(&some), 7, "{some}");
+    assert!(!piped.stdout.contains("--limit 0 shows all"));
+}

@@ -484,7 +484,7 @@ pub(super) struct StreamArgs {
     #[arg(long)]
     pub(super) strict: bool,
 
-    /// Report at most N findings; the rest are counted (summary truncated:true).
+    /// Report at most N findings; the rest are counted (summary truncated:true). 0 shows all. Without it, human output at a terminal shows 100 per input and counts the rest.
     #[arg(long, value_name = "N")]
     pub(super) limit: Option<u64>,
 

@@ -305,6 +305,7 @@ fn lint(a: LintArgs) -> Result<LintOptions, Error> {
             failures_only: false,
             color: false,
             limit: None,
+            per_input: None,
         },
         timeout: a.timeout,
         tool_words: a.tool_words.map(usize::from),
@@ -511,16 +512,21 @@ impl StreamArgs {
             OutputArg::Github => Format::Github,
             OutputArg::Human | OutputArg::Json => Format::Human,
         };
+        // A --report file is never a terminal, and never painted.
+        let terminal = match (&self.report, to) {
+            (Some(_), _) => false,
+            (None, ReportTo::Stderr) => style::is_terminal(StdStream::Stderr),
+            (None, ReportTo::Stdout) => style::is_terminal(StdStream::Stdout),
+        };
         let color = match self.color {
             ColorArg::Always => true,
             ColorArg::Never => false,
-            ColorArg::Auto => match (&self.report, to) {
-                // A --report file is never painted.
-                (Some(_), _) => false,
-                (None, ReportTo::Stderr) => style::auto_for(StdStream::Stderr),
-                (None, ReportTo::Stdout) => style::auto_for(StdStream::Stdout),
-            },
+            ColorArg::Auto => style::auto(terminal),
         };
+        // `--limit 0` shows every finding, as the terminal's count says.
+        let limit = self.limit.filter(|&n| n > 0);
+        let per_input = (terminal && format == Format::Human && self.limit.is_none())
+            .then_some(style::TERMINAL_FINDINGS);
         let inputs = if self.files.is_empty() {
             vec![Input::Stdin]
         } else {
@@ -543,7 +549,8 @@ impl StreamArgs {
                 quiet_pass: false,
                 failures_only: false,
                 color: color && format == Format::Human,
-                limit: self.limit,
+                limit,
+                per_input,
             },
             check: Config {
                 multi_run: self.multi_run,

@@ -55,6 +55,9 @@ pub struct Emitter<W: Write> {
     local_warnings: u64,
     /// Findings written, and those left out because of --limit.
     shown: u64,
+    /// `Style::per_input`: the input whose findings are being counted, how
+    /// many were shown and how many left out and not yet said.
+    capped: (String, u64, u64),
     dropped: u64,
     tap: Tap,
     junit: Junit,
@@ -79,6 +82,7 @@ impl<W: Write> Emitter<W> {
             local_errors: 0,
             local_warnings: 0,
             shown: 0,
+            capped: (String::new(), 0, 0),
             dropped: 0,
             tap: Tap::default(),
             junit: Junit::default(),
@@ -295,6 +299,7 @@ impl<W: Write> Emitter<W> {
             line.push('\n');
             self.out.write_all(line.as_bytes())?;
         }
+        self.say_capped()?;
         if self.human() && !(self.style.quiet_pass && exit == Exit::Pass) {
             let mut line = String::new();
             if dropped > 0 {
@@ -519,6 +524,17 @@ impl<W: Write> Emitter<W> {
             self.dropped += 1;
             return Ok(());
         }
+        if let Some(cap) = self.style.per_input {
+            if self.capped.0 != self.file {
+                self.say_capped()?;
+                self.capped = (self.file.clone(), 0, 0);
+            }
+            if self.capped.1 >= cap {
+                self.capped.2 += 1;
+                return Ok(());
+            }
+            self.capped.1 += 1;
+        }
         self.shown += 1;
         if self.tap() {
             self.tap.finding(f);
@@ -563,9 +579,25 @@ impl<W: Write> Emitter<W> {
         Ok(())
     }
 
+    /// The findings `Style::per_input` left out since this was last said:
+    /// said before the verdict they led to, or the next input's findings.
+    fn say_capped(&mut self) -> io::Result<()> {
+        let n = std::mem::take(&mut self.capped.2);
+        if n == 0 {
+            return Ok(());
+        }
+        let text = format!(
+            "{}: and {} (--limit 0 shows all)\n",
+            clean(&self.capped.0),
+            plural(n, "more finding")
+        );
+        self.out.write_all(text.as_bytes())
+    }
+
     /// A run that reading left open: `text` for a person (a comment in TAP),
     /// an `open_run` event for a program.
     pub fn open_run(&mut self, run: &OpenRun, text: &str) -> io::Result<()> {
+        self.say_capped()?;
         self.text(text)?;
         if self.junit() {
             let file = self.file.clone();
@@ -592,6 +624,7 @@ impl<W: Write> Emitter<W> {
 
     /// A run's verdict, and the file that holds its lines (split-by-run).
     pub fn run_at(&mut self, r: &RunVerdict, path: Option<&str>) -> io::Result<()> {
+        self.say_capped()?;
         if self.tap() {
             self.tap.run(&mut self.out, &self.file, r)?;
         }
@@ -643,6 +676,7 @@ pub fn error_stream(command: &str, err: &Error, on_stderr: bool) -> io::Result<(
         failures_only: false,
         color: false,
         limit: None,
+        per_input: None,
     };
     let exit = err.exit();
     let (category, code) = match exit {

@@ -43,7 +43,15 @@ pub struct Style {
     pub color: bool,
     /// At most this many findings are written (§15); the rest are counted.
     pub limit: Option<u64>,
+    /// Human output at a terminal with no `--limit`: at most this many
+    /// findings per input, then a count of the rest (DESIGN §20), so a
+    /// binary file given by mistake is a screen, not 15,000 lines.
+    pub per_input: Option<u64>,
 }
+
+/// The findings a person at a terminal is shown per input, unless
+/// `--limit` says otherwise.
+pub const TERMINAL_FINDINGS: u64 = 100;
 
 /// `--color auto`: on a terminal, unless `NO_COLOR` is set and not empty
 /// (no-color.org).
@@ -60,10 +68,15 @@ pub enum StdStream {
 
 /// `--color auto` for a report written to `stream`.
 pub fn auto_for(stream: StdStream) -> bool {
-    auto(match stream {
+    auto(is_terminal(stream))
+}
+
+/// Whether `stream` is a terminal: a person reads it.
+pub fn is_terminal(stream: StdStream) -> bool {
+    match stream {
         StdStream::Stdout => std::io::stdout().is_terminal(),
         StdStream::Stderr => std::io::stderr().is_terminal(),
-    })
+    }
 }
 
 /// Whether help text aoitap renders itself (run's) is painted: on a
