@@ -552,3 +552,60 @@ fn an_error_before_the_report_is_still_a_whole_stream() {
         assert_eq!(out.stderr.matches("aoitap: ").count(), 1, "{}", out.stderr);
     }
 }
+
+/// `capabilities` tells the whole tool (DESIGN §20), held to the CLI's own
+/// list: every subcommand, the outputs its `--output` takes, and how it
+/// reads (a command's stdout; or stdin, files, directories, and follow
+/// where it follows).
+#[test]
+fn capabilities_lists_every_subcommand_its_outputs_and_input_modes() {
+    let caps: Value = serde_json::from_str(&run(&["capabilities"], b"").stdout).unwrap();
+    let listed = caps["commands"].as_array().unwrap();
+    let root = aoitap::cli::command();
+    let subs: Vec<_> = root
+        .get_subcommands()
+        .filter(|s| s.get_name() != "help")
+        .collect();
+    assert_eq!(listed.len(), subs.len(), "{listed:#?}");
+    let strings = |v: &Value| -> Vec<String> {
+        let mut v: Vec<String> = v
+            .as_array()
+            .map(|a| a.iter().map(|s| s.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    for sub in subs {
+        let name = sub.get_name();
+        let entry = listed
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("{name} is not in capabilities"));
+        let arg = |id: &str| {
+            sub.get_arguments()
+                .find(|a| a.get_id() == id && !a.is_hide_set())
+        };
+        if let Some(output) = arg("output") {
+            let mut takes: Vec<String> = output
+                .get_possible_values()
+                .iter()
+                .filter(|v| !v.is_hide_set())
+                .map(|v| v.get_name().to_string())
+                .collect();
+            takes.sort();
+            assert_eq!(strings(&entry["outputs"]), takes, "{name}");
+        }
+        let mut modes = vec![];
+        if arg("command").is_some() {
+            modes.push("command");
+        }
+        if arg("files").is_some() {
+            modes.extend(["directories", "files", "stdin"]);
+        }
+        if arg("follow").is_some() {
+            modes.push("follow");
+        }
+        modes.sort();
+        assert_eq!(strings(&entry["input_modes"]), modes, "{name}");
+    }
+}

@@ -377,6 +377,19 @@ fn input_protocols(command: &str) -> Vec<&'static str> {
 }
 
 /// The capability manifest (§17).
+/// How a stream command reads: a directory stands for its stream files,
+/// and `--follow` reads files by name as they grow (DESIGN §14, §17).
+fn input_modes(command: &str) -> Vec<&'static str> {
+    let mut modes = vec!["stdin", "files", "directories"];
+    if matches!(
+        command,
+        "verify" | "summarize" | "reconcile" | "split-by-run"
+    ) {
+        modes.push("follow");
+    }
+    modes
+}
+
 pub fn capabilities() -> Value {
     let stream = |name: &str, events: &[&str], read_only: bool, outputs: &[&str]| {
         json!({
@@ -387,7 +400,7 @@ pub fn capabilities() -> Value {
             "supports_limit": true,
             "supports_cursor": false,
             "supports_dry_run": false,
-            "input_modes": ["stdin", "files"],
+            "input_modes": input_modes(name),
             "input_format": "jsonl",
             "input_protocols": input_protocols(name),
             "malformed_input": "per-line tolerant: each malformed line is a finding and reading goes on",
@@ -395,30 +408,38 @@ pub fn capabilities() -> Value {
             "event_types": events,
         })
     };
-    let mut run_command = stream("run", RUN_EVENTS, false, &["human", "jsonl", "tap"]);
+    let mut run_command = stream(
+        "run",
+        RUN_EVENTS,
+        false,
+        &["human", "jsonl", "tap", "junit", "github"],
+    );
     run_command["input_modes"] = json!(["command"]);
     run_command["bounded"] = json!(false);
+    let filter = stream("filter", VERIFY_EVENTS, true, &["human", "jsonl"]);
     json!({
         "tool": TOOL,
         "tool_version": TOOL_VERSION,
         "aoi_versions": [AOI_VERSION],
-        "outputs": ["human", "jsonl", "json", "tap"],
+        "outputs": ["human", "jsonl", "json", "tap", "junit", "sarif", "github"],
         "schemas": [{"name": SCHEMA_NAME, "versions": [SCHEMA_VERSION], "default": SCHEMA_VERSION}],
         "auth": "none",
         "network": false,
         "commands": [
-            stream("verify", VERIFY_EVENTS, true, &["human", "jsonl", "tap"]),
+            stream("verify", VERIFY_EVENTS, true, &["human", "jsonl", "tap", "junit", "sarif", "github"]),
             run_command,
             stream("strip-envelope", VERIFY_EVENTS, true, &["human", "jsonl"]),
             stream("split-by-run", VERIFY_EVENTS, false, &["human", "jsonl"]),
             stream("summarize", SUMMARIZE_EVENTS, true, &["human", "jsonl", "json"]),
             stream("reconcile", RECONCILE_EVENTS, true, &["human", "jsonl"]),
+            filter,
             {"name": "lint", "read_only": true, "bounded": true, "input_modes": ["command"],
              "supports_limit": false, "supports_dry_run": false, "destructive": false,
-             "outputs": ["human", "jsonl", "tap"], "event_types": LINT_EVENTS},
+             "outputs": ["human", "jsonl", "tap", "junit"], "event_types": LINT_EVENTS},
             {"name": "schema", "read_only": true, "bounded": true, "outputs": ["json"]},
             {"name": "capabilities", "read_only": true, "bounded": true, "outputs": ["json"]},
             {"name": "completions", "read_only": true, "bounded": true, "outputs": ["text"]},
+            {"name": "man", "read_only": true, "bounded": true, "outputs": ["roff"]},
         ],
     })
 }
