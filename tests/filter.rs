@@ -386,3 +386,38 @@ fn a_deep_event_is_filtered() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, b"1\n");
 }
+
+#[test]
+fn csv_tsv_and_a_shadowed_def_are_jq_s_and_input_is_refused() {
+    let input = spelled();
+    let (code, out, err) = filter(
+        &[
+            "-r",
+            r#"select(.type=="note") | [.id, "a\"b", null] | @csv, @tsv"#,
+        ],
+        &input,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(String::from_utf8_lossy(&out), "2,\"a\"\"b\",\n2\ta\"b\t\n");
+    let (code, out, err) = filter(
+        &[r#"select(.type=="note") | def g: def g: 3; g; g"#],
+        &input,
+    );
+    assert_eq!((code, out), (0, b"3\n".to_vec()), "{err}");
+    for prog in ["input", "[inputs]"] {
+        let (code, _, err) = filter(&[prog], &input);
+        assert_eq!(code, 64, "{prog}: {err}");
+        assert!(err.contains("one event at a time"), "{err}");
+    }
+}
+
+#[test]
+fn a_jq_flag_gets_a_tip_that_reads_no_wrong_file() {
+    for flag in ["-e", "--jsonl"] {
+        let (code, _, err) = filter(&[flag, "."], b"");
+        assert_eq!(code, 64, "{err}");
+        assert!(!err.contains(&format!("-- {flag}")), "{err}");
+        assert!(err.contains("aoitap filter --help"), "{err}");
+        assert!(err.contains(&format!("'./{flag}'")), "{err}");
+    }
+}

@@ -136,11 +136,41 @@ pub(super) fn clap_refused(e: clap::Error) -> Error {
     // `args()` panics on an argument that is not UTF-8: clap refused it,
     // and the refusal must not become a panic.
     let args = args_lossy();
+    let e = if command_name(&args) == "filter" {
+        filter_tip(e)
+    } else {
+        e
+    };
     Error::Refused(Box::new(Refusal {
         problem: Problem::Clap(e),
         command: command_name(&args),
         machine: wants_output(&args).and_then(|o| machine(o, &command_name(&args), &args)),
     }))
+}
+
+/// filter's tip for a flag it does not know (`-e`, `--jsonl`: jq's and
+/// jaq's own): clap's `-- --jsonl` would read a file of that name, never
+/// what was meant (DESIGN §20: a tip never leads to a wrong file). The
+/// tip says where filter's own flags are, and how a file of that name is
+/// named when one is meant.
+fn filter_tip(mut e: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return e;
+    }
+    let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg).cloned() else {
+        return e;
+    };
+    let flag = arg.split('=').next().unwrap_or(&arg);
+    let tip = format!(
+        "'{flag}' is not an option of filter: jq's own flags are not filter's (its options are \
+         in 'aoitap filter --help'); a FILE named '{arg}' is './{arg}'"
+    );
+    e.insert(
+        ContextKind::Suggested,
+        ContextValue::StyledStrs(vec![tip.into()]),
+    );
+    e
 }
 
 /// A usage error of aoitap's own, to be said the way clap says its own

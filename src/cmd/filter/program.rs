@@ -14,7 +14,7 @@
 //! bounds recursion (`def f: 1+f; f` overflows the stack and aborts), so a
 //! program whose own definitions call themselves is refused before it runs.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use jaq_core::load::lex::StrPart;
 use jaq_core::load::parse::{BinaryOp, Def, Pattern, Term};
@@ -29,8 +29,15 @@ use super::plan::{GiveUp, Plan};
 /// back to the interpreter.
 const HELD: usize = 64;
 
-/// Prepended to every program: `env` is `$ENV`, which is `{}`.
-const PRELUDE: &str = "def env: $ENV; ";
+/// Prepended to every program: `env` is `$ENV`, which is `{}`; `@csv`
+/// and `@tsv`, which the jaq crates leave to their binary, as jq 1.7
+/// makes them (a string quoted or escaped, null empty, a number and a
+/// boolean as JSON, anything else an error).
+const PRELUDE: &str = concat!(
+    "def env: $ENV; ",
+    r#"def @csv: if type != "array" then error("\(type) (\(tojson)) cannot be csv-formatted, only an array can be") else map(if type == "string" then "\"" + (split("\"") | join("\"\"")) + "\"" elif type == "null" then "" elif type == "boolean" or type == "number" then tojson else error("\(type) (\(tojson)) is not valid in a csv row") end) | join(",") end; "#,
+    r#"def @tsv: if type != "array" then error("\(type) (\(tojson)) cannot be tsv-formatted, only an array can be") else map(if type == "string" then split("\\") | join("\\\\") | split("\t") | join("\\t") | split("\n") | join("\\n") | split("\r") | join("\\r") elif type == "null" then "" elif type == "boolean" or type == "number" then tojson else error("\(type) (\(tojson)) is not valid in a tsv row") end) | join("\t") end; "#,
+);
 
 /// A compiled program and the values of its global variables.
 pub struct Program {
@@ -215,10 +222,10 @@ fn refuse_recursion(code: &str) -> Result<(), String> {
         // Not a term the parser takes: the loader says why.
         return Ok(());
     };
-    let mut calls: HashMap<String, HashSet<String>> = HashMap::new();
-    defs_in(&term, &mut calls);
-    for name in calls.keys() {
-        if reaches(&calls, name, name) {
+    let mut defs = Defs::default();
+    defs.resolve(&term, &mut vec![], None)?;
+    for (id, name) in defs.names.iter().enumerate() {
+        if reaches(&defs.calls, id) {
             return Err(format!(
                 "def {name} calls itself: aoitap filter runs no recursive definition (a runaway \
                  recursion would overflow the stack); use recurse, walk, until, while, limit or \
@@ -229,16 +236,88 @@ fn refuse_recursion(code: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether `from`'s body calls `to`, through the program's definitions.
-fn reaches(calls: &HashMap<String, HashSet<String>>, from: &str, to: &str) -> bool {
+/// The program's definitions, each one by its place (`def g: def g: 3;
+/// g; g` has two, and neither calls itself, as jq scopes them), and the
+/// definitions each one's body calls.
+#[derive(Default)]
+struct Defs {
+    names: Vec<String>,
+    calls: Vec<HashSet<usize>>,
+}
+
+impl Defs {
+    /// Resolve each call in `t` to the definition it names, as jq does:
+    /// the innermost one in `scope` of that name and arity (a filter
+    /// argument is no definition); `inside` is the definition `t` is the
+    /// body of.
+    fn resolve<'a>(
+        &mut self,
+        t: &'a Term<&'a str>,
+        scope: &mut Vec<(String, Option<usize>)>,
+        inside: Option<usize>,
+    ) -> Result<(), String> {
+        match t {
+            Term::Def(defs, rest) => {
+                let depth = scope.len();
+                for Def { name, args, body } in defs {
+                    // `f/1` and `f/0` are two filters, as jq has them.
+                    let id = self.names.len();
+                    self.names.push(format!("{name}/{}", args.len()));
+                    self.calls.push(HashSet::new());
+                    scope.push((format!("{name}/{}", args.len()), Some(id)));
+                    let own = scope.len();
+                    for a in args.iter().filter(|a| !a.starts_with('$')) {
+                        scope.push((format!("{a}/0"), None));
+                    }
+                    self.resolve(body, scope, Some(id))?;
+                    scope.truncate(own);
+                }
+                self.resolve(rest, scope, inside)?;
+                scope.truncate(depth);
+                return Ok(());
+            }
+            Term::Call(f, fargs) => {
+                let key = format!("{f}/{}", fargs.len());
+                match scope.iter().rev().find(|(n, _)| *n == key) {
+                    Some((_, Some(id))) => {
+                        if let Some(from) = inside {
+                            self.calls[from].insert(*id);
+                        }
+                    }
+                    Some((_, None)) => {}
+                    // One event at a time (DESIGN §16): there is no next
+                    // input to read, and jq's would be the next event.
+                    None if matches!(key.as_str(), "input/0" | "inputs/0") => {
+                        return Err(format!(
+                            "{f} is refused: aoitap filter runs the program on one event at a \
+                             time, so there is no next input to read"
+                        ));
+                    }
+                    None => {}
+                }
+            }
+            _ => {}
+        }
+        let mut result = Ok(());
+        children(t, &mut |c| {
+            if result.is_ok() {
+                result = self.resolve(c, scope, inside);
+            }
+        });
+        result
+    }
+}
+
+/// Whether definition `from`'s body calls itself, through others.
+fn reaches(calls: &[HashSet<usize>], from: usize) -> bool {
     let mut seen = HashSet::new();
-    let mut todo: Vec<&str> = vec![from];
+    let mut todo: Vec<usize> = vec![from];
     while let Some(f) = todo.pop() {
-        for g in calls.get(f).into_iter().flatten() {
-            if g == to {
+        for &g in &calls[f] {
+            if g == from {
                 return true;
             }
-            if seen.insert(g.as_str()) {
+            if seen.insert(g) {
                 todo.push(g);
             }
         }
@@ -246,30 +325,8 @@ fn reaches(calls: &HashMap<String, HashSet<String>>, from: &str, to: &str) -> bo
     false
 }
 
-/// Each definition in `t` and the names its body calls.
-fn defs_in(t: &Term<&str>, out: &mut HashMap<String, HashSet<String>>) {
-    walk(t, &mut |t| {
-        if let Term::Def(defs, _) = t {
-            for Def { name, args, body } in defs {
-                // `f/1` and `f/0` are two filters, as jq has them.
-                let mut called = HashSet::new();
-                walk(body, &mut |t| {
-                    if let Term::Call(f, fargs) = t {
-                        called.insert(format!("{f}/{}", fargs.len()));
-                    }
-                });
-                out.entry(format!("{name}/{}", args.len()))
-                    .or_default()
-                    .extend(called);
-            }
-        }
-    });
-}
-
-/// Visit `t` and every term inside it.
-fn walk<'a>(t: &'a Term<&'a str>, f: &mut impl FnMut(&'a Term<&'a str>)) {
-    f(t);
-    let mut sub = |t: &'a Term<&'a str>| walk(t, f);
+/// Each term directly inside `t`.
+fn children<'a>(t: &'a Term<&'a str>, mut sub: impl FnMut(&'a Term<&'a str>)) {
     match t {
         Term::Id | Term::Recurse | Term::Num(_) | Term::Break(_) | Term::Var(_) => {}
         Term::Str(_, parts) => {
@@ -391,6 +448,14 @@ mod tests {
         }
         let err = Program::compile("def f: 1+f; f", &[]).err().unwrap();
         assert!(err.contains("def f/0 calls itself"), "{err}");
+        // A definition that shadows its own name calls the inner one,
+        // as jq scopes it: no recursion.
+        assert_eq!(outputs("def g: def g: 3; g; g", "null"), ["3"]);
+        for refused in ["input", "[inputs]", "first(inputs)"] {
+            let err = Program::compile(refused, &[]).err().unwrap();
+            assert!(err.contains("one event at a time"), "{err}");
+        }
+        assert_eq!(outputs("def input: 1; input", "null"), ["1"]);
         // Another arity is another filter.
         assert!(Program::compile("def f(g): g; def f: f(1); f", &[]).is_ok());
         assert!(
@@ -400,6 +465,24 @@ mod tests {
             )
             .is_ok()
         );
+    }
+
+    #[test]
+    fn csv_and_tsv_are_jq_s() {
+        assert_eq!(
+            outputs("@csv", r#"[1,"a\"b",null,true,"x,y"]"#),
+            [r#""1,\"a\"\"b\",,true,\"x,y\"""#]
+        );
+        assert_eq!(
+            outputs("@tsv", r#"[1,"a\tb\\c\nd",null,false]"#),
+            [r#""1\ta\\tb\\\\c\\nd\t\tfalse""#]
+        );
+        assert_eq!(
+            outputs(r#"@csv "row: \(.)""#, r#"["a"]"#),
+            [r#""row: \"a\"""#]
+        );
+        assert!(outputs("@csv", r#"[[1]]"#)[0].starts_with("error: "));
+        assert!(outputs("@tsv", "{}")[0].starts_with("error: "));
     }
 
     #[test]
