@@ -273,7 +273,7 @@ mod tests {
             );
             assert_eq!(Rule::from_id(r.id()), Some(*r));
         }
-        assert_eq!(Rule::ALL.len(), 92);
+        assert_eq!(Rule::ALL.len(), 94);
     }
 
     #[test]
