@@ -915,3 +915,22 @@ fn an_okf_commands_error_envelope_must_tell_the_truth() {
     assert_eq!(out.code, 64, "{}", out.stderr);
     assert!(out.stderr.contains("invalid value 'okf'"), "{}", out.stderr);
 }
+
+/// CMD given without `--` before it is a usage error that says the fix
+/// (DESIGN §20), for run and for lint alike.
+#[test]
+fn cmd_without_the_double_dash_says_to_put_it_there() {
+    for args in [
+        &["run", "ls"][..],
+        &["lint", "python3", "x.py"],
+        &["run", "-q", "ls", "-l"],
+    ] {
+        let out = aoitap(args);
+        assert_eq!(out.code, 64, "{args:?}");
+        assert!(
+            out.stderr.contains("tip: put `--` before CMD"),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+}

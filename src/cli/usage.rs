@@ -136,10 +136,10 @@ pub(super) fn clap_refused(e: clap::Error) -> Error {
     // `args()` panics on an argument that is not UTF-8: clap refused it,
     // and the refusal must not become a panic.
     let args = args_lossy();
-    let e = if command_name(&args) == "filter" {
-        filter_tip(e)
-    } else {
-        e
+    let e = match command_name(&args).as_str() {
+        "filter" => filter_tip(e),
+        c @ ("run" | "lint") if !args.iter().any(|a| a == "--") => command_tip(e, c),
+        _ => e,
     };
     Error::Refused(Box::new(Refusal {
         problem: Problem::Clap(e),
@@ -165,6 +165,27 @@ fn filter_tip(mut e: clap::Error) -> clap::Error {
     let tip = format!(
         "'{flag}' is not an option of filter: jq's own flags are not filter's (its options are \
          in 'aoitap filter --help'); a FILE named '{arg}' is './{arg}'"
+    );
+    e.insert(
+        ContextKind::Suggested,
+        ContextValue::StyledStrs(vec![tip.into()]),
+    );
+    e
+}
+
+/// run's and lint's tip when CMD was given without `--` before it (`aoitap
+/// run ls`: CMD "not provided"; `aoitap lint python3 x.py`: "unexpected
+/// argument"): the fix, never a guess at which word begins CMD (DESIGN §20).
+fn command_tip(mut e: clap::Error, command: &str) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if !matches!(
+        e.kind(),
+        ErrorKind::UnknownArgument | ErrorKind::MissingRequiredArgument
+    ) {
+        return e;
+    }
+    let tip = format!(
+        "put `--` before CMD, so that its words are its own: aoitap {command} [OPTIONS] -- CMD [ARG ...]"
     );
     e.insert(
         ContextKind::Suggested,
