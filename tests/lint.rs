@@ -310,9 +310,10 @@ fn an_interrupted_lint_stops_its_call_and_says_cancelled() {
 }
 
 /// A call past --timeout is not the tool's exit 137: the checks that
-/// read it say it did not end.
+/// need its end fail, saying so (DESIGN §20); the others say it did not
+/// end.
 #[test]
-fn a_call_past_its_deadline_is_inconclusive_not_an_exit_status() {
+fn a_call_past_its_deadline_fails_the_checks_that_need_its_end() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("hang.sh");
     write_script(
@@ -332,7 +333,12 @@ fn a_call_past_its_deadline_is_inconclusive_not_an_exit_status() {
         &[],
     );
     let got = checks(&out);
-    assert_eq!(got[0].1, "inconclusive", "{}", out.stdout);
+    assert_eq!(got[0].1, "fail", "{}", out.stdout);
+    assert!(
+        out.stdout.contains("did not finish in 0.3 s"),
+        "{}",
+        out.stdout
+    );
     // When CMD alone hangs too, a hang on an unknown flag tells nothing.
     assert_eq!(got[1].1, "inconclusive", "{}", out.stdout);
     assert!(!out.stdout.contains("137"), "{}", out.stdout);
@@ -348,6 +354,185 @@ fn a_call_past_its_deadline_is_inconclusive_not_an_exit_status() {
         &[],
     );
     assert_eq!(numbers_with(&out, "fail"), [5], "{}", out.stdout);
+}
+
+/// A fake tool whose discovery commands answer and which refuses an
+/// unknown flag, and whose command runs `body`: all it does wrong is in
+/// `body`.
+fn discoverable_tool(path: &Path, body: &str) {
+    write_script(
+        path,
+        &format!(
+            "#!/bin/sh\ncase \"$1\" in schema) echo '{{\"type\":\"object\"}}'; exit 0;; capabilities) exit 1;; esac\n\
+             for a; do [ \"$a\" = --aoitap-lint-no-such-flag ] && exit 64; done\n{body}\n"
+        ),
+    );
+}
+
+const META_1: &str = r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"R"},"tool":"t","tool_version":"1","aoi_version":"1.0-alpha","schema_name":"s","schema_version":"1","command":"search"}"#;
+const HIT_1: &str = r#"{"type":"hit","aoi":{"seq":1,"run":"R"},"id":"h1"}"#;
+
+/// The detail of check `number` in a jsonl report.
+fn detail(out: &Out, number: u64) -> String {
+    out.stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["type"] == "aoi:check" && v["properties"]["check"] == number)
+        .map(|v| v["detail"].as_str().unwrap_or_default().to_string())
+        .unwrap_or_default()
+}
+
+/// lint never passes what it could not decide (DESIGN §20): a tool that
+/// writes its meta and one event and then hangs, TERM ignored, was
+/// exit 0 "CONFORMING for the checks decided" with only check 1 passed.
+#[test]
+fn a_tool_that_hangs_after_its_first_events_is_not_conforming() {
+    let dir = tempfile::tempdir().unwrap();
+    let hang = dir.path().join("hang.sh");
+    discoverable_tool(
+        &hang,
+        &format!("trap '' TERM\necho '{META_1}'\necho '{HIT_1}'\nwhile :; do sleep 1; done"),
+    );
+    let started = Instant::now();
+    let out = lint_cmd(
+        &["--output", "jsonl", "--timeout", "500ms"],
+        &hang,
+        &["search"],
+    );
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(numbers_with(&out, "fail"), [3, 14, 15], "{}", out.stdout);
+    for n in [3, 14, 15] {
+        assert!(
+            detail(&out, n).contains("did not finish in 0.5 s"),
+            "{n}: {}",
+            out.stdout
+        );
+    }
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(run(&["verify", "-q"], out.stdout.as_bytes()).code, 1);
+    // The result names the needed check that could not be decided.
+    let human = lint_cmd(&["--timeout", "500ms"], &hang, &["search"]);
+    assert_eq!(human.code, 1);
+    let result = human.stdout.lines().last().unwrap_or_default();
+    assert!(result.contains("NOT CONFORMING"), "{}", human.stdout);
+    assert!(
+        result.contains("lint.02-stdout-jsonl could not be decided"),
+        "{}",
+        human.stdout
+    );
+}
+
+/// A tool that writes valid JSONL for ever never ends its stream: the
+/// checks that need its end fail, and the result says which could not be
+/// decided.
+#[test]
+fn an_endless_writer_of_valid_jsonl_is_not_conforming() {
+    let dir = tempfile::tempdir().unwrap();
+    let endless = dir.path().join("endless.sh");
+    discoverable_tool(
+        &endless,
+        &format!("echo '{META_1}'\nwhile :; do echo '{HIT_1}'; done"),
+    );
+    let out = lint_cmd(
+        &[
+            "--output",
+            "jsonl",
+            "--timeout",
+            "500ms",
+            "--checks",
+            "2,3,14,15",
+        ],
+        &endless,
+        &["search"],
+    );
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(numbers_with(&out, "fail"), [3, 14, 15], "{}", out.stdout);
+    assert!(
+        detail(&out, 14).contains("did not finish in 0.5 s"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(numbers_with(&out, "inconclusive"), [2], "{}", out.stdout);
+}
+
+/// Nothing decided is exit 1, never "CONFORMING": said in every format,
+/// so a TAP or JUnit consumer agrees with the exit status.
+#[test]
+fn nothing_decided_is_exit_1_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let hang = dir.path().join("hang.sh");
+    discoverable_tool(&hang, &format!("echo '{META_1}'\nexec sleep 30"));
+    let only_2 = ["--timeout", "300ms", "--checks", "2"];
+    let human = lint_cmd(&only_2, &hang, &["search"]);
+    assert_eq!(human.code, 1, "{}", human.stdout);
+    assert!(
+        human.stdout.contains("no check could be decided"),
+        "{}",
+        human.stdout
+    );
+    assert!(!human.stdout.contains("CONFORMING for"), "{}", human.stdout);
+    let jsonl = lint_cmd(
+        &[&only_2[..], &["--output", "jsonl"]].concat(),
+        &hang,
+        &["search"],
+    );
+    assert_eq!(jsonl.code, 1);
+    assert!(jsonl.stdout.contains("LINT_UNDECIDED"), "{}", jsonl.stdout);
+    assert_eq!(run(&["verify", "-q"], jsonl.stdout.as_bytes()).code, 1);
+    let tap = lint_cmd(
+        &[&only_2[..], &["--output", "tap"]].concat(),
+        &hang,
+        &["search"],
+    );
+    assert_eq!(tap.code, 1);
+    assert!(
+        tap.stdout.lines().any(|l| l.starts_with("not ok ")),
+        "{}",
+        tap.stdout
+    );
+    // A needed check left out by --checks is not asked for: a decided
+    // check alone may pass.
+    let good = lint(&["--checks", "1"], &tool(dir.path(), "good"));
+    assert_eq!(good.code, 0, "{}", good.stdout);
+}
+
+/// lint.15 on a stream with neither seq nor event_count is not-claimed,
+/// however it is labelled (DESIGN §20): the AOI 0.2 stream is what the
+/// TypeScript SDK's Emitter writes (meta, one event, summary; fixture
+/// sdk-ts-0.2.jsonl), the AFDATA one a result stream.
+#[test]
+fn a_stream_without_seq_or_event_count_does_not_claim_check_15() {
+    let dir = tempfile::tempdir().unwrap();
+    let sdk = std::fs::read_to_string(fixture("lint/sdk-ts-0.2.jsonl")).unwrap();
+    let relabelled = sdk.replace(r#""aoi_version":"0.2""#, r#""aoi_version":"1.0-alpha""#);
+    let afdata = std::fs::read_to_string(fixture("streams/afdata-upload.jsonl")).unwrap();
+    for (name, stream) in [
+        ("aoi-0.2", sdk),
+        ("aoi-1.0", relabelled),
+        ("afdata", afdata),
+    ] {
+        let path = dir.path().join(format!("{name}.jsonl"));
+        std::fs::write(&path, stream).unwrap();
+        let script = dir.path().join(format!("{name}.sh"));
+        discoverable_tool(&script, &format!("exec cat '{}'", path.display()));
+        let out = lint_cmd(
+            &["--output", "jsonl", "--checks", "15"],
+            &script,
+            &["search"],
+        );
+        assert_eq!(
+            numbers_with(&out, "not-claimed"),
+            [15],
+            "{name}: {}",
+            out.stdout
+        );
+    }
+    // A stream that claims seq is still held to it.
+    let gap = dir.path().join("gap.sh");
+    let gapped = HIT_1.replace(r#""seq":1"#, r#""seq":2"#);
+    discoverable_tool(&gap, &format!("echo '{META_1}'\necho '{gapped}'"));
+    let out = lint_cmd(&["--output", "jsonl", "--checks", "15"], &gap, &["search"]);
+    assert_eq!(numbers_with(&out, "fail"), [15], "{}", out.stdout);
 }
 
 /// The TAP report: 16 points and a plan of 16, checks not made marked
@@ -419,6 +604,13 @@ fn aoitap_lints_itself() {
     let passed = numbers_with(&stdin, "pass");
     assert!(
         passed.contains(&12) && passed.contains(&16),
+        "{}",
+        stdin.stdout
+    );
+    // 11 has no results to cut: CMD ARGS read stdin from /dev/null, and
+    // verify of an empty stdin exits 65 (README says so).
+    assert!(
+        numbers_with(&stdin, "inconclusive").contains(&11),
         "{}",
         stdin.stdout
     );

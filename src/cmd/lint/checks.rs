@@ -29,10 +29,24 @@ fn first(seen: &Seen, number: u8) -> Option<String> {
     })
 }
 
-/// The main call's stream, or the inconclusive result when it cannot be
-/// judged, or the failure when stdout is empty where a stream is due.
+/// The main call's stream; or, when it did not end within `--timeout`,
+/// the failure of a check that needs its end (3, 14, 15: a stream that
+/// never ends never gives its summary, DESIGN §20); or the inconclusive
+/// result when it cannot be judged (lint's cut: its spool, its line limit,
+/// or a check that reads only what was written).
 fn main_stream(c: &Calls, number: u8) -> std::result::Result<&Judged, Result> {
     let (ran, j) = c.main();
+    if ran.timed_out && matches!(number, 3 | 14 | 15) {
+        return Err(result(
+            number,
+            Outcome::Fail,
+            format!(
+                "CMD did not finish in {} s (--timeout), after {}: no end to judge",
+                c.timeout.as_secs_f64(),
+                crate::text::plural(j.lines, "line")
+            ),
+        ));
+    }
     if let Some(why) = unjudged("CMD", ran, j) {
         return Err(result(number, Outcome::Inconclusive, why));
     }
@@ -296,6 +310,15 @@ pub fn seq_and_count(c: &Calls) -> Result {
         Ok(j) => j,
         Err(r) => return r,
     };
+    // AOI 0.2 and AFDATA streams have neither: nothing is claimed that a
+    // cut in the middle could be found by (DESIGN §20).
+    if j.events > 0 && !j.seq_seen && !j.event_count_seen {
+        return result(
+            15,
+            Outcome::NotClaimed,
+            "no aoi.seq and no event_count (as AOI 0.2 and AFDATA write): a cut in the middle cannot be found",
+        );
+    }
     let seen = j.events(15);
     let not_claimed = seen
         .first

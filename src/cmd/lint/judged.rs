@@ -115,6 +115,11 @@ pub struct Judged {
     pub usage_message: Option<String>,
     /// Codes of aoi:error and aoi:warning events without `origin`.
     pub unoriginated: Vec<String>,
+    /// Whether any event carries `aoi.seq`, and any aoi:summary
+    /// `event_count`: with neither (AOI 0.2, AFDATA), check 15 has
+    /// nothing the stream claims to hold it to (DESIGN §20).
+    pub seq_seen: bool,
+    pub event_count_seen: bool,
 }
 
 impl Judged {
@@ -303,6 +308,7 @@ fn note(j: &mut Judged, ev: &Event<'_>, n: u64) -> bool {
     j.events += 1;
     let ty = ev.ty().map(Cow::into_owned).unwrap_or_default();
     let framework = ty.starts_with("aoi:");
+    j.seq_seen |= ev.aoi().parts().0.is_some();
     let mark = |j: &mut Judged| {
         if j.frame_marks.len() < 48 {
             let (_, run, _) = ev.aoi().parts();
@@ -321,6 +327,7 @@ fn note(j: &mut Judged, ev: &Event<'_>, n: u64) -> bool {
             if j.summary_version.is_none() {
                 j.summary_version = Some(text(ev.get("schema_version")));
             }
+            j.event_count_seen |= ev.get("event_count").is_some();
             mark(j);
         }
         "aoi:plan" => j.plans += 1,
@@ -489,6 +496,20 @@ mod tests {
         assert_eq!(found.line, 4, "the stream's own line number");
         let twice = judged(&[META, META, HIT, DONE]);
         assert!(twice.events(14).count > 0);
+    }
+
+    #[test]
+    fn seq_and_event_count_are_noted_when_a_stream_has_them() {
+        let j = judged(&[META, HIT, DONE]);
+        assert!(j.seq_seen && j.event_count_seen);
+        // What the AOI 0.2 SDKs write: neither.
+        let sdk = [
+            r#"{"type":"aoi:meta","tool":"t","tool_version":"1","aoi_version":"0.2","schema_name":"s","schema_version":"1","command":"search"}"#,
+            r#"{"type":"hit","id":"h1"}"#,
+            r#"{"type":"aoi:summary","ok":true,"count":3}"#,
+        ];
+        let j = judged(&sdk);
+        assert!(!j.seq_seen && !j.event_count_seen);
     }
 
     #[test]

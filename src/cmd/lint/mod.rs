@@ -117,6 +117,22 @@ fn default_tool_words(command: &[OsString]) -> usize {
     1
 }
 
+/// The checks no command conforms without (DESIGN §20): its stdout is a
+/// stream (2), its exit status tells its summary's `ok` (3), and the
+/// stream is whole, one meta first and one summary last (14). Each asked
+/// for must be decided and pass for exit 0; `--checks` that leave one out
+/// take it out of what exit 0 says.
+const NEEDED: [u8; 3] = [2, 3, 14];
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 /// Write the report; the exit status.
 fn report(
     opts: &LintOptions,
@@ -137,8 +153,16 @@ fn report(
         .unwrap_or_default();
     out.begin()?;
     let mut failed = 0;
+    let mut decided = 0;
+    // The needed checks asked for and not decided, by id.
+    let mut undecided: Vec<&str> = vec![];
     let mut counts = std::collections::BTreeMap::<&str, u64>::new();
     for r in results {
+        if matches!(r.outcome, Outcome::Pass | Outcome::Fail) {
+            decided += 1;
+        } else if NEEDED.contains(&r.check.number) {
+            undecided.push(r.check.id);
+        }
         let listed = opts.expected_failures.iter().any(|e| e == r.check.id);
         let (result, ok, detail) = match (r.outcome, listed) {
             (Outcome::Fail, true) => (
@@ -188,22 +212,35 @@ fn report(
             },
         })?;
     }
+    // lint never passes what it could not decide (DESIGN §20): a pass
+    // needs a decision, and each needed check asked for passed.
     let exit = match signal {
         Some(s) => s,
-        None if failed > 0 => Exit::Failed,
+        None if failed > 0 || decided == 0 || !undecided.is_empty() => Exit::Failed,
         None => Exit::Pass,
     };
+    let not_decided = (!undecided.is_empty()).then(|| {
+        format!(
+            "{} could not be decided, and a conforming command needs {}",
+            and_list(&undecided),
+            if undecided.len() == 1 { "it" } else { "them" }
+        )
+    });
     let said: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
     let of = command.map_or(String::new(), |c| format!(" for {}", crate::text::quote(c)));
     out.result = Some(format!(
         "Result{of}: {} ({}; exit {})",
         match exit {
             Exit::Pass if counts.contains_key("inconclusive") => {
-                "CONFORMING for the checks decided (see why the others could not be)"
+                "CONFORMING for the checks decided (see why the others could not be)".to_string()
             }
-            Exit::Pass => "CONFORMING for the checks it claims",
-            Exit::Failed => "NOT CONFORMING",
-            _ => "INTERRUPTED: the checks after the signal were not made",
+            Exit::Pass => "CONFORMING for the checks it claims".to_string(),
+            Exit::Failed if decided == 0 => "NOT CONFORMING: no check could be decided".to_string(),
+            Exit::Failed => match &not_decided {
+                Some(why) => format!("NOT CONFORMING: {why}"),
+                None => "NOT CONFORMING".to_string(),
+            },
+            _ => "INTERRUPTED: the checks after the signal were not made".to_string(),
         },
         if said.is_empty() {
             "no check made".to_string()
@@ -212,9 +249,19 @@ fn report(
         },
         exit.code()
     ));
-    if failed > 0 && opts.style.format == crate::output::style::Format::Jsonl {
+    use crate::output::style::Format;
+    if failed > 0 && opts.style.format == Format::Jsonl {
         let msg = format!("{failed} of {} checks failed", results.len());
         out.local_error("validation", "LINT_FAILED", &msg)?;
+    } else if failed == 0 && exit == Exit::Failed && opts.style.format != Format::Human {
+        // No check failed, yet no pass: said as an error, so a TAP or
+        // JUnit consumer agrees with exit 1 (the human result line says
+        // it already).
+        let msg = match not_decided {
+            Some(why) if decided > 0 => why,
+            _ => "no check could be decided".to_string(),
+        };
+        out.local_error("validation", "LINT_UNDECIDED", &msg)?;
     }
     out.end(exit, &Tally::default())?;
     Ok(exit)
