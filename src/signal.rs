@@ -13,14 +13,24 @@
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::{flag, low_level::pipe};
 
 use crate::exit::Exit;
+
+/// Set by the first SIGINT, SIGTERM or SIGHUP caught, for code that has
+/// no `Signals` at hand: a filter program busy on one event looks at it at
+/// each step of its loops, and ends there (DESIGN §20).
+static REQUESTED: LazyLock<Arc<AtomicBool>> = LazyLock::new(Arc::default);
+
+/// Whether a signal to stop has come.
+pub fn requested() -> bool {
+    REQUESTED.load(Ordering::Relaxed)
+}
 
 pub struct Signals {
     flags: Caught,
@@ -52,6 +62,7 @@ impl Signals {
         let mut watched = Vec::with_capacity(caught.len());
         for (sig, status, seen) in caught {
             flag::register(sig, Arc::clone(seen))?;
+            flag::register(sig, Arc::clone(&REQUESTED))?;
             pipe::register(sig, notify.try_clone()?)?;
             // A socket of its own per signal, so the watcher knows which
             // one came, and when.
@@ -82,6 +93,7 @@ impl Signals {
     pub fn also_as_term(&self, sigs: &[i32]) -> io::Result<()> {
         for &sig in sigs {
             flag::register(sig, Arc::clone(&self.flags.term))?;
+            flag::register(sig, Arc::clone(&REQUESTED))?;
         }
         Ok(())
     }

@@ -240,32 +240,63 @@ fn a_planned_program_writes_what_the_interpreter_writes() {
     }
 }
 
-/// A program that never ends on one event is still stopped by Ctrl-C:
-/// the conventional status, soon, whatever the program is doing.
+/// A program busy on one event is stopped by SIGINT or SIGTERM at its
+/// loop's next step, and the report still ends (DESIGN §20): the
+/// cancelled result in human output, the cancelled summary in jsonl, well
+/// before the 2 s after which a stop that hangs is cut short unreported.
 #[test]
-fn sigint_stops_a_program_that_runs_forever() {
+fn a_signal_stops_a_busy_program_and_the_report_ends() {
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
-    let mut child = Command::new(bin())
-        .args(["filter", "last(range(1e18))"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
     let input = spelled();
     let first = input.iter().position(|&b| b == b'\n').unwrap() + 1;
-    std::io::Write::write_all(&mut stdin, &input[..first]).unwrap();
-    std::thread::sleep(Duration::from_millis(500));
-    let sent = Instant::now();
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    assert_eq!(child.wait().unwrap().code(), Some(130));
-    assert!(sent.elapsed() < Duration::from_secs(10));
+    let busy = [
+        "last(range(1e18))",
+        "0 | until(false; . + 1)",
+        "[repeat(1)] | length",
+        "reduce range(1e15) as $x (0; . + 1)",
+        "[0 | while(true; . + 1)] | length",
+        "0 | [recurse(. + 1)] | length",
+    ];
+    for (k, prog) in busy.iter().enumerate() {
+        let (sig, status) = if k % 2 == 0 {
+            ("INT", 130)
+        } else {
+            ("TERM", 143)
+        };
+        for format in ["human", "jsonl"] {
+            let mut child = Command::new(bin())
+                .args(["filter", "--output", format, prog])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            std::io::Write::write_all(&mut stdin, &input[..first]).unwrap();
+            std::thread::sleep(Duration::from_millis(300));
+            let sent = Instant::now();
+            let kill = Command::new("kill")
+                .args([&format!("-{sig}"), &child.id().to_string()])
+                .status()
+                .unwrap();
+            assert!(kill.success());
+            let out = child.wait_with_output().unwrap();
+            let took = sent.elapsed();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(status), "{prog} {format}: {err}");
+            assert!(took < Duration::from_millis(1500), "{prog}: {took:?}");
+            if format == "human" {
+                assert!(err.contains("Result: CANCELLED"), "{prog}: {err}");
+            } else {
+                let last = err.lines().last().unwrap_or_default();
+                assert!(last.contains(r#""reason":"cancelled""#), "{prog}: {err}");
+            }
+            // The stop is no finding about the event.
+            assert!(!err.contains("filter.error"), "{prog}: {err}");
+            drop(stdin);
+        }
+    }
 }
 
 /// jaq's errors quote values; a finding never quotes a secret, nor what a
@@ -419,5 +450,136 @@ fn a_jq_flag_gets_a_tip_that_reads_no_wrong_file() {
         assert!(!err.contains(&format!("-- {flag}")), "{err}");
         assert!(err.contains("aoitap filter --help"), "{err}");
         assert!(err.contains(&format!("'./{flag}'")), "{err}");
+    }
+}
+
+/// A value the program builds past the depth an event may have is
+/// filter.error on its line, never an abort (DESIGN §20): printed,
+/// quoted in an error, turned to text; the stream's verdict stays.
+#[test]
+fn a_million_deep_value_is_a_finding_never_an_abort() {
+    let deep = "reduce range(1000000) as $x (null; [.])";
+    for (prog, written) in [
+        (deep.to_string(), None),
+        (format!("{deep} | error"), None),
+        (format!("{deep} | tojson | length"), Some("2000004\n")),
+        (format!("{deep} | {{a: .}} | .a | length"), Some("1\n")),
+    ] {
+        let (code, out, err) = filter(&["--domain", &prog], &spelled());
+        match written {
+            None => {
+                assert_eq!(code, 65, "{prog}: {err}");
+                assert!(err.contains("error[filter.error]"), "{prog}: {err}");
+                assert!(out.is_empty(), "{prog}");
+                // An error's text is cut, not all million levels.
+                assert!(err.len() < 64 * 1024, "{prog}: {} bytes", err.len());
+            }
+            Some(w) => {
+                assert_eq!(code, 0, "{prog}: {err}");
+                assert_eq!(String::from_utf8_lossy(&out), w.repeat(3), "{prog}");
+            }
+        }
+    }
+    // The verdict of a cut stream is kept beside the finding.
+    let mut cut = spelled();
+    cut.truncate(
+        cut[..cut.len() - 1]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .unwrap()
+            + 1,
+    );
+    let (code, _, err) = filter(&["--domain", deep], &cut);
+    assert_eq!(code, 65, "{err}");
+    assert!(
+        err.contains("filter.error") && err.contains("summary.missing"),
+        "{err}"
+    );
+}
+
+/// A field nested 99,990 deep is read (not refused) and made a value in
+/// one pass: the old conversion found each level's end afresh, 26 s for
+/// this line; benches/deep.sh measures it against verify.
+#[test]
+fn a_field_99990_deep_is_read() {
+    let n = 99_990;
+    let input = lines(&[
+        meta(),
+        ev(
+            1,
+            "hit",
+            &format!(r#""d":{}1{}"#, "[".repeat(n), "]".repeat(n)),
+        ),
+        ok_summary(2, 1),
+    ]);
+    let (code, out, err) = filter(&["--domain", ".d[0][0] | length"], &input);
+    assert_eq!((code, out), (0, b"1\n".to_vec()), "{err}");
+    let (code, out, err) = filter(&["--domain", ".d | tojson | length"], &input);
+    assert_eq!(
+        (code, out),
+        (0, format!("{}\n", 2 * n + 1).into_bytes()),
+        "{err}"
+    );
+    // One past the limit is refused on its line, the rest filtered.
+    let over = 100_001;
+    let input = lines(&[
+        meta(),
+        ev(
+            1,
+            "hit",
+            &format!(r#""d":{}{}"#, "[".repeat(over), "]".repeat(over)),
+        ),
+        ev(2, "hit", r#""d":1"#),
+        ok_summary(3, 2),
+    ]);
+    let (code, out, err) = filter(&["--domain", ".d"], &input);
+    assert_eq!((code, out), (65, b"1\n".to_vec()), "{err}");
+    assert!(
+        err.contains(":2: error[filter.error]: the event nests deeper than 100000 levels"),
+        "{err}"
+    );
+}
+
+/// `input_filename` is the FILE being read, null for stdin; `$__loc__`
+/// is where it stands in the program, as jq gives them (DESIGN §20).
+#[test]
+fn input_filename_and_loc_are_jq_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.jsonl");
+    std::fs::write(&a, spelled()).unwrap();
+    let a = a.to_str().unwrap();
+    let out = run(
+        &["filter", "--domain", "-c", "input_filename", a, "-"],
+        &spelled(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let want = format!(
+        "{0}\n{0}\n{0}\nnull\nnull\nnull\n",
+        serde_json::to_string(a).unwrap()
+    );
+    assert_eq!(out.stdout, want);
+    let prog = "select(.type == \"note\") | $__loc__,\n  \"at \\($__loc__.line)\", \"$__loc__\"";
+    let (code, out, err) = filter(&["-c", prog], &spelled());
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        String::from_utf8_lossy(&out),
+        "{\"file\":\"<top-level>\",\"line\":1}\n\"at 2\"\n\"$__loc__\"\n"
+    );
+}
+
+/// `filter --help` says what is refused and why.
+#[test]
+fn filter_help_lists_what_is_refused() {
+    let out = run(&["filter", "--help"], b"");
+    assert_eq!(out.code, 0);
+    let help = out.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    for said in [
+        "Refused, with status 64",
+        "a definition that calls itself",
+        "input and inputs (the program runs on one event at a time)",
+        "there is no -e",
+        "input_filename is the FILE being read (null for stdin)",
+    ] {
+        assert!(help.contains(said), "{said}: {help}");
     }
 }

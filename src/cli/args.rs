@@ -109,9 +109,11 @@ pub(super) enum Command {
     #[command(
         long_about = "Run a jq program on each event, keeping the stream's verdict in the exit status (jq syntax, through the jaq crates).\n\n\
                       Every line is judged as verify judges it. PROG runs on each event (--domain: domain events only), and each output is one line: an output equal to its event is the event's own bytes, any other is compact JSON (-r: a string as its text). \
-                      A runtime error on an event is filter.error on its line (65), and the other events are still filtered; a program that does not compile, or whose own definitions call themselves, is 64. \
+                      A runtime error on an event is filter.error on its line (65), and the other events are still filtered; so is an output nested deeper than 100000 levels, which is not written. \
                       env and $ENV are {}; halt and halt_error end the output, never the verdict; debug and stderr print on stderr, and are dropped when the report there is JSONL. \
                       A finding quotes nothing of an event that holds a secret-looking value. The report goes to stderr.\n\n\
+                      input_filename is the FILE being read (null for stdin) and $__loc__ the program's line, as in jq. A signal stops a program busy on one event at its loop's next step (range, repeat, recurse, while, until), and the report still ends.\n\n\
+                      Refused, with status 64: a program that does not compile; a definition that calls itself, directly or through others (a runaway recursion would overflow the stack: use recurse, until, while, limit or reduce); input and inputs (the program runs on one event at a time). \
                       jq's -c is accepted (the output is always compact); there is no -e (the exit status is the verdict: see --assert), -n, -s or --argjson.",
         after_help = "Examples:\n  aoitap filter 'select(.type==\"hit\")' out.jsonl | next-tool\n  aoitap filter -r --domain '.path' out.jsonl | xargs wc -l\n  tool --output jsonl | aoitap filter --assert '.aoi.run != null' '.' > checked.jsonl"
     )]

@@ -38,6 +38,22 @@ pub fn run(opts: &FilterOptions) -> Result<Exit> {
     })
 }
 
+/// Make the filter thread's heap room for a deep event's values at once.
+/// glibc serves this thread from an arena of its own, grown a page run at
+/// a time (1,867 `mprotect` calls and their page faults for one event
+/// nested 100,000 deep, most of the time it took). A large block freed
+/// raises the threshold below which blocks come from the arena (mallopt(3),
+/// the dynamic mmap threshold), so the second one is carved from it and,
+/// freed, stays as its room; untouched, it costs no memory. Elsewhere it is
+/// two allocations and nothing more.
+fn warm_heap() {
+    for _ in 0..2 {
+        drop(std::hint::black_box(Vec::<u8>::with_capacity(WARM)));
+    }
+}
+
+const WARM: usize = 16 << 20;
+
 /// Where jaq-std's `debug` and `stderr` print, as jq prints them:
 /// `["DEBUG:",VALUE]` and a line, and the value's text as it is.
 struct Stderr;
@@ -65,6 +81,7 @@ impl log::Log for Stderr {
 static STDERR: Stderr = Stderr;
 
 fn run_here(opts: &FilterOptions) -> Result<Exit> {
+    warm_heap();
     // A JSONL report owns stderr: a line of the program's there would
     // break it, so `debug` and `stderr` print only beside a human one.
     let jsonl_on_stderr = opts.stream.report.is_none()
@@ -94,6 +111,7 @@ fn run_here(opts: &FilterOptions) -> Result<Exit> {
         halted: false,
         out: BufWriter::with_capacity(256 * 1024, source::stdout_file()?),
         text: vec![],
+        file: String::new(),
     };
     // stdout carries the program's output; the report goes to stderr.
     stream::run(&opts.stream, "filter", ReportTo::Stderr, &mut consumer)
@@ -109,6 +127,8 @@ struct Filter<'o> {
     halted: bool,
     out: BufWriter<File>,
     text: Vec<u8>,
+    /// The input being read, as `input_filename` gives it.
+    file: String,
 }
 
 /// The top-level keys that are all PROG and `--assert` read of an event,
@@ -153,8 +173,10 @@ fn write(
     } else if let (true, Val::TStr(s) | Val::BStr(s)) = (raw, v) {
         out.write_all(s)?;
     } else {
+        // jaq's writer to bytes: its frames are a small part of what the
+        // formatter's are, so a deep output touches less stack.
         text.clear();
-        write!(text, "{v}")?;
+        jaq_json::write::write(text, &jaq_json::write::Pp::default(), 0, v)?;
         out.write_all(text)?;
     }
     out.write_all(b"\n")
@@ -163,7 +185,9 @@ fn write(
 impl Filter<'_> {
     /// Run the program (and `--assert`) on one event: what they found.
     fn event(&mut self, ev: &crate::json::Event<'_>) -> Result<Vec<(Rule, String)>> {
-        if self.halted && self.assert.is_none() {
+        // After a signal no program runs: the stream loop ends at its
+        // batch's end with the cancelled report.
+        if (self.halted && self.assert.is_none()) || crate::signal::requested() {
             return Ok(vec![]);
         }
         let Some(input) = value::event_val(ev, self.only.as_deref()) else {
@@ -174,6 +198,11 @@ impl Filter<'_> {
             return Ok(vec![(Rule::FilterError, msg)]);
         };
         let mut findings = self.run_on(ev, &input)?;
+        if crate::signal::requested() {
+            // The program was stopped in its loop (`__tick`): what it said
+            // then is the stop, not a finding about the event.
+            findings.clear();
+        }
         // The program's errors quote values: never a secret (DESIGN §13).
         if !findings.is_empty() {
             let secret = value::holds_secret(&input, &self.opts.stream.check.secret_names);
@@ -193,6 +222,7 @@ impl Filter<'_> {
                 };
             }
         }
+        value::dismantle(input);
         Ok(findings)
     }
 
@@ -231,6 +261,16 @@ impl Filter<'_> {
         // Each output is written as it comes: a program may give many.
         program.run(input.clone(), |o| {
             match o {
+                // Past the depth an event may have, an output is not
+                // printed: printing recurses as deep as it nests (§20).
+                Out::Value(v) if value::deeper_than(&v, value::MAX_DEPTH) => {
+                    let msg = format!(
+                        "the program's output nests deeper than {} levels: not written",
+                        value::MAX_DEPTH
+                    );
+                    findings.push((Rule::FilterError, msg));
+                    value::dismantle(v);
+                }
                 Out::Value(v) => written = write(out, text, raw, (&v, input, whole), bytes),
                 Out::Error(e) => findings.push((Rule::FilterError, e)),
                 Out::Halt => halted = true,
@@ -250,6 +290,11 @@ impl Consumer for Filter<'_> {
         line: &Line<'_>,
         report: &mut Report,
     ) -> Result<LineKind> {
+        if self.file != report.out.file {
+            self.file.clone_from(&report.out.file);
+            let stdin = self.file == crate::config::Input::Stdin.label();
+            program::set_input_filename((!stdin).then_some(self.file.as_str()));
+        }
         let decided = check.judge(line, report)?;
         let (seen, n) = (decided.kind, decided.line);
         let findings = match line.event() {

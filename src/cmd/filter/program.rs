@@ -14,6 +14,7 @@
 //! bounds recursion (`def f: 1+f; f` overflows the stack and aborts), so a
 //! program whose own definitions call themselves is refused before it runs.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use jaq_core::load::lex::StrPart;
@@ -35,6 +36,19 @@ const HELD: usize = 64;
 /// boolean as JSON, anything else an error).
 const PRELUDE: &str = concat!(
     "def env: $ENV; ",
+    // The library's loops, each step through `__tick`, which ends the
+    // program once a signal has come (DESIGN §20): a program busy on one
+    // event (`until(false; .+1)`, `last(range(1e15))`) stops, and the
+    // report still ends. The same definitions as jaq-core's otherwise.
+    "def range($from; $upto; $by): __range($from; $upto; $by) | __tick; ",
+    "def range(from; upto): range(from; upto; 1); ",
+    "def range(upto): range(0; upto); ",
+    "def repeat(f): def rec: f, (__tick | rec); rec; ",
+    "def recurse(f): def rec: ., (f | __tick | rec); rec; ",
+    "def recurse: recurse(.[]?); ",
+    "def recurse(f; cond): recurse(f | select(cond)); ",
+    "def while(cond; update): def rec: if cond then ., (update | __tick | rec) else empty end; rec; ",
+    "def until(cond; update): def rec: if cond then . else update | __tick | rec end; rec; ",
     r#"def @csv: if type != "array" then error("\(type) (\(tojson)) cannot be csv-formatted, only an array can be") else map(if type == "string" then "\"" + (split("\"") | join("\"\"")) + "\"" elif type == "null" then "" elif type == "boolean" or type == "number" then tojson else error("\(type) (\(tojson)) is not valid in a csv row") end) | join(",") end; "#,
     r#"def @tsv: if type != "array" then error("\(type) (\(tojson)) cannot be tsv-formatted, only an array can be") else map(if type == "string" then split("\\") | join("\\\\") | split("\t") | join("\\t") | split("\n") | join("\\n") | split("\r") | join("\\r") elif type == "null" then "" elif type == "boolean" or type == "number" then tojson else error("\(type) (\(tojson)) is not valid in a tsv row") end) | join("\t") end; "#,
 );
@@ -65,6 +79,7 @@ impl Program {
     /// Compile `code`, with `$NAME` bound to each `--arg NAME VALUE`; the
     /// error is the usage message (64).
     pub fn compile(code: &str, args: &[(String, String)]) -> Result<Program, String> {
+        let code = &*located(code);
         refuse_recursion(code)?;
         let full = format!("{PRELUDE}{code}");
         let defs = jaq_core::defs()
@@ -73,7 +88,8 @@ impl Program {
         // `env` is the prelude's; the rest as jaq has them.
         let funs = jaq_core::funs()
             .chain(jaq_std::funs().filter(|f| f.0 != "env"))
-            .chain(jaq_json::funs());
+            .chain(jaq_json::funs())
+            .chain(ticking());
         let loader = Loader::new(defs);
         let arena = Arena::default();
         let modules = loader
@@ -173,7 +189,7 @@ impl Program {
                 Err(exn) => match exn.get_err() {
                     // `error("boom")` says `boom`, as jq does, not `"boom"`.
                     Ok(e) => {
-                        let said = e.to_string();
+                        let said = bounded(&e);
                         Out::Error(serde_json::from_str::<String>(&said).unwrap_or(said))
                     }
                     Err(_) => Out::Halt,
@@ -187,6 +203,124 @@ impl Program {
             }
         }
     }
+}
+
+/// `$__loc__` made what jq makes it, `{"file":"<top-level>","line":N}`,
+/// N the program's line it stands on (jq 1.6 and libjq 1.7 name a program
+/// given on the command line `<top-level>`, whatever jq's manual shows):
+/// jaq has no such variable, so each use is replaced by its value before
+/// the program is loaded.
+fn located(code: &str) -> Cow<'_, str> {
+    const LOC: &str = "$__loc__";
+    if !code.contains(LOC) {
+        return Cow::Borrowed(code);
+    }
+    let Some(term) = load::parse(code, |p| p.term()) else {
+        return Cow::Borrowed(code);
+    };
+    let mut at = vec![];
+    let mut todo = vec![&term];
+    while let Some(t) = todo.pop() {
+        if let Term::Var(v) = t
+            && *v == LOC
+        {
+            at.push(v.as_ptr() as usize - code.as_ptr() as usize);
+        }
+        children(t, |c| todo.push(c));
+    }
+    at.sort_unstable();
+    let mut out = String::with_capacity(code.len() + 32 * at.len());
+    let mut from = 0;
+    for a in at {
+        let line = code[..a].matches('\n').count() + 1;
+        out.push_str(&code[from..a]);
+        out.push_str(&format!(r#"({{"file":"<top-level>","line":{line}}})"#));
+        from = a + LOC.len();
+    }
+    out.push_str(&code[from..]);
+    Cow::Owned(out)
+}
+
+thread_local! {
+    /// What `input_filename` gives: the FILE the event is read from, null
+    /// for stdin, as in jq.
+    static INPUT_FILENAME: std::cell::RefCell<Val> = const { std::cell::RefCell::new(Val::Null) };
+}
+
+/// The input the next events come from (`None`: stdin).
+pub fn set_input_filename(name: Option<&str>) {
+    INPUT_FILENAME.with(|f| *f.borrow_mut() = name.map_or(Val::Null, |n| Val::from(n.to_string())));
+}
+
+type Fun = jaq_core::native::Fun<data::JustLut<Val>>;
+
+/// `__tick`, the identity (in paths and updates too) until a signal has
+/// come, then an error; and `__range`, jaq-core's own `range/3` under the
+/// name the prelude's `range` calls it by.
+fn ticking() -> impl Iterator<Item = Fun> {
+    use jaq_core::box_iter::box_once;
+    use jaq_core::{Error, Exn, Native};
+    fn stopped<'a, T>() -> Result<T, Exn<'a, Val>> {
+        Err(Exn::from(Error::str("stopped: a signal came")))
+    }
+    let tick = Native::new(|cv| {
+        box_once(match crate::signal::requested() {
+            false => Ok(cv.1),
+            true => stopped(),
+        })
+    })
+    .with_paths(|cvp| {
+        box_once(match crate::signal::requested() {
+            false => Ok(cvp.1),
+            true => stopped(),
+        })
+    })
+    .with_update(|cv, f| match crate::signal::requested() {
+        false => f(cv.1),
+        true => box_once(stopped()),
+    });
+    let range = jaq_core::funs::<data::JustLut<Val>>()
+        .filter(|(name, args, _)| *name == "range" && args.len() == 3)
+        .map(|(_, args, native)| ("__range", args, native));
+    let filename = Native::new(|_| box_once(Ok(INPUT_FILENAME.with(|f| f.borrow().clone()))));
+    [
+        ("__tick", jaq_core::native::v(0), tick),
+        ("input_filename", jaq_core::native::v(0), filename),
+    ]
+    .into_iter()
+    .chain(range)
+}
+
+/// At most this much of a runtime error's text is kept: jaq quotes the
+/// values an error is about whole, at any depth, and formats them by
+/// recursion (`reduce range(1e6) as $x (null; [.]) | error` would overflow
+/// the stack). Each level writes a byte before it descends, so a writer
+/// that refuses more stops the recursion as well (DESIGN §20).
+const ERROR_BYTES: usize = 8 * 1024;
+
+/// `e` as text, cut at [`ERROR_BYTES`] (then ending in `...`).
+fn bounded(e: &impl std::fmt::Display) -> String {
+    struct Bounded(String);
+    impl std::fmt::Write for Bounded {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            let room = ERROR_BYTES - self.0.len();
+            if s.len() <= room {
+                self.0.push_str(s);
+                return Ok(());
+            }
+            let mut cut = room;
+            while !s.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            self.0.push_str(&s[..cut]);
+            Err(std::fmt::Error)
+        }
+    }
+    let mut text = Bounded(String::new());
+    if std::fmt::write(&mut text, format_args!("{e}")).is_err() {
+        text.0.push_str("...");
+    }
+    text.0
 }
 
 /// A load error, where it is in the program.

@@ -69,36 +69,121 @@ impl<'a> Line<'a> {
         }
     }
 
+    /// The value `v` stands for, at `depth` (its parent's depth plus
+    /// one); `None` past [`MAX_DEPTH`]. One pass over its bytes, with the
+    /// open containers on a stack of our own: linear in the value's size
+    /// at any depth (finding each child's end afresh at each level, as
+    /// `Value::children` does, was quadratic: 26 s for a field 99,990
+    /// deep), and no recursion for a deep value to overflow.
     fn val(&self, v: &Value<'_>, depth: usize) -> Option<Val> {
-        Some(match v.kind() {
-            Kind::Null => Val::Null,
-            Kind::Bool => Val::Bool(v.as_bool().unwrap_or(false)),
-            Kind::Number => match jaq_json::read::parse_single_num(v.raw()) {
-                Some(n) => Val::Num(n),
-                None => Val::Null,
-            },
-            // The line is valid UTF-8 (verify's json.invalid-utf8 says when
-            // not), so the decoded bytes are the string's text as they are.
-            Kind::String => self.text(v.decoded().unwrap_or_default()),
-            _ if depth >= MAX_DEPTH => return None,
-            Kind::Array => {
-                let items: Option<Vec<Val>> =
-                    v.children().map(|(_, c)| self.val(&c, depth + 1)).collect();
-                Val::Arr(Rc::new(items?))
-            }
-            Kind::Object => {
-                let mut map = Map::default();
-                for (k, c) in v.children() {
-                    let key = match k {
-                        Cow::Borrowed(k) => Cow::Borrowed(k.as_bytes()),
-                        Cow::Owned(k) => Cow::Owned(k.into_bytes()),
-                    };
-                    map.insert(self.text(key), self.val(&c, depth + 1)?);
+        let raw = v.raw();
+        match v.kind() {
+            Kind::String => return Some(self.text(v.decoded().unwrap_or_default())),
+            Kind::Object | Kind::Array => {}
+            _ => return Some(scalar(raw)),
+        }
+        // Each open container is where its items begin on one shared
+        // stack: a container is allocated once, at its size, when it
+        // closes (most of what building costs is allocation).
+        let mut open: Vec<(bool, usize)> = vec![];
+        let mut items: Vec<Val> = vec![];
+        let mut i = 0;
+        loop {
+            i = skip_ws(raw, i);
+            let &c = raw.get(i)?;
+            i += 1;
+            let made = match c {
+                b'{' | b'[' => {
+                    if depth + open.len() >= MAX_DEPTH {
+                        return None;
+                    }
+                    open.push((c == b'{', items.len()));
+                    continue;
                 }
-                Val::obj(map)
+                b',' | b':' => continue,
+                b'}' | b']' => {
+                    let (object, from) = open.pop()?;
+                    if object {
+                        // Keys and values alternate; a repeated key: the
+                        // last one wins, as in jq.
+                        let mut map = Map::with_capacity_and_hasher(
+                            (items.len() - from) / 2,
+                            Default::default(),
+                        );
+                        let mut kv = items.drain(from..);
+                        while let (Some(k), Some(v)) = (kv.next(), kv.next()) {
+                            map.insert(k, v);
+                        }
+                        drop(kv);
+                        Val::obj(map)
+                    } else {
+                        Val::Arr(Rc::new(items.split_off(from)))
+                    }
+                }
+                b'"' => {
+                    let end = string_end(raw, i - 1);
+                    let inside = &raw[i..end - 1];
+                    i = end;
+                    self.text(crate::json::decode(inside))
+                }
+                _ => {
+                    let end = scalar_end(raw, i - 1);
+                    let s = scalar(&raw[i - 1..end]);
+                    i = end;
+                    s
+                }
+            };
+            if open.is_empty() {
+                return Some(made);
             }
-        })
+            items.push(made);
+        }
     }
+}
+
+/// `null`, `true`, `false` or a number, as jaq reads it (a number keeps
+/// its spelling's value: `12345678901234567890` is that big integer).
+fn scalar(raw: &[u8]) -> Val {
+    match raw {
+        b"null" => Val::Null,
+        b"true" => Val::Bool(true),
+        b"false" => Val::Bool(false),
+        _ => jaq_json::read::parse_single_num(raw).map_or(Val::Null, Val::Num),
+    }
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while b
+        .get(i)
+        .is_some_and(|c| matches!(c, b' ' | b'\t' | b'\r' | b'\n'))
+    {
+        i += 1;
+    }
+    i
+}
+
+/// One past the closing quote of the validated string opening at `i`.
+fn string_end(b: &[u8], mut i: usize) -> usize {
+    i += 1;
+    while let Some(at) = memchr::memchr2(b'"', b'\\', &b[i..]) {
+        i += at;
+        if b[i] == b'"' {
+            return i + 1;
+        }
+        i += 2;
+    }
+    b.len()
+}
+
+/// The end of the literal or number at `i`.
+fn scalar_end(b: &[u8], mut i: usize) -> usize {
+    while b
+        .get(i)
+        .is_some_and(|c| !matches!(c, b',' | b']' | b'}' | b' ' | b'\t' | b'\r' | b'\n'))
+    {
+        i += 1;
+    }
+    i
 }
 
 /// A decoded string with each lone surrogate (`"\ud800"`, which the
@@ -164,4 +249,137 @@ pub fn holds_secret(input: &Val, names: &[String]) -> bool {
         }
     }
     false
+}
+
+/// Whether `v` nests deeper than `limit` (a scalar is depth 0), found
+/// without recursion: a value the program made may be far deeper than any
+/// event (`reduce range(1e6) as $x (null; [.])`), and printing one or
+/// quoting it in an error recurses as deep as it nests.
+pub fn deeper_than(v: &Val, limit: usize) -> bool {
+    if !matches!(v, Val::Arr(_) | Val::Obj(_)) {
+        return false;
+    }
+    let mut todo: Vec<(&Val, usize)> = vec![(v, 0)];
+    while let Some((v, depth)) = todo.pop() {
+        let container = |c: &&Val| matches!(c, Val::Arr(_) | Val::Obj(_));
+        match v {
+            _ if depth >= limit => return true,
+            Val::Arr(items) => todo.extend(items.iter().filter(container).map(|c| (c, depth + 1))),
+            Val::Obj(map) => todo.extend(map.values().filter(container).map(|c| (c, depth + 1))),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Drop `v` without recursion: dropping a value recurses as deep as it
+/// nests, and past the stack that is an abort.
+pub fn dismantle(v: Val) {
+    let mut todo = vec![v];
+    while let Some(v) = todo.pop() {
+        match v {
+            Val::Arr(items) => {
+                if let Ok(items) = Rc::try_unwrap(items) {
+                    todo.extend(items);
+                }
+            }
+            Val::Obj(map) => {
+                if let Ok(map) = Rc::try_unwrap(map) {
+                    todo.extend(map.into_values());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::{Arena, Parser};
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+
+    fn built(line: &str) -> Option<Val> {
+        let mut arena = Arena::default();
+        let index = Parser::new().parse(line.as_bytes(), &mut arena).unwrap();
+        event_val(&index.event(line.as_bytes(), &arena), None)
+    }
+
+    /// Any JSON text with spaces where JSON allows them.
+    fn value() -> impl Strategy<Value = String> {
+        let scalar = prop::sample::select(vec![
+            "null",
+            "true",
+            "false",
+            "0",
+            "-0",
+            "1.50",
+            "-1e2",
+            "1E+2",
+            "12345678901234567890",
+            "\"\"",
+            "\"x\"",
+            "\"\\u00e9\\n\"",
+            "\"\\ud83d\\ude00\"",
+            "\"a\\\\\\\"b\"",
+            "\"é\"",
+        ])
+        .prop_map(str::to_string);
+        scalar.prop_recursive(6, 48, 4, |inner| {
+            let ws = prop::sample::select(vec!["", " ", "\n\t "]);
+            prop_oneof![
+                (prop::collection::vec(inner.clone(), 0..4), ws.clone())
+                    .prop_map(|(items, w)| format!("[{w}{}{w}]", items.join(&format!("{w},{w}")))),
+                (
+                    prop::collection::vec(
+                        (prop::sample::select(vec!["a", "b", "", "\\u0041"]), inner),
+                        0..4
+                    ),
+                    ws
+                )
+                    .prop_map(|(kvs, w)| {
+                        let m: Vec<String> = kvs
+                            .iter()
+                            .map(|(k, v)| format!("\"{k}\"{w}:{w}{v}"))
+                            .collect();
+                        format!("{{{w}{}{w}}}", m.join(","))
+                    }),
+            ]
+        })
+    }
+
+    /// The one pass makes what jaq's own parser makes of the same line
+    /// (`AOITAP_PROPTEST_CASES`, default 256).
+    #[test]
+    fn an_event_is_the_value_jaq_reads() {
+        let cases = std::env::var("AOITAP_PROPTEST_CASES")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(256);
+        TestRunner::new(Config::with_cases(cases))
+            .run(&prop::collection::vec(value(), 0..4), |vs| {
+                let members: Vec<String> = vs
+                    .iter()
+                    .enumerate()
+                    .map(|(k, v)| format!("\"k{k}\": {v}"))
+                    .collect();
+                let line = format!("{{{}}}", members.join(", "));
+                let jaq = jaq_json::read::parse_single(line.as_bytes()).unwrap();
+                prop_assert_eq!(built(&line), Some(jaq), "{}", line);
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn a_value_past_the_limit_is_none_and_at_it_is_made() {
+        let nest = |n: usize| format!("{{\"d\":{}1{}}}", "[".repeat(n), "]".repeat(n));
+        // Made, examined and dropped without recursion: a test thread's
+        // stack holds no recursion this deep.
+        assert!(built(&nest(MAX_DEPTH)).is_none());
+        let deep = built(&nest(MAX_DEPTH - 1)).unwrap();
+        assert!(deeper_than(&deep, MAX_DEPTH - 1) && !deeper_than(&deep, MAX_DEPTH));
+        dismantle(deep);
+    }
 }
