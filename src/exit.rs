@@ -96,7 +96,9 @@ impl Exit {
     pub fn meaning(self) -> &'static str {
         match self {
             Exit::Pass => "Every run passed: conforming, complete, ok.",
-            Exit::Failed => "Well formed, and the producer reported failure; lint: a check failed.",
+            Exit::Failed => {
+                "Well formed, and the producer reported failure; lint: a check failed, or one it needs could not be decided."
+            }
             Exit::Retryable => {
                 "As 1, and every failed run is retryable; the report gives retry_after_ms."
             }

@@ -173,7 +173,9 @@ pub fn after_help() -> String {
          what to give), skipped (what the check needs is not advertised); with \
          --expected-failures, expected-failure (listed, and failing: reported, not counted) and \
          stale (listed, but passing: a failure). Checks are named by id, by lint.NN or by number. \
-         Exit status: 0 when no check fails, 1 when one does, 64 on a usage error (CMD ARGS the \
+         Exit status: 0 when no check fails and checks 2, 3 and 14 (those asked for) were decided; \
+         1 when a check fails, when one of those three could not be decided, or when no check \
+         could be (a call past --timeout fails 3, 14 and 15); 64 on a usage error (CMD ARGS the \
          tool refuses as one included), 66 when --expected-failures is missing, 127 or 126 when \
          CMD cannot run, 130 on SIGINT, 143 on SIGTERM.",
     );

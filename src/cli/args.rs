@@ -113,7 +113,7 @@ pub(super) enum Command {
                       env and $ENV are {}; halt and halt_error end the output, never the verdict; debug and stderr print on stderr, and are dropped when the report there is JSONL. \
                       A finding quotes nothing of an event that holds a secret-looking value. The report goes to stderr.\n\n\
                       input_filename is the FILE being read (null for stdin) and $__loc__ the program's line, as in jq. A signal stops a program busy on one event at its loop's next step (range, repeat, recurse, while, until), and the report still ends.\n\n\
-                      Refused, with status 64: a program that does not compile; a definition that calls itself, directly or through others (a runaway recursion would overflow the stack: use recurse, until, while, limit or reduce); input and inputs (the program runs on one event at a time). \
+                      Refused, with status 64: a program that does not compile; a definition that calls itself, directly or through others (a runaway recursion would overflow the stack: use recurse, walk, until, while, limit or reduce); input and inputs (the program runs on one event at a time). \
                       jq's -c is accepted (the output is always compact); there is no -e (the exit status is the verdict: see --assert), -n, -s or --argjson.",
         after_help = "Examples:\n  aoitap filter 'select(.type==\"hit\")' out.jsonl | next-tool\n  aoitap filter -r --domain '.path' out.jsonl | xargs wc -l\n  tool --output jsonl | aoitap filter --assert '.aoi.run != null' '.' > checked.jsonl"
     )]

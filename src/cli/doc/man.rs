@@ -195,6 +195,13 @@ pub fn render() -> String {
             .map(|s| s.to_string())
             .unwrap_or_default()));
         out.push('\n');
+        // The long help's paragraphs after its first (which is the about
+        // line): what `aoitap CMD --help` says, the page says too.
+        if let Some(long) = sub.get_long_about() {
+            for paragraph in long.to_string().split("\n\n").skip(1) {
+                out.push_str(&format!(".PP\n{}\n", esc(paragraph)));
+            }
+        }
         let skip = if STREAM_COMMANDS.contains(&sub.get_name()) {
             common.clone()
         } else {

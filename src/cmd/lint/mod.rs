@@ -236,10 +236,15 @@ fn report(
             }
             Exit::Pass => "CONFORMING for the checks it claims".to_string(),
             Exit::Failed if decided == 0 => "NOT CONFORMING: no check could be decided".to_string(),
-            Exit::Failed => match &not_decided {
-                Some(why) => format!("NOT CONFORMING: {why}"),
-                None => "NOT CONFORMING".to_string(),
-            },
+            // What failed comes first; what could not be decided after.
+            Exit::Failed => {
+                let mut said = vec![];
+                if failed > 0 {
+                    said.push(format!("{} failed", crate::text::plural(failed, "check")));
+                }
+                said.extend(not_decided.clone());
+                format!("NOT CONFORMING: {}", said.join("; "))
+            }
             _ => "INTERRUPTED: the checks after the signal were not made".to_string(),
         },
         if said.is_empty() {
