@@ -260,6 +260,11 @@ impl Filter<'_> {
         } = &mut *self;
         // Each output is written as it comes: a program may give many.
         program.run(input.clone(), |o| {
+            // A signal ends the program at its next output too: one that
+            // caught the stop (`try ... catch`) writes nothing after it.
+            if crate::signal::requested() {
+                return false;
+            }
             match o {
                 // Past the depth an event may have, an output is not
                 // printed: printing recurses as deep as it nests (§20).

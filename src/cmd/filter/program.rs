@@ -49,6 +49,18 @@ const PRELUDE: &str = concat!(
     "def recurse(f; cond): recurse(f | select(cond)); ",
     "def while(cond; update): def rec: if cond then ., (update | __tick | rec) else empty end; rec; ",
     "def until(cond; update): def rec: if cond then . else update | __tick | rec end; rec; ",
+    // What prints a value or walks it recurses as deep as it nests: past
+    // the depth an event may have it is an error, never an abort (§20).
+    "def tojson: __shallow | __tojson; ",
+    "def @json: tojson; ",
+    r#"def tostring: __shallow | "\(.)"; "#,
+    "def @text: tostring; ",
+    "def stderr: (__shallow | stderr_empty as $x | .), .; ",
+    "def debug: (__shallow | debug_empty as $x | .), .; ",
+    "def debug(msgs): ((msgs | __shallow | debug_empty) as $x | .), .; ",
+    "def halt_error($exit_code): (__shallow | stderr_empty), halt($exit_code); ",
+    "def halt_error: halt_error(5); ",
+    "def walk(f): __shallow | .. |= f; ",
     r#"def @csv: if type != "array" then error("\(type) (\(tojson)) cannot be csv-formatted, only an array can be") else map(if type == "string" then "\"" + (split("\"") | join("\"\"")) + "\"" elif type == "null" then "" elif type == "boolean" or type == "number" then tojson else error("\(type) (\(tojson)) is not valid in a csv row") end) | join(",") end; "#,
     r#"def @tsv: if type != "array" then error("\(type) (\(tojson)) cannot be tsv-formatted, only an array can be") else map(if type == "string" then split("\\") | join("\\\\") | split("\t") | join("\\t") | split("\n") | join("\\n") | split("\r") | join("\\r") elif type == "null" then "" elif type == "boolean" or type == "number" then tojson else error("\(type) (\(tojson)) is not valid in a tsv row") end) | join("\t") end; "#,
 );
@@ -79,6 +91,7 @@ impl Program {
     /// Compile `code`, with `$NAME` bound to each `--arg NAME VALUE`; the
     /// error is the usage message (64).
     pub fn compile(code: &str, args: &[(String, String)]) -> Result<Program, String> {
+        let given = code;
         let code = &*located(code);
         refuse_recursion(code)?;
         let full = format!("{PRELUDE}{code}");
@@ -100,7 +113,20 @@ impl Program {
                     path: (),
                 },
             )
-            .map_err(|errs| load_error(&full, &errs))?;
+            .map_err(|errs| {
+                // Where the program the user wrote is wrong, not the one
+                // with `$__loc__` replaced: load that, if it fails too.
+                let own = format!("{PRELUDE}{given}");
+                let arena = Arena::default();
+                let file = File {
+                    code: own.as_str(),
+                    path: (),
+                };
+                match Loader::new(jaq_core::defs()).load(&arena, file) {
+                    Err(e) if given != code => load_error(&own, &e),
+                    _ => load_error(&full, &errs),
+                }
+            })?;
         let names: Vec<String> = ["$ENV".to_string()]
             .into_iter()
             .chain(args.iter().map(|(n, _)| format!("${n}")))
@@ -218,22 +244,38 @@ fn located(code: &str) -> Cow<'_, str> {
     let Some(term) = load::parse(code, |p| p.term()) else {
         return Cow::Borrowed(code);
     };
+    // Where each use stands, and whether it is `{$__loc__}`'s shorthand
+    // for `{"__loc__": $__loc__}`.
     let mut at = vec![];
     let mut todo = vec![&term];
+    let offset = |v: &str| v.as_ptr() as usize - code.as_ptr() as usize;
     while let Some(t) = todo.pop() {
-        if let Term::Var(v) = t
-            && *v == LOC
-        {
-            at.push(v.as_ptr() as usize - code.as_ptr() as usize);
+        match t {
+            Term::Var(v) if *v == LOC => at.push((offset(v), false)),
+            Term::Obj(kvs) => {
+                for (k, v) in kvs {
+                    if let (Term::Var(name), None) = (k, v)
+                        && *name == LOC
+                    {
+                        at.push((offset(name), true));
+                    }
+                }
+            }
+            _ => {}
         }
         children(t, |c| todo.push(c));
     }
-    at.sort_unstable();
-    let mut out = String::with_capacity(code.len() + 32 * at.len());
+    // A shorthand's variable is also seen as a term: the shorthand wins.
+    at.sort_unstable_by_key(|&(a, shorthand)| (a, !shorthand));
+    at.dedup_by_key(|(a, _)| *a);
+    let mut out = String::with_capacity(code.len() + 48 * at.len());
     let mut from = 0;
-    for a in at {
+    for (a, shorthand) in at {
         let line = code[..a].matches('\n').count() + 1;
         out.push_str(&code[from..a]);
+        if shorthand {
+            out.push_str("\"__loc__\": ");
+        }
         out.push_str(&format!(r#"({{"file":"<top-level>","line":{line}}})"#));
         from = a + LOC.len();
     }
@@ -283,12 +325,28 @@ fn ticking() -> impl Iterator<Item = Fun> {
         .filter(|(name, args, _)| *name == "range" && args.len() == 3)
         .map(|(_, args, native)| ("__range", args, native));
     let filename = Native::new(|_| box_once(Ok(INPUT_FILENAME.with(|f| f.borrow().clone()))));
+    let shallow = Native::new(|cv| {
+        box_once(
+            match super::value::deeper_than(&cv.1, super::value::MAX_DEPTH) {
+                false => Ok(cv.1),
+                true => Err(Exn::from(Error::str(format!(
+                    "the value nests deeper than {} levels: not printed or walked",
+                    super::value::MAX_DEPTH
+                )))),
+            },
+        )
+    });
+    let tojson = jaq_json::funs::<data::JustLut<Val>>()
+        .filter(|(name, _, _)| *name == "tojson")
+        .map(|(_, args, native)| ("__tojson", args, native));
     [
         ("__tick", jaq_core::native::v(0), tick),
         ("input_filename", jaq_core::native::v(0), filename),
+        ("__shallow", jaq_core::native::v(0), shallow),
     ]
     .into_iter()
     .chain(range)
+    .chain(tojson)
 }
 
 /// At most this much of a runtime error's text is kept: jaq quotes the
