@@ -22,6 +22,16 @@ macro_rules! say_part {
     }};
 }
 
+/// How many cases each property test tries: `AOITAP_PROPTEST_CASES`,
+/// default 256 (the integration tests read the same variable).
+#[cfg(test)]
+pub(crate) fn proptest_cases() -> u32 {
+    std::env::var("AOITAP_PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(256)
+}
+
 pub mod check;
 pub mod cli;
 pub mod cmd;

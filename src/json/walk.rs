@@ -830,10 +830,7 @@ mod tests {
     fn envelope_fast_form_on_random_parts() {
         use proptest::prelude::*;
         use proptest::test_runner::{Config, TestRunner};
-        let cases = std::env::var("AOITAP_PROPTEST_CASES")
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(256);
+        let cases = crate::proptest_cases();
         // Mostly the form's own bytes, so most lines take the fast form;
         // else any byte that matters to it.
         let part = |plain: &'static [u8], hostile: &'static [u8]| {

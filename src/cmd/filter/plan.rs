@@ -347,10 +347,7 @@ mod tests {
     /// (`AOITAP_PROPTEST_CASES`, default 256).
     #[test]
     fn a_plan_gives_what_jaq_gives() {
-        let cases = std::env::var("AOITAP_PROPTEST_CASES")
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(256);
+        let cases = crate::proptest_cases();
         let mut runner = TestRunner::new(Config::with_cases(cases));
         let (decided, projected) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
         runner

@@ -114,6 +114,9 @@ impl Program {
                 },
             )
             .map_err(|errs| {
+                if given == code {
+                    return load_error(&full, &errs);
+                }
                 // Where the program the user wrote is wrong, not the one
                 // with `$__loc__` replaced: load that, if it fails too.
                 let own = format!("{PRELUDE}{given}");
@@ -123,8 +126,8 @@ impl Program {
                     path: (),
                 };
                 match Loader::new(jaq_core::defs()).load(&arena, file) {
-                    Err(e) if given != code => load_error(&own, &e),
-                    _ => load_error(&full, &errs),
+                    Err(e) => load_error(&own, &e),
+                    Ok(_) => load_error(&full, &errs),
                 }
             })?;
         let names: Vec<String> = ["$ENV".to_string()]
@@ -302,25 +305,19 @@ type Fun = jaq_core::native::Fun<data::JustLut<Val>>;
 fn ticking() -> impl Iterator<Item = Fun> {
     use jaq_core::box_iter::box_once;
     use jaq_core::{Error, Exn, Native};
-    fn stopped<'a, T>() -> Result<T, Exn<'a, Val>> {
-        Err(Exn::from(Error::str("stopped: a signal came")))
+    /// `v`, or the stop once a signal has come.
+    fn ticked<'a, T>(v: T) -> Result<T, Exn<'a, Val>> {
+        match crate::signal::requested() {
+            false => Ok(v),
+            true => Err(Exn::from(Error::str("stopped: a signal came"))),
+        }
     }
-    let tick = Native::new(|cv| {
-        box_once(match crate::signal::requested() {
-            false => Ok(cv.1),
-            true => stopped(),
-        })
-    })
-    .with_paths(|cvp| {
-        box_once(match crate::signal::requested() {
-            false => Ok(cvp.1),
-            true => stopped(),
-        })
-    })
-    .with_update(|cv, f| match crate::signal::requested() {
-        false => f(cv.1),
-        true => box_once(stopped()),
-    });
+    let tick = Native::new(|cv| box_once(ticked(cv.1)))
+        .with_paths(|cvp| box_once(ticked(cvp.1)))
+        .with_update(|cv, f| match ticked(cv.1) {
+            Ok(v) => f(v),
+            Err(stop) => box_once(Err(stop)),
+        });
     let range = jaq_core::funs::<data::JustLut<Val>>()
         .filter(|(name, args, _)| *name == "range" && args.len() == 3)
         .map(|(_, args, native)| ("__range", args, native));

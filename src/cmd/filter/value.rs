@@ -353,11 +353,7 @@ mod tests {
     /// (`AOITAP_PROPTEST_CASES`, default 256).
     #[test]
     fn an_event_is_the_value_jaq_reads() {
-        let cases = std::env::var("AOITAP_PROPTEST_CASES")
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(256);
-        TestRunner::new(Config::with_cases(cases))
+        TestRunner::new(Config::with_cases(crate::proptest_cases()))
             .run(&prop::collection::vec(value(), 0..4), |vs| {
                 let members: Vec<String> = vs
                     .iter()
