@@ -79,13 +79,19 @@ check verify --output jsonl /nonexistent
 for dir in "${dirs[@]}"; do
     for f in "$dir"/*.jsonl; do
         for m in "" --multi-run; do
-            for o in human jsonl tap; do
+            for o in human jsonl tap junit sarif github; do
                 check verify $m --output "$o" "$f"
                 check verify $m --output "$o" --color always "$f"
                 check verify $m --output "$o" --relay "$f"
                 check verify $m --output "$o" --strict --unbounded --accept-partial "$f"
                 check verify $m --output "$o" --redact --relay "$f"
+            done
+            for o in human jsonl tap junit github; do
                 check run $m --output "$o" -- cat "$f"
+            done
+            for o in human jsonl; do
+                check filter $m --output "$o" '.type' "$f"
+                check filter $m --output "$o" 'select(.aoi.seq > 1) | error' "$f"
             done
             check verify $m -q "$f"
             check verify $m --allow seq.gap --deny summary.event-count-missing "$f"
@@ -105,6 +111,14 @@ for dir in "${dirs[@]}"; do
             done
         done
     done
+done
+# Many files at once: a directory operand, one worker and two.
+for dir in "${dirs[@]}"; do
+    for o in human jsonl tap junit sarif github; do
+        check verify --output "$o" -j 1 "$dir"
+        check verify --output "$o" -j 2 "$dir"
+    done
+    check summarize "$dir"
 done
 # The samples' own arguments, as expected.tsv gives them.
 for dir in "${dirs[@]}"; do
