@@ -18,8 +18,7 @@ use crate::config::{ReportTo, SummarizeOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
 use crate::json::{Event, Kind};
-use crate::output::style::Format;
-use crate::output::summary::{self, Counted, Outcome, Problem, RunSummary};
+use crate::output::summary::{self, Counted, Outcome, Problem};
 use crate::stream::{self, Consumer, Holder, PerRun, Report};
 use crate::text::one_line;
 
@@ -35,7 +34,6 @@ pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
     let mut consumer = Summarize {
         type_field: &opts.stream.check.type_field,
         stats: PerRun::default(),
-        runs_written: None,
         width: summary::terminal_width(),
         room: MAX_KEPT,
     };
@@ -61,9 +59,6 @@ struct Stats {
 struct Summarize<'o> {
     type_field: &'o str,
     stats: PerRun<Stats>,
-    /// `--output json`: how many runs of the document's `runs` array are
-    /// written (`None` before its head is).
-    runs_written: Option<u64>,
     /// Standard output's width, when it is a terminal.
     width: Option<usize>,
     /// Names that may still be kept (`MAX_KEPT` less those held).
@@ -362,10 +357,7 @@ impl Consumer for Summarize<'_> {
 
     /// `--output json` is one document, however many inputs: its end.
     fn end_all(&mut self, report: &mut Report) -> Result<()> {
-        if report.out.format() == Format::Json {
-            self.json_head(report)?;
-            report.out.raw(summary::JSON_END)?;
-        }
+        report.out.close()?;
         Ok(())
     }
 }
@@ -377,38 +369,6 @@ impl Summarize<'_> {
         st.flush();
         self.room += st.kept;
         let counted = st.counted();
-        match report.out.format() {
-            // Refused on the command line (only verify, run and lint
-            // write these but human).
-            Format::Human | Format::Tap | Format::Junit | Format::Sarif | Format::Github => {
-                let file = &report.out.file;
-                let block = summary::human_block(r, &counted, file, report.out.color(), self.width);
-                report.out.text(&block)
-            }
-            Format::Jsonl => report
-                .out
-                .domain("run_summary", RunSummary::of(None, r, &counted)),
-            Format::Json => {
-                // Written as it is judged, not held to the end: the
-                // document costs one run's bytes, whatever the number of
-                // runs (DESIGN §13).
-                let written = self.json_head(report)?;
-                let bytes = summary::json_run(&report.out.file, r, &counted, written == 0)?;
-                self.runs_written = Some(written + 1);
-                report.out.raw(&bytes)
-            }
-        }
-    }
-
-    /// `--output json`: the document up to its `runs` array's first
-    /// element, once; returns the runs written since.
-    fn json_head(&mut self, report: &mut Report) -> io::Result<u64> {
-        if let Some(n) = self.runs_written {
-            return Ok(n);
-        }
-        let bytes = summary::json_head()?;
-        report.out.raw(&bytes)?;
-        self.runs_written = Some(0);
-        Ok(0)
+        report.out.summarized(r, &counted, self.width)
     }
 }

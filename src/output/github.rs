@@ -5,9 +5,84 @@
 //! finding of its own (its producer said `ok:false`). Anything else is a
 //! plain log line.
 
+use std::io::{self, Write};
+
+use super::human;
+use super::printer::{At, Ended, Printer};
 use crate::check::rules::Severity;
-use crate::check::{Finding, RunVerdict, Verdict};
+use crate::check::{Finding, RunVerdict, Tally, Verdict};
+use crate::exit::Exit;
 use crate::text::clean;
+
+/// GitHub's log: workflow commands for what annotates, plain lines for
+/// the rest.
+pub struct Github;
+
+impl Printer for Github {
+    fn text(&mut self, out: &mut dyn Write, _at: &At<'_>, text: &str) -> io::Result<()> {
+        out.write_all(text.as_bytes())
+    }
+
+    fn carries_errors(&self) -> bool {
+        true
+    }
+
+    fn local_error(
+        &mut self,
+        out: &mut dyn Write,
+        _at: &At<'_>,
+        _category: &str,
+        code: &str,
+        message: &str,
+    ) -> io::Result<()> {
+        out.write_all(local_error(code, message).as_bytes())
+    }
+
+    fn local_warning(
+        &mut self,
+        out: &mut dyn Write,
+        _category: &str,
+        code: &str,
+        message: &str,
+    ) -> io::Result<bool> {
+        out.write_all(local_warning(code, message).as_bytes())?;
+        Ok(true)
+    }
+
+    fn finding(&mut self, out: &mut dyn Write, at: &At<'_>, f: &Finding) -> io::Result<()> {
+        out.write_all(finding(at.input_file(), f).as_bytes())
+    }
+
+    fn run(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        r: &RunVerdict,
+        _path: Option<&str>,
+    ) -> io::Result<()> {
+        match run(at.input_file(), r) {
+            Some(line) => out.write_all(line.as_bytes()),
+            None => Ok(()),
+        }
+    }
+
+    fn attempt(&mut self, out: &mut dyn Write, at: &At<'_>, a: &Ended<'_>) -> io::Result<()> {
+        human::attempt(out, at, a)
+    }
+
+    fn end(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        exit: Exit,
+        tally: &Tally,
+    ) -> io::Result<()> {
+        let mut line = human::dropped(at);
+        line.push_str(&super::human::worded(at, exit, tally));
+        line.push('\n');
+        out.write_all(line.as_bytes())
+    }
+}
 
 /// One finding's workflow command; `file` is the input's, when it is one
 /// (under `run` it is a command, which no annotation can be placed on).

@@ -3,11 +3,179 @@
 //! tools, messages) is escaped with `clean`, so no control byte reaches a
 //! terminal and no id can forge a line (DESIGN §8).
 
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use super::printer::{At, Check, Ended, Printer, Reconciled, Summarized};
+use super::reconcile;
 use super::style::{self, BAD, GOOD, NOTE, WARN};
+use super::summary::{Counted, Problem};
 use crate::check::rules::Severity;
-use crate::check::{Finding, Protocol, RunVerdict, Tally, Verdict};
+use crate::check::{Finding, Identity, OpenRun, Protocol, RunVerdict, Tally, Verdict};
 use crate::exit::Exit;
 use crate::text::{clean, plural};
+
+/// The human report: findings, verdicts and a result line, each a line of
+/// its own.
+#[derive(Default)]
+pub struct Human {
+    /// `Style::per_input`: the input whose findings are being counted, how
+    /// many were shown and how many left out and not yet said.
+    capped: (String, u64, u64),
+}
+
+impl Human {
+    /// The findings `Style::per_input` left out since this was last said:
+    /// said before the verdict they led to, or the next input's findings.
+    fn say_capped(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        let n = std::mem::take(&mut self.capped.2);
+        if n == 0 {
+            return Ok(());
+        }
+        let text = format!(
+            "{}: and {} (--limit 0 shows all)\n",
+            clean(&self.capped.0),
+            plural(n, "more finding")
+        );
+        out.write_all(text.as_bytes())
+    }
+}
+
+impl Printer for Human {
+    fn text(&mut self, out: &mut dyn Write, _at: &At<'_>, text: &str) -> io::Result<()> {
+        out.write_all(text.as_bytes())
+    }
+
+    fn shows(&self, at: &At<'_>, f: &Finding) -> bool {
+        !(at.style.failures_only && f.severity != Severity::Error)
+    }
+
+    fn finding(&mut self, out: &mut dyn Write, at: &At<'_>, f: &Finding) -> io::Result<()> {
+        if let Some(cap) = at.style.per_input {
+            if self.capped.0 != at.file {
+                self.say_capped(out)?;
+                self.capped = (at.file.to_string(), 0, 0);
+            }
+            if self.capped.1 >= cap {
+                self.capped.2 += 1;
+                return Ok(());
+            }
+            self.capped.1 += 1;
+        }
+        if at.style.quiet_pass && f.severity == Severity::Info {
+            return Ok(());
+        }
+        out.write_all(finding(at.file, f, at.style.color).as_bytes())
+    }
+
+    fn open_run(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        _run: &OpenRun,
+        text: &str,
+    ) -> io::Result<()> {
+        self.say_capped(out)?;
+        self.text(out, at, text)
+    }
+
+    fn run(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        r: &RunVerdict,
+        path: Option<&str>,
+    ) -> io::Result<()> {
+        self.say_capped(out)?;
+        let passed = r.verdict == Verdict::Pass;
+        if (at.style.quiet_pass || at.style.failures_only) && passed {
+            return Ok(());
+        }
+        out.write_all(run(at.file, r, path, at.style.color).as_bytes())
+    }
+
+    fn check(&mut self, out: &mut dyn Write, _at: &At<'_>, c: &Check<'_>) -> io::Result<()> {
+        let line = format!(
+            "{:<16} {} — {}\n",
+            c.properties.result,
+            c.name,
+            clean(c.detail)
+        );
+        out.write_all(line.as_bytes())
+    }
+
+    fn attempt(&mut self, out: &mut dyn Write, at: &At<'_>, a: &Ended<'_>) -> io::Result<()> {
+        attempt(out, at, a)
+    }
+
+    fn summarized(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        s: &Summarized<'_>,
+    ) -> io::Result<()> {
+        let block = summary_block(s.run, s.counted, at.file, at.style.color, s.width);
+        out.write_all(block.as_bytes())
+    }
+
+    fn reconciled(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        r: &Reconciled<'_>,
+    ) -> io::Result<()> {
+        let block = reconcile::human_block(r.account, r.who, at.file, r.ok, r.verdict);
+        out.write_all(block.as_bytes())
+    }
+
+    fn end(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        exit: Exit,
+        tally: &Tally,
+    ) -> io::Result<()> {
+        self.say_capped(out)?;
+        if at.style.quiet_pass && exit == Exit::Pass {
+            return Ok(());
+        }
+        let mut line = dropped(at);
+        match at.result {
+            Some(r) => line.push_str(r),
+            None => line.push_str(&result(exit, tally, at.timed_out(), at.style.color)),
+        }
+        line.push('\n');
+        out.write_all(line.as_bytes())
+    }
+
+    fn ends_after_failure(&self) -> bool {
+        false
+    }
+}
+
+/// `run`'s attempt as a line of its own, as human and GitHub logs say it.
+pub fn attempt(out: &mut dyn Write, at: &At<'_>, a: &Ended<'_>) -> io::Result<()> {
+    let text = format!("{}: {}\n", clean(at.file), clean(a.message));
+    out.write_all(text.as_bytes())
+}
+
+/// The result line without colour: the command's own words, else
+/// verify's (`Result: PASS (1 run; exit 0)`), as TAP, JUnit and GitHub
+/// end with it.
+pub fn worded(at: &At<'_>, exit: Exit, tally: &Tally) -> String {
+    match at.result {
+        Some(r) => r.to_string(),
+        None => result(exit, tally, at.timed_out(), false),
+    }
+}
+
+/// The line that counts what `--limit` left out, when it left any.
+pub fn dropped(at: &At<'_>) -> String {
+    match at.dropped {
+        0 => String::new(),
+        n => format!("{n} more findings not shown (--limit)\n"),
+    }
+}
 
 /// `file:12: error[seq.gap]: message (run R)`.
 pub fn finding(file: &str, f: &Finding, color: bool) -> String {
@@ -117,4 +285,149 @@ pub fn run_name(r: &RunVerdict) -> String {
         Some(id) => format!("run {}", clean(id)),
         None => format!("run from line {}", r.first_line),
     }
+}
+
+/// A block per run, cut to `width` columns on a terminal (never in a
+/// pipe, where a reader wants every name whole).
+pub fn summary_block(
+    r: &RunVerdict,
+    st: &Counted<'_>,
+    file: &str,
+    color: bool,
+    width: Option<usize>,
+) -> String {
+    let fit = |s: &str, room: usize| match width {
+        Some(w) => fit(s, (room + w).saturating_sub(80).max(20)),
+        None => s.to_string(),
+    };
+    let paint = |text: &str, style| style::paint(color, style, text);
+    let (word, code) = verdict(r.verdict);
+    let who = run_name(r);
+    let place = format!("{who} ({}:{})", clean(file), r.first_line);
+    let mut out = format!("{}  {}\n", fit(&place, 62), paint(word, code));
+    let mut row = |label: &str, value: String| {
+        if !value.is_empty() {
+            // Every value may come from the input: no control byte
+            // reaches the terminal (DESIGN §8).
+            out.push_str(&format!("  {label:<10} {}\n", fit(&clean(&value), 66)));
+        }
+    };
+    let id = r.identity.clone().unwrap_or_default();
+    let joined = |parts: &[&Option<String>]| {
+        parts
+            .iter()
+            .filter_map(|p| p.as_deref())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    row("tool", joined(&[&id.tool, &id.tool_version, &id.command]));
+    let Identity {
+        schema_name,
+        schema_version,
+        aoi_version,
+        ..
+    } = &id;
+    let aoi = aoi_version.as_ref().map(|v| format!("(aoi {v})"));
+    row("schema", joined(&[schema_name, schema_version, &aoi]));
+    if r.protocol != Protocol::Aoi {
+        row("protocol", r.protocol.name().to_string());
+    }
+    let seq = if !r.uses_seq {
+        "no seq: cuts in the middle cannot be seen".to_string()
+    } else if r.missing == 0 && r.repeats == 0 {
+        "seq complete".to_string()
+    } else {
+        let mut s = format!("{} missing", plural(r.missing, "event"));
+        if r.repeats > 0 {
+            s.push_str(&format!(", {} repeated", r.repeats));
+        }
+        s
+    };
+    row(
+        "lines",
+        format!("{} ({}), {seq}", st.lines, bytes_text(st.bytes)),
+    );
+    let list = |m: &BTreeMap<String, u64>| {
+        m.iter()
+            .map(|(k, v)| format!("{} {v}", clean(k)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    row("domain", list(st.domain));
+    row("framework", list(st.framework));
+    let problems = |ps: &[Problem]| {
+        ps.iter()
+            .map(|p| {
+                format!(
+                    "{}/{} x{} \"{}\" (line {})",
+                    p.category,
+                    p.code,
+                    p.count,
+                    clean(&p.first_message),
+                    p.first_line
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    for (label, items) in [
+        ("warnings", problems(st.warnings)),
+        ("errors", problems(st.errors)),
+    ] {
+        for (i, item) in items.iter().enumerate() {
+            row(if i == 0 { label } else { "" }, clean(item));
+        }
+    }
+    if let Some(o) = st.outcome {
+        let mut parts = vec![];
+        match o.ok {
+            Some(true) => parts.push("ok".to_string()),
+            Some(false) => parts.push(format!(
+                "not ok ({})",
+                o.reason.as_deref().unwrap_or("no reason")
+            )),
+            None => parts.push("ok missing".to_string()),
+        }
+        if o.partial == Some(true) {
+            parts.push("partial".into());
+        }
+        if o.truncated == Some(true) {
+            parts.push(
+                if o.next_cursor {
+                    "truncated, more with cursor"
+                } else {
+                    "truncated"
+                }
+                .into(),
+            );
+        }
+        if let Some(ms) = o.elapsed_ms {
+            parts.push(format!("{ms} ms"));
+        }
+        row("outcome", parts.join(", "));
+    } else {
+        row("outcome", "no aoi:summary".to_string());
+    }
+    if r.verdict != Verdict::Pass {
+        row("verdict", clean(&r.message));
+    }
+    out.push('\n');
+    out
+}
+
+fn bytes_text(n: u64) -> String {
+    match n {
+        0..1024 => plural(n, "byte"),
+        1024..1_048_576 => format!("{:.1} KiB", n as f64 / 1024.0),
+        _ => format!("{:.1} MiB", n as f64 / 1_048_576.0),
+    }
+}
+
+/// Cut to `width` characters, with an ellipsis.
+fn fit(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(width - 1).collect();
+    t.push('…');
+    t
 }

@@ -3,9 +3,372 @@
 //! event a command writes to that schema. Strings from the input are
 //! escaped by serde_json, never spliced.
 
+use std::io::{self, Write};
+use std::time::{SystemTime, UNIX_EPOCH};
+
 use serde::Serialize;
 
 use super::identity::{AOI_VERSION, SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
+use super::printer::{At, Check, Ended, Printer, Reconciled, Summarized};
+use super::reconcile;
+use super::summary::RunSummary;
+use crate::check::rules::Severity;
+use crate::check::{self, RunVerdict, Tally};
+use crate::exit::Exit;
+use crate::text::{one_line, plural};
+
+/// aoitap as an AOI producer (DESIGN §5): one `aoi:meta` first, `seq`
+/// contiguous from 0 on one `run`, a terminal `aoi:summary` with
+/// `event_count`, the identity triple at both ends, `upstream` for what
+/// it read and `caused_by` when failing because of it (spec §13.1).
+/// Upstream `aoi:error`/`aoi:warning` are counted, never forwarded.
+pub struct Jsonl {
+    run_id: String,
+    seq: u64,
+    /// Domain events written: the summary's `count`.
+    domain: u64,
+    /// aoitap's own `aoi:error` and `aoi:warning` events.
+    errors: u64,
+    warnings: u64,
+}
+
+impl Default for Jsonl {
+    fn default() -> Jsonl {
+        Jsonl {
+            run_id: ulid(),
+            seq: 0,
+            domain: 0,
+            errors: 0,
+            warnings: 0,
+        }
+    }
+}
+
+impl Jsonl {
+    /// Write one event of aoitap's own stream, envelope filled in; `file`
+    /// for events about an input.
+    fn event<T: Serialize>(
+        &mut self,
+        out: &mut dyn Write,
+        ty: &str,
+        file: Option<&str>,
+        body: T,
+    ) -> io::Result<()> {
+        let line = Line {
+            ty,
+            aoi: Envelope {
+                seq: self.seq,
+                run: &self.run_id,
+            },
+            file,
+            body,
+        };
+        let mut buf = serde_json::to_vec(&line).map_err(io::Error::other)?;
+        buf.push(b'\n');
+        self.seq += 1;
+        out.write_all(&buf)
+    }
+
+    /// A domain event: counted in the summary's `count`.
+    fn domain<T: Serialize>(
+        &mut self,
+        out: &mut dyn Write,
+        ty: &str,
+        file: Option<&str>,
+        body: T,
+    ) -> io::Result<()> {
+        self.domain += 1;
+        self.event(out, ty, file, body)
+    }
+
+    fn error(&mut self, out: &mut dyn Write, error: Error<'_>) -> io::Result<()> {
+        self.errors += 1;
+        self.event(out, "aoi:error", None, error)
+    }
+}
+
+impl Printer for Jsonl {
+    fn begin(&mut self, out: &mut dyn Write, at: &At<'_>) -> io::Result<()> {
+        let meta = Meta {
+            identity: IDENTITY,
+            command: at.command,
+        };
+        self.event(out, "aoi:meta", None, meta)?;
+        // Out at once: a reader can tell "started" from "wedged" (§13.1).
+        out.flush()
+    }
+
+    fn takes_events(&self) -> bool {
+        true
+    }
+
+    fn event(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        ty: &str,
+        about_file: bool,
+        body: &[u8],
+    ) -> io::Result<()> {
+        // The envelope written as every event's is, and the body's fields
+        // after it: one object, as `Line` flattens a typed body.
+        let line = Line {
+            ty,
+            aoi: Envelope {
+                seq: self.seq,
+                run: &self.run_id,
+            },
+            file: about_file.then_some(at.file),
+            body: Fields {},
+        };
+        let mut buf = serde_json::to_vec(&line).map_err(io::Error::other)?;
+        match body.strip_prefix(b"{") {
+            Some(b"}") => {}
+            Some(fields) => {
+                buf.pop();
+                buf.push(b',');
+                buf.extend_from_slice(fields);
+            }
+            None => return Err(io::Error::other("an event's body is not a JSON object")),
+        }
+        buf.push(b'\n');
+        self.seq += 1;
+        self.domain += 1;
+        out.write_all(&buf)
+    }
+
+    fn carries_errors(&self) -> bool {
+        true
+    }
+
+    fn local_error(
+        &mut self,
+        out: &mut dyn Write,
+        _at: &At<'_>,
+        category: &str,
+        code: &str,
+        message: &str,
+    ) -> io::Result<()> {
+        let error = Error {
+            category,
+            code,
+            message: &one_line(message),
+            retryable: false,
+            scope: "process",
+        };
+        self.error(out, error)
+    }
+
+    fn local_warning(
+        &mut self,
+        out: &mut dyn Write,
+        category: &str,
+        code: &str,
+        message: &str,
+    ) -> io::Result<bool> {
+        self.warnings += 1;
+        let warning = Warning {
+            category,
+            code,
+            message,
+        };
+        self.event(out, "aoi:warning", None, warning)?;
+        Ok(true)
+    }
+
+    /// A local, retryable `aoi:error`, so a second `aoitap verify` of the
+    /// report finds the same 75 (DESIGN §13; spec §9.2: `timeout` is
+    /// retryable).
+    fn timed_out(&mut self, out: &mut dyn Write, message: &str) -> io::Result<()> {
+        let error = Error {
+            category: "timeout",
+            code: "TIMEOUT",
+            message: &one_line(message),
+            retryable: true,
+            scope: "process",
+        };
+        self.error(out, error)
+    }
+
+    fn finding(&mut self, out: &mut dyn Write, at: &At<'_>, f: &check::Finding) -> io::Result<()> {
+        let place = f.place.as_deref();
+        let finding = Finding {
+            rule: f.rule.id(),
+            severity: f.severity.name(),
+            file: at.file,
+            line_number: (f.line > 0).then_some(f.line),
+            run: f.run.as_deref(),
+            seq: f.seq,
+            column: f.column.map(|c| c as u64),
+            missing_from: f.missing.map(|m| m.0),
+            missing_to: f.missing.map(|m| m.1),
+            missing_count: f.missing.map(|m| m.2),
+            instance_path: place.map(|p| p.instance_path.as_str()),
+            keyword: place.map(|p| p.keyword.as_str()),
+            schema_path: place.map(|p| p.schema_path.as_str()),
+            message: &f.message,
+        };
+        self.domain(out, "finding", None, finding)
+    }
+
+    fn open_run(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        run: &check::OpenRun,
+        text: &str,
+    ) -> io::Result<()> {
+        let open = OpenRun {
+            run: run.name.as_deref(),
+            first_line: run.first_line,
+            lines: run.lines,
+            message: text.trim_end(),
+        };
+        self.domain(out, "open_run", Some(at.file), open)
+    }
+
+    fn run(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        r: &RunVerdict,
+        path: Option<&str>,
+    ) -> io::Result<()> {
+        let run = Run {
+            run: r.run.as_deref(),
+            path,
+            first_line: r.first_line,
+            lines: r.lines,
+            protocol: r.protocol.name(),
+            verdict: r.verdict.name(),
+            retry_after_ms: r
+                .cause
+                .as_ref()
+                .filter(|c| c.retryable)
+                .and_then(|c| c.retry_after_ms),
+            message: &r.message,
+        };
+        self.domain(out, "run", Some(at.file), run)
+    }
+
+    /// aoi:check is a framework event: the summary's count stays that of
+    /// domain events (0), as spec §19.3's doctor has it.
+    fn check(&mut self, out: &mut dyn Write, _at: &At<'_>, c: &Check<'_>) -> io::Result<()> {
+        self.event(out, "aoi:check", None, c)
+    }
+
+    fn attempt(&mut self, out: &mut dyn Write, at: &At<'_>, e: &Ended<'_>) -> io::Result<()> {
+        let a = e.attempt;
+        let attempt = Attempt {
+            command: a.command,
+            attempt: a.attempt,
+            attempts: a.attempts,
+            exit_status: a.exit_status,
+            signal: a.signal,
+            timed_out: a.timed_out,
+            cancelled: a.cancelled,
+            elapsed_ms: a.elapsed_ms,
+            exit: a.exit.code(),
+            retry_in_ms: a.retry_in_ms,
+            message: &one_line(e.message),
+        };
+        self.domain(out, "attempt", Some(at.file), attempt)
+    }
+
+    fn summarized(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        s: &Summarized<'_>,
+    ) -> io::Result<()> {
+        let summary = RunSummary::of(None, s.run, s.counted);
+        self.domain(out, "run_summary", Some(at.file), summary)
+    }
+
+    fn reconciled(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        r: &Reconciled<'_>,
+    ) -> io::Result<()> {
+        for gap in reconcile::gap_events(r.account, r.name) {
+            self.domain(out, "gap", Some(at.file), gap)?;
+        }
+        let run = reconcile::run_event(r.account, r.name, r.verdict);
+        self.domain(out, "run", Some(at.file), run)
+    }
+
+    /// The terminal `aoi:summary`, whose `ok` is the exit status being 0.
+    fn end(&mut self, out: &mut dyn Write, at: &At<'_>, exit: Exit, t: &Tally) -> io::Result<()> {
+        let ok = exit == Exit::Pass;
+        if !ok && exit == Exit::Nonconforming && self.errors == 0 {
+            let n = t.findings[Severity::Error as usize];
+            let msg = if n > 0 {
+                format!(
+                    "the input does not conform to AOI-CLI: {}",
+                    plural(n, "error finding")
+                )
+            } else {
+                "the input is incomplete or does not reconcile".to_string()
+            };
+            self.local_error(out, at, "validation", "STREAM_NONCONFORMING", &msg)?;
+        }
+        let reason = (!ok).then(|| {
+            let cancelled = exit.cancelled();
+            at.reason
+                .unwrap_or(if cancelled { "cancelled" } else { "failed" })
+        });
+        // A timeout is aoitap's own doing: its local error is the cause,
+        // not what the upstream said before it was stopped.
+        let timed_out = at.timed_out();
+        // A retryable cause is not this report's when it fails for good (a
+        // failed run beside a retryable one is 1, DESIGN §4): carried, it
+        // made a second verify of the report say 75.
+        let caused_by = t
+            .cause
+            .as_ref()
+            .filter(|c| exit == Exit::Retryable || (exit == Exit::Failed && !c.retryable))
+            .filter(|_| !ok && !timed_out)
+            .map(|c| CausedBy {
+                origin: c
+                    .origin
+                    .as_deref()
+                    .or_else(|| t.identity.as_ref().and_then(|i| i.tool.as_deref())),
+                category: c.category.as_deref(),
+                code: c.code.as_deref(),
+                retryable: c.retryable,
+                retry_after_ms: c.retry_after_ms,
+            });
+        let upstream = t.identity.as_ref().map(|id| Upstream {
+            tool: id.tool.as_deref(),
+            tool_version: id.tool_version.as_deref(),
+            schema_name: id.schema_name.as_deref(),
+            schema_version: id.schema_version.as_deref(),
+        });
+        let summary = Summary {
+            ok,
+            reason,
+            // This summary is one of the events.
+            event_count: self.seq + 1,
+            count: self.domain,
+            input_count: t.input_domain,
+            warning_count: t.upstream_warnings + self.warnings,
+            error_count: t.upstream_errors + self.errors,
+            partial: false,
+            truncated: at.dropped > 0,
+            caused_by,
+            upstream,
+            properties: Properties {
+                error_findings: t.findings[Severity::Error as usize],
+                warning_findings: t.findings[Severity::Warning as usize],
+                info_findings: t.findings[Severity::Info as usize],
+                findings_not_shown: at.dropped,
+            },
+            identity: IDENTITY,
+        };
+        self.event(out, "aoi:summary", None, summary)
+    }
+}
 
 /// One line of aoitap's stream: the type, the envelope (spec §8.1),
 /// `file` on events about an input, then the event's own fields.
@@ -19,6 +382,10 @@ pub struct Line<'a, T> {
     #[serde(flatten)]
     pub body: T,
 }
+
+/// No fields of its own: an event whose body comes as bytes.
+#[derive(Serialize)]
+struct Fields {}
 
 #[derive(Serialize)]
 pub struct Envelope<'a> {
@@ -200,24 +567,45 @@ pub struct Attempt<'a> {
     pub message: &'a str,
 }
 
-/// `aoi:check` (spec §8.3): one lint check's result (DESIGN §15).
-#[derive(Serialize)]
-pub struct Check<'a> {
-    pub name: &'a str,
-    pub ok: bool,
-    pub severity: &'static str,
-    pub detail: &'a str,
-    pub properties: CheckProperties<'a>,
+/// A ULID (spec §8.1 recommends one for `aoi.run`): 48 bits of
+/// milliseconds, 80 bits of randomness, Crockford base32.
+pub fn ulid() -> String {
+    const ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let mut random = [0u8; 10];
+    let from_os = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| io::Read::read_exact(&mut f, &mut random));
+    if from_os.is_err() {
+        // No /dev/urandom: mix the clock and the pid, which is unique
+        // enough for a run id that is never a secret.
+        let seed = (ms ^ u64::from(std::process::id()).rotate_left(32))
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        random[..8].copy_from_slice(&seed.to_le_bytes());
+    }
+    let mut value = u128::from(ms & 0xffff_ffff_ffff) << 80;
+    for (i, b) in random.iter().enumerate() {
+        value |= u128::from(*b) << (8 * (9 - i));
+    }
+    (0..26)
+        .rev()
+        .map(|i| ALPHABET[((value >> (5 * i)) & 31) as usize] as char)
+        .collect()
 }
 
-#[derive(Serialize)]
-pub struct CheckProperties<'a> {
-    /// The check's number in spec §18.2.
-    pub check: u8,
-    pub factor: &'a str,
-    pub result: &'a str,
-    /// The command of CMD the check was made on (spec §18.1: per factor
-    /// and per command).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub command: Option<&'a str>,
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ulids_are_26_crockford_chars_and_differ() {
+        let (a, b) = (ulid(), ulid());
+        assert_eq!(a.len(), 26);
+        assert!(
+            a.bytes()
+                .all(|c| b"0123456789ABCDEFGHJKMNPQRSTVWXYZ".contains(&c))
+        );
+        assert_ne!(a, b);
+    }
 }

@@ -25,8 +25,9 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Seek, Write};
 
-use crate::check::{Finding, RunVerdict, Verdict};
-use crate::output::jsonl::Check;
+use crate::check::{Finding, OpenRun, RunVerdict, Tally, Verdict};
+use crate::exit::Exit;
+use crate::output::printer::{At, Check, Ended, Printer};
 
 /// Findings listed per testcase; the rest are counted.
 const LISTED: usize = 50;
@@ -156,7 +157,7 @@ impl Listed {
 
 impl Junit {
     /// Held until its run's verdict.
-    pub fn finding(&mut self, f: &Finding) {
+    fn pend(&mut self, f: &Finding) {
         let listed = self.pending.entry(f.run.clone()).or_default();
         if listed.lines.len() >= LISTED {
             listed.more += 1;
@@ -176,7 +177,7 @@ impl Junit {
     }
 
     /// One run's testcase. `run`'s wait for their attempt (`attempt`).
-    pub fn run(
+    fn run_case(
         &mut self,
         out: &mut dyn Write,
         file: &str,
@@ -212,7 +213,7 @@ impl Junit {
     }
 
     /// A run still open when reading stopped: an `<error>`, cancelled.
-    pub fn open_run(
+    fn open_case(
         &mut self,
         out: &mut dyn Write,
         file: &str,
@@ -254,7 +255,7 @@ impl Junit {
     /// cancelled, before a run was judged). Its cases are named by CMD and
     /// their place, so each attempt's are the same testcases; a retried
     /// attempt's are reruns of the next one's.
-    pub fn attempt(
+    fn attempt_case(
         &mut self,
         out: &mut dyn Write,
         command: &str,
@@ -329,7 +330,7 @@ impl Junit {
     }
 
     /// `lint`: one check's testcase.
-    pub fn check(&mut self, out: &mut dyn Write, suite: &str, c: &Check<'_>) -> io::Result<()> {
+    fn check_case(&mut self, out: &mut dyn Write, suite: &str, c: &Check<'_>) -> io::Result<()> {
         let outcome = match c.properties.result {
             "pass" => Outcome::Pass,
             "skipped" | "not-claimed" | "inconclusive" | "expected-failure" => {
@@ -357,7 +358,7 @@ impl Junit {
     }
 
     /// A failure of aoitap itself: an `<error>` case of its own.
-    pub fn local_error(
+    fn error_case(
         &mut self,
         out: &mut dyn Write,
         file: &str,
@@ -380,7 +381,7 @@ impl Junit {
     }
 
     /// The report's head (its suites follow as each is done).
-    pub fn begin(&mut self, out: &mut dyn Write, command: &str) -> io::Result<()> {
+    fn head(&mut self, out: &mut dyn Write, command: &str) -> io::Result<()> {
         let head = format!(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{}\">\n",
             xml(&format!("aoitap {command}"))
@@ -390,7 +391,7 @@ impl Junit {
 
     /// The report's end. One that judged nothing still says how it ended,
     /// as one case.
-    pub fn end(
+    fn finish(
         &mut self,
         out: &mut dyn Write,
         command: &str,
@@ -458,6 +459,84 @@ impl Junit {
         self.suite
             .get_or_insert_with(|| Suite::new(name))
             .add(&case)
+    }
+}
+
+impl Printer for Junit {
+    fn begin(&mut self, out: &mut dyn Write, at: &At<'_>) -> io::Result<()> {
+        self.head(out, at.command)
+    }
+
+    fn carries_errors(&self) -> bool {
+        true
+    }
+
+    fn local_error(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        _category: &str,
+        code: &str,
+        message: &str,
+    ) -> io::Result<()> {
+        self.error_case(out, at.file, code, message)
+    }
+
+    fn finding(&mut self, _out: &mut dyn Write, _at: &At<'_>, f: &Finding) -> io::Result<()> {
+        self.pend(f);
+        Ok(())
+    }
+
+    fn open_run(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        run: &OpenRun,
+        text: &str,
+    ) -> io::Result<()> {
+        let (name, first) = (run.name.as_deref(), run.first_line);
+        self.open_case(out, at.file, name, first, text.trim_end())
+    }
+
+    fn run(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        r: &RunVerdict,
+        _path: Option<&str>,
+    ) -> io::Result<()> {
+        self.run_case(out, at.file, r, at.command == "run")
+    }
+
+    fn check(&mut self, out: &mut dyn Write, at: &At<'_>, c: &Check<'_>) -> io::Result<()> {
+        let suite = if at.file.is_empty() {
+            at.command
+        } else {
+            at.file
+        };
+        self.check_case(out, suite, c)
+    }
+
+    fn attempt(&mut self, out: &mut dyn Write, _at: &At<'_>, e: &Ended<'_>) -> io::Result<()> {
+        let a = e.attempt;
+        let stopped = match (a.timed_out, a.cancelled) {
+            (true, _) => Some("timeout"),
+            (_, true) => Some("cancelled"),
+            _ => None,
+        };
+        let retried = a.retry_in_ms.is_some();
+        self.attempt_case(out, a.command, a.attempt, stopped, retried, e.message)
+    }
+
+    fn end(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        exit: Exit,
+        tally: &Tally,
+    ) -> io::Result<()> {
+        let result = super::human::worded(at, exit, tally);
+        self.finish(out, at.command, exit == Exit::Pass, &result)
     }
 }
 

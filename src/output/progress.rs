@@ -15,7 +15,7 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use super::style::{Format, Style};
+use super::style::Style;
 
 /// Inputs smaller than this finish before a display would help.
 /// `AOITAP_PROGRESS_FROM` (bytes) overrides it (README, man ENVIRONMENT).
@@ -41,8 +41,7 @@ impl Progress {
     /// A display for a report of `style` over `total` bytes (when the
     /// inputs' sizes are known), when one is wanted.
     pub fn new(style: &Style, total: Option<u64>) -> Option<Progress> {
-        let wanted =
-            style.format == Format::Human && !style.quiet && std::io::stderr().is_terminal();
+        let wanted = style.for_a_person() && std::io::stderr().is_terminal();
         if !wanted {
             return None;
         }

@@ -13,17 +13,55 @@ use std::io::{self, Write};
 use serde_json::{Value, json};
 
 use super::identity::{TOOL, TOOL_VERSION};
-use crate::check::Finding;
+use super::printer::{At, Printer};
 use crate::check::rules::{Rule, Severity};
+use crate::check::{Finding, Tally};
+use crate::exit::Exit;
 
 #[derive(Default)]
 pub struct Sarif {
     results: u64,
+    /// aoitap's own failures, said on stderr: the invocation did not
+    /// execute whole.
+    errors: u64,
+}
+
+impl Printer for Sarif {
+    fn begin(&mut self, out: &mut dyn Write, _at: &At<'_>) -> io::Result<()> {
+        self.head(out)
+    }
+
+    fn local_error(
+        &mut self,
+        _out: &mut dyn Write,
+        _at: &At<'_>,
+        _category: &str,
+        _code: &str,
+        _message: &str,
+    ) -> io::Result<()> {
+        self.errors += 1;
+        Ok(())
+    }
+
+    fn finding(&mut self, out: &mut dyn Write, at: &At<'_>, f: &Finding) -> io::Result<()> {
+        self.result(out, at.file, f)
+    }
+
+    fn end(
+        &mut self,
+        out: &mut dyn Write,
+        _at: &At<'_>,
+        exit: Exit,
+        _tally: &Tally,
+    ) -> io::Result<()> {
+        let executed = self.errors == 0;
+        self.finish(out, i32::from(exit.code()), executed)
+    }
 }
 
 impl Sarif {
     /// The log's head, up to the opening of `results`.
-    pub fn begin(&mut self, out: &mut dyn Write) -> io::Result<()> {
+    fn head(&mut self, out: &mut dyn Write) -> io::Result<()> {
         let rules: Vec<Value> = Rule::ALL.iter().map(|r| rule(*r)).collect();
         let driver = json!({
             "name": TOOL,
@@ -39,7 +77,7 @@ impl Sarif {
     }
 
     /// One finding of the input `file`.
-    pub fn finding(&mut self, out: &mut dyn Write, file: &str, f: &Finding) -> io::Result<()> {
+    fn result(&mut self, out: &mut dyn Write, file: &str, f: &Finding) -> io::Result<()> {
         let index = Rule::ALL.iter().position(|r| *r == f.rule).unwrap_or(0);
         let mut message = f.message.clone();
         if let Some(run) = &f.run {
@@ -69,7 +107,7 @@ impl Sarif {
 
     /// The log's end: the invocation, which ran whatever it found (an
     /// input that could not be read is a failed execution).
-    pub fn end(&mut self, out: &mut dyn Write, exit_code: i32, executed: bool) -> io::Result<()> {
+    fn finish(&mut self, out: &mut dyn Write, exit_code: i32, executed: bool) -> io::Result<()> {
         let invocation = json!({"executionSuccessful": executed, "exitCode": exit_code});
         out.write_all(format!("],\"invocations\":[{invocation}]}}]}}\n").as_bytes())
     }

@@ -19,7 +19,9 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use crate::check::{Finding, RunVerdict, Verdict};
+use super::printer::{At, Check, Ended, Printer};
+use crate::check::{Finding, RunVerdict, Tally, Verdict};
+use crate::exit::Exit;
 use crate::text::{clean, one_line};
 
 /// Findings listed per test point; the rest are counted.
@@ -42,12 +44,8 @@ struct Pending {
 }
 
 impl Tap {
-    pub fn begin(&mut self, out: &mut dyn Write) -> io::Result<()> {
-        out.write_all(b"TAP version 13\n")
-    }
-
     /// Held until its run's verdict: a test point is one run.
-    pub fn finding(&mut self, f: &Finding) {
+    fn pend(&mut self, f: &Finding) {
         let p = self.pending.entry(f.run.clone()).or_default();
         if p.listed.len() >= LISTED {
             p.more += 1;
@@ -66,7 +64,7 @@ impl Tap {
     }
 
     /// One run's test point.
-    pub fn run(&mut self, out: &mut dyn Write, file: &str, r: &RunVerdict) -> io::Result<()> {
+    fn run_point(&mut self, out: &mut dyn Write, file: &str, r: &RunVerdict) -> io::Result<()> {
         let who = match &r.run {
             Some(id) => format!("run {id}"),
             None => format!("run from line {}", r.first_line),
@@ -99,19 +97,14 @@ impl Tap {
 
     /// A failure of aoitap itself (an input that cannot be read, a command
     /// that cannot be run): a point of its own, never ok.
-    pub fn local_error(
-        &mut self,
-        out: &mut dyn Write,
-        code: &str,
-        message: &str,
-    ) -> io::Result<()> {
+    fn error_point(&mut self, out: &mut dyn Write, code: &str, message: &str) -> io::Result<()> {
         let diag = [("code", yaml(code)), ("message", yaml(message))];
         self.point(out, false, message, &diag, &Pending::default())
     }
 
     /// A point for something that is not a run: an attempt that timed
     /// out or was cancelled before its run could be judged.
-    pub fn other(&mut self, out: &mut dyn Write, ok: bool, what: &str) -> io::Result<()> {
+    fn other(&mut self, out: &mut dyn Write, ok: bool, what: &str) -> io::Result<()> {
         self.point(
             out,
             ok,
@@ -125,7 +118,7 @@ impl Tap {
     /// inconclusive) is `ok # SKIP` with the reason; an expected failure
     /// is `not ok # TODO` (TAP: not counted), so a consumer agrees with
     /// lint's exit status.
-    pub fn check(
+    fn check_point(
         &mut self,
         out: &mut dyn Write,
         ok: bool,
@@ -190,14 +183,14 @@ impl Tap {
 
     /// Hold the points that follow until `release`: `run` knows whether
     /// an attempt is retried only once its run is judged.
-    pub fn hold(&mut self) {
+    fn hold_points(&mut self) {
         self.held.get_or_insert_with(Vec::new);
     }
 
     /// Write the held points; a failure that is retried is marked
     /// `# TODO` (TAP's "expected to fail, not counted"), so a consumer
     /// agrees with the exit status, which is the last attempt's.
-    pub fn release(&mut self, out: &mut dyn Write, todo: Option<&str>) -> io::Result<()> {
+    fn release_points(&mut self, out: &mut dyn Write, todo: Option<&str>) -> io::Result<()> {
         for (head, block) in self.held.take().unwrap_or_default() {
             let directive = match todo {
                 Some(why) if head.starts_with("not ok") => format!(" # TODO {why}"),
@@ -210,9 +203,9 @@ impl Tap {
 
     /// The plan, last, and the result as a comment. A report with no
     /// point still says how it ended, as one point.
-    pub fn end(&mut self, out: &mut dyn Write, pass: bool, result: &str) -> io::Result<()> {
+    fn finish(&mut self, out: &mut dyn Write, pass: bool, result: &str) -> io::Result<()> {
         // Points held for a retry that never began (a signal came).
-        self.release(out, None)?;
+        self.release_points(out, None)?;
         if self.points == 0 {
             self.other(out, pass, result)?;
         }
@@ -220,11 +213,105 @@ impl Tap {
     }
 
     /// A comment line (what human output says in passing).
-    pub fn comment(&mut self, out: &mut dyn Write, text: &str) -> io::Result<()> {
+    fn comment(&mut self, out: &mut dyn Write, text: &str) -> io::Result<()> {
         for line in text.lines() {
             out.write_all(format!("# {}\n", clean(line)).as_bytes())?;
         }
         Ok(())
+    }
+}
+
+impl Printer for Tap {
+    fn begin(&mut self, out: &mut dyn Write, _at: &At<'_>) -> io::Result<()> {
+        out.write_all(b"TAP version 13\n")
+    }
+
+    fn text(&mut self, out: &mut dyn Write, _at: &At<'_>, text: &str) -> io::Result<()> {
+        self.comment(out, text)
+    }
+
+    fn carries_errors(&self) -> bool {
+        true
+    }
+
+    fn local_error(
+        &mut self,
+        out: &mut dyn Write,
+        _at: &At<'_>,
+        _category: &str,
+        code: &str,
+        message: &str,
+    ) -> io::Result<()> {
+        self.error_point(out, code, message)
+    }
+
+    fn local_warning(
+        &mut self,
+        out: &mut dyn Write,
+        _category: &str,
+        _code: &str,
+        message: &str,
+    ) -> io::Result<bool> {
+        writeln!(out, "# {message}")?;
+        Ok(true)
+    }
+
+    fn finding(&mut self, _out: &mut dyn Write, _at: &At<'_>, f: &Finding) -> io::Result<()> {
+        self.pend(f);
+        Ok(())
+    }
+
+    fn run(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        r: &RunVerdict,
+        _path: Option<&str>,
+    ) -> io::Result<()> {
+        self.run_point(out, at.file, r)
+    }
+
+    fn check(&mut self, out: &mut dyn Write, _at: &At<'_>, c: &Check<'_>) -> io::Result<()> {
+        let what = format!("{}: {}", c.name, c.detail);
+        let directive = match c.properties.result {
+            "skipped" | "not-claimed" | "inconclusive" => {
+                Some(format!("SKIP {}", c.properties.result))
+            }
+            "expected-failure" => Some("TODO expected failure".to_string()),
+            _ => None,
+        };
+        // An expected failure is a failure TAP does not count.
+        let ok = c.ok && c.properties.result != "expected-failure";
+        self.check_point(out, ok, &what, directive.as_deref())
+    }
+
+    fn attempt(&mut self, out: &mut dyn Write, at: &At<'_>, e: &Ended<'_>) -> io::Result<()> {
+        if e.attempt.timed_out || e.attempt.cancelled {
+            // No run was judged: the attempt is the point.
+            let what = format!("{}: {}", at.file, e.message);
+            self.other(out, false, &what)
+        } else {
+            self.comment(out, e.message)
+        }
+    }
+
+    fn hold(&mut self) {
+        self.hold_points();
+    }
+
+    fn release(&mut self, out: &mut dyn Write, todo: Option<&str>) -> io::Result<()> {
+        self.release_points(out, todo)
+    }
+
+    fn end(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        exit: Exit,
+        tally: &Tally,
+    ) -> io::Result<()> {
+        let result = super::human::worded(at, exit, tally);
+        self.finish(out, exit == Exit::Pass, &result)
     }
 }
 

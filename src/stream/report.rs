@@ -6,7 +6,6 @@ use std::io::{self, BufWriter, Write};
 use crate::check::{Finding, OpenRun, RunVerdict, Sink, Tally};
 use crate::exit::{Error, Exit};
 use crate::output::Emitter;
-use crate::output::style::Format;
 
 /// A stream command's report: what it writes (`out`) and the tally its
 /// exit status is made from. Every finding and verdict goes through here,
@@ -170,7 +169,7 @@ pub(super) fn fail(mut report: Report, e: Error) -> Error {
             return e.into();
         }
     }
-    if report.out.format() != Format::Human
+    if report.out.ends_after_failure()
         && let Err(e) = report.end(exit)
     {
         return e.into();

@@ -17,8 +17,8 @@ use crate::check::Tally;
 use crate::check::lint_checks::{CHECKS, Check};
 use crate::config::LintOptions;
 use crate::exit::{Error, Exit, Result};
+use crate::output;
 use crate::output::Emitter;
-use crate::output::jsonl;
 use crate::signal::Signals;
 use calls::{Calls, Outcome};
 
@@ -193,7 +193,7 @@ fn report(
             failed += 1;
         }
         *counts.entry(result).or_default() += 1;
-        out.check(&jsonl::Check {
+        out.check(&output::Check {
             name: r.check.id,
             ok,
             // Not failing, yet not shown either: a warning.
@@ -204,7 +204,7 @@ fn report(
                 (false, true) => "error",
             },
             detail: &detail,
-            properties: jsonl::CheckProperties {
+            properties: output::CheckProperties {
                 check: r.check.number,
                 factor: r.check.factor,
                 result,

@@ -18,8 +18,7 @@ use crate::config::{ReconcileOptions, ReportTo};
 use crate::exit::{Error, Exit, Result};
 use crate::input::scan::Line;
 use crate::json::Event;
-use crate::output::reconcile::{self, Counters};
-use crate::output::style::Format;
+use crate::output::reconcile::Counters;
 use crate::stream::{self, Consumer, Holder, PerRun, Report};
 use crate::text::clean;
 
@@ -225,15 +224,8 @@ impl Reconcile {
             None => format!("run from line {}", r.first_line),
         };
         let account = r.account();
-        if report.out.format() == Format::Human {
-            let file = &report.out.file;
-            let block = reconcile::human_block(&account, &who, file, ok, verdict);
-            report.out.text(&block)?;
-        }
-        for gap in reconcile::gap_events(&account, name.as_deref()) {
-            report.out.domain("gap", gap)?;
-        }
-        let run = reconcile::run_event(&account, name.as_deref(), verdict);
-        report.out.domain("run", run)
+        report
+            .out
+            .reconciled(&account, &who, name.as_deref(), ok, verdict)
     }
 }
