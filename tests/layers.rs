@@ -7,9 +7,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// Each top-level module's layer, from the bottom. `say` and `say_part`
+/// Each top-level module's layer, from the bottom (docs/architecture.md
+/// shows this table; tests/docs.rs holds it there). `say` and `say_part`
 /// are the crate root's output macros, which every layer may use.
-const LAYERS: &[&[&str]] = &[
+pub(crate) const LAYERS: &[&[&str]] = &[
     &["json", "text", "exit", "say", "say_part"],
     &["input", "signal"],
     &["check"],

@@ -9,6 +9,7 @@ mod util;
 mod ci;
 mod conform;
 mod conformance;
+mod docs;
 mod edges;
 mod filter;
 mod follow;

@@ -1,0 +1,403 @@
+//! `docs/` kept current with the code (docs/contract.md §21: a clone is
+//! readable alone): the rule table of contract §3 is the catalogue, its
+//! exit table (§4) is `Exit::ALL`, its command table (§1) is what the
+//! binary's capabilities say, its lint table (§15) is lint's catalogue;
+//! every section the code cites exists; architecture.md names every
+//! module of `src/` and the layers `tests/layers.rs` enforces.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use aoitap::check::lint_checks::CHECKS;
+use aoitap::check::rules::{Rule, Severity};
+use aoitap::exit::Exit;
+
+use crate::util::bin;
+
+/// Backticked tokens in the contract that look like rule ids but name a
+/// member of an event (`meta.args`, the list under `aoi:meta`).
+const MEMBER_PATHS: &[&str] = &["meta.args"];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+fn contract() -> String {
+    read("docs/contract.md")
+}
+
+/// The contract's sections by number: the text under `## §N ...` up to
+/// the next `## `.
+fn sections(text: &str) -> Vec<(u32, String)> {
+    headed(text)
+        .into_iter()
+        .filter_map(|(head, body)| {
+            let n = head.strip_prefix('§')?;
+            let digits: String = n.chars().take_while(char::is_ascii_digit).collect();
+            Some((digits.parse().ok()?, body))
+        })
+        .collect()
+}
+
+/// Every `## ` heading and the text under it.
+fn headed(text: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = vec![];
+    for line in text.lines() {
+        if let Some(head) = line.strip_prefix("## ") {
+            out.push((head.to_string(), String::new()));
+        } else if let Some((_, body)) = out.last_mut() {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    out
+}
+
+fn section(text: &str, n: u32) -> String {
+    sections(text)
+        .into_iter()
+        .find(|(k, _)| *k == n)
+        .unwrap_or_else(|| panic!("docs/contract.md has no §{n}"))
+        .1
+}
+
+fn named(text: &str, title: &str) -> String {
+    headed(text)
+        .into_iter()
+        .find(|(h, _)| h == title)
+        .unwrap_or_else(|| panic!("no section {title:?}"))
+        .1
+}
+
+/// The data rows of every table in `body` (header and rule lines left
+/// out), each as its cells, trimmed. `\|` stays inside its cell.
+fn rows(body: &str) -> Vec<Vec<String>> {
+    let lines: Vec<&str> = body.lines().collect();
+    let mut out = vec![];
+    for (i, line) in lines.iter().enumerate() {
+        let is_row = |l: &str| l.trim_start().starts_with('|');
+        let is_rule =
+            |l: &str| is_row(l) && l.contains('-') && l.chars().all(|c| "|-: ".contains(c));
+        let header = lines.get(i + 1).is_some_and(|next| is_rule(next));
+        if !is_row(line) || is_rule(line) || header {
+            continue;
+        }
+        out.push(cells(line));
+    }
+    out
+}
+
+fn cells(line: &str) -> Vec<String> {
+    let inner = line.trim().trim_start_matches('|').trim_end_matches('|');
+    let mut out = vec![String::new()];
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'|') => {
+                out.last_mut().unwrap().push('|');
+                chars.next();
+            }
+            '|' => out.push(String::new()),
+            _ => out.last_mut().unwrap().push(c),
+        }
+    }
+    out.iter().map(|c| c.trim().to_string()).collect()
+}
+
+/// `` `x` `` as `x`; anything else as it is.
+fn unquote(cell: &str) -> &str {
+    cell.strip_prefix('`')
+        .and_then(|c| c.strip_suffix('`'))
+        .unwrap_or(cell)
+}
+
+/// The code spans of `text` (single backticks).
+fn spans(text: &str) -> Vec<&str> {
+    text.split('`').skip(1).step_by(2).collect()
+}
+
+fn severity_letter(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "E",
+        Severity::Warning => "W",
+        Severity::Info => "I",
+    }
+}
+
+/// Every rule in the catalogue has its row in contract §3, with its
+/// severity and source; every row is a rule, once.
+#[test]
+fn every_rule_has_its_row_in_the_contract() {
+    let mut table: BTreeMap<String, (String, String)> = BTreeMap::new();
+    for row in rows(&section(&contract(), 3)) {
+        let id = unquote(&row[0]).to_string();
+        let (sev, source) = (row[1].clone(), row[2].clone());
+        assert!(
+            table.insert(id.clone(), (sev, source)).is_none(),
+            "§3 lists {id} twice"
+        );
+    }
+    for r in Rule::ALL {
+        let (sev, source) = table
+            .get(r.id())
+            .unwrap_or_else(|| panic!("{} has no row in docs/contract.md §3", r.id()));
+        assert_eq!(sev, severity_letter(r.default_severity()), "{}", r.id());
+        assert_eq!(*source, r.reference(), "{}: its source", r.id());
+    }
+    for id in table.keys() {
+        assert!(
+            Rule::from_id(id).is_some(),
+            "docs/contract.md §3 lists {id}, which aoitap does not know"
+        );
+    }
+}
+
+/// Anywhere in the contract, a code span shaped like a rule id of a
+/// known family is a rule aoitap knows (or a member path, listed above).
+#[test]
+fn no_rule_id_in_the_contract_is_unknown() {
+    let families: BTreeSet<&str> = Rule::ALL
+        .iter()
+        .map(|r| r.id().split('.').next().unwrap())
+        .collect();
+    let text = contract();
+    let mut seen = 0;
+    for span in spans(&text) {
+        let Some((family, rest)) = span.split_once('.') else {
+            continue;
+        };
+        let shaped = !rest.is_empty()
+            && rest
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        if !shaped || !families.contains(family) {
+            continue;
+        }
+        seen += 1;
+        assert!(
+            Rule::from_id(span).is_some() || MEMBER_PATHS.contains(&span),
+            "docs/contract.md names `{span}`, which is no rule of aoitap's"
+        );
+    }
+    assert!(seen >= Rule::ALL.len(), "read too few rule ids: {seen}");
+}
+
+/// The exit table of contract §4 is `Exit::ALL`: the same statuses in
+/// the same order, each with its name and the words --help prints.
+#[test]
+fn the_exit_table_is_exit_all() {
+    let table: Vec<(u8, String, String)> = rows(&section(&contract(), 4))
+        .into_iter()
+        .filter_map(|row| {
+            let code = row[0].parse().ok()?;
+            Some((code, unquote(&row[1]).to_string(), row[2].clone()))
+        })
+        .collect();
+    let code: Vec<(u8, String, String)> = Exit::ALL
+        .iter()
+        .map(|e| (e.code(), format!("{e:?}"), e.brief().to_string()))
+        .collect();
+    assert_eq!(table, code, "docs/contract.md §4 against Exit::ALL");
+}
+
+/// The command table of contract §1 lists every subcommand, with the
+/// report formats the binary's capabilities give it.
+#[test]
+fn the_command_table_is_what_the_binary_says() {
+    let out = std::process::Command::new(bin())
+        .args(["capabilities", "--output", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let caps: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let binary: BTreeMap<String, Vec<String>> = caps["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let outputs = c["outputs"].as_array().unwrap();
+            let outputs = outputs.iter().map(|o| o.as_str().unwrap().to_string());
+            (c["name"].as_str().unwrap().to_string(), outputs.collect())
+        })
+        .collect();
+    let table: BTreeMap<String, Vec<String>> = rows(&section(&contract(), 1))
+        .into_iter()
+        .filter(|row| row.len() == 5)
+        .map(|row| {
+            let outputs = row[3].split(", ").map(str::to_string).collect();
+            (unquote(&row[0]).to_string(), outputs)
+        })
+        .collect();
+    assert_eq!(table, binary, "docs/contract.md §1 against capabilities");
+    let clap: BTreeSet<String> = aoitap::cli::command()
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .filter(|n| n != "help")
+        .collect();
+    assert_eq!(table.keys().cloned().collect::<BTreeSet<_>>(), clap);
+}
+
+/// The lint table of contract §15 is lint's catalogue, in order; no
+/// other lint id is named anywhere in the contract.
+#[test]
+fn the_lint_table_is_the_check_catalogue() {
+    let text = contract();
+    let table: Vec<(String, String, String)> = rows(&section(&text, 15))
+        .into_iter()
+        .map(|row| (unquote(&row[0]).to_string(), row[1].clone(), row[2].clone()))
+        .collect();
+    let code: Vec<(String, String, String)> = CHECKS
+        .iter()
+        .map(|c| (c.id.to_string(), c.number.to_string(), c.factor.to_string()))
+        .collect();
+    assert_eq!(table, code, "docs/contract.md §15 against lint's checks");
+    for span in spans(&text).into_iter().filter(|s| s.starts_with("lint.")) {
+        assert!(
+            CHECKS.iter().any(|c| c.id == span),
+            "docs/contract.md names `{span}`, which is no lint check"
+        );
+    }
+}
+
+/// The sections are §1 to §24 in order, and every section a comment in
+/// the code cites (`DESIGN §N`, `docs/contract.md §N`, across a line
+/// break too) is one of them.
+#[test]
+fn every_section_the_code_cites_exists() {
+    let numbers: Vec<u32> = sections(&contract()).iter().map(|(n, _)| *n).collect();
+    assert_eq!(numbers, (1..=24).collect::<Vec<_>>(), "contract sections");
+    let mut cited = BTreeSet::new();
+    for dir in ["src", "tests"] {
+        for file in rs_files(&root().join(dir)) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for name in ["DESIGN", "docs/contract.md"] {
+                for (at, _) in text.match_indices(name) {
+                    let rest = text[at + name.len()..]
+                        .trim_start_matches(|c: char| c.is_whitespace() || c == '/' || c == '!');
+                    if let Some(n) = rest.strip_prefix('§') {
+                        let digits: String = n.chars().take_while(char::is_ascii_digit).collect();
+                        if let Ok(n) = digits.parse::<u32>() {
+                            cited.insert((n, file.display().to_string()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(cited.len() > 20, "read too few citations: {cited:?}");
+    for (n, file) in cited {
+        assert!(
+            numbers.contains(&n),
+            "{file} cites §{n}, which docs/contract.md lacks"
+        );
+    }
+}
+
+fn rs_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// architecture.md's layer table is the one `tests/layers.rs` enforces.
+#[test]
+fn the_layer_table_is_the_enforced_one() {
+    let table: Vec<Vec<String>> = rows(&named(&read("docs/architecture.md"), "Layers"))
+        .into_iter()
+        .map(|row| {
+            spans(&row[1])
+                .into_iter()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let enforced: Vec<Vec<String>> = crate::layers::LAYERS
+        .iter()
+        .map(|l| l.iter().map(|m| m.to_string()).collect())
+        .collect();
+    assert_eq!(
+        table, enforced,
+        "docs/architecture.md against tests/layers.rs"
+    );
+}
+
+/// architecture.md has a line for every file of `src/`, and every source
+/// file it names exists.
+#[test]
+fn every_module_has_its_line_in_the_architecture() {
+    let text = read("docs/architecture.md");
+    let src = root().join("src");
+    // A module's line: `- `path`: what it is`.
+    let lines: BTreeSet<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("- `")?.split_once("`:").map(|(p, _)| p))
+        .collect();
+    for file in rs_files(&src) {
+        let rel = file
+            .strip_prefix(&src)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            lines.contains(rel.as_str()),
+            "src/{rel} has no line in docs/architecture.md"
+        );
+    }
+    // A path, not a command line that ends in one.
+    let mentioned: BTreeSet<&str> = spans(&text).into_iter().collect();
+    let paths = mentioned
+        .iter()
+        .filter(|s| s.ends_with(".rs") && !s.contains(' '));
+    for span in paths {
+        if span.starts_with("tests/") || span.starts_with("benches/") {
+            assert!(
+                root().join(span).exists(),
+                "docs/architecture.md names {span}"
+            );
+            continue;
+        }
+        let rel = span.strip_prefix("src/").unwrap_or(span);
+        assert!(
+            src.join(rel).exists(),
+            "docs/architecture.md names {span}, which src/ does not hold"
+        );
+    }
+}
+
+/// The README leads to docs/, and nothing a reader of the clone is sent
+/// to lies outside it.
+#[test]
+fn readme_and_docs_point_inside_the_clone() {
+    let readme = read("README.md");
+    for doc in ["docs/contract.md", "docs/architecture.md"] {
+        assert!(
+            readme.contains(&format!("]({doc}")),
+            "README links no {doc}"
+        );
+    }
+    for (name, text) in [
+        ("README.md", readme.clone()),
+        ("docs/contract.md", contract()),
+        ("docs/architecture.md", read("docs/architecture.md")),
+    ] {
+        for outside in ["../shared", "DESIGN.md", "STYLE.md"] {
+            assert!(!text.contains(outside), "{name} points at {outside}");
+        }
+    }
+}
