@@ -54,16 +54,39 @@ impl Jsonl {
         file: Option<&str>,
         body: T,
     ) -> io::Result<()> {
-        let line = Line {
+        let body = serde_json::to_vec(&body).map_err(io::Error::other)?;
+        self.line(out, ty, file, &body)
+    }
+
+    /// The one writer of a line: the envelope, then `body`'s fields (one
+    /// JSON object's bytes) in the same object, as `#[serde(flatten)]`
+    /// would put them; a command's own events come as bytes, through a
+    /// `dyn Printer`.
+    fn line(
+        &mut self,
+        out: &mut dyn Write,
+        ty: &str,
+        file: Option<&str>,
+        body: &[u8],
+    ) -> io::Result<()> {
+        let head = Head {
             ty,
             aoi: Envelope {
                 seq: self.seq,
                 run: &self.run_id,
             },
             file,
-            body,
         };
-        let mut buf = serde_json::to_vec(&line).map_err(io::Error::other)?;
+        let mut buf = serde_json::to_vec(&head).map_err(io::Error::other)?;
+        match body.strip_prefix(b"{") {
+            Some(b"}") => {}
+            Some(fields) => {
+                buf.pop();
+                buf.push(b',');
+                buf.extend_from_slice(fields);
+            }
+            None => return Err(io::Error::other("an event's body is not a JSON object")),
+        }
         buf.push(b'\n');
         self.seq += 1;
         out.write_all(&buf)
@@ -81,8 +104,23 @@ impl Jsonl {
         self.event(out, ty, file, body)
     }
 
-    fn error(&mut self, out: &mut dyn Write, error: Error<'_>) -> io::Result<()> {
+    /// aoitap's own `aoi:error`, about the process (spec §9.2).
+    fn error(
+        &mut self,
+        out: &mut dyn Write,
+        category: &str,
+        code: &str,
+        message: &str,
+        retryable: bool,
+    ) -> io::Result<()> {
         self.errors += 1;
+        let error = Error {
+            category,
+            code,
+            message: &one_line(message),
+            retryable,
+            scope: "process",
+        };
         self.event(out, "aoi:error", None, error)
     }
 }
@@ -110,31 +148,8 @@ impl Printer for Jsonl {
         about_file: bool,
         body: &[u8],
     ) -> io::Result<()> {
-        // The envelope written as every event's is, and the body's fields
-        // after it: one object, as `Line` flattens a typed body.
-        let line = Line {
-            ty,
-            aoi: Envelope {
-                seq: self.seq,
-                run: &self.run_id,
-            },
-            file: about_file.then_some(at.file),
-            body: Fields {},
-        };
-        let mut buf = serde_json::to_vec(&line).map_err(io::Error::other)?;
-        match body.strip_prefix(b"{") {
-            Some(b"}") => {}
-            Some(fields) => {
-                buf.pop();
-                buf.push(b',');
-                buf.extend_from_slice(fields);
-            }
-            None => return Err(io::Error::other("an event's body is not a JSON object")),
-        }
-        buf.push(b'\n');
-        self.seq += 1;
         self.domain += 1;
-        out.write_all(&buf)
+        self.line(out, ty, about_file.then_some(at.file), body)
     }
 
     fn carries_errors(&self) -> bool {
@@ -149,14 +164,7 @@ impl Printer for Jsonl {
         code: &str,
         message: &str,
     ) -> io::Result<()> {
-        let error = Error {
-            category,
-            code,
-            message: &one_line(message),
-            retryable: false,
-            scope: "process",
-        };
-        self.error(out, error)
+        self.error(out, category, code, message, false)
     }
 
     fn local_warning(
@@ -180,14 +188,7 @@ impl Printer for Jsonl {
     /// report finds the same 75 (DESIGN §13; spec §9.2: `timeout` is
     /// retryable).
     fn timed_out(&mut self, out: &mut dyn Write, message: &str) -> io::Result<()> {
-        let error = Error {
-            category: "timeout",
-            code: "TIMEOUT",
-            message: &one_line(message),
-            retryable: true,
-            scope: "process",
-        };
-        self.error(out, error)
+        self.error(out, "timeout", "TIMEOUT", message, true)
     }
 
     fn finding(&mut self, out: &mut dyn Write, at: &At<'_>, f: &check::Finding) -> io::Result<()> {
@@ -370,22 +371,17 @@ impl Printer for Jsonl {
     }
 }
 
-/// One line of aoitap's stream: the type, the envelope (spec §8.1),
-/// `file` on events about an input, then the event's own fields.
+/// The head of one line of aoitap's stream: the type, the envelope (spec
+/// §8.1), `file` on events about an input; the event's own fields follow
+/// (`Jsonl::line`).
 #[derive(Serialize)]
-pub struct Line<'a, T> {
+struct Head<'a> {
     #[serde(rename = "type")]
-    pub ty: &'a str,
-    pub aoi: Envelope<'a>,
+    ty: &'a str,
+    aoi: Envelope<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<&'a str>,
-    #[serde(flatten)]
-    pub body: T,
+    file: Option<&'a str>,
 }
-
-/// No fields of its own: an event whose body comes as bytes.
-#[derive(Serialize)]
-struct Fields {}
 
 #[derive(Serialize)]
 pub struct Envelope<'a> {
