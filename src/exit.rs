@@ -3,7 +3,9 @@
 use std::io;
 use std::process::ExitCode;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+/// A command's exit status. When it meets two, `Exit::worse` says which
+/// stands; the order here is the order help lists them in, nothing more.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Exit {
     /// Every run passed.
     #[default]
@@ -121,6 +123,65 @@ impl Exit {
             }
             Exit::Terminated => "SIGTERM: as SIGINT.",
             Exit::BrokenPipe => "The downstream closed the pipe; aoitap ends quietly.",
+        }
+    }
+
+    /// The worse of two statuses met by one command: the one that says
+    /// more about why it did not pass (DESIGN §4), by `precedence`.
+    pub fn worse(self, other: Exit) -> Exit {
+        if other.precedence() > self.precedence() {
+            other
+        } else {
+            self
+        }
+    }
+
+    /// The worse of two statuses either of which may be missing: a
+    /// missing one says nothing, so the other stands.
+    pub fn worst(a: Option<Exit>, b: Option<Exit>) -> Option<Exit> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(a.worse(b)),
+            (a, None) => a,
+            (None, b) => b,
+        }
+    }
+
+    /// Which of two statuses `worse` keeps: the higher. Verdicts on what
+    /// was judged are lowest, then what kept the command from judging,
+    /// then the ends it cannot go on from.
+    fn precedence(self) -> u8 {
+        match self {
+            // Nothing to say: anything else says more.
+            Exit::Pass => 0,
+            // The producer's failures (DESIGN §4). 75 over 1 as the order
+            // this table replaced had it; the input's own verdict never
+            // merges the two (`verdict`: a plain failure is 1, as 75 says
+            // every failed run is retryable).
+            Exit::Failed => 1,
+            Exit::Retryable => 2,
+            // "Wins over 1 and 75" (DESIGN §4): a stream that breaks the
+            // contract cannot be trusted to report its own failure.
+            Exit::Nonconforming => 3,
+            // What kept the command from judging all its input weighs over
+            // any verdict on the part it judged: that verdict is not the
+            // input's. Among them the higher sysexits code (DESIGN §4:
+            // 64, 66, 73, 74): a read that failed part way says more than
+            // an input that was never there.
+            Exit::Usage => 4,
+            Exit::NoInput => 5,
+            Exit::CantCreate => 6,
+            Exit::Io => 7,
+            // `run`, `lint`: CMD never ran, so nothing of it was judged.
+            Exit::CannotExecute => 8,
+            Exit::CommandNotFound => 9,
+            // Downstream is gone: nothing more can be said (DESIGN §4: exit
+            // quietly).
+            Exit::BrokenPipe => 10,
+            // A signal stopped the command: whatever it had met, the
+            // report is a cancelled one (DESIGN §4: 130, 143; §13: 129).
+            Exit::HungUp => 11,
+            Exit::Interrupted => 12,
+            Exit::Terminated => 13,
         }
     }
 
@@ -317,3 +378,95 @@ impl std::fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::Exit::{self, *};
+
+    /// Every status, from the one `worse` gives up first to the one it
+    /// keeps over all: the declaration order whose derived `Ord` was the
+    /// merge before `precedence`, reproduced exactly.
+    const LEAST_FIRST: [Exit; 14] = [
+        Pass,
+        Failed,
+        Retryable,
+        Nonconforming,
+        Usage,
+        NoInput,
+        CantCreate,
+        Io,
+        CannotExecute,
+        CommandNotFound,
+        BrokenPipe,
+        HungUp,
+        Interrupted,
+        Terminated,
+    ];
+
+    #[test]
+    fn every_pair_keeps_the_later_in_the_order() {
+        for (i, &a) in LEAST_FIRST.iter().enumerate() {
+            for (j, &b) in LEAST_FIRST.iter().enumerate() {
+                let want = if i >= j { a } else { b };
+                assert_eq!(a.worse(b), want, "{a:?} worse {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_order_holds_every_status_once() {
+        for e in Exit::ALL {
+            let n = LEAST_FIRST.iter().filter(|&&x| x == e).count();
+            assert_eq!(n, 1, "{e:?}");
+        }
+    }
+
+    /// The rules DESIGN §4 states, and the ones the callers lean on.
+    #[test]
+    fn the_rules() {
+        let rules = [
+            // 65 wins over 1 and 75.
+            (Nonconforming, Failed, Nonconforming),
+            (Nonconforming, Retryable, Nonconforming),
+            // As the derived order had it.
+            (Failed, Retryable, Retryable),
+            // Any status over a pass.
+            (Pass, Failed, Failed),
+            (Pass, Io, Io),
+            // Trouble reading over any verdict on what was read.
+            (Nonconforming, NoInput, NoInput),
+            (Nonconforming, Io, Io),
+            (Retryable, Io, Io),
+            (Failed, CantCreate, CantCreate),
+            // A failed read over a missing file; a failed write of a file
+            // run saves CMD's stream to over a missing input.
+            (NoInput, Io, Io),
+            (NoInput, CantCreate, CantCreate),
+            (CantCreate, Io, Io),
+            // CMD not run, over the troubles of reading.
+            (Io, CannotExecute, CannotExecute),
+            (Io, CommandNotFound, CommandNotFound),
+            (CannotExecute, CommandNotFound, CommandNotFound),
+            // A closed downstream over any trouble; a signal over it.
+            (CommandNotFound, BrokenPipe, BrokenPipe),
+            (BrokenPipe, HungUp, HungUp),
+            (HungUp, Interrupted, Interrupted),
+            (Interrupted, Terminated, Terminated),
+            (Io, Interrupted, Interrupted),
+        ];
+        for (a, b, want) in rules {
+            assert_eq!(a.worse(b), want, "{a:?} worse {b:?}");
+            assert_eq!(b.worse(a), want, "{b:?} worse {a:?}");
+        }
+    }
+
+    #[test]
+    fn a_missing_status_says_nothing() {
+        assert_eq!(Exit::worst(None, None), None);
+        for e in Exit::ALL {
+            assert_eq!(Exit::worst(None, Some(e)), Some(e));
+            assert_eq!(Exit::worst(Some(e), None), Some(e));
+            assert_eq!(Exit::worst(Some(e), Some(Pass)), Some(e));
+        }
+    }
+}

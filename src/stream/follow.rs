@@ -535,7 +535,7 @@ impl Reading<'_, '_> {
             self.report
                 .state_unwritten(path, &e)
                 .map_err(Halt::writing)?;
-            self.trouble = self.trouble.max(Some(Exit::Io));
+            self.trouble = Exit::worst(self.trouble, Some(Exit::Io));
         }
         Ok(())
     }
@@ -583,7 +583,7 @@ impl Reading<'_, '_> {
                             n.unopened = Some(io::ErrorKind::InvalidInput);
                             self.report.out.file = n.label.clone();
                             self.report.not_a_file(m.is_dir()).map_err(Halt::writing)?;
-                            self.trouble = self.trouble.max(Some(Exit::Io));
+                            self.trouble = Exit::worst(self.trouble, Some(Exit::Io));
                         }
                         return Ok(moved);
                     }
@@ -603,7 +603,7 @@ impl Reading<'_, '_> {
                             n.unopened = Some(e.kind());
                             self.report.out.file = n.label.clone();
                             self.report.read_failed(&e).map_err(Halt::writing)?;
-                            self.trouble = self.trouble.max(Some(Exit::Io));
+                            self.trouble = Exit::worst(self.trouble, Some(Exit::Io));
                         }
                         return Ok(moved);
                     }
@@ -682,7 +682,7 @@ impl Reading<'_, '_> {
             self.report
                 .unopened(e, Exit::NoInput)
                 .map_err(Halt::writing)?;
-            self.trouble = self.trouble.max(Some(Exit::NoInput));
+            self.trouble = Exit::worst(self.trouble, Some(Exit::NoInput));
         }
         Ok(())
     }
@@ -801,7 +801,7 @@ impl Reading<'_, '_> {
                 Err(e) => {
                     self.report.out.file = n.label.clone();
                     self.report.read_failed(&e).map_err(Halt::writing)?;
-                    self.trouble = self.trouble.max(Some(Exit::Io));
+                    self.trouble = Exit::worst(self.trouble, Some(Exit::Io));
                     n.failed = true;
                     return Ok(read);
                 }

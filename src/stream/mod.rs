@@ -136,7 +136,7 @@ fn each_input(
             Ok(f) => f,
             Err(e) => {
                 report.unopened(&e, next.unopened).map_err(Halt::writing)?;
-                trouble = trouble.max(Some(next.unopened));
+                trouble = Exit::worst(trouble, Some(next.unopened));
                 continue;
             }
         };
@@ -160,7 +160,7 @@ fn each_input(
             })?;
             if let Some(e) = failed {
                 report.read_failed(&e).map_err(Halt::writing)?;
-                trouble = trouble.max(Some(Exit::Io));
+                trouble = Exit::worst(trouble, Some(Exit::Io));
             }
         } else {
             let (stopped, stop) = UnixStream::pair().map_err(Halt::writing)?;
@@ -210,7 +210,7 @@ fn each_input(
                     }
                     End::Failed(e) => {
                         report.read_failed(e).map_err(Halt::writing)?;
-                        trouble = trouble.max(Some(Exit::Io));
+                        trouble = Exit::worst(trouble, Some(Exit::Io));
                         true
                     }
                 };

@@ -150,7 +150,7 @@ pub(super) fn judge(
                 return Ok(trouble);
             };
             let (seen, cancelled) = say(opts, &told, report, progress)?;
-            trouble = trouble.max(seen);
+            trouble = Exit::worst(trouble, seen);
             if cancelled {
                 return Ok(trouble);
             }
@@ -180,11 +180,11 @@ fn say(
                 }
                 Said::Unopened(e) => {
                     report.unopened(&e, Exit::NoInput).map_err(Halt::writing)?;
-                    trouble = trouble.max(Some(Exit::NoInput));
+                    trouble = Exit::worst(trouble, Some(Exit::NoInput));
                 }
                 Said::ReadFailed(e) => {
                     report.read_failed(&e).map_err(Halt::writing)?;
-                    trouble = trouble.max(Some(Exit::Io));
+                    trouble = Exit::worst(trouble, Some(Exit::Io));
                 }
                 Said::Cancelled(runs) => {
                     if let Some(p) = progress {
