@@ -1,6 +1,8 @@
 //! What a command's exit status is made from (DESIGN §4): every finding
-//! and run verdict its report saw, and what the upstream said of itself.
-//! The report writer reads it for the summary; it never decides with it.
+//! and run verdict its report saw, what the upstream said of itself, and
+//! the trouble reading the input. The report writer reads it for the
+//! summary; it never decides with it. `Tally::decide` is the one place
+//! the three make an exit status.
 
 use super::finding::Finding;
 use super::rules::Severity;
@@ -21,9 +23,27 @@ pub struct Tally {
     pub cause: Option<Cause>,
     pub identity: Option<Identity>,
     pub identities: u8,
+    /// The worst trouble opening or reading an input (66, 74; run's 73,
+    /// 126, 127), by `Exit::worse`.
+    trouble: Option<Exit>,
 }
 
 impl Tally {
+    /// The exit status of a command that read input (DESIGN §4), decided
+    /// once: a signal caught ends it as cancelled, whatever it had met;
+    /// else trouble reading, since what was not read has no verdict; else
+    /// `own`, the command's weighing of the verdict on what was judged
+    /// (reconcile adds its own 65, run keeps its last attempt's).
+    pub fn decide(&self, caught: Option<Exit>, own: impl FnOnce(Exit) -> Exit) -> Exit {
+        caught.or(self.trouble).unwrap_or_else(|| own(self.exit()))
+    }
+
+    /// An input not opened or not read whole, and the status it ends with.
+    pub fn trouble(&mut self, exit: Exit) {
+        self.trouble = Exit::worst(self.trouble, Some(exit));
+    }
+
+    /// The verdict on what was judged: 65 over 1 over 75 (`Exit::verdict`).
     pub fn exit(&self) -> Exit {
         let [nonconforming, failed, retryable] = self.counts();
         Exit::verdict(nonconforming, failed, retryable)

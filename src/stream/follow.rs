@@ -210,7 +210,6 @@ struct Reading<'a, 'o> {
     progress: &'a mut Option<Progress>,
     batch: Batch,
     parser: Parser,
-    trouble: Option<Exit>,
     /// A signal stops a long read between batches.
     caught: Caught,
     /// The files some name reads now (`None`) or read and let go (how
@@ -221,8 +220,8 @@ struct Reading<'a, 'o> {
     state_failed: bool,
 }
 
-/// Follow the FILE operands until a signal; the worst trouble reading one
-/// (74), as `each_input` returns it.
+/// Follow the FILE operands until a signal; trouble reading one (66, 74)
+/// goes to the report's tally, as `each_input`'s does.
 pub(super) fn follow(
     opts: &StreamOptions,
     how: &Follow,
@@ -230,7 +229,7 @@ pub(super) fn follow(
     signals: &Signals,
     report: &mut Report,
     progress: &mut Option<Progress>,
-) -> Result<Option<Exit>, Halt> {
+) -> Result<(), Halt> {
     raise_fd_limit();
     let mut globs = vec![];
     let mut names: Vec<Name<'_>> = vec![];
@@ -258,7 +257,6 @@ pub(super) fn follow(
         progress,
         batch: Batch::default(),
         parser: Parser::default(),
-        trouble: None,
         caught: signals.flags(),
         taken: HashMap::new(),
         state_failed: false,
@@ -363,7 +361,7 @@ pub(super) fn follow(
         r.report.out.file = n.label.clone();
         left_open(r.consumer, &mut n.check, r.report, r.progress, true)?;
     }
-    Ok(r.trouble)
+    Ok(())
 }
 
 impl<'o> Name<'o> {
@@ -535,7 +533,6 @@ impl Reading<'_, '_> {
             self.report
                 .state_unwritten(path, &e)
                 .map_err(Halt::writing)?;
-            self.trouble = Exit::worst(self.trouble, Some(Exit::Io));
         }
         Ok(())
     }
@@ -583,7 +580,6 @@ impl Reading<'_, '_> {
                             n.unopened = Some(io::ErrorKind::InvalidInput);
                             self.report.out.file = n.label.clone();
                             self.report.not_a_file(m.is_dir()).map_err(Halt::writing)?;
-                            self.trouble = Exit::worst(self.trouble, Some(Exit::Io));
                         }
                         return Ok(moved);
                     }
@@ -603,7 +599,6 @@ impl Reading<'_, '_> {
                             n.unopened = Some(e.kind());
                             self.report.out.file = n.label.clone();
                             self.report.read_failed(&e).map_err(Halt::writing)?;
-                            self.trouble = Exit::worst(self.trouble, Some(Exit::Io));
                         }
                         return Ok(moved);
                     }
@@ -682,7 +677,6 @@ impl Reading<'_, '_> {
             self.report
                 .unopened(e, Exit::NoInput)
                 .map_err(Halt::writing)?;
-            self.trouble = Exit::worst(self.trouble, Some(Exit::NoInput));
         }
         Ok(())
     }
@@ -801,7 +795,6 @@ impl Reading<'_, '_> {
                 Err(e) => {
                     self.report.out.file = n.label.clone();
                     self.report.read_failed(&e).map_err(Halt::writing)?;
-                    self.trouble = Exit::worst(self.trouble, Some(Exit::Io));
                     n.failed = true;
                     return Ok(read);
                 }

@@ -96,10 +96,9 @@ pub fn run(
         (None, Some(plan)) => pool::judge(opts, plan, &signals.flags(), &mut report, &mut progress),
         (None, None) => each_input(opts, consumer, &signals, relay, &mut report, &mut progress),
     };
-    let trouble = match read {
-        Ok(trouble) => trouble,
-        Err(halt) => return Err(halt.end(report)),
-    };
+    if let Err(halt) = read {
+        return Err(halt.end(report));
+    }
     clear(&mut progress);
     if let Err(e) = consumer
         .end_all(&mut report)
@@ -107,16 +106,15 @@ pub fn run(
     {
         return Err(fail(report, e));
     }
-    let exit = signals
-        .caught()
-        .or(trouble)
-        .unwrap_or_else(|| consumer.exit(report.tally.exit()));
+    let exit = report
+        .tally
+        .decide(signals.caught(), |verdict| consumer.exit(verdict));
     report.end(exit)?;
     Ok(exit)
 }
 
-/// Read and judge the inputs one after another; returns the worst trouble
-/// opening or reading one (66, 74, or run's own).
+/// Read and judge the inputs one after another; trouble opening or
+/// reading one (66, 74, or run's own) goes to the report's tally.
 fn each_input(
     opts: &StreamOptions,
     consumer: &mut dyn Consumer,
@@ -124,9 +122,8 @@ fn each_input(
     relay: Option<File>,
     report: &mut Report,
     progress: &mut Option<Progress>,
-) -> std::result::Result<Option<Exit>, Halt> {
+) -> std::result::Result<(), Halt> {
     let caught = signals.flags();
-    let mut trouble: Option<Exit> = None;
     let mut reader = Reader::default();
     let mut k = 0;
     while let Some(next) = consumer.next_input(k, &opts.inputs, signals) {
@@ -136,7 +133,6 @@ fn each_input(
             Ok(f) => f,
             Err(e) => {
                 report.unopened(&e, next.unopened).map_err(Halt::writing)?;
-                trouble = Exit::worst(trouble, Some(next.unopened));
                 continue;
             }
         };
@@ -160,7 +156,6 @@ fn each_input(
             })?;
             if let Some(e) = failed {
                 report.read_failed(&e).map_err(Halt::writing)?;
-                trouble = Exit::worst(trouble, Some(Exit::Io));
             }
         } else {
             let (stopped, stop) = UnixStream::pair().map_err(Halt::writing)?;
@@ -210,7 +205,6 @@ fn each_input(
                     }
                     End::Failed(e) => {
                         report.read_failed(e).map_err(Halt::writing)?;
-                        trouble = Exit::worst(trouble, Some(Exit::Io));
                         true
                     }
                 };
@@ -229,5 +223,5 @@ fn each_input(
         }
         consumer.end_input(check, report).map_err(Halt::Judging)?;
     }
-    Ok(trouble)
+    Ok(())
 }

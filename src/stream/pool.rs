@@ -105,15 +105,15 @@ pub(super) fn plan(opts: &StreamOptions, sizes: &[Option<u64>]) -> Option<Plan> 
 }
 
 /// Judge every input as `plan` shares them out, saying all to `report`
-/// in operand order. Returns the worst trouble reading (66, 74), as the
-/// serial engine does.
+/// in operand order; trouble reading (66, 74) goes to the report's tally,
+/// as the serial engine's does.
 pub(super) fn judge(
     opts: &StreamOptions,
     plan: Plan,
     signals: &Caught,
     report: &mut Report,
     progress: &mut Option<Progress>,
-) -> Result<Option<Exit>, Halt> {
+) -> Result<(), Halt> {
     let (jobs, queue) = mpsc::channel::<Job>();
     let queue = Mutex::new(queue);
     thread::scope(|scope| {
@@ -136,7 +136,6 @@ pub(super) fn judge(
         let jobs = jobs;
         let mut ahead = VecDeque::new();
         let mut next = plan.jobs.into_iter();
-        let mut trouble = None;
         loop {
             while ahead.len() < started * AHEAD {
                 let Some(range) = next.next() else { break };
@@ -147,26 +146,23 @@ pub(super) fn judge(
                 ahead.push_back(told);
             }
             let Some(told) = ahead.pop_front() else {
-                return Ok(trouble);
+                return Ok(());
             };
-            let (seen, cancelled) = say(opts, &told, report, progress)?;
-            trouble = Exit::worst(trouble, seen);
-            if cancelled {
-                return Ok(trouble);
+            if say(opts, &told, report, progress)? {
+                return Ok(());
             }
         }
     })
 }
 
-/// Say to `report` what was told of one job; returns its trouble, and
-/// whether a signal stopped it.
+/// Say to `report` what was told of one job; returns whether a signal
+/// stopped it.
 fn say(
     opts: &StreamOptions,
     told: &Told,
     report: &mut Report,
     progress: &mut Option<Progress>,
-) -> Result<(Option<Exit>, bool), Halt> {
-    let mut trouble = None;
+) -> Result<bool, Halt> {
     for chunk in told {
         for said in chunk {
             match said {
@@ -180,11 +176,9 @@ fn say(
                 }
                 Said::Unopened(e) => {
                     report.unopened(&e, Exit::NoInput).map_err(Halt::writing)?;
-                    trouble = Exit::worst(trouble, Some(Exit::NoInput));
                 }
                 Said::ReadFailed(e) => {
                     report.read_failed(&e).map_err(Halt::writing)?;
-                    trouble = Exit::worst(trouble, Some(Exit::Io));
                 }
                 Said::Cancelled(runs) => {
                     if let Some(p) = progress {
@@ -193,12 +187,12 @@ fn say(
                     report
                         .not_judged(runs, "cancelled")
                         .map_err(Halt::writing)?;
-                    return Ok((trouble, true));
+                    return Ok(true);
                 }
             }
         }
     }
-    Ok((trouble, false))
+    Ok(false)
 }
 
 /// A worker: judge the jobs it is given until there are no more, or the

@@ -40,8 +40,10 @@ impl Sink for Report {
 }
 
 impl Report {
-    /// An input that could not be opened: said, with its exit status.
+    /// An input that could not be opened: said, and its exit status kept
+    /// as the tally's trouble.
     pub(super) fn unopened(&mut self, e: &io::Error, exit: Exit) -> io::Result<()> {
+        self.tally.trouble(exit);
         let (category, code) = match (exit, e.kind()) {
             (Exit::CantCreate, _) => ("io", "OUTPUT_FAILED"),
             (_, io::ErrorKind::NotFound) => ("not_found", "INPUT_NOT_FOUND"),
@@ -51,16 +53,18 @@ impl Report {
         self.out.local_error(category, code, &msg)
     }
 
-    /// Reading the input failed part way.
+    /// Reading the input failed part way (74).
     pub(super) fn read_failed(&mut self, e: &io::Error) -> io::Result<()> {
+        self.tally.trouble(Exit::Io);
         let msg = format!("{}: read failed: {e}", self.out.file);
         self.out.local_error("io", "READ_FAILED", &msg)
     }
 
     /// `--follow`: a named operand that is there but is no regular file
     /// (a FIFO, a directory with no file in it) is followed once it is one;
-    /// said once.
+    /// said once, and 74.
     pub(super) fn not_a_file(&mut self, dir: bool) -> io::Result<()> {
+        self.tally.trouble(Exit::Io);
         let f = &self.out.file;
         let msg = if dir {
             format!("{f}: a directory; to follow the files that come to it, quote a glob: '{f}/*'")
@@ -80,12 +84,13 @@ impl Report {
     }
 
     /// `--follow --state FILE` could not be written: a restart would read
-    /// again what was read since; said once.
+    /// again what was read since; said once, and 74.
     pub(super) fn state_unwritten(
         &mut self,
         state: &std::path::Path,
         e: &io::Error,
     ) -> io::Result<()> {
+        self.tally.trouble(Exit::Io);
         let msg = format!(
             "{}: the follow state cannot be written: {e}",
             state.display()
