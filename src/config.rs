@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::check::Config;
+use crate::exit::Machine;
 /// The commands that read `SplitOptions::inputs` find its type here, with
 /// the options.
 pub use crate::input::file_id::FileId;
@@ -50,8 +51,20 @@ pub struct LintOptions {
 }
 
 impl Invocation {
+    /// The machine format a fatal error is said in besides stderr, and the
+    /// command that names it: the format of the command's own report.
+    /// jsonl goes to stderr where that report does (filter, strip-envelope,
+    /// verify --relay: stdout is the data); a TAP bail out goes to stdout.
+    pub fn machine(&self) -> Option<(&'static str, Machine)> {
+        let jsonl = self.jsonl_command().map(|c| {
+            let on_stderr = self.report_on_stderr();
+            (c, Machine::Jsonl { on_stderr })
+        });
+        jsonl.or_else(|| self.tap_command().map(|c| (c, Machine::Tap)))
+    }
+
     /// The command's name, when its report is aoitap's jsonl stream.
-    pub fn jsonl_command(&self) -> Option<&'static str> {
+    fn jsonl_command(&self) -> Option<&'static str> {
         let (name, stream) = match self {
             Invocation::Verify(o) => ("verify", o),
             Invocation::StripEnvelope(o) => ("strip-envelope", &o.stream),
@@ -70,7 +83,7 @@ impl Invocation {
 
     /// Whether the report goes to stderr, stdout being the data (filter,
     /// strip-envelope, verify --relay): a JSONL error stream goes there too.
-    pub fn report_on_stderr(&self) -> bool {
+    fn report_on_stderr(&self) -> bool {
         match self {
             Invocation::Verify(o) => o.relay,
             Invocation::StripEnvelope(_) | Invocation::Filter(_) => true,
@@ -78,15 +91,19 @@ impl Invocation {
         }
     }
 
-    /// Whether stdout is a TAP report (verify, run, lint: `--output tap`).
-    pub fn tap_on_stdout(&self) -> bool {
-        let stream = match self {
-            Invocation::Verify(o) => o,
-            Invocation::Run(o) => &o.stream,
-            Invocation::Lint(o) => return o.style.format == Format::Tap && !o.style.quiet,
-            _ => return false,
+    /// The command's name, when stdout is its TAP report (verify, run,
+    /// lint: `--output tap`).
+    fn tap_command(&self) -> Option<&'static str> {
+        let (name, stream) = match self {
+            Invocation::Verify(o) => ("verify", o),
+            Invocation::Run(o) => ("run", &o.stream),
+            Invocation::Lint(o) => {
+                return (o.style.format == Format::Tap && !o.style.quiet).then_some("lint");
+            }
+            _ => return None,
         };
-        stream.style.format == Format::Tap && !stream.style.quiet && stream.report.is_none()
+        let tap = stream.style.format == Format::Tap && !stream.style.quiet;
+        (tap && stream.report.is_none()).then_some(name)
     }
 }
 

@@ -11,9 +11,7 @@ use aoitap::output;
 
 fn main() -> ExitCode {
     let parsed = cli::parse();
-    let jsonl = parsed.as_ref().ok().and_then(Invocation::jsonl_command);
-    let on_stderr = parsed.as_ref().is_ok_and(Invocation::report_on_stderr);
-    let tap = parsed.as_ref().is_ok_and(Invocation::tap_on_stdout);
+    let machine = parsed.as_ref().ok().and_then(Invocation::machine);
     let result = match parsed {
         Err(err) => refused(err),
         Ok(Invocation::Verify(opts)) => cmd::verify::run(&opts),
@@ -32,46 +30,59 @@ fn main() -> ExitCode {
     match result {
         Ok(exit) => exit.into(),
         Err(err) => {
-            let exit = err.exit();
-            // A closed downstream is a normal ending (spec §7): no message;
-            // nor when the command's own report carries it.
-            if exit != Exit::BrokenPipe && !err.in_report() {
-                aoitap::say!("aoitap: {err}");
-            }
-            // Said once more, as the stream a jsonl reader parses, when the
-            // command never got to start its own (a failed read or write
-            // ends the report it started instead: stream::fail).
-            if let Some(command) = jsonl
-                && !err.report_begun()
-            {
-                let _ = output::error_stream(command, &err, on_stderr);
-            }
-            // A TAP consumer is told to stop, with the reason (DESIGN §13).
-            if tap && exit != Exit::BrokenPipe && !err.report_begun() {
-                let _ = output::tap::bail_out(&err.to_string());
-            }
-            exit.into()
+            say_fatal(&err, machine);
+            err.exit().into()
         }
     }
 }
 
 /// What `cli::parse` hands back instead of a command, said here: help,
-/// printed as clap prints it, or a refused command line (`say_refusal`);
-/// then the status the error ends with. A failed write of the help comes
-/// back as the I/O error it is, for the one fatal-error message above.
+/// printed as clap prints it, or a refused command line; then the status
+/// the error ends with. A failed write of the help comes back as the I/O
+/// error it is, for `say_fatal`.
 fn refused(err: Error) -> Result<Exit, Error> {
     match &err {
         Error::Help(help) => cli::doc::help::print_help(help)
             .map_err(|e| Error::io("cannot write the help".to_string(), e))?,
-        Error::Refused(refusal) => say_refusal(refusal),
+        Error::Refused(refusal) => {
+            let machine = refusal.machine.map(|m| (refusal.command.as_str(), m));
+            say_fatal(&err, machine);
+        }
         _ => return Err(err),
     }
     Ok(err.exit())
 }
 
-/// A refused command line on stderr, then on stdout for a machine: jsonl,
-/// aoitap's own failed run (spec §2, §9: usage); tap, a bail out (DESIGN
-/// §13). A closed or full stream loses the words, never the status.
+/// The one place a fatal error is said: on stderr, once (a refused command
+/// line the way clap says its own errors; nothing for a closed downstream,
+/// spec §7, or when the command's own report carried it), then once more in
+/// `machine`, the format the reader parses, as `command`: jsonl, aoitap's
+/// own failed run (spec §2, §9); tap, a bail out (DESIGN §13). Not when
+/// the command had begun a report of its own: a failed read or write ends
+/// that one instead (`stream::fail`). A closed or full stream loses the
+/// words, never the status.
+fn say_fatal(err: &Error, machine: Option<(&str, Machine)>) {
+    let exit = err.exit();
+    match err {
+        Error::Refused(refusal) => say_refusal(refusal),
+        _ if exit == Exit::BrokenPipe || err.in_report() => {}
+        _ => aoitap::say!("aoitap: {err}"),
+    }
+    if err.report_begun() {
+        return;
+    }
+    match machine {
+        Some((command, Machine::Jsonl { on_stderr })) => {
+            let _ = output::error_stream(command, err, on_stderr);
+        }
+        Some((_, Machine::Tap)) if exit != Exit::BrokenPipe => {
+            let _ = output::tap::bail_out(&err.to_string());
+        }
+        _ => {}
+    }
+}
+
+/// A refused command line on stderr, as clap says its own errors.
 fn say_refusal(refusal: &Refusal) {
     match &refusal.problem {
         Problem::Clap(e) => {
@@ -82,15 +93,5 @@ fn say_refusal(refusal: &Refusal) {
             refusal.command
         ),
         Problem::NoCommand(help) => aoitap::say_part!("{help}"),
-    }
-    match refusal.machine {
-        Some(Machine::Jsonl { on_stderr }) => {
-            let usage = Error::Usage(refusal.reason());
-            let _ = output::error_stream(&refusal.command, &usage, on_stderr);
-        }
-        Some(Machine::Tap) => {
-            let _ = output::tap::bail_out(&refusal.reason());
-        }
-        None => {}
     }
 }
