@@ -229,7 +229,7 @@ impl From<Exit> for ExitCode {
 pub enum Error {
     /// `--help`, `--version`: not a failure, but clap hands them back as its
     /// errors; printing the text is the whole command (0).
-    Help(clap::Error),
+    Help(Help),
     /// A command line refused before any command ran (64).
     Refused(Box<Refusal>),
     /// A bad request found after parsing (`schema --name other`).
@@ -273,12 +273,31 @@ pub struct Refusal {
 /// Why a command line is refused.
 #[derive(Debug)]
 pub enum Problem {
-    /// clap's own error, which clap prints (its colours, its hints).
-    Clap(clap::Error),
+    /// clap's own error (its hints; its colours where clap would paint).
+    Clap(Rendered),
     /// A check clap cannot make: the problem, in one line.
     Check(String),
     /// No subcommand: the help, said on stderr, is the answer.
     NoCommand(String),
+}
+
+/// Text clap rendered, in plain types (`cli` renders it; nothing here
+/// sees clap): `ansi` with clap's styles as escape codes, written the way
+/// clap writes its own (painted only where it would paint:
+/// `output::style::write_as_clap`), and `plain`, the same without them.
+#[derive(Debug)]
+pub struct Rendered {
+    pub ansi: String,
+    pub plain: String,
+}
+
+/// The text `--help` or `--version` asked for, to go to stdout.
+#[derive(Debug)]
+pub enum Help {
+    /// clap's help or version text.
+    Clap(Rendered),
+    /// Help aoitap renders itself (run's), painted or not already.
+    Own(String),
 }
 
 /// A machine format a usage error is said in besides stderr.
@@ -297,7 +316,7 @@ impl Refusal {
     pub fn reason(&self) -> String {
         match &self.problem {
             Problem::Clap(e) => e
-                .to_string()
+                .plain
                 .lines()
                 .next()
                 .unwrap_or("usage error")
@@ -362,7 +381,8 @@ impl From<io::Error> for Error {
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Error::Help(e) => write!(f, "{e}"),
+            Error::Help(Help::Clap(text)) => f.write_str(&text.plain),
+            Error::Help(Help::Own(text)) => f.write_str(text),
             Error::Refused(r) => f.write_str(&r.reason()),
             Error::Usage(m) | Error::NoInput(m) | Error::CantCreate(m) | Error::NotRun(_, m) => {
                 f.write_str(m)

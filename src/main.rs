@@ -85,8 +85,8 @@ fn say_fatal(err: &Error, machine: Option<(&str, Machine)>) {
 /// A refused command line on stderr, as clap says its own errors.
 fn say_refusal(refusal: &Refusal) {
     match &refusal.problem {
-        Problem::Clap(e) => {
-            let _ = e.print();
+        Problem::Clap(text) => {
+            let _ = output::style::write_as_clap(text, true);
         }
         Problem::Check(problem) => aoitap::say!(
             "error: {problem}\n\nFor more information, try 'aoitap {} --help'.",

@@ -36,7 +36,7 @@ pub fn parse() -> Result<Invocation, Error> {
         if e.use_stderr() {
             usage::clap_refused(e)
         } else {
-            Error::Help(e)
+            Error::Help(doc::help::help(&e))
         }
     })?;
     if cli.schema {

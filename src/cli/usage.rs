@@ -8,7 +8,7 @@ use clap::ValueEnum;
 
 use super::args::{OutputArg, ProtocolArg, ReconcileArgs, RunArgs, StreamArgs};
 use crate::config::SplitOptions;
-use crate::exit::{Error, Machine, Problem, Refusal};
+use crate::exit::{Error, Machine, Problem, Refusal, Rendered};
 use crate::input::file_id::{FileId, input_in_dir, same_file, stdin_is, stdout_is};
 
 /// The checks every stream command makes that clap cannot: a `--report`
@@ -142,10 +142,19 @@ pub(super) fn clap_refused(e: clap::Error) -> Error {
         _ => e,
     };
     Error::Refused(Box::new(Refusal {
-        problem: Problem::Clap(e),
+        problem: Problem::Clap(rendered(&e)),
         command: command_name(&args),
         machine: wants_output(&args).and_then(|o| machine(o, &command_name(&args), &args)),
     }))
+}
+
+/// clap's words as plain text: with its styles as escape codes, which
+/// `output::style::write_as_clap` writes as clap would, and without.
+pub(super) fn rendered(e: &clap::Error) -> Rendered {
+    Rendered {
+        ansi: e.render().ansi().to_string(),
+        plain: e.to_string(),
+    }
 }
 
 /// filter's tip for a flag it does not know (`-e`, `--jsonl`: jq's and

@@ -3,9 +3,12 @@
 //! styles aoitap paints with, and when it paints at all. Machine output is
 //! never painted.
 
-use std::io::IsTerminal;
+use std::io::{self, IsTerminal, Write};
 
+use anstream::{AutoStream, ColorChoice};
 use anstyle::{AnsiColor, Style as Paint};
+
+use crate::exit::Rendered;
 
 pub const BAD: Paint = AnsiColor::Red.on_default().bold();
 pub const GOOD: Paint = AnsiColor::Green.on_default().bold();
@@ -91,6 +94,19 @@ pub fn is_terminal(stream: StdStream) -> bool {
 /// terminal, unless `NO_COLOR` is set at all, even empty.
 pub fn help_painted() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+/// Text clap rendered, written as clap writes its own (with its `color`
+/// feature, auto): the styles kept where anstream paints (a terminal
+/// that takes colour, unless NO_COLOR or CLICOLOR say otherwise), and
+/// left out everywhere else. No flush, as clap does none.
+pub fn write_as_clap(text: &Rendered, on_stderr: bool) -> io::Result<()> {
+    let bytes = text.ansi.as_bytes();
+    if on_stderr {
+        AutoStream::new(io::stderr().lock(), ColorChoice::Auto).write_all(bytes)
+    } else {
+        AutoStream::new(io::stdout().lock(), ColorChoice::Auto).write_all(bytes)
+    }
 }
 
 /// `text` in `style` when `on`, else as it is.
