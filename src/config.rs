@@ -302,7 +302,17 @@ pub struct CapabilitiesOptions {}
 
 /// `aoitap completions SHELL`.
 pub struct CompletionsOptions {
-    pub shell: clap_complete::Shell,
+    pub shell: Shell,
+}
+
+/// A shell `aoitap completions` writes a script for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shell {
+    Bash,
+    Elvish,
+    Fish,
+    PowerShell,
+    Zsh,
 }
 
 /// Where a command's report goes when `--report` does not say.

@@ -164,7 +164,20 @@ pub(super) struct CapabilitiesArgs {
 pub(super) struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum, value_name = "SHELL")]
-    pub(super) shell: clap_complete::Shell,
+    pub(super) shell: ShellArg,
+}
+
+// clap_complete's `Shell`, value for value: the same names in the same
+// order, and no help of their own (no doc comments), so help, the man page
+// and the scripts list them as they did.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ShellArg {
+    Bash,
+    Elvish,
+    Fish,
+    #[value(name = "powershell")]
+    PowerShell,
+    Zsh,
 }
 
 #[derive(Args, Debug)]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::args::{
     ColorArg, Command, FilterArgs, FollowArgs, LintArgs, LintOutputArg, NamesArg, OutputArg,
-    ProtocolArg, ReconcileArgs, RunArgs, SplitArgs, StreamArgs, StripArgs, SummarizeArgs,
+    ProtocolArg, ReconcileArgs, RunArgs, ShellArg, SplitArgs, StreamArgs, StripArgs, SummarizeArgs,
     VerifyArgs,
 };
 use super::usage;
@@ -16,7 +16,7 @@ use crate::check::schema::{EventSchema, load_schema};
 use crate::check::{Config, Protocol};
 use crate::config::{
     CapabilitiesOptions, CompletionsOptions, FilterOptions, Follow, Input, Invocation, LintOptions,
-    ReconcileOptions, ReportTo, RunOptions, SchemaOptions, SplitOptions, StreamOptions,
+    ReconcileOptions, ReportTo, RunOptions, SchemaOptions, Shell, SplitOptions, StreamOptions,
     StripOptions, SummarizeOptions,
 };
 use crate::exit::Error;
@@ -35,7 +35,13 @@ pub(super) fn lower(command: Command) -> Result<Invocation, Error> {
         Command::Capabilities(_) => Ok(Invocation::Capabilities(CapabilitiesOptions {})),
         Command::Man(_) => Ok(Invocation::Man),
         Command::Completions(a) => Ok(Invocation::Completions(CompletionsOptions {
-            shell: a.shell,
+            shell: match a.shell {
+                ShellArg::Bash => Shell::Bash,
+                ShellArg::Elvish => Shell::Elvish,
+                ShellArg::Fish => Shell::Fish,
+                ShellArg::PowerShell => Shell::PowerShell,
+                ShellArg::Zsh => Shell::Zsh,
+            },
         })),
         Command::Verify(a) => verify(a).map(Invocation::Verify),
         Command::StripEnvelope(a) => strip(a).map(Invocation::StripEnvelope),
