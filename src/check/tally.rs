@@ -125,3 +125,72 @@ impl Tally {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Tally;
+    use crate::check::verdict::Verdict;
+    use crate::exit::Exit::{self, *};
+
+    fn tally(troubles: &[Exit], verdicts: &[Verdict]) -> Tally {
+        let mut t = Tally::default();
+        for &e in troubles {
+            t.trouble(e);
+        }
+        for &v in verdicts {
+            t.verdict(v);
+        }
+        t
+    }
+
+    /// A signal caught, the troubles met, the run verdicts, and the status.
+    type Row = (Option<Exit>, &'static [Exit], &'static [Verdict], Exit);
+
+    /// A signal, then the trouble reading, then the verdict (DESIGN §4).
+    #[test]
+    fn the_decision() {
+        let rows: [Row; 12] = [
+            (None, &[], &[], Pass),
+            (None, &[], &[Verdict::Pass], Pass),
+            (None, &[], &[Verdict::Retryable], Retryable),
+            // 75 only when every failed run is retryable.
+            (None, &[], &[Verdict::Retryable, Verdict::Failed], Failed),
+            (
+                None,
+                &[],
+                &[Verdict::Failed, Verdict::Nonconforming],
+                Nonconforming,
+            ),
+            (None, &[NoInput], &[Verdict::Nonconforming], NoInput),
+            (None, &[Io], &[Verdict::Pass], Io),
+            (None, &[NoInput, Io], &[], Io),
+            (None, &[Io, NoInput], &[], Io),
+            (None, &[Io, CommandNotFound], &[], CommandNotFound),
+            (
+                Some(Interrupted),
+                &[Io],
+                &[Verdict::Nonconforming],
+                Interrupted,
+            ),
+            (Some(HungUp), &[], &[], HungUp),
+        ];
+        for (caught, troubles, verdicts, want) in rows {
+            let got = tally(troubles, verdicts).decide(caught, |v| v);
+            assert_eq!(got, want, "{caught:?} {troubles:?} {verdicts:?}");
+        }
+    }
+
+    /// The command weighs the verdict, never a signal or the trouble.
+    #[test]
+    fn the_command_weighs_only_the_verdict() {
+        let wrong = |v: Exit| v.worse(Nonconforming);
+        assert_eq!(
+            tally(&[], &[Verdict::Pass]).decide(None, wrong),
+            Nonconforming
+        );
+        assert_eq!(tally(&[Io], &[]).decide(None, wrong), Io);
+        assert_eq!(tally(&[], &[]).decide(Some(Terminated), wrong), Terminated);
+        let last = |_| Retryable;
+        assert_eq!(tally(&[], &[Verdict::Failed]).decide(None, last), Retryable);
+    }
+}
