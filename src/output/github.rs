@@ -7,8 +7,8 @@
 
 use std::io::{self, Write};
 
-use super::human;
 use super::printer::{At, Ended, Printer};
+use super::words;
 use crate::check::rules::Severity;
 use crate::check::{Finding, RunVerdict, Tally, Verdict};
 use crate::exit::Exit;
@@ -67,7 +67,7 @@ impl Printer for Github {
     }
 
     fn attempt(&mut self, out: &mut dyn Write, at: &At<'_>, a: &Ended<'_>) -> io::Result<()> {
-        human::attempt(out, at, a)
+        words::attempt(out, at, a)
     }
 
     fn end(
@@ -77,8 +77,8 @@ impl Printer for Github {
         exit: Exit,
         tally: &Tally,
     ) -> io::Result<()> {
-        let mut line = human::dropped(at);
-        line.push_str(&super::human::worded(at, exit, tally));
+        let mut line = words::dropped(at);
+        line.push_str(&words::worded(at, exit, tally));
         line.push('\n');
         out.write_all(line.as_bytes())
     }

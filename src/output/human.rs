@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use super::printer::{At, Check, Ended, Printer, Reconciled, Summarized};
-use super::reconcile;
+use super::reconcile::{Account, range_text};
 use super::style::{self, BAD, GOOD, NOTE, WARN};
 use super::summary::{Counted, Problem};
+use super::words;
 use crate::check::rules::Severity;
 use crate::check::{Finding, Identity, OpenRun, Protocol, RunVerdict, Tally, Verdict};
 use crate::exit::Exit;
@@ -105,7 +106,7 @@ impl Printer for Human {
     }
 
     fn attempt(&mut self, out: &mut dyn Write, at: &At<'_>, a: &Ended<'_>) -> io::Result<()> {
-        attempt(out, at, a)
+        words::attempt(out, at, a)
     }
 
     fn summarized(
@@ -124,7 +125,7 @@ impl Printer for Human {
         at: &At<'_>,
         r: &Reconciled<'_>,
     ) -> io::Result<()> {
-        let block = reconcile::human_block(r.account, r.who, at.file, r.ok, r.verdict);
+        let block = reconciled_block(r.account, r.who, at.file, r.ok, r.verdict);
         out.write_all(block.as_bytes())
     }
 
@@ -139,10 +140,10 @@ impl Printer for Human {
         if at.style.quiet_pass && exit == Exit::Pass {
             return Ok(());
         }
-        let mut line = dropped(at);
+        let mut line = words::dropped(at);
         match at.result {
             Some(r) => line.push_str(r),
-            None => line.push_str(&result(exit, tally, at.timed_out(), at.style.color)),
+            None => line.push_str(&words::result(exit, tally, at.timed_out(), at.style.color)),
         }
         line.push('\n');
         out.write_all(line.as_bytes())
@@ -150,30 +151,6 @@ impl Printer for Human {
 
     fn ends_after_failure(&self) -> bool {
         false
-    }
-}
-
-/// `run`'s attempt as a line of its own, as human and GitHub logs say it.
-pub fn attempt(out: &mut dyn Write, at: &At<'_>, a: &Ended<'_>) -> io::Result<()> {
-    let text = format!("{}: {}\n", clean(at.file), clean(a.message));
-    out.write_all(text.as_bytes())
-}
-
-/// The result line without colour: the command's own words, else
-/// verify's (`Result: PASS (1 run; exit 0)`), as TAP, JUnit and GitHub
-/// end with it.
-pub fn worded(at: &At<'_>, exit: Exit, tally: &Tally) -> String {
-    match at.result {
-        Some(r) => r.to_string(),
-        None => result(exit, tally, at.timed_out(), false),
-    }
-}
-
-/// The line that counts what `--limit` left out, when it left any.
-pub fn dropped(at: &At<'_>) -> String {
-    match at.dropped {
-        0 => String::new(),
-        n => format!("{n} more findings not shown (--limit)\n"),
     }
 }
 
@@ -231,41 +208,6 @@ pub fn run(file: &str, r: &RunVerdict, path: Option<&str>, color: bool) -> Strin
         style::paint(color, paint, word),
         run_name(r),
         clean(&r.message)
-    )
-}
-
-/// `Result: PASS (1 run; exit 0)`.
-pub fn result(exit: Exit, t: &Tally, timed_out: bool, color: bool) -> String {
-    let runs: u64 = t.runs.iter().sum();
-    let (word, paint) = match exit {
-        Exit::Pass => ("PASS", GOOD),
-        Exit::HungUp | Exit::Interrupted | Exit::Terminated => ("CANCELLED", WARN),
-        _ if timed_out => ("TIMEOUT", WARN),
-        _ => ("FAIL", BAD),
-    };
-    let mut parts = vec![plural(runs, "run")];
-    for v in [
-        Verdict::Pass,
-        Verdict::Failed,
-        Verdict::Retryable,
-        Verdict::Nonconforming,
-    ] {
-        let n = t.runs[v as usize];
-        if n > 0 && n != runs {
-            parts.push(format!("{n} {}", v.name()));
-        }
-    }
-    for s in [Severity::Error, Severity::Warning] {
-        let n = t.findings[s as usize];
-        if n > 0 {
-            parts.push(plural(n, s.name()));
-        }
-    }
-    format!(
-        "Result: {} ({}; exit {})",
-        style::paint(color, paint, word),
-        parts.join(", "),
-        exit.code()
     )
 }
 
@@ -430,4 +372,138 @@ fn fit(s: &str, width: usize) -> String {
     let mut t: String = s.chars().take(width - 1).collect();
     t.push('…');
     t
+}
+
+/// The human block of a run: `ok` says whether its accounting balances,
+/// `verdict` is the checker's.
+fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: Verdict) -> String {
+    let s = a.summary;
+    // RECONCILED is said only of a run that passed (DESIGN §13): an
+    // accounting that balances on a failed or broken run is not a
+    // clean bill.
+    let word = match (ok, verdict) {
+        (false, _) => "INCOMPLETE",
+        (true, Verdict::Pass) => "RECONCILED",
+        (true, Verdict::Failed) => "ACCOUNTED FOR, FAILED",
+        (true, Verdict::Retryable) => "ACCOUNTED FOR, RETRYABLE",
+        (true, Verdict::Nonconforming) => "ACCOUNTED FOR, NOT CONFORMING",
+    };
+    let mut t = format!("{who} ({}:{})  {word}\n", clean(file), a.first_line);
+    if a.seq.started() {
+        let n = a.space();
+        let present = n - a.missing_in(0, n.saturating_sub(1)).min(n);
+        t.push_str(&format!(
+            "  seq 0..{:<6} {}  {present} of {n} present\n",
+            n.saturating_sub(1),
+            a.bar(40),
+        ));
+        let present: Vec<String> = a
+            .present()
+            .iter()
+            .map(|(a, b)| range_text(*a, *b))
+            .collect();
+        t.push_str(&format!("  present    {}\n", fit_list(&present)));
+        for g in a.gaps {
+            let mut line = format!(
+                "  missing    {} ({}) after line {}",
+                range_text(g.from, g.to),
+                g.count(),
+                g.after_line
+            );
+            if let Some((claims, at)) = g.marker {
+                let verdict = if claims == g.count() {
+                    "agrees"
+                } else {
+                    "disagrees"
+                };
+                line.push_str(&format!("; marker at line {at} claims {claims}: {verdict}"));
+            }
+            t.push_str(&line);
+            t.push('\n');
+        }
+        if a.gaps_unlisted > 0 {
+            t.push_str(&format!(
+                "  missing    {} more ranges not listed\n",
+                a.gaps_unlisted
+            ));
+        }
+        if a.repeats + a.reorders > 0 {
+            t.push_str(&format!(
+                "  order      {} repeated, {} reordered\n",
+                a.repeats, a.reorders
+            ));
+        }
+    } else {
+        t.push_str("  seq        unverifiable: no seq, so what is missing cannot be known\n");
+    }
+    let claimed = |v: Option<u64>| v.map_or("none".to_string(), |n| n.to_string());
+    t.push_str(&format!(
+        "  lines      {} received, event_count {}\n",
+        a.lines,
+        claimed(s.and_then(|s| s.event_count))
+    ));
+    if a.protocol == Protocol::Aoi02
+        && let Some(s) = s
+    {
+        // 0.2's count is every line of the run, meta and summary too.
+        t.push_str(&format!(
+            "  counts     count {} vs {} lines; warnings {} vs {}; errors {} vs {}\n",
+            claimed(s.count),
+            a.lines,
+            claimed(s.warning_count),
+            a.warnings,
+            claimed(s.error_count),
+            a.errors
+        ));
+    } else if a.protocol.runs_by_position() {
+        t.push_str(&format!(
+            "  protocol   {}: no counts to reconcile\n",
+            a.protocol.name()
+        ));
+    } else if let Some(s) = s {
+        t.push_str(&format!(
+            "  counts     count {} vs {} seen; warnings {} vs {}; errors {} vs {}\n",
+            claimed(s.count),
+            a.domain,
+            claimed(s.warning_count),
+            a.warnings,
+            claimed(s.error_count),
+            a.errors
+        ));
+    } else {
+        t.push_str("  counts     no aoi:summary to reconcile with\n");
+    }
+    if a.other_lines > 0 {
+        t.push_str(&format!(
+            "  text       {} not JSON (counted, not judged)\n",
+            plural(a.other_lines, "line")
+        ));
+    }
+    for note in a.marker_notes {
+        t.push_str(&format!("  marker     {note}\n"));
+    }
+    if let Some((claims, at)) = a.marker {
+        t.push_str(&format!(
+            "  marker     the marker at line {at} claims {claims} lines, but no event followed it\n"
+        ));
+    }
+    t.push('\n');
+    t
+}
+
+/// A list cut to fit one 80-column row.
+fn fit_list(items: &[String]) -> String {
+    let mut out = String::new();
+    for (i, it) in items.iter().enumerate() {
+        let more = format!(" (+{} more)", items.len() - i);
+        if out.len() + it.len() + 2 + more.len() > 66 && i + 1 < items.len() {
+            out.push_str(&more);
+            return out;
+        }
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(it);
+    }
+    out
 }

@@ -8,13 +8,15 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use super::Emitter;
 use super::identity::{AOI_VERSION, SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
 use super::printer::{At, Check, Ended, Printer, Reconciled, Summarized};
-use super::reconcile;
+use super::reconcile::{Account, Counters};
+use super::style::{Format, Style};
 use super::summary::RunSummary;
 use crate::check::rules::Severity;
-use crate::check::{self, RunVerdict, Tally};
-use crate::exit::Exit;
+use crate::check::{self, RunVerdict, Tally, Verdict};
+use crate::exit::{self, Exit};
 use crate::text::{one_line, plural};
 
 /// aoitap as an AOI producer (DESIGN §5): one `aoi:meta` first, `seq`
@@ -292,10 +294,10 @@ impl Printer for Jsonl {
         at: &At<'_>,
         r: &Reconciled<'_>,
     ) -> io::Result<()> {
-        for gap in reconcile::gap_events(r.account, r.name) {
+        for gap in gap_events(r.account, r.name) {
             self.domain(out, "gap", Some(at.file), gap)?;
         }
-        let run = reconcile::run_event(r.account, r.name, r.verdict);
+        let run = run_event(r.account, r.name, r.verdict);
         self.domain(out, "run", Some(at.file), run)
     }
 
@@ -588,6 +590,120 @@ pub fn ulid() -> String {
         .rev()
         .map(|i| ALPHABET[((value >> (5 * i)) & 31) as usize] as char)
         .collect()
+}
+
+/// A run's `gap` events, one per listed gap.
+fn gap_events<'a>(a: &'a Account<'_>, run: Option<&'a str>) -> impl Iterator<Item = GapEvent<'a>> {
+    a.gaps.iter().map(move |g| GapEvent {
+        run,
+        from_seq: g.from,
+        to_seq: g.to,
+        missing_count: g.count(),
+        after_line_number: g.after_line,
+        marker_claims: g.marker.map(|(claims, _)| claims),
+    })
+}
+
+/// A run's `run` event.
+fn run_event<'a>(a: &'a Account<'_>, run: Option<&'a str>, verdict: Verdict) -> RunEvent<'a> {
+    let claimed = |f: fn(&Counters) -> Option<u64>| a.summary.and_then(f);
+    RunEvent {
+        run,
+        first_line: a.first_line,
+        lines: a.lines,
+        verdict: verdict.name(),
+        present: a.present(),
+        missing_count: a.missing,
+        gaps_not_listed: a.gaps_unlisted,
+        repeats: a.repeats,
+        reorders: a.reorders,
+        text_lines: a.other_lines,
+        seen_domain: a.domain,
+        seen_warnings: a.warnings,
+        seen_errors: a.errors,
+        event_count: claimed(|c| c.event_count),
+        count: claimed(|c| c.count),
+        warning_count: claimed(|c| c.warning_count),
+        error_count: claimed(|c| c.error_count),
+        marker_notes: a.marker_notes,
+    }
+}
+
+/// `gap`: seqs a run lacks.
+#[derive(Serialize)]
+struct GapEvent<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run: Option<&'a str>,
+    from_seq: u64,
+    to_seq: u64,
+    missing_count: u64,
+    after_line_number: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    marker_claims: Option<u64>,
+}
+
+/// reconcile's `run`: every event of a run accounted for.
+#[derive(Serialize)]
+struct RunEvent<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run: Option<&'a str>,
+    first_line: u64,
+    lines: u64,
+    verdict: &'a str,
+    /// Present seqs as `[from, to]` ranges.
+    present: Vec<(u64, u64)>,
+    missing_count: u64,
+    gaps_not_listed: u64,
+    repeats: u64,
+    reorders: u64,
+    text_lines: u64,
+    seen_domain: u64,
+    seen_warnings: u64,
+    seen_errors: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    event_count: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    count: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    warning_count: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_count: Option<u64>,
+    marker_notes: &'a [String],
+}
+
+/// A command that could not start, as a whole AOI stream on stdout (meta,
+/// the error, the summary), for a reader that asked for jsonl and parses
+/// stdout whatever happens.
+/// `on_stderr`: the command's report goes there (filter, strip-envelope,
+/// verify --relay), and stdout is the data a downstream reads.
+pub fn error_stream(command: &str, err: &exit::Error, on_stderr: bool) -> io::Result<()> {
+    let style = Style {
+        format: Format::Jsonl,
+        quiet: false,
+        quiet_pass: false,
+        failures_only: false,
+        color: false,
+        limit: None,
+        per_input: None,
+    };
+    let exit = err.exit();
+    let (category, code) = match exit {
+        Exit::Usage => ("usage", "USAGE"),
+        Exit::NoInput => ("not_found", "INPUT_NOT_FOUND"),
+        Exit::CantCreate => ("conflict", "OUTPUT_FAILED"),
+        Exit::CommandNotFound => ("not_found", "COMMAND_NOT_FOUND"),
+        Exit::CannotExecute => ("usage", "COMMAND_NOT_EXECUTABLE"),
+        _ => ("io", "IO_FAILED"),
+    };
+    let out: Box<dyn Write> = if on_stderr {
+        Box::new(io::stderr())
+    } else {
+        Box::new(io::stdout())
+    };
+    let mut em = Emitter::new(out, style, command);
+    em.begin()?;
+    em.local_error(category, code, &err.to_string())?;
+    em.end(exit, &Tally::default())
 }
 
 #[cfg(test)]

@@ -535,7 +535,7 @@ impl Printer for Junit {
         exit: Exit,
         tally: &Tally,
     ) -> io::Result<()> {
-        let result = super::human::worded(at, exit, tally);
+        let result = super::words::worded(at, exit, tally);
         self.finish(out, at.command, exit == Exit::Pass, &result)
     }
 }

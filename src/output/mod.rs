@@ -13,7 +13,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use crate::check::{Finding, OpenRun, RunVerdict, Tally, Verdict};
-use crate::exit::{Error, Exit};
+use crate::exit::Exit;
 use crate::text::{one_line, seconds};
 use github::Github;
 use human::Human;
@@ -43,6 +43,7 @@ pub mod sarif;
 pub mod style;
 pub mod summary;
 pub mod tap;
+mod words;
 
 pub use identity::{AOI_VERSION, SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
 
@@ -91,7 +92,8 @@ impl<W: Write> Emitter<W> {
         (self.printer.as_mut(), &mut self.out, at)
     }
 
-    /// Write a domain event of a command's own (jsonl mode only).
+    /// Write a domain event of a command's own, where the printer takes
+    /// events.
     pub fn domain<T: Serialize>(&mut self, ty: &str, body: T) -> io::Result<()> {
         if !self.printer.takes_events() {
             return Ok(());
@@ -101,8 +103,8 @@ impl<W: Write> Emitter<W> {
         p.event(out, &at, ty, true, &body)
     }
 
-    /// Write human text (human mode; a comment in TAP; a plain log line
-    /// among GitHub's commands).
+    /// Write text for a person, which each printer places its way (or
+    /// leaves out).
     pub fn text(&mut self, text: &str) -> io::Result<()> {
         let (p, out, at) = self.parts();
         p.text(out, &at, text)
@@ -112,22 +114,22 @@ impl<W: Write> Emitter<W> {
         self.style.color
     }
 
-    /// Start the report: `aoi:meta` in jsonl mode.
+    /// Start the report (an event stream's `aoi:meta`, a document's head).
     pub fn begin(&mut self) -> io::Result<()> {
         let (p, out, at) = self.parts();
         p.begin(out, &at)
     }
 
-    /// `run`: the command was stopped at `--timeout`. jsonl carries it as
-    /// a local, retryable `aoi:error`, so a second `aoitap verify` of the
-    /// report finds the same 75 (DESIGN §13; spec §9.2: `timeout` is
-    /// retryable); human and TAP reports say it in the attempt.
+    /// `run`: the command was stopped at `--timeout`. An event stream
+    /// carries it as a local, retryable `aoi:error`, so a second `aoitap
+    /// verify` of the report finds the same 75 (DESIGN §13; spec §9.2:
+    /// `timeout` is retryable); the text formats say it in the attempt.
     pub fn timed_out(&mut self, message: &str) -> io::Result<()> {
         self.printer.timed_out(&mut self.out, message)
     }
 
-    /// Whether `local_error` writes into the report (jsonl, TAP, JUnit,
-    /// GitHub) rather than on stderr.
+    /// Whether `local_error` writes into the report rather than on
+    /// stderr (every format but a person's and summarize's document).
     pub fn carries_errors(&self) -> bool {
         self.printer.carries_errors()
     }
@@ -138,8 +140,8 @@ impl<W: Write> Emitter<W> {
         self.printer.ends_after_failure()
     }
 
-    /// A failure of aoitap itself (unreadable input, I/O): an `aoi:error`
-    /// in jsonl mode, a message on stderr otherwise.
+    /// A failure of aoitap itself (unreadable input, I/O): in the report
+    /// where the printer carries errors, a message on stderr otherwise.
     pub fn local_error(&mut self, category: &str, code: &str, message: &str) -> io::Result<()> {
         let carried = self.printer.carries_errors();
         let (p, out, at) = self.parts();
@@ -150,10 +152,10 @@ impl<W: Write> Emitter<W> {
         Ok(())
     }
 
-    /// Something aoitap goes on despite (`--follow` waiting for a name): an
-    /// `aoi:warning` in jsonl, counted in the summary's `warning_count`
-    /// (spec §8.3); a TAP comment; a GitHub warning; a message on stderr
-    /// otherwise. Never the exit status.
+    /// Something aoitap goes on despite (`--follow` waiting for a name):
+    /// in the report where the printer says warnings (an event stream
+    /// counts it in its summary's `warning_count`, spec §8.3), a message
+    /// on stderr otherwise. Never the exit status.
     pub fn local_warning(&mut self, category: &str, code: &str, message: &str) -> io::Result<()> {
         let message = one_line(message);
         if !self
@@ -165,8 +167,8 @@ impl<W: Write> Emitter<W> {
         Ok(())
     }
 
-    /// End the report: the closing line (human) or the terminal
-    /// `aoi:summary` (jsonl), whose `ok` is the exit status being 0.
+    /// End the report with the printer's closing words (a result line, a
+    /// terminal `aoi:summary` whose `ok` is the exit status being 0).
     pub fn end(&mut self, exit: Exit, tally: &Tally) -> io::Result<()> {
         let (p, out, at) = self.parts();
         p.end(out, &at, exit, tally)?;
@@ -178,8 +180,8 @@ impl<W: Write> Emitter<W> {
         self.printer.close(&mut self.out)
     }
 
-    /// `lint`: one check's result, an `aoi:check` event in jsonl (spec
-    /// §8.3), a line in human output, a test point in TAP.
+    /// `lint`: one check's result (an `aoi:check` event, spec §8.3; a
+    /// line; a test point), as the printer says it.
     pub fn check(&mut self, c: &Check<'_>) -> io::Result<()> {
         let (p, out, at) = self.parts();
         p.check(out, &at, c)
@@ -284,41 +286,6 @@ impl<W: Write> Emitter<W> {
         let (p, out, at) = self.parts();
         p.run(out, &at, r, path)
     }
-}
-
-/// A command that could not start, as a whole AOI stream on stdout (meta,
-/// the error, the summary), for a reader that asked for jsonl and parses
-/// stdout whatever happens.
-/// `on_stderr`: the command's report goes there (filter, strip-envelope,
-/// verify --relay), and stdout is the data a downstream reads.
-pub fn error_stream(command: &str, err: &Error, on_stderr: bool) -> io::Result<()> {
-    let style = Style {
-        format: Format::Jsonl,
-        quiet: false,
-        quiet_pass: false,
-        failures_only: false,
-        color: false,
-        limit: None,
-        per_input: None,
-    };
-    let exit = err.exit();
-    let (category, code) = match exit {
-        Exit::Usage => ("usage", "USAGE"),
-        Exit::NoInput => ("not_found", "INPUT_NOT_FOUND"),
-        Exit::CantCreate => ("conflict", "OUTPUT_FAILED"),
-        Exit::CommandNotFound => ("not_found", "COMMAND_NOT_FOUND"),
-        Exit::CannotExecute => ("usage", "COMMAND_NOT_EXECUTABLE"),
-        _ => ("io", "IO_FAILED"),
-    };
-    let out: Box<dyn Write> = if on_stderr {
-        Box::new(io::stderr())
-    } else {
-        Box::new(io::stdout())
-    };
-    let mut em = Emitter::new(out, style, command);
-    em.begin()?;
-    em.local_error(category, code, &err.to_string())?;
-    em.end(exit, &Tally::default())
 }
 
 /// `-q`: no report at all.

@@ -1,6 +1,6 @@
-//! summarize's report of a run (DESIGN §6): the human block, the
-//! `run_summary` event, and `--output json`'s one document, written run by
-//! run so that it holds no more than the other outputs (DESIGN §13).
+//! What summarize counted of a run (DESIGN §6), and the serialized run
+//! (`RunSummary`) the machine formats write, run by run, so that no
+//! report holds more than one run at a time (DESIGN §13).
 
 use std::collections::BTreeMap;
 use std::io::{self, IsTerminal};

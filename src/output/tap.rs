@@ -310,7 +310,7 @@ impl Printer for Tap {
         exit: Exit,
         tally: &Tally,
     ) -> io::Result<()> {
-        let result = super::human::worded(at, exit, tally);
+        let result = super::words::worded(at, exit, tally);
         self.finish(out, exit == Exit::Pass, &result)
     }
 }
