@@ -9,6 +9,9 @@
 # usage: benches/compare.sh      (256 MiB reference stream, 200-byte lines)
 # env:   SIZE=256M  JQ_SIZE=64M  LINE_BYTES=200  REPEAT=5  JQ_REPEAT=3
 #        SHARED=../shared  WORK=target/bench  SKIP_JQ=1
+#        BASELINE=path/to/an/older/aoitap: its verify, relay and summarize
+#        run in the same rounds, and the table gives new/old ratios (a
+#        refactor's "no slower" is measured side by side, never remembered)
 #
 # The generator's aoi:error events are item-scope, so the stream exits 1
 # unless --continue-on-error (shared/bench/README.md): every aoitap command
@@ -79,6 +82,12 @@ add reconcile "exec '$aoitap' reconcile -q $ok '$stream'"
 add relay "cat '$stream' | '$aoitap' verify --relay -q $ok | cat > /dev/null"
 add redact "cat '$stream' | '$aoitap' verify --relay --redact -q $ok | cat > /dev/null"
 add strip "exec '$aoitap' strip-envelope -q $ok '$stream' > /dev/null"
+if [ -n "${BASELINE:-}" ]; then
+  base=$(realpath "$BASELINE")
+  add old_verify "exec '$base' verify -q $ok '$stream'"
+  add old_relay "cat '$stream' | '$base' verify --relay -q $ok | cat > /dev/null"
+  add old_summarize "exec '$base' summarize -q $ok '$stream'"
+fi
 echo "stream: $stream ($bytes bytes), median of $REPEAT rounds"
 n=${#names[@]}
 JQ_REPEAT=${JQ_REPEAT:-3}
@@ -120,3 +129,8 @@ echo "| cat \| verify --relay \| cat / cat \| cat | $(ratio "${wall[relay]}" "${
 echo "| cat \| verify --relay --redact \| cat / cat \| cat | $(ratio "${wall[redact]}" "${wall[catcat]}")x | <= 1.5x |"
 echo "| verify peak RSS | ${rss[verify]} KiB | < 32768 KiB |"
 echo "| summarize, reconcile peak RSS | ${rss[summarize]}, ${rss[reconcile]} KiB | < 32768 KiB |"
+if [ -n "${BASELINE:-}" ]; then
+  echo "| verify / baseline verify | $(ratio "${wall[verify]}" "${wall[old_verify]}")x | <= 1.03x |"
+  echo "| relay / baseline relay | $(ratio "${wall[relay]}" "${wall[old_relay]}")x | <= 1.03x |"
+  echo "| summarize / baseline summarize | $(ratio "${wall[summarize]}" "${wall[old_summarize]}")x | <= 1.03x |"
+fi
