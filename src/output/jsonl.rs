@@ -8,15 +8,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use super::Emitter;
 use super::identity::{AOI_VERSION, SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
 use super::printer::{At, Check, Ended, Printer, Reconciled, Summarized};
 use super::reconcile::{Account, Counters};
-use super::style::{Format, Style};
 use super::summary::RunSummary;
 use crate::check::rules::Severity;
 use crate::check::{self, RunVerdict, Tally, Verdict};
-use crate::exit::{self, Exit};
+use crate::exit::Exit;
 use crate::text::{one_line, plural};
 
 /// aoitap as an AOI producer (DESIGN §5): one `aoi:meta` first, `seq`
@@ -669,41 +667,6 @@ struct RunEvent<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     error_count: Option<u64>,
     marker_notes: &'a [String],
-}
-
-/// A command that could not start, as a whole AOI stream on stdout (meta,
-/// the error, the summary), for a reader that asked for jsonl and parses
-/// stdout whatever happens.
-/// `on_stderr`: the command's report goes there (filter, strip-envelope,
-/// verify --relay), and stdout is the data a downstream reads.
-pub fn error_stream(command: &str, err: &exit::Error, on_stderr: bool) -> io::Result<()> {
-    let style = Style {
-        format: Format::Jsonl,
-        quiet: false,
-        quiet_pass: false,
-        failures_only: false,
-        color: false,
-        limit: None,
-        per_input: None,
-    };
-    let exit = err.exit();
-    let (category, code) = match exit {
-        Exit::Usage => ("usage", "USAGE"),
-        Exit::NoInput => ("not_found", "INPUT_NOT_FOUND"),
-        Exit::CantCreate => ("conflict", "OUTPUT_FAILED"),
-        Exit::CommandNotFound => ("not_found", "COMMAND_NOT_FOUND"),
-        Exit::CannotExecute => ("usage", "COMMAND_NOT_EXECUTABLE"),
-        _ => ("io", "IO_FAILED"),
-    };
-    let out: Box<dyn Write> = if on_stderr {
-        Box::new(io::stderr())
-    } else {
-        Box::new(io::stdout())
-    };
-    let mut em = Emitter::new(out, style, command);
-    em.begin()?;
-    em.local_error(category, code, &err.to_string())?;
-    em.end(exit, &Tally::default())
 }
 
 #[cfg(test)]
