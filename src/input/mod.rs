@@ -8,6 +8,7 @@
 pub mod file_id;
 pub mod glob;
 pub mod line_check;
+pub mod lines;
 pub mod pipeline;
 pub mod scan;
 pub mod source;

@@ -298,9 +298,8 @@ mod tests {
     fn same_as_cutter(data: &[u8], max_line: usize) {
         let mut want = vec![];
         let mut cut = Cutter::new(file_of(data), max_line);
-        let mut parser = Parser::new();
-        while let Some(mut batch) = cut.next_batch().unwrap() {
-            batch.parse(&mut parser, None);
+        let mut lines = crate::input::lines::Lines::default();
+        while let Some(batch) = lines.next(&mut cut, None).unwrap() {
             want.extend(batch.lines().map(own));
         }
         let (a, b) = UnixStream::pair().unwrap();

@@ -394,28 +394,6 @@ impl<R: Read> Cutter<R> {
         out
     }
 
-    /// The next batch, reading until one is full or the input ends; `None`
-    /// once everything was handed out. (For whole files read in one go; a
-    /// live pipe is read through `pipeline`.)
-    pub fn next_batch(&mut self) -> io::Result<Option<Batch>> {
-        let mut batch = Batch::default();
-        Ok(self.next_batch_in(&mut batch)?.then_some(batch))
-    }
-
-    /// As `next_batch`, into `batch`, whose buffer the cutter fills next:
-    /// a caller that hands every batch back reads any number of files
-    /// with two buffers, allocated and zeroed once. `false` once
-    /// everything was handed out.
-    pub fn next_batch_in(&mut self, batch: &mut Batch) -> io::Result<bool> {
-        loop {
-            let more = self.read()?;
-            if self.full() || !more {
-                *batch = self.take(std::mem::take(batch));
-                return Ok(!batch.is_empty() || more);
-            }
-        }
-    }
-
     /// Let go of a buffer grown for a long line (`Batch::release`); for
     /// when the input has ended.
     pub fn release(&mut self) {
@@ -436,6 +414,7 @@ impl<R: Read> Cutter<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::lines::Lines;
 
     /// A reader that hands out at most `step` bytes per read, so lines are
     /// split across reads at every possible place.
@@ -484,14 +463,13 @@ mod tests {
     fn scan_with(data: &[u8], max_line: usize, step: usize) -> Vec<Owned> {
         let mut cut = Cutter::new(Trickle { data, step }, max_line);
         let mut out = vec![];
-        let mut parser = Parser::new();
-        while let Some(mut batch) = cut.next_batch().unwrap() {
+        let mut lines = Lines::default();
+        while let Some(batch) = lines.next(&mut cut, None).unwrap() {
             assert!(
                 cut.batch.buf.capacity() <= max_line + 2 * BATCH_BYTES + READ_BYTES + 1,
                 "buffer grew to {}",
                 cut.batch.buf.capacity()
             );
-            batch.parse(&mut parser, None);
             out.extend(batch.lines().map(|line| match line {
                 Line::Complete { bytes, .. } => Owned::Complete(bytes.to_vec()),
                 Line::TooLong { len } => Owned::TooLong(len),
@@ -599,10 +577,9 @@ mod tests {
     /// The cut fragment's bytes, when the cutter held them.
     fn fragment(data: &[u8], max_line: usize, step: usize) -> Option<Vec<u8>> {
         let mut cut = Cutter::new(Trickle { data, step }, max_line);
-        let mut parser = Parser::new();
+        let mut lines = Lines::default();
         let mut found = None;
-        while let Some(mut batch) = cut.next_batch().unwrap() {
-            batch.parse(&mut parser, None);
+        while let Some(batch) = lines.next(&mut cut, None).unwrap() {
             for line in batch.lines() {
                 if let Line::Unterminated { bytes, .. } = line {
                     found = bytes.map(<[u8]>::to_vec);
@@ -660,8 +637,8 @@ mod tests {
             first.bytes().len()
         );
         let mut rest = vec![];
-        while let Some(mut batch) = cut.next_batch().unwrap() {
-            batch.parse(&mut parser, None);
+        let mut lines = Lines::default();
+        while let Some(batch) = lines.next(&mut cut, None).unwrap() {
             rest.extend(batch.lines().map(|line| match line {
                 Line::Complete { bytes, .. } => Owned::Complete(bytes.to_vec()),
                 _ => Owned::TooLong(0),
@@ -686,17 +663,19 @@ mod tests {
                 100,
             );
             while let Ok(true) = cut.read() {}
-            let mut parser = Parser::new();
-            let mut got = vec![];
-            let mut batch = Some(cut.take(Batch::default()));
-            while let Some(mut b) = batch {
-                b.parse(&mut parser, None);
-                got.extend(b.lines().map(|line| match line {
+            fn own(line: Line<'_>) -> Owned {
+                match line {
                     Line::Complete { bytes, .. } => Owned::Complete(bytes.to_vec()),
                     Line::TooLong { len } => Owned::TooLong(len),
                     Line::Unterminated { len, .. } => Owned::Unterminated(len),
-                }));
-                batch = cut.next_batch().unwrap();
+                }
+            }
+            let mut first = cut.take(Batch::default());
+            first.parse(&mut Parser::new(), None);
+            let mut got: Vec<Owned> = first.lines().map(own).collect();
+            let mut lines = Lines::default();
+            while let Some(b) = lines.next(&mut cut, None).unwrap() {
+                got.extend(b.lines().map(own));
             }
             assert_eq!(got, want, "pause after {pause} bytes");
         }

@@ -6,23 +6,19 @@
 
 mod consumer;
 mod follow;
+mod judge;
 mod pool;
-mod read;
 mod report;
 pub(crate) mod slots;
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::os::fd::OwnedFd;
-use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use crate::check::{Checker, Tally};
+use crate::check::Tally;
 use crate::config::{Input, ReportTo, StreamOptions};
 use crate::exit::{Error, Exit, Result};
-use crate::input::line_check::LineCheck;
-use crate::input::pipeline::{End, Feed};
-use crate::input::source::{self, RelayError, Source};
+use crate::input::source;
 use crate::output::Emitter;
 use crate::output::progress::Progress;
 use crate::signal::Signals;
@@ -30,10 +26,10 @@ use crate::signal::Signals;
 pub use consumer::{Consumer, OpenInput};
 pub use report::{Holder, Report};
 
-use consumer::{clear, judge_lines, left_open, pause};
+use consumer::clear;
 pub use slots::{PerRun, RunSlots};
 
-use read::{Reader, small_file};
+use judge::{Live, Reader, Serial, small_file};
 use report::{Halt, fail};
 
 /// Run a stream command over every input; returns the exit status.
@@ -145,83 +141,30 @@ fn each_input(
                 .map_err(Halt::writing)?,
         };
         let idle = opts.idle_timeout_ms.map(Duration::from_millis);
-        let mut check = Checker::new(&opts.check);
-        if relay.is_none() && next.wake.is_none() && idle.is_none() && small_file(&file) {
-            // Read on this thread (DESIGN §14): for a file this small the
-            // pipeline's two threads and socket cost more than the file.
-            let failed = reader.read(file, opts, &caught, |batch| {
-                judge_lines(batch, consumer, &mut check, report, progress, opts, |_| {
-                    false
-                })
-            })?;
-            if let Some(e) = failed {
-                report.read_failed(&e).map_err(Halt::writing)?;
-            }
+        let mut to = Serial {
+            consumer: &mut *consumer,
+            report: &mut *report,
+            progress: &mut *progress,
+            opts,
+        };
+        let stop = if relay.is_none() && next.wake.is_none() && idle.is_none() && small_file(&file)
+        {
+            // Read on this thread (docs/contract.md §14): for a file this
+            // small the pipeline's two threads and socket cost more than
+            // the file.
+            reader.judge(file, opts, &caught, &mut to)?
         } else {
-            let (stopped, stop) = UnixStream::pair().map_err(Halt::writing)?;
-            let mut wake = vec![
-                signals.wake_fd().map_err(Halt::writing)?,
-                OwnedFd::from(stopped),
-            ];
-            wake.extend(next.wake);
-            let mut feed = Feed::start(
-                Source::new(file, relay, wake, idle),
-                opts.max_line_bytes,
-                opts.check
-                    .schema
-                    .clone()
-                    .map(|s| s as std::sync::Arc<dyn LineCheck>),
-                stop,
-            );
-            while let Some(piece) = feed.next_piece() {
-                judge_lines(
-                    &piece.batch,
-                    consumer,
-                    &mut check,
-                    report,
-                    progress,
-                    opts,
-                    |_| false,
-                )?;
-                let stop = match &piece.end {
-                    End::More => false,
-                    End::WouldBlock => {
-                        pause(consumer, report, progress)?;
-                        false
-                    }
-                    End::Idle => {
-                        let ms = opts.idle_timeout_ms.unwrap_or(0);
-                        check.idle(report, ms).map_err(Halt::writing)?;
-                        pause(consumer, report, progress)?;
-                        false
-                    }
-                    End::Signal | End::Eof => true,
-                    End::Failed(e) if e.get_ref().is_some_and(|i| i.is::<RelayError>()) => {
-                        // Our own output failed: said, and the report ended,
-                        // so it still reads as a whole run (a closed
-                        // downstream stays quiet: 141).
-                        let e = io::Error::new(e.kind(), e.to_string());
-                        return Err(Halt::judging(e));
-                    }
-                    End::Failed(e) => {
-                        report.read_failed(e).map_err(Halt::writing)?;
-                        true
-                    }
-                };
-                feed.done(piece.batch);
-                if stop || signals.caught().is_some() {
-                    break;
-                }
-            }
+            let live = Live {
+                relay,
+                wake: next.wake,
+                idle,
+                signals,
+            };
+            to.piped(file, live)?
+        };
+        if stop {
+            break;
         }
-        let cancelled = signals.caught().is_some();
-        if left_open(consumer, &mut check, report, progress, cancelled)? {
-            if cancelled {
-                break;
-            }
-            continue;
-        }
-        consumer.end_input(check, report).map_err(Halt::Judging)?;
     }
     Ok(())
 }

@@ -22,10 +22,11 @@ use std::thread;
 use crate::check::{Checker, Finding, OpenRun, RunVerdict, Sink};
 use crate::config::{Input, StreamOptions};
 use crate::exit::{Error, Exit};
+use crate::input::scan::Batch;
 use crate::output::progress::Progress;
 use crate::signal::Caught;
 
-use super::read::Reader;
+use super::judge::{Judging, Reader};
 use super::report::{Halt, Report};
 
 /// What a worker says, in the order the serial engine would say it.
@@ -244,26 +245,11 @@ fn judge_file(
         Ok(f) => f,
         Err(e) => return teller.tell(Said::Unopened(e)).map(|()| Ended::Judged),
     };
-    let mut check = Checker::new(&opts.check);
-    let read = reader.read(file, opts, signals, |batch| {
-        let mut judged = 0;
-        for line in batch.lines() {
-            check.judge(&line, teller).map_err(Halt::judging)?;
-            judged += line.input_bytes();
-        }
-        teller.tell(Said::Judged(judged)).map_err(Halt::judging)
-    });
-    match read {
-        Ok(None) => {}
-        Ok(Some(e)) => teller.tell(Said::ReadFailed(e))?,
-        Err(_) => return Err(gone()),
+    match reader.judge(file, opts, signals, teller) {
+        Ok(false) => Ok(Ended::Judged),
+        Ok(true) => Ok(Ended::Cancelled),
+        Err(_) => Err(gone()),
     }
-    if signals.caught().is_some() {
-        teller.tell(Said::Cancelled(check.open_runs()))?;
-        return Ok(Ended::Cancelled);
-    }
-    check.finish(teller)?;
-    Ok(Ended::Judged)
 }
 
 /// The error of a teller whose report thread has stopped listening.
@@ -293,6 +279,31 @@ impl Teller {
         }
         let chunk = std::mem::take(&mut self.said);
         self.to.send(chunk).map_err(|_| gone())
+    }
+}
+
+impl Judging for Teller {
+    fn batch(&mut self, check: &mut Checker, batch: &Batch) -> Result<(), Halt> {
+        let mut judged = 0;
+        for line in batch.lines() {
+            check.judge(&line, self).map_err(Halt::judging)?;
+            judged += line.input_bytes();
+        }
+        self.tell(Said::Judged(judged)).map_err(Halt::judging)
+    }
+
+    fn read_failed(&mut self, e: io::Error) -> Result<(), Halt> {
+        self.tell(Said::ReadFailed(e)).map_err(Halt::judging)
+    }
+
+    fn end(&mut self, check: Checker, cancelled: bool) -> Result<bool, Halt> {
+        if cancelled {
+            self.tell(Said::Cancelled(check.open_runs()))
+                .map_err(Halt::judging)?;
+            return Ok(true);
+        }
+        check.finish(self).map_err(Halt::judging)?;
+        Ok(false)
     }
 }
 

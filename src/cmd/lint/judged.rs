@@ -14,8 +14,9 @@ use crate::check::schema::EventSchema;
 use crate::check::{Checker, Config, Finding, RunVerdict, Sink, Tally};
 use crate::exit::Exit;
 use crate::input::line_check::LineCheck;
-use crate::input::scan::{Batch, Cutter, Line};
-use crate::json::{Event, Parser, Value};
+use crate::input::lines::Lines;
+use crate::input::scan::{Cutter, Line};
+use crate::json::{Event, Value};
 
 /// The longest line judged; a longer one is not judged (a check says
 /// so), rather than blamed on the tool.
@@ -149,11 +150,9 @@ pub fn judge(rdr: impl Read, schema: Option<Arc<EventSchema>>) -> Judged {
     let mut events = Check::new(&cfg, false);
     let mut noted = Judged::default();
     let mut cutter = Cutter::new(rdr, MAX_LINE);
-    let mut parser = Parser::default();
-    let mut batch = Batch::default();
-    while let Ok(true) = cutter.next_batch_in(&mut batch) {
-        let line_check = cfg.schema.as_deref().map(|s| s as &dyn LineCheck);
-        batch.parse(&mut parser, line_check);
+    let mut lines = Lines::default();
+    let line_check = cfg.schema.as_deref().map(|s| s as &dyn LineCheck);
+    while let Ok(Some(batch)) = lines.next(&mut cutter, line_check) {
         for line in batch.lines() {
             noted.lines += 1;
             let n = noted.lines;

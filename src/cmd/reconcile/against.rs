@@ -8,8 +8,9 @@ use std::path::Path;
 
 use crate::check::{Run, RunKey, digest, id_key};
 use crate::config::Input;
+use crate::input::lines::Lines;
 use crate::input::scan::{Cutter, Line};
-use crate::json::{Aoi, Event, Parser, Uint};
+use crate::json::{Aoi, Event, Uint};
 use crate::output::reconcile::{self, Difference};
 use crate::stream::Report;
 
@@ -42,13 +43,12 @@ impl Reference {
     /// a seq.
     pub fn read(path: &Path, max_line: usize) -> io::Result<Reference> {
         let mut cut = Cutter::new(Input::Path(path.to_path_buf()).open()?, max_line);
-        let mut parser = Parser::new();
+        let mut lines = Lines::default();
         let mut r = Reference {
             events: HashMap::new(),
             unkeyed: 0,
         };
-        while let Some(mut batch) = cut.next_batch()? {
-            batch.parse(&mut parser, None);
+        while let Some(batch) = lines.next(&mut cut, None)? {
             for line in batch.lines() {
                 let Line::Complete { bytes, json, .. } = line else {
                     continue;

@@ -1,0 +1,219 @@
+//! `--follow` (DESIGN §17): FILE operands followed by name, as `tail -F`
+//! follows them, on one thread. Each name has its own checker, so the
+//! line numbers in its findings are its own and its runs are its own.
+//!
+//! - Appended lines are judged as they come; a line without its newline
+//!   waits for the rest (it is never an event before its newline).
+//! - A name that comes to point at another file (rotated: renamed, then
+//!   created again) has its old file read to the end, then the new one from
+//!   its start; a file cut shorter than what was read (copytruncate) is
+//!   read again from its start. Either way its runs go on: a producer
+//!   writes on through a rotation.
+//! - A quoted glob is looked at again about every second; a file that
+//!   comes to match it is followed from its start.
+//! - inotify wakes the reader when a watched directory changes; without
+//!   it, the files are looked at four times a second.
+//! - `--from-end` and `--state` judge what was in a file already only for
+//!   the state it leaves (findings unsaid), so a run under way is judged
+//!   whole and no line is reported twice.
+//!
+//! Reading ends only by a signal: the open runs are named, not judged, and
+//! the exit status is the signal's (130 for Ctrl-C). A run with no summary
+//! is therefore never a pass.
+//!
+//! `names.rs` holds each followed name and its files, `reading.rs` reads
+//! a name's files through rotations and cuts, `glob.rs` lists a quoted
+//! glob, `watch.rs` waits for a change, `state.rs` is `--state`.
+
+mod glob;
+mod names;
+mod reading;
+mod state;
+mod watch;
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use super::consumer::{Consumer, left_open, pause};
+use super::report::{Halt, Report};
+use crate::config::{Follow, Input, StreamOptions};
+use crate::input::file_id::{FileId, stdout_is};
+use crate::input::lines::Lines;
+use crate::output::progress::Progress;
+use crate::signal::Signals;
+
+use glob::glob_of;
+use names::{Name, add, saved, taken};
+use reading::Reading;
+use state::State;
+use watch::{Watch, raise_fd_limit};
+
+/// How often a quoted glob is listed again.
+const RESCAN: Duration = Duration::from_secs(1);
+/// How long the reader sleeps when nothing wakes it: a signal and inotify
+/// do, so this bounds only a glob's listing and `--run-idle-timeout`.
+const NAP_WATCHED: Duration = Duration::from_millis(1000);
+/// Without inotify, how often the files are looked at.
+const NAP_POLLED: Duration = Duration::from_millis(250);
+/// How often `--state` is written while lines come (and at the end).
+const STATE_EVERY: Duration = Duration::from_secs(1);
+
+/// Follow the FILE operands until a signal; trouble reading one (66, 74)
+/// goes to the report's tally, as `each_input`'s does.
+pub(super) fn follow(
+    opts: &StreamOptions,
+    how: &Follow,
+    consumer: &mut dyn Consumer,
+    signals: &Signals,
+    report: &mut Report,
+    progress: &mut Option<Progress>,
+) -> Result<(), Halt> {
+    raise_fd_limit();
+    let mut globs = vec![];
+    let mut names: Vec<Name<'_>> = vec![];
+    let mut known: HashSet<PathBuf> = HashSet::new();
+    let state = how.state.as_deref().map(State::load).unwrap_or_default();
+    for input in &opts.inputs {
+        let Input::Path(p) = input else { continue };
+        match glob_of(p) {
+            Some(g) => globs.push(g),
+            None => {
+                if known.insert(p.clone()) {
+                    add(
+                        &mut names,
+                        Name::new(
+                            &opts.check,
+                            opts.max_line_bytes,
+                            p.clone(),
+                            how.from_end,
+                            &state,
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    let watch = Watch::new();
+    for n in &names {
+        watch.add(&n.path);
+    }
+    let mut r = Reading {
+        opts,
+        consumer,
+        report,
+        progress,
+        lines: Lines::default(),
+        caught: signals.flags(),
+        taken: HashMap::new(),
+        state_failed: false,
+    };
+    let mut listed: Option<Instant> = None;
+    let mut state_written = Instant::now();
+    let mut dirty = false;
+    while signals.caught().is_none() {
+        if listed.is_none_or(|t| t.elapsed() >= RESCAN) {
+            // The files that match when following starts are existing
+            // files (--from-end applies); later ones are new, read whole.
+            let at_start = listed.is_none();
+            for g in &globs {
+                for p in g.matches() {
+                    // What aoitap writes is never read back: its report
+                    // (stdout redirected into the directory too) or state.
+                    if known.contains(&p) || how.writes(&p) || stdout_is(&p) {
+                        continue;
+                    }
+                    // A name for a file followed already (a rotation to a
+                    // name the glob matches): its lines were read under the
+                    // old name, so the new name judges them for their state
+                    // only, and reads what came after.
+                    let id = fs::metadata(&p).ok().map(|m| FileId::of(&m));
+                    // Still read under its old name: looked at again at
+                    // the next listing, once the drain is over.
+                    if id.is_some()
+                        && names.iter().any(|n| {
+                            n.draining.as_ref().map(|d| d.0.id) == id
+                                || n.open.as_ref().map(|o| o.id) == id
+                        })
+                    {
+                        continue;
+                    }
+                    // Read before under another name (rotated, perhaps
+                    // more than once: agent.log -> .1 -> .2): what was read
+                    // is skipped, not judged again, and its runs stay with
+                    // the name that read them.
+                    let before = id.and_then(|id| {
+                        names
+                            .iter()
+                            .flat_map(|n| &n.read_before)
+                            .find(|r| r.id == id)
+                            .cloned()
+                    });
+                    known.insert(p.clone());
+                    watch.add(&p);
+                    let mut name = Name::new(
+                        &opts.check,
+                        opts.max_line_bytes,
+                        p,
+                        how.from_end && at_start,
+                        &state,
+                    );
+                    if let Some(read) = before {
+                        name.skip_to(&read);
+                    }
+                    add(&mut names, name);
+                }
+            }
+            listed = Some(Instant::now());
+        }
+        let mut moved = false;
+        r.taken = taken(&names);
+        for n in &mut names {
+            moved |= r.pump(n)?;
+        }
+        if let Some(after) = how.run_idle {
+            let now = Instant::now();
+            for n in &mut names {
+                r.report.out.file = n.label.clone();
+                n.check
+                    .stalled(r.report, &mut n.stalls, now, after)
+                    .map_err(Halt::writing)?;
+            }
+        }
+        // The state is written a second after lines came, or as soon as
+        // they stop: a kill loses at most a second of it.
+        dirty |= moved;
+        if let Some(path) = &how.state
+            && dirty
+            && (!moved || state_written.elapsed() >= STATE_EVERY)
+        {
+            let written = State::write(path, &saved(&names));
+            r.state_written(path, written)?;
+            state_written = Instant::now();
+            dirty = false;
+        }
+        pause(r.consumer, r.report, r.progress)?;
+        if !moved {
+            let nap = if watch.fd.is_some() {
+                NAP_WATCHED
+            } else {
+                NAP_POLLED
+            };
+            let nap = how
+                .run_idle
+                .map_or(nap, |d| nap.min(d / 4).max(Duration::from_millis(50)));
+            watch.wait(signals, nap);
+        }
+    }
+    if let Some(path) = &how.state {
+        let written = State::write(path, &saved(&names));
+        r.state_written(path, written)?;
+    }
+    // Stopped by a signal: each name's open runs are named, not judged.
+    for n in &mut names {
+        r.report.out.file = n.label.clone();
+        left_open(r.consumer, &mut n.check, r.report, r.progress, true)?;
+    }
+    Ok(())
+}
