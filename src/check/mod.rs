@@ -3,7 +3,9 @@
 //! run to one verdict.
 //!
 //! A line travels `checker.rs` (what the line is: the line rules, then for
-//! an event the secrets and `--schema` checks every protocol shares) ->
+//! an event the secrets and `--schema` checks every protocol shares; the
+//! lines of a pretty-printed document are held by `document.rs` until it
+//! closes, and judged as one event) ->
 //! `runs.rs` (which run it belongs to) -> `protocols/` (the rules of the
 //! run's protocol, which keep `run_state.rs`) -> `finding.rs` (each
 //! finding, filled in and sent); a run's end goes to `verdict.rs`.
@@ -19,6 +21,7 @@
 
 mod checker;
 mod config;
+mod document;
 mod finding;
 mod id;
 pub mod lint_checks;
