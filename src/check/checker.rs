@@ -503,10 +503,7 @@ impl<'c> Checker<'c> {
     fn unreadable(&mut self, sink: &mut dyn Sink, f: Draft) -> io::Result<()> {
         let slot = self.runs.current(self.line);
         self.last_run = LastRun::Slot(slot);
-        let run = self.runs.run(slot);
-        run.count_line();
-        run.unreadable = true;
-        run.tracks[run.cur].seq.skip();
+        self.runs.run(slot).unreadable_line();
         self.emit(sink, slot, f)
     }
 
@@ -613,7 +610,8 @@ impl<'c> Checker<'c> {
         };
         let run = self.runs.run(slot);
         let protocol = protocols::at_end(run, cfg);
-        protocols::contract_of(protocol).close(run, &mut out)?;
+        let contract = protocols::contract_of(protocol);
+        contract.close(run, &mut out)?;
         let run: RunState = self.runs.remove(slot);
         if matches!(self.last_run, LastRun::Slot(s) if s == slot) {
             self.last_run = LastRun::Gone {
@@ -623,7 +621,8 @@ impl<'c> Checker<'c> {
                 slot: Some(slot),
             };
         }
-        out.sink.run(&judge(cfg, run, protocol))
+        let end = contract.end(&run, cfg);
+        out.sink.run(&judge(cfg, run, protocol, end))
     }
 }
 
