@@ -8,6 +8,7 @@
 use std::io;
 
 use crate::check::config::Config;
+use crate::check::document::{self, Closed, HELD, Joined};
 use crate::check::finding::{Draft, Reporter, Sink};
 use crate::check::marker::Markers;
 use crate::check::names;
@@ -17,7 +18,7 @@ use crate::check::rules::Rule;
 use crate::check::run_state::{Identity, RunState};
 use crate::check::runs::{Run, RunRef, Runs, Target};
 use crate::check::schema;
-use crate::check::secrets::{self, Exposure, Withholding};
+use crate::check::secrets::{self, Exposure, Suspect, Withholding};
 use crate::check::verdict::judge;
 use crate::input::scan::{Line, Validation};
 use crate::json::{Aoi, Event, JsonError, Kind};
@@ -90,99 +91,11 @@ pub struct Checker<'c> {
     exposures: Vec<Exposure>,
     /// Whether `--redact` must withhold the last line, and why.
     withheld: Option<Withholding>,
-    /// A pretty-printed document being read (the aiocs envelope, DESIGN
-    /// §18): its lines so far, held until the object closes.
-    doc: Option<Document>,
+    /// A pretty-printed document being read (the aiocs envelope,
+    /// docs/contract.md §18): its lines so far, held until the object closes.
+    doc: document::Reader,
     /// The document the last line closed, for commands that read events.
     closed: Option<Closed>,
-}
-
-/// What a line held in a document is.
-const HELD: LineKind = LineKind {
-    event: false,
-    framework: false,
-    protocol: Protocol::Aoi,
-    late: false,
-    seq: protocols::SeqPlace::Untracked,
-    held: true,
-};
-
-/// What a line is to the document being read.
-enum Joined {
-    /// A line of its own.
-    Line,
-    /// Held in the document.
-    Held,
-    /// It closed the document.
-    Closed(Closed),
-}
-
-/// A document read whole: its text and its one parse.
-struct Closed {
-    text: Vec<u8>,
-    arena: crate::json::Arena,
-    index: crate::json::Index,
-    first_line: u64,
-    /// Its exposed secrets, placed in `text`.
-    exposures: Vec<Exposure>,
-}
-
-/// A JSON document over several lines, and the line it opened on.
-struct Document {
-    text: Vec<u8>,
-    first_line: u64,
-    /// How deep the text is inside its brackets: it is parsed when it
-    /// closes, and while open only each time it has doubled, so a line
-    /// that makes it invalid is found soon, and the parses cost time
-    /// linear in its length (parsed at every line, a long document took
-    /// time quadratic in its lines).
-    nesting: Nesting,
-    /// The length at which an open document is parsed next.
-    next_parse: usize,
-    /// The first secret-looking key its lines' bytes hold: said if the
-    /// document is never read whole (cut, invalid), as of any line that
-    /// does not parse.
-    suspect: Option<secrets::Suspect>,
-}
-
-/// The bracket depth of JSON text read so far, strings skipped.
-#[derive(Default)]
-struct Nesting {
-    depth: u64,
-    in_string: bool,
-    escaped: bool,
-    /// A closing bracket with none open: the text is no document.
-    broken: bool,
-}
-
-impl Nesting {
-    fn feed(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            if self.in_string {
-                match b {
-                    _ if self.escaped => self.escaped = false,
-                    b'\\' => self.escaped = true,
-                    b'"' => self.in_string = false,
-                    _ => {}
-                }
-                continue;
-            }
-            match b {
-                b'"' => self.in_string = true,
-                b'{' | b'[' => self.depth += 1,
-                b'}' | b']' => match self.depth.checked_sub(1) {
-                    Some(d) => self.depth = d,
-                    None => self.broken = true,
-                },
-                _ => {}
-            }
-        }
-    }
-
-    /// The text may still close: parsing it now would say only "open".
-    fn open(&self) -> bool {
-        self.depth > 0 && !self.broken
-    }
 }
 
 impl<'c> Checker<'c> {
@@ -199,7 +112,7 @@ impl<'c> Checker<'c> {
             last_run: LastRun::Nowhere,
             exposures: vec![],
             withheld: None,
-            doc: None,
+            doc: document::Reader::default(),
             closed: None,
         }
     }
@@ -214,13 +127,11 @@ impl<'c> Checker<'c> {
         self.withheld = withheld;
         // A document's line is searched whole, as the document, when it
         // closes; till then what its bytes hold is kept.
-        match (key, &mut self.doc) {
-            (Some(suspect), Some(doc)) if kind.held => {
-                doc.suspect.get_or_insert(suspect);
-            }
-            (Some(_), None) if kind.held && self.closed.is_some() => {}
-            (Some(suspect), _) => self.unparsed_secret(sink, &suspect)?,
-            (None, _) => {}
+        match key {
+            Some(suspect) if kind.held && self.doc.is_open() => self.doc.suspect(suspect),
+            Some(_) if kind.held && self.closed.is_some() => {}
+            Some(suspect) => self.unparsed_secret(sink, &suspect)?,
+            None => {}
         }
         Ok(Decision {
             kind,
@@ -232,10 +143,7 @@ impl<'c> Checker<'c> {
                 LastRun::Nowhere => None,
             },
             exposures: &self.exposures,
-            document: self
-                .closed
-                .as_ref()
-                .map(|d| d.index.event(&d.text, &d.arena)),
+            document: self.closed.as_ref().map(Closed::event),
             document_exposures: self.closed.as_ref().map_or(&[], |d| &d.exposures),
             withheld: self.withheld,
         })
@@ -249,21 +157,18 @@ impl<'c> Checker<'c> {
         // of a document: a good line costs one test.
         let mut closed = None;
         if let Line::Complete { bytes, json, .. } = item
-            && (self.doc.is_some() || json.is_err())
+            && (self.doc.is_open() || json.is_err())
         {
             match self.joined(sink, bytes, json.is_err())? {
                 Joined::Line => {}
-                Joined::Held => return Ok(HELD),
+                Joined::Held | Joined::Dropped(..) => return Ok(HELD),
                 Joined::Closed(doc) => closed = Some(doc),
             }
         }
         // One call of `event` for a line and a document alike, so it stays
         // inlined here: out of line, every line paid 3% more instructions.
         let picked = match (&closed, item) {
-            (Some(doc), _) => Some((
-                doc.index.event(&doc.text, &doc.arena),
-                Validation::Unchecked,
-            )),
+            (Some(doc), _) => Some((doc.event(), Validation::Unchecked)),
             (
                 None,
                 Line::Complete {
@@ -388,7 +293,7 @@ impl<'c> Checker<'c> {
                     r.first_line,
                     r.meta.is_some()
                         || r.protocol.is_some_and(Protocol::runs_by_position)
-                        || self.doc.is_some(),
+                        || self.doc.is_open(),
                 ),
                 None => Run::Nowhere,
             },
@@ -491,86 +396,22 @@ impl<'c> Checker<'c> {
         self.out(sink).unowned_at(rule, line, run, message)
     }
 
-    /// A line of a pretty-printed JSON document, which is judged as one
-    /// event once it closes (at the line it opened on); `None` for a line
-    /// of its own. A document opens on a line that is the start of an
-    /// object left open: under `--protocol aiocs` or `okf` any such line, and
-    /// otherwise only a first line that is `{` alone, so a cut NDJSON line
-    /// never swallows the lines after it.
+    /// A line of a pretty-printed JSON document (`document.rs`), which is
+    /// judged as one event once it closes, at the line it opened on. The
+    /// document's lines are its run's.
     #[inline(never)]
     fn joined(&mut self, sink: &mut dyn Sink, bytes: &[u8], unparsed: bool) -> io::Result<Joined> {
-        let Some(mut doc) = self.doc.take() else {
-            let trimmed = bytes.trim_ascii();
-            let opens = match self.cfg.protocol {
-                Some(Protocol::Aiocs | Protocol::Okf) => {
-                    trimmed.starts_with(b"{") && left_open(trimmed)
-                }
-                None => self.line == 1 && trimmed == b"{",
-                Some(_) => false,
-            };
-            if !unparsed || !opens {
-                return Ok(Joined::Line);
-            }
-            // The document's lines are its run's.
-            self.last_run = LastRun::Slot(self.runs.current(self.line));
-            let mut text = bytes.to_vec();
-            text.push(b'\n');
-            let mut nesting = Nesting::default();
-            nesting.feed(bytes);
-            self.doc = Some(Document {
-                text,
-                first_line: self.line,
-                next_parse: 2 * (bytes.len() + 1),
-                nesting,
-                suspect: None,
-            });
-            return Ok(Joined::Held);
-        };
-        doc.text.extend_from_slice(bytes);
-        doc.text.push(b'\n');
-        doc.nesting.feed(bytes);
+        let joined = self.doc.join(self.cfg, self.line, bytes, unparsed);
+        if matches!(joined, Joined::Line) {
+            return Ok(joined);
+        }
         self.last_run = LastRun::Slot(self.runs.current(self.line));
-        if doc.text.len() > self.cfg.max_line_bytes {
-            let msg = format!(
-                "the document opened at line {} is over --max-line-bytes {}; skipped",
-                doc.first_line, self.cfg.max_line_bytes
-            );
-            self.unreadable(sink, Draft::new(Rule::LineTooLong, msg))?;
-            self.never_read(sink, doc)?;
+        if let Joined::Dropped(f, suspect) = joined {
+            self.unreadable(sink, f)?;
+            self.never_read(sink, suspect)?;
             return Ok(Joined::Held);
         }
-        if doc.nesting.open() && doc.text.len() < doc.next_parse {
-            self.doc = Some(doc);
-            return Ok(Joined::Held);
-        }
-        let mut arena = crate::json::Arena::default();
-        let parsed = crate::json::Parser::new().parse(&doc.text, &mut arena);
-        match parsed {
-            Ok(index) => Ok(Joined::Closed(Closed {
-                text: doc.text,
-                arena,
-                index,
-                first_line: doc.first_line,
-                exposures: vec![],
-            })),
-            Err(JsonError::Syntax { column, .. }) if column > doc.text.trim_ascii_end().len() => {
-                doc.next_parse = 2 * doc.text.len();
-                self.doc = Some(doc);
-                Ok(Joined::Held)
-            }
-            Err(e) => {
-                let column = match e {
-                    JsonError::Syntax { column, .. } | JsonError::Utf8 { column } => column,
-                };
-                let msg = format!(
-                    "invalid JSON in the document opened at line {} (byte {column} of it)",
-                    doc.first_line
-                );
-                self.unreadable(sink, Draft::new(Rule::JsonInvalid, msg))?;
-                self.never_read(sink, doc)?;
-                Ok(Joined::Held)
-            }
-        }
+        Ok(joined)
     }
 
     /// End of input: judge every run still open.
@@ -589,21 +430,11 @@ impl<'c> Checker<'c> {
 
     /// The input ended inside a document: it was cut.
     fn cut_document(&mut self, sink: &mut dyn Sink) -> io::Result<()> {
-        if let Some(doc) = self.doc.take() {
-            let msg = format!(
-                "the document opened at line {} never closes: the output was cut",
-                doc.first_line
-            );
-            // Only the aiocs envelope and an OKF document are read as
-            // documents.
-            let (rule, protocol) = match self.cfg.protocol {
-                Some(Protocol::Okf) => (Rule::OkfDocumentCut, Protocol::Okf),
-                _ => (Rule::AiocsDocumentCut, Protocol::Aiocs),
-            };
-            self.unreadable(sink, Draft::new(rule, msg))?;
+        if let Some(cut) = self.doc.cut(self.cfg) {
+            self.unreadable(sink, cut.finding)?;
             let slot = self.runs.current(self.line);
-            self.runs.run(slot).protocol.get_or_insert(protocol);
-            self.never_read(sink, doc)?;
+            self.runs.run(slot).protocol.get_or_insert(cut.protocol);
+            self.never_read(sink, cut.suspect)?;
         }
         Ok(())
     }
@@ -621,8 +452,8 @@ impl<'c> Checker<'c> {
 
     /// A document that was never read whole: the secret its lines' bytes
     /// showed is said, as no parse will.
-    fn never_read(&mut self, sink: &mut dyn Sink, doc: Document) -> io::Result<()> {
-        match doc.suspect {
+    fn never_read(&mut self, sink: &mut dyn Sink, suspect: Option<Suspect>) -> io::Result<()> {
+        match suspect {
             Some(suspect) => self.unparsed_secret(sink, &suspect),
             None => Ok(()),
         }
@@ -672,10 +503,7 @@ impl<'c> Checker<'c> {
     fn unreadable(&mut self, sink: &mut dyn Sink, f: Draft) -> io::Result<()> {
         let slot = self.runs.current(self.line);
         self.last_run = LastRun::Slot(slot);
-        let run = self.runs.run(slot);
-        run.count_line();
-        run.unreadable = true;
-        run.tracks[run.cur].seq.skip();
+        self.runs.run(slot).unreadable_line();
         self.emit(sink, slot, f)
     }
 
@@ -782,7 +610,8 @@ impl<'c> Checker<'c> {
         };
         let run = self.runs.run(slot);
         let protocol = protocols::at_end(run, cfg);
-        protocols::contract_of(protocol).close(run, &mut out)?;
+        let contract = protocols::contract_of(protocol);
+        contract.close(run, &mut out)?;
         let run: RunState = self.runs.remove(slot);
         if matches!(self.last_run, LastRun::Slot(s) if s == slot) {
             self.last_run = LastRun::Gone {
@@ -792,7 +621,8 @@ impl<'c> Checker<'c> {
                 slot: Some(slot),
             };
         }
-        out.sink.run(&judge(cfg, run, protocol))
+        let end = contract.end(&run, cfg);
+        out.sink.run(&judge(cfg, run, protocol, end))
     }
 }
 
@@ -911,40 +741,5 @@ fn schema_checked(
         schema::Outcome::Unchecked(why) => {
             out.report(run, Rule::EventSchemaUnchecked, None, why.clone())
         }
-    }
-}
-
-/// Whether `line` is JSON that stops before its value closes (parsed
-/// alone, it fails at its end).
-fn left_open(line: &[u8]) -> bool {
-    let mut arena = crate::json::Arena::default();
-    match crate::json::Parser::new().parse(line, &mut arena) {
-        Err(JsonError::Syntax { column, .. }) => column > line.len(),
-        _ => false,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Nesting;
-
-    fn nesting(lines: &[&str]) -> Nesting {
-        let mut n = Nesting::default();
-        for l in lines {
-            n.feed(l.as_bytes());
-        }
-        n
-    }
-
-    #[test]
-    fn a_document_is_open_until_its_brackets_close_strings_aside() {
-        assert!(nesting(&["{", r#""a": [1,"#]).open());
-        assert!(!nesting(&["{", r#""a": [1,"#, "2]}"]).open());
-        // Brackets and an escaped quote inside a string are text.
-        assert!(nesting(&["{", r#""a": "}] \" }""#]).open());
-        assert!(!nesting(&["{", r#""a": "}] \" }""#, "}"]).open());
-        // More closers than openers: no document, so it is parsed (and
-        // found invalid) at once.
-        assert!(!nesting(&["{", "}}", "{"]).open());
     }
 }

@@ -3,10 +3,14 @@
 //! run to one verdict.
 //!
 //! A line travels `checker.rs` (what the line is: the line rules, then for
-//! an event the secrets and `--schema` checks every protocol shares) ->
+//! an event the secrets and `--schema` checks every protocol shares; the
+//! lines of a pretty-printed document are held by `document.rs` until it
+//! closes, and judged as one event) ->
 //! `runs.rs` (which run it belongs to) -> `protocols/` (the rules of the
-//! run's protocol, which keep `run_state.rs`) -> `finding.rs` (each
-//! finding, filled in and sent); a run's end goes to `verdict.rs`.
+//! run's protocol, which keep `run_state.rs`: what every protocol shares,
+//! and a part whose type is the protocol's own) -> `finding.rs` (each
+//! finding, filled in and sent); a run's end goes to `verdict.rs`, in
+//! the words its protocol's `Contract::end` gives.
 //! `protocol.rs` names the protocols and detects one (`protocols/` holds
 //! their rules); `config.rs` is what the command line tells the checker;
 //! `id.rs` bounds run ids in bytes. `rules.rs` is the catalogue: a rule is
@@ -19,6 +23,7 @@
 
 mod checker;
 mod config;
+mod document;
 mod finding;
 mod id;
 pub mod lint_checks;

@@ -39,6 +39,14 @@ impl SeqTrack {
         self.next
     }
 
+    /// A track whose first `n` lines could not be read: `n` skips.
+    pub fn skipped(n: u64) -> SeqTrack {
+        SeqTrack {
+            next: n,
+            started: false,
+        }
+    }
+
     /// A line that takes a step of seq but whose seq cannot be read (one
     /// finding per cause, DESIGN §3).
     pub fn skip(&mut self) {

@@ -3,7 +3,8 @@
 
 use super::config::Config;
 use super::protocol::Protocol;
-use super::run_state::{Cause, CountReading, Identity, RunState};
+use super::rules::Rule;
+use super::run_state::{Cause, Identity, RunState};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -49,9 +50,34 @@ pub struct RunVerdict {
     pub protocol: Protocol,
 }
 
-/// The verdict of a finished run (DESIGN §4), the same in every protocol:
-/// each protocol's rules fill in the run's outcome.
-pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol) -> RunVerdict {
+/// What a run's protocol says of its end (its `Contract::end`): the
+/// verdict's decision is the same in every protocol (docs/contract.md §4),
+/// its words and these few facts are the protocol's.
+pub(super) struct End {
+    /// How a run that passes ended: "summary ok", "result".
+    pub(super) passed: &'static str,
+    /// What ends a run ("its aoi:summary"), and the rule said without it.
+    pub(super) end: &'static str,
+    pub(super) missing: Rule,
+    /// Why a run without its end passes when unbounded: "unbounded
+    /// stream, no summary".
+    pub(super) unbounded: &'static str,
+    /// An ok end beside a process-scope error, which ended the run.
+    pub(super) ok_with_error: &'static str,
+    /// Must a run end so to pass?
+    pub(super) bounded: bool,
+    /// The run numbers its events (AOI 1.x's seq).
+    pub(super) uses_seq: bool,
+    /// What decides a failure the producer reported when neither its
+    /// `caused_by` nor a process-scope error does (AOI 0.2's last error
+    /// without a scope).
+    pub(super) unscoped: Option<Cause>,
+}
+
+/// The verdict of a finished run (docs/contract.md §4), the same in every
+/// protocol: each protocol's rules fill in the run's outcome, and its `end` says
+/// the words.
+pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol, end: End) -> RunVerdict {
     let item_failure = run.item_errors + run.forwarded_errors > 0 && !cfg.continue_on_error;
     let (verdict, message, cause) = if run.error_findings > 0 {
         let more = match run.error_findings - 1 {
@@ -67,28 +93,26 @@ pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol) -> RunVerdi
             // summary says: allowing summary.ok-despite-error silences the
             // finding, never the failure (DESIGN §13).
             Some(o) if o.ok == Some(true) && !item_failure && run.local_process_error.is_none() => {
-                (Verdict::Pass, pass_message(&run, protocol), None)
+                (Verdict::Pass, pass_message(&run, &end), None)
             }
             Some(o) if o.ok == Some(false) && o.partial && cfg.accept_partial => (
                 Verdict::Pass,
-                format!("{}; partial result accepted", pass_message(&run, protocol)),
+                format!("{}; partial result accepted", pass_message(&run, &end)),
                 None,
             ),
             Some(o) => {
                 // An unscoped 0.2 error decides a failure the producer
                 // reported, never one aoitap finds in an ok:true run.
-                let unscoped = run.unscoped_error.clone().filter(|_| o.ok != Some(true));
+                let unscoped = end.unscoped.clone().filter(|_| o.ok != Some(true));
                 let cause = o
                     .caused_by
                     .clone()
                     .or_else(|| run.local_process_error.clone())
                     .or(unscoped);
                 let why = match (o.ok, o.reason.as_deref()) {
-                    (Some(true), _) if run.local_process_error.is_some() => match protocol {
-                        Protocol::Aiocs => "the envelope says ok, but carries an error: no success".to_string(),
-                        Protocol::Afdata => "the result carries an error: no success".to_string(),
-                        _ => "the summary says ok, but the run reported a process-scope error, which ended it".to_string(),
-                    },
+                    (Some(true), _) if run.local_process_error.is_some() => {
+                        end.ok_with_error.to_string()
+                    }
                     (Some(true), _) => "the summary says ok, but the run holds item or forwarded errors (--continue-on-error accepts them)".to_string(),
                     (_, Some(r)) => format!("the producer reported failure (reason: {r})"),
                     _ => "the producer reported failure".to_string(),
@@ -108,23 +132,12 @@ pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol) -> RunVerdi
             // (DESIGN §13): a run without its summary passes only when the
             // stream is unbounded, and a summary line that was cut,
             // invalid or elided is no summary.
-            None if !bounded(cfg, protocol) => {
-                let why = match protocol {
-                    Protocol::Ndjson => "typed NDJSON, no end type given",
-                    Protocol::Afdata => "unbounded stream, no terminal event",
-                    Protocol::Aiocs => "unbounded stream, no envelope",
-                    _ => "unbounded stream, no summary",
-                };
-                let msg = format!("{} lines, no error ({why})", run.lines);
+            None if !end.bounded => {
+                let msg = format!("{} lines, no error ({})", run.lines, end.unbounded);
                 (Verdict::Pass, msg, None)
             }
             None => {
-                let (rule, end) = match protocol {
-                    Protocol::Ndjson => ("ndjson.last-missing", "its --last line"),
-                    Protocol::Afdata => ("afdata.terminal-missing", "a result or error event"),
-                    Protocol::Aiocs => ("aiocs.document-missing", "its envelope"),
-                    _ => ("summary.missing", "its aoi:summary"),
-                };
+                let (rule, end) = (end.missing, end.end);
                 let msg = format!(
                     "the run ended after {} without {end}: success was never stated \
                      ({rule} is allowed, but only --unbounded lets a run pass without it)",
@@ -148,18 +161,9 @@ pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol) -> RunVerdi
         errors: run.errors,
         missing: run.missing,
         repeats: run.repeats,
-        uses_seq: run.tracks.iter().any(|t| t.seq.started()),
+        uses_seq: end.uses_seq,
         error_findings: run.error_findings,
         protocol,
-    }
-}
-
-/// Must a run of this protocol end with its summary (or terminal event)
-/// to pass? Typed NDJSON without `--last` has no end to wait for.
-fn bounded(cfg: &Config, protocol: Protocol) -> bool {
-    match protocol {
-        Protocol::Ndjson => cfg.last.is_some() && !cfg.unbounded,
-        _ => !cfg.unbounded,
     }
 }
 
@@ -193,30 +197,15 @@ fn failed(why: String, cause: Option<Cause>) -> (Verdict, String, Option<Cause>)
     (verdict, message, cause)
 }
 
-fn pass_message(run: &RunState, protocol: Protocol) -> String {
+fn pass_message(run: &RunState, end: &End) -> String {
     // "complete" only of a run with nothing missing or repeated: an allowed
     // seq.gap passes, but its seq space was not whole.
-    let seq = match (
-        run.tracks.iter().any(|t| t.seq.started()),
-        run.missing,
-        run.repeats,
-    ) {
+    let seq = match (end.uses_seq, run.missing, run.repeats) {
         (false, _, _) => String::new(),
         (true, 0, 0) => format!(", seq 0..{} complete", run.lines.saturating_sub(1)),
         (true, missing, repeats) => {
             format!(", seq not whole ({missing} missing, {repeats} repeated: allowed)")
         }
     };
-    let end = match protocol {
-        Protocol::Aoi => "summary ok",
-        Protocol::Aoi02 => match run.count_reading {
-            Some(CountReading::Missing) => "summary ok, no count",
-            _ => "summary ok, count matches",
-        },
-        Protocol::Afdata => "result",
-        Protocol::Ndjson => "ended by its last type",
-        Protocol::Aiocs => "ok",
-        Protocol::Okf => "exited 0",
-    };
-    format!("{} events{seq}, {end}", run.lines)
+    format!("{} events{seq}, {}", run.lines, end.passed)
 }

@@ -16,14 +16,25 @@ use std::io;
 
 use super::contract::{Contract, LineKind, Step};
 use super::framework::retry_after;
+use crate::check::config::Config;
 use crate::check::finding::Reporter;
 use crate::check::protocol::Protocol;
 use crate::check::rules::Rule;
-use crate::check::run_state::{Cause, Outcome, RunState};
+use crate::check::run_state::{Cause, Outcome, Part, RunState};
+use crate::check::verdict::End;
 use crate::json::{Event, Kind, Value};
 use crate::text::quote;
 
 pub(in crate::check) struct Afdata;
+
+/// What an AFDATA run keeps of its own.
+#[derive(Default)]
+pub(in crate::check) struct Own {
+    /// An event without `trace` was reported (once per run).
+    trace_missing_reported: bool,
+}
+
+impl Part for Own {}
 
 impl Contract for Afdata {
     fn event(
@@ -80,8 +91,8 @@ impl Contract for Afdata {
             }
             // The strict profile (Part 3, "Validation profiles"): every
             // event carries a trace. Said once per run, not per line.
-            None if !run.trace_missing_reported => {
-                run.trace_missing_reported = true;
+            None if !run.part(|_| Own::default()).trace_missing_reported => {
+                run.part(|_| Own::default()).trace_missing_reported = true;
                 let msg = "no trace: AFDATA's strict profile wants an object trace on every event (said once per run)".to_string();
                 out.report(run, Rule::AfdataTraceMissing, None, msg)?;
             }
@@ -149,6 +160,19 @@ impl Contract for Afdata {
             out.report(run, Rule::AfdataTerminalMissing, None, msg)?;
         }
         Ok(())
+    }
+
+    fn end(&self, _run: &RunState, cfg: &Config) -> End {
+        End {
+            passed: "result",
+            end: "a result or error event",
+            missing: Rule::AfdataTerminalMissing,
+            unbounded: "unbounded stream, no terminal event",
+            ok_with_error: "the result carries an error: no success",
+            bounded: !cfg.unbounded,
+            uses_seq: false,
+            unscoped: None,
+        }
     }
 }
 

@@ -10,10 +10,12 @@
 use std::io;
 
 use super::contract::{Contract, LineKind, Step};
+use crate::check::config::Config;
 use crate::check::finding::Reporter;
 use crate::check::protocol::Protocol;
 use crate::check::rules::Rule;
 use crate::check::run_state::{Cause, Identity, Outcome, RunState};
+use crate::check::verdict::End;
 use crate::json::{Event, Kind};
 
 pub(in crate::check) struct Aiocs;
@@ -147,5 +149,18 @@ impl Contract for Aiocs {
             out.report(run, Rule::AiocsDocumentMissing, None, msg)?;
         }
         Ok(())
+    }
+
+    fn end(&self, _run: &RunState, cfg: &Config) -> End {
+        End {
+            passed: "ok",
+            end: "its envelope",
+            missing: Rule::AiocsDocumentMissing,
+            unbounded: "unbounded stream, no envelope",
+            ok_with_error: "the envelope says ok, but carries an error: no success",
+            bounded: !cfg.unbounded,
+            uses_seq: false,
+            unscoped: None,
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! run's end looks like. The framework events 1.x shares with 0.2 are
 //! `framework.rs`.
 
+use std::collections::HashMap;
 use std::io;
 
 use super::contract::{Contract, LineKind, SeqPlace, Step};
@@ -10,11 +11,14 @@ use super::framework::{
     Count, Left, by_type, identity, meta_missing, missing_identity, retry_after, summary_missing,
     typed,
 };
+use crate::check::config::Config;
 use crate::check::finding::{Draft, Reporter};
+use crate::check::id::{id_key, run_name};
 use crate::check::protocol::Protocol;
 use crate::check::rules::{CATEGORIES, Rule};
-use crate::check::run_state::{Cause, Outcome, RunState};
-use crate::check::seq::Step as SeqStep;
+use crate::check::run_state::{Cause, Outcome, Part, RunState};
+use crate::check::seq::{SeqTrack, Step as SeqStep};
+use crate::check::verdict::End;
 use crate::json::{Aoi, Event, Kind, Uint, Value};
 use crate::text::quote;
 
@@ -35,19 +39,20 @@ impl Contract for Aoi1 {
         let multi = out.cfg.multi_run;
         // Multi-run: `place` sent the line here by its id, so once the run
         // has an id every id it gets is that one.
-        let (t, new_id) = if multi && run.tracks[0].id.is_some() {
+        let (t, new_id) = if multi && own(run).tracks[0].id.is_some() {
             (0, false)
         } else {
-            run.track(run_v)
+            track(run, run_v)
         };
         run.count_line();
+        own(run).count_line();
         let late = run.summary.is_some() && ty != Some(b"aoi:summary") && !run.not_last_reported;
         if late {
             run.not_last_reported = true;
         }
         if new_id && !multi {
             // Counts over two runs cannot be reconciled with one summary.
-            run.seq_trouble = true;
+            own(run).seq_trouble = true;
         }
         if late {
             let msg =
@@ -102,6 +107,7 @@ impl Contract for Aoi1 {
         }
         match by_type(run, out, ev, ty, seq)? {
             Left::Nothing => {}
+            Left::TypeTwice => own(run).count_trouble = true,
             Left::Meta => step.meta = true,
             Left::Summary => {
                 summary(run, out, t, ev, seq)?;
@@ -116,12 +122,167 @@ impl Contract for Aoi1 {
     fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
         summary_missing(run, out)?;
         meta_missing(run, out)?;
-        if !run.tracks.iter().any(|t| t.seq.started()) && !run.seq_uncounted {
+        let part = own(run);
+        if !part.uses_seq() && !part.seq_uncounted {
             let msg = "no aoi.seq: events lost from the middle would go unnoticed".to_string();
             out.report(run, Rule::VerifiableNotClaimed, None, msg)?;
         }
         Ok(())
     }
+
+    fn end(&self, run: &RunState, cfg: &Config) -> End {
+        End {
+            passed: "summary ok",
+            end: "its aoi:summary",
+            missing: Rule::SummaryMissing,
+            unbounded: "unbounded stream, no summary",
+            ok_with_error: "the summary says ok, but the run reported a process-scope error, which ended it",
+            bounded: !cfg.unbounded,
+            uses_seq: run.part_of::<Own>().is_some_and(Own::uses_seq),
+            unscoped: None,
+        }
+    }
+}
+
+/// What an AOI 1.x run keeps of its own: a seq track per run id, and what
+/// keeps its summary's counts from being reconciled.
+pub(in crate::check) struct Own {
+    /// One track per run id seen in the run (more than one only in
+    /// single-run mode, where each further id is `run.changed`).
+    tracks: Vec<Track>,
+    track_index: HashMap<Box<[u8]>, usize>,
+    shared_track: Option<usize>,
+    cur: usize,
+    seq_trouble: bool,
+    /// Some line carried an `aoi.seq` that could not be counted: the run
+    /// does number its events, so `verifiable.not-claimed` is not said.
+    seq_uncounted: bool,
+    count_trouble: bool,
+}
+
+/// Seq bookkeeping for one run id (its decoded bytes).
+struct Track {
+    id: Option<Box<[u8]>>,
+    lines: u64,
+    seq: SeqTrack,
+    /// The track of every id past `MAX_TRACKS`: its seq is not followed.
+    shared: bool,
+}
+
+/// Run ids tracked within one single-run stream, at most.
+const MAX_TRACKS: usize = 1024;
+
+impl Track {
+    fn new(id: Option<Box<[u8]>>) -> Track {
+        Track {
+            id,
+            lines: 0,
+            seq: SeqTrack::default(),
+            shared: false,
+        }
+    }
+}
+
+impl Part for Own {
+    /// A line that could not be read stands for one step of seq on the
+    /// current track.
+    fn unreadable(&mut self) {
+        let track = &mut self.tracks[self.cur];
+        track.lines += 1;
+        track.seq.skip();
+    }
+}
+
+impl Own {
+    /// The part of `run`, made at its first AOI event or at its end: each
+    /// line before that could not be read, and stood for a step of seq on
+    /// the run's first track.
+    fn of(run: &RunState) -> Own {
+        let mut first = Track::new(run.id.clone());
+        first.lines = run.lines;
+        first.seq = SeqTrack::skipped(run.lines);
+        Own {
+            tracks: vec![first],
+            track_index: HashMap::new(),
+            shared_track: None,
+            cur: 0,
+            seq_trouble: false,
+            seq_uncounted: false,
+            count_trouble: false,
+        }
+    }
+
+    /// One more line of the run, on its current track.
+    fn count_line(&mut self) {
+        self.tracks[self.cur].lines += 1;
+    }
+
+    /// The run numbers its events: some line carried a seq.
+    fn uses_seq(&self) -> bool {
+        self.tracks.iter().any(|t| t.seq.started())
+    }
+
+    /// The track for `id` (the current one when the line names none), and
+    /// whether it is new to this run.
+    fn track(&mut self, v: Option<Value<'_>>) -> (usize, bool) {
+        let Some(id) = v.and_then(|v| v.decoded()) else {
+            return (self.cur, false);
+        };
+        let id = &id_key(&id)[..];
+        if self.tracks[self.cur].id.as_deref() == Some(id) {
+            return (self.cur, false);
+        }
+        if self.tracks[0].id.is_none() {
+            // The first id seen names the run; earlier lines were its own.
+            self.tracks[0].id = Some(id.into());
+            self.cur = 0;
+            return (0, false);
+        }
+        if self.tracks[0].id.as_deref() == Some(id) {
+            self.cur = 0;
+            return (0, false);
+        }
+        if let Some(&i) = self.track_index.get(id) {
+            self.cur = i;
+            return (i, false);
+        }
+        if self.track_index.len() >= MAX_TRACKS {
+            // Past the cap, further ids share one track whose seq is not
+            // followed: memory stays bounded, and the stream has long
+            // been `run.changed` (65) by then.
+            let i = *self.shared_track.get_or_insert_with(|| {
+                let mut t = Track::new(None);
+                t.shared = true;
+                self.tracks.push(t);
+                self.tracks.len() - 1
+            });
+            self.cur = i;
+            return (i, false);
+        }
+        self.tracks.push(Track::new(Some(id.into())));
+        let i = self.tracks.len() - 1;
+        self.track_index.insert(id.into(), i);
+        self.cur = i;
+        (i, true)
+    }
+}
+
+/// The AOI 1.x part of `run`.
+fn own(run: &mut RunState) -> &mut Own {
+    run.part(Own::of)
+}
+
+/// The track of the run id `v` names, and whether it is new to the run;
+/// the first id seen names the run.
+fn track(run: &mut RunState, v: Option<Value<'_>>) -> (usize, bool) {
+    let (t, new) = own(run).track(v);
+    if run.id.is_none() {
+        run.id = own(run).tracks[0].id.clone();
+        if run.id.is_some() {
+            run.name = v.and_then(|v| v.as_str()).map(|s| run_name(&s));
+        }
+    }
+    (t, new)
 }
 
 /// `aoi.seq` and `aoi.run` (§8.1, §18 check 15), with `uint` the seq as
@@ -144,19 +305,20 @@ fn seq(
             "aoi.run is not a string".into(),
         )?;
     }
-    if run.tracks[t].shared {
+    if own(run).tracks[t].shared {
         let n = match (seq_v, uint) {
             (Some(_), Uint::Int(n)) => Some(n),
             _ => None,
         };
         return Ok((n, SeqPlace::Untracked));
     }
-    let track = &mut run.tracks[t].seq;
+    let part = own(run);
+    let track = &mut part.tracks[t].seq;
     let Some(v) = seq_v else {
         let uses = track.started();
         track.skip();
         if uses && !aoi_bad {
-            run.seq_trouble = true;
+            part.seq_trouble = true;
             let msg = "no aoi.seq in a run that numbers its events".to_string();
             out.report(run, Rule::SeqMissing, None, msg)?;
         }
@@ -167,8 +329,8 @@ fn seq(
     let past_u64 = uint == Uint::Huge;
     let Uint::Int(n) = uint else {
         track.skip();
-        run.seq_trouble = true;
-        run.seq_uncounted = true;
+        part.seq_trouble = true;
+        part.seq_uncounted = true;
         let what = if past_u64 {
             "past 2^64-1, more than aoitap can count"
         } else {
@@ -186,7 +348,7 @@ fn seq(
     match step {
         SeqStep::InOrder => {}
         SeqStep::HeadCut { count } | SeqStep::Gap { count, .. } => {
-            run.seq_trouble = true;
+            own(run).seq_trouble = true;
             run.missing = run.missing.saturating_add(count);
             let s = if count == 1 { "" } else { "s" };
             let (rule, msg, from) = match step {
@@ -209,7 +371,7 @@ fn seq(
             out.emit(run, f)?;
         }
         SeqStep::Back { expected } => {
-            run.seq_trouble = true;
+            own(run).seq_trouble = true;
             run.repeats += 1;
             let msg = format!("seq {n} again or backwards: expected {expected}");
             out.report(run, Rule::SeqRepeat, Some(n), msg)?;
@@ -430,11 +592,11 @@ fn summary(
         }
     }
     let [event_count, count, _, warning_count, error_count] = counters;
-    let received = run.tracks[t].lines;
-    let uses_seq = run.tracks[t].seq.started();
+    let received = own(run).tracks[t].lines;
+    let uses_seq = own(run).tracks[t].seq.started();
     match event_count {
         Some(n) if n != received => {
-            run.count_trouble = true;
+            own(run).count_trouble = true;
             let msg = format!(
                 "the summary counts {n} events but {received} arrived: {}",
                 n.beside(received)
@@ -448,7 +610,9 @@ fn summary(
         }
         _ => {}
     }
-    let complete = !run.unreadable && !run.seq_trouble && !run.count_trouble;
+    let part = own(run);
+    let counted = !part.seq_trouble && !part.count_trouble;
+    let complete = !run.unreadable && counted;
     let (domain, warnings, errors, item_errors) =
         (run.domain, run.warnings, run.errors, run.item_errors);
     let local_error = run.local_process_error.is_some();
@@ -537,4 +701,55 @@ fn is_code(c: &str) -> bool {
     let mut chars = c.chars();
     chars.next().is_some_and(|f| f.is_ascii_uppercase())
         && chars.all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::{Arena, Parser};
+
+    /// The track for the `aoi.run` JSON text `id`.
+    fn track_id(run: &mut RunState, id: &str) -> (usize, bool) {
+        let text = format!(r#"{{"run":{id}}}"#);
+        let mut arena = Arena::default();
+        let index = Parser::new().parse(text.as_bytes(), &mut arena).unwrap();
+        track(run, index.event(text.as_bytes(), &arena).get("run"))
+    }
+
+    #[test]
+    fn the_first_id_names_a_run_opened_without_one() {
+        let mut run = RunState::new(None, None, 1);
+        run.count_line();
+        assert_eq!(track_id(&mut run, r#""a""#), (0, false));
+        assert_eq!(run.id.as_deref(), Some(&b"a"[..]));
+        assert_eq!(run.name.as_deref(), Some("a"));
+        assert_eq!(own(&mut run).tracks[0].lines, 1);
+    }
+
+    #[test]
+    fn a_further_id_is_a_new_track_once() {
+        let mut run = RunState::new(None, None, 1);
+        track_id(&mut run, r#""a""#);
+        assert_eq!(track_id(&mut run, r#""b""#), (1, true));
+        assert_eq!(track_id(&mut run, r#""b""#), (1, false));
+        assert_eq!(track_id(&mut run, r#""a""#), (0, false));
+        assert_eq!(track_id(&mut run, r#""b""#), (1, false));
+        run.count_line();
+        own(&mut run).count_line();
+        assert_eq!((run.lines, own(&mut run).tracks[1].lines), (1, 1));
+    }
+
+    #[test]
+    fn ids_past_the_cap_share_one_untracked_track() {
+        let mut run = RunState::new(None, None, 1);
+        track_id(&mut run, r#""first""#);
+        for i in 0..MAX_TRACKS {
+            track_id(&mut run, &format!(r#""id{i}""#));
+        }
+        let (shared, new) = track_id(&mut run, r#""one-more""#);
+        assert!(!new);
+        assert!(own(&mut run).tracks[shared].shared);
+        assert_eq!(track_id(&mut run, r#""and-another""#).0, shared);
+        assert_eq!(own(&mut run).tracks.len(), MAX_TRACKS + 2);
+    }
 }

@@ -18,13 +18,44 @@ use std::io;
 
 use super::contract::{Contract, Step};
 use super::framework::{Count, Left, by_type, meta_missing, retry_after, summary_missing, typed};
+use crate::check::config::Config;
 use crate::check::finding::Reporter;
 use crate::check::protocol::Protocol;
 use crate::check::rules::Rule;
-use crate::check::run_state::{Cause, CountReading, Outcome, RunState};
+use crate::check::run_state::{Cause, Outcome, Part, RunState};
+use crate::check::verdict::End;
 use crate::json::{Event, Uint};
 
 pub(in crate::check) struct Aoi02;
+
+/// What an AOI 0.2 run keeps of its own.
+#[derive(Default)]
+pub(in crate::check) struct Own {
+    /// The last error without a scope, which decides a failed run's retry
+    /// (it weighs as an item error for an `ok:true` one).
+    unscoped_error: Option<Cause>,
+    /// Which reading of the summary's `count` matched.
+    count_reading: Option<CountReading>,
+}
+
+impl Part for Own {}
+
+/// The AOI 0.2 part of `run`.
+fn own(run: &mut RunState) -> &mut Own {
+    run.part(|_| Own::default())
+}
+
+/// The reading of an AOI 0.2 summary's `count` that matched (DESIGN §13).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CountReading {
+    /// Every line of the run, meta and summary included (the SDK 0.1 and
+    /// machinemode 0.1 code); `emitter` when the summary has their shape.
+    EveryLine { emitter: bool },
+    /// The events between meta and summary (the public docs' examples).
+    Between,
+    /// No count at all.
+    Missing,
+}
 
 impl Contract for Aoi02 {
     fn event(
@@ -50,7 +81,7 @@ impl Contract for Aoi02 {
         }
         let mut step = Step::seen(seen);
         match by_type(run, out, ev, ty, None)? {
-            Left::Nothing => {}
+            Left::Nothing | Left::TypeTwice => {}
             Left::Meta => step.meta = true,
             Left::Summary => {
                 summary(run, out, ev)?;
@@ -67,7 +98,7 @@ impl Contract for Aoi02 {
     fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
         summary_missing(run, out)?;
         meta_missing(run, out)?;
-        let counted = match run.count_reading {
+        let counted = match own(run).count_reading {
             Some(CountReading::EveryLine { emitter: true }) => {
                 "; its count matched every line of the run, meta and summary included (the SDK's reading)"
             }
@@ -93,6 +124,23 @@ impl Contract for Aoi02 {
             "AOI 0.2 run: no envelope, so events lost from the middle are found only by the summary's count, and not located{counted}"
         );
         out.report(run, Rule::VersionLegacy, None, msg)
+    }
+
+    fn end(&self, run: &RunState, cfg: &Config) -> End {
+        let own = run.part_of::<Own>();
+        End {
+            passed: match own.and_then(|o| o.count_reading) {
+                Some(CountReading::Missing) => "summary ok, no count",
+                _ => "summary ok, count matches",
+            },
+            end: "its aoi:summary",
+            missing: Rule::SummaryMissing,
+            unbounded: "unbounded stream, no summary",
+            ok_with_error: "the summary says ok, but the run reported a process-scope error, which ended it",
+            bounded: !cfg.unbounded,
+            uses_seq: false,
+            unscoped: own.and_then(|o| o.unscoped_error.clone()),
+        }
     }
 }
 
@@ -167,7 +215,7 @@ fn error(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Resu
         Scope::Item => run.item_errors += 1,
         Scope::None => {
             run.item_errors += 1;
-            run.unscoped_error = Some(cause);
+            own(run).unscoped_error = Some(cause);
         }
     }
     Ok(())
@@ -192,7 +240,7 @@ fn summary(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Re
     let emitter = ev.get("warning_count").is_some() && ev.get("error_count").is_some();
     match ev.get("count").map(|v| (v.as_uint(), v)) {
         None => {
-            run.count_reading = Some(CountReading::Missing);
+            own(run).count_reading = Some(CountReading::Missing);
             let msg =
                 "no count: lines lost from the middle of a 0.2 run cannot be found".to_string();
             out.report(run, Rule::SummaryCountMissing, None, msg)?;
@@ -205,14 +253,13 @@ fn summary(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Re
             out.report(run, Rule::SummaryCounterInvalid, None, msg)?;
         }
         Some((Uint::Int(n), _)) if n == lines => {
-            run.count_reading = Some(CountReading::EveryLine { emitter });
+            own(run).count_reading = Some(CountReading::EveryLine { emitter });
         }
         Some((Uint::Int(n), _)) if n == between && !emitter => {
-            run.count_reading = Some(CountReading::Between);
+            own(run).count_reading = Some(CountReading::Between);
         }
         Some((n, v)) => {
             let n = Count::of(n, v);
-            run.count_trouble = true;
             // Judged against the SDK's reading, every line: the one the
             // published code writes.
             if n > lines {

@@ -5,10 +5,12 @@
 
 use std::io;
 
+use crate::check::config::Config;
 use crate::check::finding::Reporter;
 use crate::check::protocol::Protocol;
 use crate::check::rules::Rule;
 use crate::check::run_state::RunState;
+use crate::check::verdict::End;
 use crate::json::Event;
 
 /// The rules of one protocol (DESIGN §9).
@@ -19,6 +21,10 @@ pub(in crate::check) trait Contract {
 
     /// The run is over: what a cut end looks like in this protocol.
     fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()>;
+
+    /// What the verdict says of the run's end, in this protocol's words
+    /// (the run is over and closed).
+    fn end(&self, run: &RunState, cfg: &Config) -> End;
 
     /// `run`: the command ended so. What the stream said must agree
     /// (spec §4.1, §6): `exit.disagrees` when it exited 0 but the run says

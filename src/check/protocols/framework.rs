@@ -70,6 +70,9 @@ pub(in crate::check) fn typed<'a>(
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Left {
     Nothing,
+    /// `type` twice: no event of either type, and the domain count cannot
+    /// be judged (one finding per cause).
+    TypeTwice,
     /// The run's `aoi:meta`, judged: id-less lines go to its run from now on.
     Meta,
     /// The run's first `aoi:summary`, to be judged: it ends the run.
@@ -90,9 +93,7 @@ pub(super) fn by_type(
     // line is no event of either type (`envelope.duplicate-key` says
     // why). Allowing that finding never makes it a summary (DESIGN §13).
     if ev.duplicate_reserved_key().is_some() && ev.count("type") > 1 {
-        // Nor can the domain count be judged: one finding per cause.
-        run.count_trouble = true;
-        return Ok(Left::Nothing);
+        return Ok(Left::TypeTwice);
     }
     let framework = ty.is_some_and(|t| t.starts_with(b"aoi:"));
     if framework {

@@ -6,7 +6,9 @@
 //! command's output and error envelope under `run` (`okf.rs`); the
 //! framework events 1.x and 0.2 share are
 //! `framework.rs`. A new protocol is a variant of `Protocol`, its
-//! detection, its module and its arm in `contract_of`.
+//! detection, its module and its arm in `contract_of`; its module holds
+//! its state beyond what every run keeps (a `run_state::Part`) and the
+//! words of its verdict (`Contract::end`).
 
 use std::io;
 

@@ -13,6 +13,7 @@ use crate::check::finding::Reporter;
 use crate::check::protocol::Protocol;
 use crate::check::rules::Rule;
 use crate::check::run_state::{Outcome, RunState};
+use crate::check::verdict::End;
 use crate::json::Event;
 use crate::text::quote;
 
@@ -96,6 +97,20 @@ impl Contract for Ndjson {
             out.report(run, Rule::NdjsonLastMissing, None, msg)?;
         }
         Ok(())
+    }
+
+    /// Typed NDJSON without `--last` has no end to wait for.
+    fn end(&self, _run: &RunState, cfg: &Config) -> End {
+        End {
+            passed: "ended by its last type",
+            end: "its --last line",
+            missing: Rule::NdjsonLastMissing,
+            unbounded: "typed NDJSON, no end type given",
+            ok_with_error: "the summary says ok, but the run reported a process-scope error, which ended it",
+            bounded: cfg.last.is_some() && !cfg.unbounded,
+            uses_seq: false,
+            unscoped: None,
+        }
     }
 }
 

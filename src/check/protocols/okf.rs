@@ -14,10 +14,12 @@
 use std::io;
 
 use super::contract::{Contract, Exited, LineKind, Step};
+use crate::check::config::Config;
 use crate::check::finding::Reporter;
 use crate::check::protocol::Protocol;
 use crate::check::rules::Rule;
 use crate::check::run_state::{Cause, Identity, Outcome, RunState};
+use crate::check::verdict::End;
 use crate::json::{Arena, Event, JsonError, Kind, Parser, Value};
 use crate::text::quote_raw;
 
@@ -58,6 +60,21 @@ impl Contract for Okf {
     /// before it (a timeout, a signal) is not judged.
     fn close(&self, _run: &mut RunState, _out: &mut Reporter<'_>) -> io::Result<()> {
         Ok(())
+    }
+
+    /// A run judged without its exit (`verify --protocol okf`) is held to
+    /// a summary, as in AOI.
+    fn end(&self, _run: &RunState, cfg: &Config) -> End {
+        End {
+            passed: "exited 0",
+            end: "its aoi:summary",
+            missing: Rule::SummaryMissing,
+            unbounded: "unbounded stream, no summary",
+            ok_with_error: "the summary says ok, but the run reported a process-scope error, which ended it",
+            bounded: !cfg.unbounded,
+            uses_seq: false,
+            unscoped: None,
+        }
     }
 
     fn exited(

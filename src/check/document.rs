@@ -1,0 +1,270 @@
+//! A JSON document over several lines (a pretty-printed aiocs envelope or
+//! OKF document, docs/contract.md §18): which line opens one, its lines
+//! held until the object closes, and the one parse of the whole. The
+//! checker judges a closed document as one event at the line it opened
+//! on, and says what a document never read whole leaves behind.
+
+use crate::check::config::Config;
+use crate::check::finding::Draft;
+use crate::check::protocol::Protocol;
+use crate::check::protocols::{LineKind, SeqPlace};
+use crate::check::rules::Rule;
+use crate::check::secrets::{Exposure, Suspect};
+use crate::json::{Arena, Event, Index, JsonError, Parser};
+
+/// What a line held in a document is.
+pub(super) const HELD: LineKind = LineKind {
+    event: false,
+    framework: false,
+    protocol: Protocol::Aoi,
+    late: false,
+    seq: SeqPlace::Untracked,
+    held: true,
+};
+
+/// What a line is to the document being read.
+pub(super) enum Joined {
+    /// A line of its own.
+    Line,
+    /// Held in the document.
+    Held,
+    /// It closed the document.
+    Closed(Closed),
+    /// Held, and the document can never be read whole: the finding the
+    /// line makes, and the secret-looking key the document's lines showed.
+    Dropped(Draft, Option<Suspect>),
+}
+
+/// A document read whole: its text and its one parse.
+pub(super) struct Closed {
+    text: Vec<u8>,
+    arena: Arena,
+    index: Index,
+    pub(super) first_line: u64,
+    /// Its exposed secrets, placed in `text`.
+    pub(super) exposures: Vec<Exposure>,
+}
+
+impl Closed {
+    /// The document as one event.
+    pub(super) fn event(&self) -> Event<'_> {
+        self.index.event(&self.text, &self.arena)
+    }
+}
+
+/// The input ended inside a document.
+pub(super) struct Cut {
+    /// The finding the cut makes.
+    pub(super) finding: Draft,
+    /// The protocol a run of nothing but the document is judged by.
+    pub(super) protocol: Protocol,
+    /// The secret-looking key the document's lines showed.
+    pub(super) suspect: Option<Suspect>,
+}
+
+/// The document being read, if a line opened one.
+#[derive(Default)]
+pub(super) struct Reader {
+    open: Option<Document>,
+}
+
+/// A JSON document over several lines, and the line it opened on.
+struct Document {
+    text: Vec<u8>,
+    first_line: u64,
+    /// How deep the text is inside its brackets: it is parsed when it
+    /// closes, and while open only each time it has doubled, so a line
+    /// that makes it invalid is found soon, and the parses cost time
+    /// linear in its length (parsed at every line, a long document took
+    /// time quadratic in its lines).
+    nesting: Nesting,
+    /// The length at which an open document is parsed next.
+    next_parse: usize,
+    /// The first secret-looking key its lines' bytes hold: said if the
+    /// document is never read whole (cut, invalid), as of any line that
+    /// does not parse.
+    suspect: Option<Suspect>,
+}
+
+impl Reader {
+    /// A document is being read.
+    pub(super) fn is_open(&self) -> bool {
+        self.open.is_some()
+    }
+
+    /// The secret-looking key a held line's bytes showed, kept until the
+    /// document is read whole (when the document itself is searched).
+    pub(super) fn suspect(&mut self, suspect: Suspect) {
+        if let Some(doc) = &mut self.open {
+            doc.suspect.get_or_insert(suspect);
+        }
+    }
+
+    /// What line number `line` (`bytes`, `unparsed` when it does not parse
+    /// alone) is to the document. A document opens on a line that is the
+    /// start of an object left open: under `--protocol aiocs` or `okf` any
+    /// such line, and otherwise only a first line that is `{` alone, so a
+    /// cut NDJSON line never swallows the lines after it.
+    pub(super) fn join(&mut self, cfg: &Config, line: u64, bytes: &[u8], unparsed: bool) -> Joined {
+        let Some(mut doc) = self.open.take() else {
+            let trimmed = bytes.trim_ascii();
+            let opens = match cfg.protocol {
+                Some(Protocol::Aiocs | Protocol::Okf) => {
+                    trimmed.starts_with(b"{") && left_open(trimmed)
+                }
+                None => line == 1 && trimmed == b"{",
+                Some(_) => false,
+            };
+            if !unparsed || !opens {
+                return Joined::Line;
+            }
+            let mut text = bytes.to_vec();
+            text.push(b'\n');
+            let mut nesting = Nesting::default();
+            nesting.feed(bytes);
+            self.open = Some(Document {
+                text,
+                first_line: line,
+                next_parse: 2 * (bytes.len() + 1),
+                nesting,
+                suspect: None,
+            });
+            return Joined::Held;
+        };
+        doc.text.extend_from_slice(bytes);
+        doc.text.push(b'\n');
+        doc.nesting.feed(bytes);
+        if doc.text.len() > cfg.max_line_bytes {
+            let msg = format!(
+                "the document opened at line {} is over --max-line-bytes {}; skipped",
+                doc.first_line, cfg.max_line_bytes
+            );
+            return Joined::Dropped(Draft::new(Rule::LineTooLong, msg), doc.suspect);
+        }
+        if doc.nesting.open() && doc.text.len() < doc.next_parse {
+            self.open = Some(doc);
+            return Joined::Held;
+        }
+        let mut arena = Arena::default();
+        let parsed = Parser::new().parse(&doc.text, &mut arena);
+        match parsed {
+            Ok(index) => Joined::Closed(Closed {
+                text: doc.text,
+                arena,
+                index,
+                first_line: doc.first_line,
+                exposures: vec![],
+            }),
+            Err(JsonError::Syntax { column, .. }) if column > doc.text.trim_ascii_end().len() => {
+                doc.next_parse = 2 * doc.text.len();
+                self.open = Some(doc);
+                Joined::Held
+            }
+            Err(e) => {
+                let column = match e {
+                    JsonError::Syntax { column, .. } | JsonError::Utf8 { column } => column,
+                };
+                let msg = format!(
+                    "invalid JSON in the document opened at line {} (byte {column} of it)",
+                    doc.first_line
+                );
+                Joined::Dropped(Draft::new(Rule::JsonInvalid, msg), doc.suspect)
+            }
+        }
+    }
+
+    /// The input ended: a document still open was cut.
+    pub(super) fn cut(&mut self, cfg: &Config) -> Option<Cut> {
+        let doc = self.open.take()?;
+        let msg = format!(
+            "the document opened at line {} never closes: the output was cut",
+            doc.first_line
+        );
+        // Only the aiocs envelope and an OKF document are read as
+        // documents.
+        let (rule, protocol) = match cfg.protocol {
+            Some(Protocol::Okf) => (Rule::OkfDocumentCut, Protocol::Okf),
+            _ => (Rule::AiocsDocumentCut, Protocol::Aiocs),
+        };
+        Some(Cut {
+            finding: Draft::new(rule, msg),
+            protocol,
+            suspect: doc.suspect,
+        })
+    }
+}
+
+/// The bracket depth of JSON text read so far, strings skipped.
+#[derive(Default)]
+struct Nesting {
+    depth: u64,
+    in_string: bool,
+    escaped: bool,
+    /// A closing bracket with none open: the text is no document.
+    broken: bool,
+}
+
+impl Nesting {
+    fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if self.in_string {
+                match b {
+                    _ if self.escaped => self.escaped = false,
+                    b'\\' => self.escaped = true,
+                    b'"' => self.in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => self.depth += 1,
+                b'}' | b']' => match self.depth.checked_sub(1) {
+                    Some(d) => self.depth = d,
+                    None => self.broken = true,
+                },
+                _ => {}
+            }
+        }
+    }
+
+    /// The text may still close: parsing it now would say only "open".
+    fn open(&self) -> bool {
+        self.depth > 0 && !self.broken
+    }
+}
+
+/// Whether `line` is JSON that stops before its value closes (parsed
+/// alone, it fails at its end).
+fn left_open(line: &[u8]) -> bool {
+    let mut arena = Arena::default();
+    match Parser::new().parse(line, &mut arena) {
+        Err(JsonError::Syntax { column, .. }) => column > line.len(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Nesting;
+
+    fn nesting(lines: &[&str]) -> Nesting {
+        let mut n = Nesting::default();
+        for l in lines {
+            n.feed(l.as_bytes());
+        }
+        n
+    }
+
+    #[test]
+    fn a_document_is_open_until_its_brackets_close_strings_aside() {
+        assert!(nesting(&["{", r#""a": [1,"#]).open());
+        assert!(!nesting(&["{", r#""a": [1,"#, "2]}"]).open());
+        // Brackets and an escaped quote inside a string are text.
+        assert!(nesting(&["{", r#""a": "}] \" }""#]).open());
+        assert!(!nesting(&["{", r#""a": "}] \" }""#, "}"]).open());
+        // More closers than openers: no document, so it is parsed (and
+        // found invalid) at once.
+        assert!(!nesting(&["{", "}}", "{"]).open());
+    }
+}
