@@ -676,7 +676,7 @@ fn suffixes_typed(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) ->
     for m in found {
         let is = match m.value.kind() {
             Kind::String => match m.value.as_str() {
-                Some(s) if s.len() <= 64 && super::quote::quotable(&s).is_some() => {
+                Some(s) if s.len() <= 64 && super::secrets::quotable::quotable(&s).is_some() => {
                     format!("the string {}", crate::text::quote(&s))
                 }
                 _ => "a string".to_string(),

@@ -16,10 +16,10 @@
 //! `id.rs` bounds run ids in bytes. `rules.rs` is the catalogue: a rule is
 //! raised as `Rule::Variant` where it is checked (`grep -rn Rule::SeqGap`),
 //! in `protocols/` or, for line rules, `checker.rs`. `seq.rs` (seq steps,
-//! shared with reconcile), `secrets.rs`, `meta_args.rs`, `marker.rs` and
-//! `schema.rs` are the checks the rules call; `tally.rs` is what a
-//! command's exit status is made from, and `redaction.rs` what `--redact`
-//! writes.
+//! shared with reconcile), `secrets/`, `marker.rs` and `schema.rs` are the
+//! checks the rules call; `tally.rs` is what a command's exit status is
+//! made from. `secrets/` is also what `--redact` writes (`redaction`) and
+//! what a report may quote (`quotable`).
 
 mod checker;
 mod config;
@@ -28,12 +28,9 @@ mod finding;
 mod id;
 pub mod lint_checks;
 mod marker;
-mod meta_args;
 mod names;
 mod protocol;
 mod protocols;
-pub mod quote;
-pub mod redaction;
 pub mod rules;
 mod run_state;
 mod runs;
@@ -48,12 +45,13 @@ pub use config::{Config, SchemaPin};
 pub use finding::{Discard, Finding, SchemaPlace, Sink};
 pub use id::{ByDigest, digest, id_key};
 pub use marker::Markers;
-pub use meta_args::is_sensitive_name;
 pub use protocol::{Protocol, major};
 pub use protocols::{Captured, Exited, LineKind, OKF_MAX_ERROR_BYTES, SeqPlace};
 pub use run_state::{Cause, Identity};
 pub use runs::{Run, RunKey, RunRef};
-pub use secrets::{Exposure, Withholding, is_secret_name, redact};
+pub use secrets::{
+    Exposure, Withholding, is_secret_name, is_sensitive_name, quotable, redact, redaction,
+};
 pub use seq::{SeqTrack, Step};
 pub use tally::Tally;
 pub use verdict::{RunVerdict, Verdict};

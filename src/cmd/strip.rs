@@ -107,7 +107,7 @@ impl Consumer for Strip<'_> {
             let exposures = match (self.opts.stream.redact, decided.document) {
                 (false, _) => &[],
                 (true, Some(_)) => decided.document_exposures,
-                (true, None) => redaction::redactions(&ev, &decided, &mut self.scratch),
+                (true, None) => redaction::redactions(&ev, decided.exposures, &mut self.scratch),
             };
             if decided.document.is_some() {
                 // A document's line breaks are whitespace between tokens

@@ -37,7 +37,7 @@ impl Redacted {
             Line::Unterminated { .. } => b"",
             _ => b"\n",
         };
-        match redaction::relay(line, decided, &mut self.scratch) {
+        match redaction::relay(line, decided.withheld, decided.exposures, &mut self.scratch) {
             redaction::Relay::Withholding(why) => self.out.write_all(&why.placeholder())?,
             redaction::Relay::Bytes(bytes, []) => self.out.write_all(bytes)?,
             redaction::Relay::Bytes(bytes, exposures) => {

@@ -70,7 +70,7 @@ impl Contract for Afdata {
                 None => "no kind: every AFDATA event names its kind".to_string(),
                 Some(v) => format!(
                     "kind {} is not result, error, progress or log",
-                    crate::check::quote::value(v.raw())
+                    crate::check::secrets::quotable::value(v.raw())
                 ),
             };
             out.report(run, Rule::AfdataKindInvalid, None, msg)?;
@@ -250,7 +250,7 @@ fn retry_after_s(
         _ => {
             let msg = format!(
                 "error.retry_after_s is {}, not a number >= 0 that aoitap can carry",
-                crate::check::quote::value(v.raw())
+                crate::check::secrets::quotable::value(v.raw())
             );
             out.report(run, Rule::ErrorRetryAfterInvalid, None, msg)?;
             Ok(None)

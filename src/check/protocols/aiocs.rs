@@ -53,7 +53,7 @@ impl Contract for Aiocs {
                 None => "no ok: the envelope says whether the command succeeded".to_string(),
                 Some(v) => format!(
                     "ok is {}, not a boolean",
-                    crate::check::quote::value(v.raw())
+                    crate::check::secrets::quotable::value(v.raw())
                 ),
             };
             out.report(run, Rule::AiocsEnvelopeInvalid, None, msg)?;
@@ -64,7 +64,7 @@ impl Contract for Aiocs {
                 None => "no command: the envelope names the command it answers".to_string(),
                 Some(v) => format!(
                     "command is {}, not a string",
-                    crate::check::quote::value(v.raw())
+                    crate::check::secrets::quotable::value(v.raw())
                 ),
             };
             out.report(run, Rule::AiocsEnvelopeInvalid, None, msg)?;

@@ -336,7 +336,10 @@ fn seq(
         } else {
             "not a non-negative integer"
         };
-        let msg = format!("aoi.seq is {}, {what}", crate::check::quote::value(v.raw()));
+        let msg = format!(
+            "aoi.seq is {}, {what}",
+            crate::check::secrets::quotable::value(v.raw())
+        );
         out.report(run, Rule::SeqNotInteger, None, msg)?;
         return Ok((None, SeqPlace::Skipped));
     };
@@ -508,7 +511,7 @@ fn upstream_cause(
             if b.is_none() {
                 let msg = format!(
                     "caused_by.retryable is {}, not a boolean: the retry decision cannot be read",
-                    crate::check::quote::value(x.raw())
+                    crate::check::secrets::quotable::value(x.raw())
                 );
                 out.report(run, Rule::ErrorFieldMissing, seq, msg)?;
             }
@@ -583,7 +586,7 @@ fn summary(
                 Uint::NotUint => {
                     let msg = format!(
                         "{name} is {}, not an integer >= 0",
-                        crate::check::quote::value(v.raw())
+                        crate::check::secrets::quotable::value(v.raw())
                     );
                     out.report(run, Rule::SummaryCounterInvalid, seq, msg)?;
                 }

@@ -248,7 +248,7 @@ fn summary(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Re
         Some((Uint::NotUint, v)) => {
             let msg = format!(
                 "count is {}, not an integer >= 0",
-                crate::check::quote::value(v.raw())
+                crate::check::secrets::quotable::value(v.raw())
             );
             out.report(run, Rule::SummaryCounterInvalid, None, msg)?;
         }

@@ -10,11 +10,11 @@ use std::io;
 use super::contract::{LineKind, SeqPlace};
 use crate::check::config::SchemaPin;
 use crate::check::finding::{Draft, Reporter};
-use crate::check::meta_args;
 use crate::check::protocol::{Protocol, major};
 use crate::check::rules::{Rule, Severity};
 use crate::check::run_state::{Identity, RunState};
 use crate::check::runs::MAX_OPEN_RUNS;
+use crate::check::secrets::meta_args;
 use crate::json::{Event, Kind, Uint, Value};
 use crate::text::{plural, quote};
 
@@ -235,7 +235,10 @@ pub(super) fn retry_after(
         Uint::Huge => "past 2^64-1, more than aoitap can carry",
         Uint::NotUint => "not an integer >= 0",
     };
-    let msg = format!("{name} is {}, {what}", crate::check::quote::value(v.raw()));
+    let msg = format!(
+        "{name} is {}, {what}",
+        crate::check::secrets::quotable::value(v.raw())
+    );
     out.report(run, Rule::ErrorRetryAfterInvalid, seq, msg)?;
     Ok(None)
 }

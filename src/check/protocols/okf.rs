@@ -106,12 +106,15 @@ impl Contract for Okf {
                     out.report(run, Rule::OkfDocumentMissing, None, msg)?;
                 }
                 if let Some(ev) = envelope.filter(|ev| ev.get("error").is_some()) {
-                    let says = ev
-                        .get("error")
-                        .and_then(|e| e.field("exitCode"))
-                        .map_or("no exitCode".into(), |v| {
-                            format!("exitCode {}", crate::check::quote::value(v.raw()))
-                        });
+                    let says = ev.get("error").and_then(|e| e.field("exitCode")).map_or(
+                        "no exitCode".into(),
+                        |v| {
+                            format!(
+                                "exitCode {}",
+                                crate::check::secrets::quotable::value(v.raw())
+                            )
+                        },
+                    );
                     let msg = format!(
                         "the command exited 0, but stderr holds an error document ({says})"
                     );
@@ -189,7 +192,7 @@ fn envelope_of(
                 None => "no schemaVersion".to_string(),
                 Some(v) => format!(
                     "schemaVersion is {}, not \"1\"",
-                    crate::check::quote::value(v.raw())
+                    crate::check::secrets::quotable::value(v.raw())
                 ),
             });
         }
@@ -223,7 +226,7 @@ fn envelope_of(
                     None => format!("no error.{key}"),
                     Some(v) => format!(
                         "error.{key} is {}, not {want}",
-                        crate::check::quote::value(v.raw())
+                        crate::check::secrets::quotable::value(v.raw())
                     ),
                 });
             } else if e.count(key) > 1 {
@@ -239,7 +242,7 @@ fn envelope_of(
     {
         wrong.push(format!(
             "error.kind is {}, not usage or runtime",
-            crate::check::quote::quote_or_withhold(&quote_raw(k.as_bytes()))
+            crate::check::secrets::quotable::quote_or_withhold(&quote_raw(k.as_bytes()))
         ));
     }
     if !wrong.is_empty() {

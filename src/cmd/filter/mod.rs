@@ -209,7 +209,7 @@ impl Filter<'_> {
             for (rule, msg) in &mut findings {
                 let why = if secret {
                     "the event holds a secret-looking value"
-                } else if crate::check::quote::quotable(msg).is_none() {
+                } else if crate::check::quotable::quotable(msg).is_none() {
                     "it names something secret-looking"
                 } else {
                     continue;

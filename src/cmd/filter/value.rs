@@ -223,7 +223,7 @@ pub fn holds_secret(input: &Val, names: &[String]) -> bool {
                 // flag of meta.args that names one (`--api-key=K`, `--token`).
                 let named = || {
                     (text.contains("://") || text.starts_with('-'))
-                        && crate::check::quote::quotable(&text).is_none()
+                        && crate::check::quotable::quotable(&text).is_none()
                 };
                 if under_secret || named() {
                     return true;

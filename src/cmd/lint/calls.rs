@@ -219,7 +219,7 @@ impl Calls {
             let what = j.usage_message.as_deref().map_or(String::new(), |m| {
                 format!(
                     ": {}",
-                    crate::check::quote::quote_or_withhold(crate::text::prefix(m, 200))
+                    crate::check::quotable::quote_or_withhold(crate::text::prefix(m, 200))
                 )
             });
             format!("the tool refuses CMD ARGS as a usage error (exit {code}{what})")
@@ -378,7 +378,7 @@ pub fn stderr_said(ran: &Ran) -> String {
     if short.len() < text.len() {
         short.push_str("...");
     }
-    format!(": {}", crate::check::quote::quote_or_withhold(&short))
+    format!(": {}", crate::check::quotable::quote_or_withhold(&short))
 }
 
 #[cfg(test)]

@@ -264,7 +264,7 @@ impl Sink for Counted {
         };
         let excerpt = (number == 2 && !self.head.is_empty()).then(|| {
             let quoted =
-                crate::check::quote::quote_or_withhold(&crate::text::quote_raw(&self.head));
+                crate::check::quotable::quote_or_withhold(&crate::text::quote_raw(&self.head));
             (format!("`{quoted}`"), self.head[0] == 0x1b)
         });
         let found = || Found {

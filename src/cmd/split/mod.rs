@@ -365,7 +365,7 @@ impl Consumer for Split {
         // --redact: a line that cannot be parsed and holds a secret-looking
         // key is replaced by a placeholder line (DESIGN §13, as verify
         // --relay --redact), so the run's file keeps its lines one for one.
-        match redaction::relay(line, &decided, &mut self.scratch) {
+        match redaction::relay(line, decided.withheld, decided.exposures, &mut self.scratch) {
             redaction::Relay::Withholding(why) => {
                 self.files.write(run, hint, &why.placeholder())?
             }

@@ -5,7 +5,7 @@
 //! PEM blocks ...), so a text that names anything secret-looking is not
 //! quoted at all; the user runs the command to see it (lint, filter).
 
-use super::meta_args::is_sensitive_name;
+use super::names::is_sensitive_name;
 use crate::text::quote_raw;
 
 /// `text` when it may be quoted: it names nothing secret-looking (by the

@@ -5,7 +5,8 @@
 //! or inside a URL as userinfo or a sensitive query parameter; under
 //! `--redact` each such value is written over (DESIGN §13).
 
-use super::secrets::{Exposure, SENSITIVE};
+use super::exposure::Exposure;
+use super::names::is_sensitive_name;
 use crate::json::{Event, Kind, Value};
 use crate::text::quote;
 
@@ -24,16 +25,6 @@ const SENSITIVE_QUERY: &[&str] = &[
     "secret",
     "client_secret",
 ];
-
-/// Is a flag or key name sensitive? (`author` is not, though it holds `auth`.)
-pub fn is_sensitive_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    // `authorization` is sensitive; `author` (which holds `auth`) is not.
-    lower.contains("authorization")
-        || SENSITIVE
-            .iter()
-            .any(|s| lower.replace("author", "").contains(s))
-}
 
 /// Does the value show that it was redacted (or is it a reference, not a value)?
 pub fn is_redacted(value: &str) -> bool {
@@ -335,23 +326,6 @@ fn inside(v: &Value<'_>, spans: &[(usize, usize)], out: &mut Vec<Exposure>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names() {
-        for s in [
-            "--token",
-            "api_key",
-            "X-Auth",
-            "password",
-            "clientSecret",
-            "private-key",
-        ] {
-            assert!(is_sensitive_name(s), "{s}");
-        }
-        for s in ["--author", "limit", "query"] {
-            assert!(!is_sensitive_name(s), "{s}");
-        }
-    }
 
     #[test]
     fn url_leaks_span_by_span() {
