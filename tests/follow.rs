@@ -512,6 +512,15 @@ fn follow_needs_names() {
     let out = run(&["summarize", "--follow", "--state", "s", "x.jsonl"], b"");
     assert_eq!(out.code, 64);
     assert!(out.stderr.contains("--state is verify's"), "{}", out.stderr);
+    // The state is renamed over FILE: a device or directory is refused,
+    // never replaced (as root, /dev/null became a regular file).
+    for state in ["/dev/null", "/tmp"] {
+        let out = run(&["verify", "--follow", "--state", state, "x.jsonl"], b"");
+        assert_eq!(out.code, 64, "{state}: {}", out.stderr);
+        assert!(out.stderr.contains("not a regular file"), "{}", out.stderr);
+    }
+    use std::os::unix::fs::FileTypeExt;
+    assert!(fs::metadata("/dev/null").unwrap().file_type().is_char_device());
 }
 
 /// What aoitap writes is never followed: a report or state a glob matches

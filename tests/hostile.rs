@@ -386,3 +386,25 @@ fn an_argument_that_is_not_utf8_is_a_usage_error() {
         );
     }
 }
+
+/// Standard output redirected onto an input is refused (64), and the
+/// refusal is not appended to the file it protects, in any format.
+#[test]
+fn a_refusal_is_not_written_into_the_input_it_protects() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.jsonl");
+    let text = lines(&good(2));
+    std::fs::write(&path, &text).unwrap();
+    for output in ["human", "jsonl", "tap"] {
+        let out = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let status = std::process::Command::new(bin())
+            .args(["verify", "--output", output])
+            .arg(&path)
+            .stdout(out)
+            .stderr(std::process::Stdio::piped())
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(64), "{output}");
+        assert_eq!(std::fs::read(&path).unwrap(), text, "{output} wrote into its input");
+    }
+}

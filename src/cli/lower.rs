@@ -456,6 +456,18 @@ fn followed(
     if f.state.is_some() && command != "verify" {
         return refuse("--state is verify's: it resumes judging, which is all verify does");
     }
+    // The state is written beside FILE and renamed over it: over a device
+    // (/dev/null), a FIFO or a directory that would replace the node
+    // itself. A link is followed: its target is the state.
+    if let Some(state) = &f.state
+        && std::fs::metadata(state).is_ok_and(|m| !m.is_file())
+    {
+        return refuse(&format!(
+            "--state {} is not a regular file: aoitap replaces the state whole, by renaming a \
+             new file over it",
+            state.display()
+        ));
+    }
     if command == "summarize" && opts.style.format == Format::Json {
         return refuse("--follow never ends, and --output json is written at the end: use jsonl");
     }

@@ -17,11 +17,11 @@ use crate::input::file_id::{FileId, input_in_dir, same_file, stdin_is, stdout_is
 pub(super) fn stream(args: &StreamArgs, command: &str) -> Result<(), Error> {
     // Which --output and --protocol values a command takes is clap's to
     // say (its value parsers list them: `args::parser`).
-    let problem = if let Some(input) = args
+    let stdout_input = args
         .files
         .iter()
-        .find(|f| f.as_os_str() != "-" && stdout_is(f))
-    {
+        .find(|f| f.as_os_str() != "-" && stdout_is(f));
+    let problem = if let Some(input) = stdout_input {
         Some(format!(
             "standard output is the input {}: aoitap would read what it writes",
             input.display()
@@ -49,10 +49,22 @@ pub(super) fn stream(args: &StreamArgs, command: &str) -> Result<(), Error> {
     } else {
         None
     };
-    match problem {
-        None => Ok(()),
-        Some(problem) => Err(refuse(command, &problem, args.output)),
+    let Some(problem) = problem else {
+        return Ok(());
+    };
+    let mut err = refuse(command, &problem, args.output);
+    // Standard output is an input: the refusal is not written there
+    // either, where it would be appended to the file it protects; jsonl
+    // goes to stderr, TAP is not written.
+    if stdout_input.is_some()
+        && let Error::Refused(refusal) = &mut err
+    {
+        refusal.machine = match refusal.machine {
+            Some(Machine::Jsonl { .. }) => Some(Machine::Jsonl { on_stderr: true }),
+            _ => None,
+        };
     }
+    Err(err)
 }
 
 /// `--schema FILE` of verify is not the stream it reads: standard input

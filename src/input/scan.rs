@@ -400,6 +400,15 @@ impl<R: Read> Cutter<R> {
         self.batch.release();
     }
 
+    /// Let go of the buffer while it holds nothing: a followed file
+    /// between looks, of which thousands may wait, holds no batch's room
+    /// (the next read makes it again).
+    pub fn idle(&mut self) {
+        if self.filled == 0 {
+            self.batch = Batch::default();
+        }
+    }
+
     /// Cut `rdr` from its start, keeping the buffer grown so far.
     pub fn restart(&mut self, rdr: R) {
         self.rdr = rdr;

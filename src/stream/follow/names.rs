@@ -172,14 +172,18 @@ impl<'o> Name<'o> {
                 _ => 0,
             };
             name.open = Some(Open::new(file, id, max_line));
+            name.seen = true;
         }
         // Rotated while aoitap was stopped: the file it was reading, found
         // beside it under its new name, is read on from where it stopped
         // (its runs restored from what it held), then the new file.
         let now = name.open.as_ref().map(|o| o.id);
-        if let Some((old, at)) = state.files_of(&name.label).find(|f| Some(f.0) != now)
-            && let Some(file) = find_file(&name.path, old)
+        // Only a file that still holds what was read of it: a removed
+        // file's inode number is given to the next file made.
+        if let Some(f) = state.files_of(&name.label).find(|f| Some(f.id) != now)
+            && let Some(file) = find_file(&name.path, f.id).filter(|file| f.holds(file))
         {
+            let (old, at) = (f.id, f.offset);
             name.draining = Some((Open::new(file, old, max_line), Instant::now()));
             name.drain_silent = at;
         }

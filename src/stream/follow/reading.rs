@@ -331,7 +331,10 @@ impl Reading<'_, '_> {
             let schema = self.opts.check.schema.as_deref();
             let batch = match self.lines.next(&mut open.cutter, schema.map(|s| s as _)) {
                 Ok(Some(batch)) => batch,
-                Ok(None) => return Ok(read),
+                Ok(None) => {
+                    open.cutter.idle();
+                    return Ok(read);
+                }
                 Err(e) => {
                     self.report.out.file = n.label.clone();
                     self.report.read_failed(&e).map_err(Halt::writing)?;

@@ -5,8 +5,8 @@
 //! file is read from its start), an entry that cannot be read is left out.
 
 use std::fs::{self, File};
-use std::io;
-use std::path::{Path, PathBuf};
+use std::io::{self, Write};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -118,14 +118,8 @@ impl State {
     /// The files read under `label` when reading stopped (the one it
     /// names, and one rotated away and still drained), and where each
     /// stopped.
-    pub(super) fn files_of<'s>(
-        &'s self,
-        label: &'s str,
-    ) -> impl Iterator<Item = (FileId, u64)> + 's {
-        self.files
-            .iter()
-            .filter(move |f| f.label == label)
-            .map(|f| (f.id, f.offset))
+    pub(super) fn files_of<'s>(&'s self, label: &'s str) -> impl Iterator<Item = &'s Saved> + 's {
+        self.files.iter().filter(move |f| f.label == label)
     }
 
     /// The state's text for `files`.
@@ -153,23 +147,26 @@ impl State {
         text
     }
 
-    /// Write `files` to `path`, whole or not at all (a file beside it,
-    /// renamed over it). A state that cannot be written only costs the
-    /// resume: reading goes on.
+    /// Write `files` to `path`, whole or not at all: a new file beside it,
+    /// made with a random name and `O_EXCL` (a link planted beside the
+    /// state cannot redirect the write), renamed over it. A link at `path`
+    /// is followed: its target is the state. A state that cannot be
+    /// written only costs the resume: reading goes on.
     pub(super) fn write(path: &Path, files: &[Saved]) -> io::Result<()> {
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        let tmp = PathBuf::from(tmp);
+        let path = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         // Its directory is made, as a cache's is (`~/.cache` may not be
         // there yet on a new machine).
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            let _ = fs::create_dir_all(dir);
-        }
-        let written = fs::write(&tmp, State::text(files)).and_then(|()| fs::rename(&tmp, path));
-        if written.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        written
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let _ = fs::create_dir_all(dir);
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".aoitap-state")
+            .tempfile_in(dir)?;
+        tmp.write_all(State::text(files).as_bytes())?;
+        tmp.persist(&path).map_err(|e| e.error)?;
+        Ok(())
     }
 }
 
@@ -231,7 +228,33 @@ mod tests {
         );
         let of: Vec<_> = back.files_of("agent.log").collect();
         assert_eq!(of.len(), 2);
-        assert!(!dir.path().join("cache/aoitap.state.tmp").exists());
+        let left: Vec<_> = fs::read_dir(dir.path().join("cache")).unwrap().collect();
+        assert_eq!(left.len(), 1, "no temporary file is left beside the state");
+    }
+
+    #[test]
+    fn a_link_planted_beside_the_state_is_not_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let precious = dir.path().join("precious.txt");
+        fs::write(&precious, "precious\n").unwrap();
+        let state = dir.path().join("st");
+        std::os::unix::fs::symlink(&precious, dir.path().join("st.tmp")).unwrap();
+        State::write(&state, &[saved("log", 1, 2)]).unwrap();
+        assert_eq!(fs::read_to_string(&precious).unwrap(), "precious\n");
+        assert_eq!(State::load(&state).files.len(), 1);
+        // A link at the state's own name is followed: its target is the state.
+        let target = dir.path().join("real.state");
+        let link = dir.path().join("link.state");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        State::write(&target, &[]).unwrap();
+        State::write(&link, &[saved("log", 1, 9)]).unwrap();
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(State::load(&target).files[0].offset, 9);
     }
 
     #[test]
