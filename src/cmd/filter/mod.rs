@@ -6,6 +6,7 @@
 
 mod plan;
 mod program;
+mod terms;
 mod value;
 
 use std::fs::File;

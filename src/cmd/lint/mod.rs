@@ -6,6 +6,7 @@ pub mod advertised;
 pub mod behaviour;
 pub mod calls;
 pub mod checks;
+pub mod fed;
 pub mod judged;
 pub mod sandbox;
 
@@ -286,11 +287,11 @@ fn decide(check: &'static Check, c: &Calls, opts: &LintOptions) -> calls::Result
         9 => behaviour::secrets(c, &opts.secret_flags),
         10 => behaviour::pipe_and_signals(c),
         11 => advertised::limit_and_cursor(c),
-        12 => advertised::malformed_input(c),
+        12 => fed::malformed_input(c),
         13 => checks::schema_version(c),
         14 => checks::one_meta_one_summary(c),
         15 => checks::seq_and_count(c),
-        _ => advertised::transformer(c),
+        _ => fed::transformer(c),
     }
 }
 

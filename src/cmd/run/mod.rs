@@ -14,10 +14,10 @@
 //! status is the last attempt's; stdout carries the final attempt's stream
 //! alone unless `--live` (DESIGN §20). The parts: `child.rs` (CMD, its group and
 //! its watcher), `retry.rs` (when to run again), `report.rs` (what an
-//! attempt says).
+//! attempt says), `relay.rs` (where each attempt's stream goes).
 
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Seek, Write};
+use std::io::{self, BufWriter};
 use std::os::fd::OwnedFd;
 use std::time::Duration;
 
@@ -25,17 +25,19 @@ use crate::check::{Checker, Exited, LineKind, OKF_MAX_ERROR_BYTES, Protocol};
 use crate::config::{Input, ReportTo, RunOptions};
 use crate::exit::{Error, Exit, Result};
 use crate::input::scan::Line;
-use crate::input::source::{self, RelayError};
+use crate::input::source;
 use crate::output::Attempt;
 use crate::output::relay::Redacted;
 use crate::signal::{Caught, Signals};
 use crate::stream::{self, Consumer, OpenInput, Report};
 
 mod child;
+mod relay;
 mod report;
 mod retry;
 
 use child::{Limits, Running, SignalCount};
+use relay::Relay;
 use report::{Counts, Ended, Watch, describe, human};
 use retry::Jitter;
 
@@ -69,10 +71,11 @@ pub fn run(opts: &RunOptions) -> Result<Exit> {
         .first()
         .map(|c| c.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let holds = opts.retries > 0 && !opts.live && stream.relay && stream.save.is_none();
     let mut consumer = Attempts {
         opts,
         name,
-        redacted,
+        relay: Relay::new(redacted, holds),
         running: None,
         flags: None,
         attempt: 0,
@@ -85,8 +88,6 @@ pub fn run(opts: &RunOptions) -> Result<Exit> {
         signals: SignalCount::default(),
         todo_pending: false,
         rng: Jitter::seeded(),
-        holds: opts.retries > 0 && !opts.live && stream.relay && stream.save.is_none(),
-        held: None,
     };
     let exit = stream::run(stream, "run", to, &mut consumer);
     // Whatever happened, nothing of ours is left running.
@@ -101,7 +102,7 @@ struct Attempts<'o> {
     opts: &'o RunOptions,
     /// CMD's name, as findings and attempts name it.
     name: String,
-    redacted: Option<Redacted>,
+    relay: Relay,
     running: Option<Running>,
     flags: Option<Caught>,
     /// The attempt under way, from 1.
@@ -123,56 +124,34 @@ struct Attempts<'o> {
     /// TAP: the last attempt's points are held until the retry begins.
     todo_pending: bool,
     rng: Jitter,
-    /// Whether each attempt's relayed stream is held until its end decides
-    /// that no retry follows: `--retries` relaying to stdout, not `--live`.
-    /// So `run --retries N -- CMD > out.jsonl` leaves one stream to verify,
-    /// the final attempt's (DESIGN §20).
-    holds: bool,
-    /// The attempt's relayed stream, in an unlinked file.
-    held: Option<File>,
 }
 
 impl Consumer for Attempts<'_> {
     fn next_input(&mut self, _k: usize, _inputs: &[Input], signals: &Signals) -> Option<OpenInput> {
         self.flags = Some(signals.flags());
         self.signals.watch(signals);
-        let mut relay = None;
         if self.attempt > 0 {
             let wait = self.wait.take()?;
             if signals.sleep(wait) {
                 // The attempt held is the final one: `end_all` releases it.
                 return None;
             }
-            // Retried: its stream is not the one stdout carries.
-            self.held = None;
-            match self.keep_attempt() {
-                Ok(file) => relay = file,
-                Err(e) => {
-                    // Nothing is run that could not be saved.
-                    return Some(OpenInput {
-                        label: self.name.clone(),
-                        file: Err(e),
-                        unopened: Exit::CantCreate,
-                        wake: None,
-                        relay: None,
-                    });
-                }
-            }
         }
-        if self.holds {
-            match self.hold() {
-                Ok(file) => relay = file,
-                Err(e) => {
-                    return Some(OpenInput {
-                        label: self.name.clone(),
-                        file: Err(e),
-                        unopened: Exit::CantCreate,
-                        wake: None,
-                        relay: None,
-                    });
-                }
+        let save = self.opts.stream.save.as_deref();
+        let retried = (self.attempt > 0).then_some(self.attempt);
+        let relay = match self.relay.begin(save, retried) {
+            Ok(file) => file,
+            Err(e) => {
+                // Nothing is run that could not be saved.
+                return Some(OpenInput {
+                    label: self.name.clone(),
+                    file: Err(e),
+                    unopened: Exit::CantCreate,
+                    wake: None,
+                    relay: None,
+                });
             }
-        }
+        };
         self.attempt += 1;
         self.retry_after_ms = None;
         let label = if self.opts.retries > 0 {
@@ -222,9 +201,7 @@ impl Consumer for Attempts<'_> {
             retry_after_ms: &mut self.retry_after_ms,
         };
         let decided = check.judge(line, &mut watch)?;
-        if let Some(r) = &mut self.redacted {
-            r.line(line, &decided)?;
-        }
+        self.relay.line(line, &decided)?;
         Ok(decided.kind)
     }
 
@@ -234,9 +211,7 @@ impl Consumer for Attempts<'_> {
         report: &mut Report,
         cancelled: bool,
     ) -> Result<Option<&'static str>> {
-        if let Some(r) = &mut self.redacted {
-            r.flush()?;
-        }
+        self.relay.flush()?;
         self.retried(report)?;
         let Some(running) = self.running.take() else {
             return Ok(cancelled.then_some("cancelled"));
@@ -285,7 +260,7 @@ impl Consumer for Attempts<'_> {
                 note,
             })?;
             if retry_in_ms.is_none() {
-                self.release()?;
+                self.relay.release()?;
             }
             // The timeout decides the verdict only when no retry follows.
             if retry && retry_in_ms.is_none() {
@@ -348,7 +323,7 @@ impl Consumer for Attempts<'_> {
             note,
         })?;
         if retry_in_ms.is_none() {
-            self.release()?;
+            self.relay.release()?;
         }
         self.attempt_over(report, retry_in_ms.is_some())?;
         Ok(())
@@ -357,14 +332,11 @@ impl Consumer for Attempts<'_> {
     fn end_all(&mut self, _report: &mut Report) -> Result<()> {
         // A signal in the wait before a retry: the attempt that ran last
         // is the final one.
-        Ok(self.release()?)
+        Ok(self.relay.release()?)
     }
 
     fn flush(&mut self) -> Result<()> {
-        if let Some(r) = &mut self.redacted {
-            r.flush()?;
-        }
-        Ok(())
+        Ok(self.relay.flush()?)
     }
 
     fn exit(&self, verdict: Exit) -> Exit {
@@ -381,80 +353,6 @@ impl Consumer for Attempts<'_> {
 }
 
 impl Attempts<'_> {
-    /// A retry is about to begin: `--save FILE` holds the final attempt's
-    /// stream only, one conforming stream (DESIGN §13), so the attempt
-    /// before is moved beside it, to `FILE.attempt-N`, and FILE begins
-    /// anew; the new FILE to relay into, unless `--redact` writes it.
-    /// A FILE that is not a regular file (`/dev/null`, a FIFO) cannot be
-    /// moved: every attempt goes to it. A link is followed.
-    fn keep_attempt(&mut self) -> io::Result<Option<File>> {
-        let Some(save) = &self.opts.stream.save else {
-            return Ok(None);
-        };
-        let path = match std::fs::canonicalize(save) {
-            Ok(p) if std::fs::metadata(&p).is_ok_and(|m| m.is_file()) => p,
-            _ => return Ok(None),
-        };
-        let mut kept = path.clone().into_os_string();
-        kept.push(format!(".attempt-{}", self.attempt));
-        let kept = std::path::PathBuf::from(kept);
-        // (The attempt's lines were flushed when its reading ended.)
-        std::fs::rename(&path, &kept).map_err(|e| {
-            let why = format!(
-                "cannot keep attempt {} as {}: {e}",
-                self.attempt,
-                kept.display()
-            );
-            io::Error::new(e.kind(), why)
-        })?;
-        let file = File::create(&path).map_err(|e| {
-            io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display()))
-        })?;
-        if let Some(r) = &mut self.redacted {
-            *r = Redacted::new(BufWriter::with_capacity(256 * 1024, file));
-            return Ok(None);
-        }
-        Ok(Some(file))
-    }
-
-    /// The attempt about to begin relays into an unlinked file of its own
-    /// (for `--redact`, through the redacting writer): the file to relay
-    /// into, unless `--redact` writes it.
-    fn hold(&mut self) -> io::Result<Option<File>> {
-        let file = tempfile::tempfile().map_err(|e| {
-            io::Error::new(e.kind(), format!("cannot hold the attempt's stream: {e}"))
-        })?;
-        self.held = Some(file.try_clone()?);
-        if let Some(r) = &mut self.redacted {
-            *r = Redacted::new(BufWriter::with_capacity(256 * 1024, file));
-            return Ok(None);
-        }
-        Ok(Some(file))
-    }
-
-    /// No retry follows the attempt held: its stream goes to stdout, whole.
-    /// A write that fails is the relay's, as when relaying as it comes
-    /// (a closed downstream stays 141).
-    fn release(&mut self) -> io::Result<()> {
-        let Some(mut held) = self.held.take() else {
-            return Ok(());
-        };
-        if let Some(r) = &mut self.redacted {
-            r.flush()?;
-        }
-        held.rewind()?;
-        let mut out = source::stdout_file()?;
-        let mut buf = vec![0; 64 * 1024];
-        loop {
-            let n = held.read(&mut buf)?;
-            if n == 0 {
-                return Ok(());
-            }
-            out.write_all(&buf[..n])
-                .map_err(|e| io::Error::new(e.kind(), RelayError(e)))?;
-        }
-    }
-
     /// How many times CMD may run: once, and once per retry.
     fn attempts(&self) -> u32 {
         self.opts.retries.saturating_add(1)
