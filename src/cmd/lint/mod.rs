@@ -6,6 +6,7 @@ pub mod advertised;
 pub mod behaviour;
 pub mod calls;
 pub mod checks;
+mod expected;
 pub mod judged;
 pub mod sandbox;
 
@@ -21,6 +22,7 @@ use crate::output;
 use crate::output::Emitter;
 use crate::signal::Signals;
 use calls::{Calls, Outcome};
+pub use expected::expected_failures;
 
 /// Programs whose first operand is the tool (`python3 tool.py search`):
 /// the discovery commands are then `python3 tool.py schema ...`.
