@@ -23,7 +23,6 @@ mod finding;
 mod id;
 pub mod lint_checks;
 mod marker;
-mod names;
 mod protocol;
 mod protocols;
 pub mod rules;
@@ -47,6 +46,6 @@ pub use runs::{Run, RunKey, RunRef};
 pub use secrets::{
     Exposure, Withholding, is_secret_name, is_sensitive_name, quotable, redact, redaction,
 };
-pub use seq::{SeqTrack, Step};
+pub use seq::{SeqStep, SeqTrack};
 pub use tally::Tally;
 pub use verdict::{RunVerdict, Verdict};

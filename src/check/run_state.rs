@@ -32,7 +32,7 @@ pub struct Identity {
 
 /// The summary's outcome fields, kept until the run is judged.
 #[derive(Default)]
-pub(super) struct Outcome {
+pub(super) struct SummaryClaim {
     pub(super) ok: Option<bool>,
     pub(super) partial: bool,
     pub(super) reason: Option<String>,
@@ -86,7 +86,7 @@ pub(super) struct RunState {
     pub(super) shared_track: Option<usize>,
     pub(super) cur: usize,
     pub(super) meta: Option<Identity>,
-    pub(super) summary: Option<Outcome>,
+    pub(super) summary: Option<SummaryClaim>,
     /// Judged early: more than `MAX_OPEN_RUNS` runs were open.
     pub(super) evicted: bool,
     pub(super) not_last_reported: bool,

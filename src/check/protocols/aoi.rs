@@ -5,7 +5,7 @@
 
 use std::io;
 
-use super::contract::{Contract, LineKind, SeqPlace, Step};
+use super::contract::{Contract, LineKind, Ruling, SeqPlace};
 use super::framework::{
     Count, Left, by_type, identity, meta_missing, missing_identity, retry_after, summary_missing,
     typed,
@@ -13,8 +13,8 @@ use super::framework::{
 use crate::check::finding::{Draft, Reporter};
 use crate::check::protocol::Protocol;
 use crate::check::rules::{CATEGORIES, Rule};
-use crate::check::run_state::{Cause, Outcome, RunState};
-use crate::check::seq::Step as SeqStep;
+use crate::check::run_state::{Cause, RunState, SummaryClaim};
+use crate::check::seq::SeqStep;
 use crate::json::{Aoi, Event, Kind, Uint, Value};
 use crate::text::quote;
 
@@ -27,7 +27,7 @@ impl Contract for Aoi1 {
         run: &mut RunState,
         out: &mut Reporter<'_>,
         ev: &Event<'_>,
-    ) -> io::Result<Step> {
+    ) -> io::Result<Ruling> {
         let (ty, seen) = typed(ev, Protocol::Aoi);
         let ty = ty.as_deref();
         let aoi = ev.aoi();
@@ -96,7 +96,7 @@ impl Contract for Aoi1 {
             seq: stepped,
             ..seen
         };
-        let mut step = Step::seen(seen);
+        let mut step = Ruling::seen(seen);
         if run.unsupported {
             return Ok(step);
         }
@@ -522,7 +522,7 @@ fn summary(
         Some(v) => Some(upstream_cause(run, out, v, seq)?),
         None => None,
     };
-    run.summary = Some(Outcome {
+    run.summary = Some(SummaryClaim {
         ok,
         partial,
         reason: reason.flatten(),
