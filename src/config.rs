@@ -46,6 +46,9 @@ pub struct LintOptions {
     /// The checks to make, by id, in catalogue order.
     pub checks: Vec<&'static str>,
     pub secret_flags: Vec<String>,
+    /// `--expected-failures FILE`: read by lint before it runs, into
+    /// `expected_failures`.
+    pub expected_failures_file: Option<PathBuf>,
     /// Ids known to fail.
     pub expected_failures: Vec<String>,
 }
@@ -127,6 +130,9 @@ pub struct StreamOptions {
     pub jobs: usize,
     /// `--follow`: the FILE operands are followed by name (DESIGN §17).
     pub follow: Option<Follow>,
+    /// `--schema FILE` (verify, run): compiled by the command before it
+    /// runs, into `check.schema` (docs/contract.md §11).
+    pub schema_file: Option<PathBuf>,
 }
 
 /// `--follow` (DESIGN §17).

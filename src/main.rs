@@ -1,5 +1,6 @@
-//! The binary: parse the command line, dispatch to one command, and turn
-//! its result into the one exit status (DESIGN §4); nothing else.
+//! The binary: parse the command line, read the files it names
+//! (`cmd::load`), dispatch to one command, and turn its result into the
+//! one exit status (DESIGN §4); nothing else.
 
 use std::process::ExitCode;
 
@@ -10,7 +11,7 @@ use aoitap::exit::{Error, Exit, Machine, Problem, Refusal};
 use aoitap::output;
 
 fn main() -> ExitCode {
-    let parsed = cli::parse();
+    let parsed = cli::parse().and_then(cmd::load);
     let machine = parsed.as_ref().ok().and_then(Invocation::machine);
     let result = match parsed {
         Err(err) => refused(err),
@@ -36,9 +37,10 @@ fn main() -> ExitCode {
     }
 }
 
-/// What `cli::parse` hands back instead of a command, said here: help,
-/// printed as clap prints it, or a refused command line; then the status
-/// the error ends with. A failed write of the help comes back as the I/O
+/// What `cli::parse` or `cmd::load` hands back instead of a command, said
+/// here: help, printed as clap prints it, or a refused command line (or a
+/// file it names that is not there, on stderr alone); then the status the
+/// error ends with. A failed write of the help comes back as the I/O
 /// error it is, for `say_fatal`.
 fn refused(err: Error) -> Result<Exit, Error> {
     match &err {

@@ -11,8 +11,8 @@ use crate::check::config::Config;
 use crate::check::document::{self, Closed, HELD, Joined};
 use crate::check::finding::{Draft, Reporter, Sink};
 use crate::check::marker::Markers;
-use crate::check::names;
 use crate::check::protocol::Protocol;
+use crate::check::protocols::afdata_suffixes;
 use crate::check::protocols::{self, Exited, LineKind};
 use crate::check::rules::Rule;
 use crate::check::run_state::{Identity, RunState};
@@ -670,7 +670,7 @@ fn secrets_found(
 #[inline(never)]
 fn suffixes_typed(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Result<()> {
     let names = &out.cfg.secret_names;
-    let (found, more) = names::mistyped(&ev.as_value(), |k| {
+    let (found, more) = afdata_suffixes::mistyped(&ev.as_value(), |k| {
         secrets::is_secret_name(k.as_bytes(), names)
     });
     for m in found {
@@ -702,7 +702,7 @@ fn suffixes_typed(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) ->
         let msg = format!(
             "{} more fields of this event are mistyped than the {} named",
             more,
-            names::NAMED
+            afdata_suffixes::NAMED
         );
         out.report(run, Rule::AfdataSuffixType, None, msg)?;
     }
@@ -732,13 +732,13 @@ fn schema_checked(
         }
     };
     match outcome {
-        schema::Outcome::Valid => Ok(()),
-        schema::Outcome::Invalid(bad) => {
+        schema::Validity::Valid => Ok(()),
+        schema::Validity::Invalid(bad) => {
             let mut f = Draft::new(Rule::EventSchemaInvalid, bad.message.clone());
             f.place = Some(Box::new(bad.place.clone()));
             out.emit(run, f)
         }
-        schema::Outcome::Unchecked(why) => {
+        schema::Validity::Unchecked(why) => {
             out.report(run, Rule::EventSchemaUnchecked, None, why.clone())
         }
     }

@@ -28,7 +28,6 @@ mod finding;
 mod id;
 pub mod lint_checks;
 mod marker;
-mod names;
 mod protocol;
 mod protocols;
 pub mod rules;
@@ -52,6 +51,6 @@ pub use runs::{Run, RunKey, RunRef};
 pub use secrets::{
     Exposure, Withholding, is_secret_name, is_sensitive_name, quotable, redact, redaction,
 };
-pub use seq::{SeqTrack, Step};
+pub use seq::{SeqStep, SeqTrack};
 pub use tally::Tally;
 pub use verdict::{RunVerdict, Verdict};

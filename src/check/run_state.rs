@@ -30,7 +30,7 @@ pub struct Identity {
 
 /// The summary's outcome fields, kept until the run is judged.
 #[derive(Default)]
-pub(super) struct Outcome {
+pub(super) struct SummaryClaim {
     pub(super) ok: Option<bool>,
     pub(super) partial: bool,
     pub(super) reason: Option<String>,
@@ -54,7 +54,7 @@ pub(super) struct RunState {
     pub(super) first_line: u64,
     pub(super) lines: u64,
     pub(super) meta: Option<Identity>,
-    pub(super) summary: Option<Outcome>,
+    pub(super) summary: Option<SummaryClaim>,
     /// Judged early: more than `MAX_OPEN_RUNS` runs were open.
     pub(super) evicted: bool,
     /// An event after the run's end was reported (once per run).

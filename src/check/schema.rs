@@ -24,7 +24,7 @@ use jsonschema::{ReferencingError, ValidationError, Validator};
 use serde_json::{Map, Number, Value};
 
 use crate::input::line_check::LineCheck;
-pub use crate::input::line_check::{Invalid, Outcome, SchemaPlace};
+pub use crate::input::line_check::{Invalid, SchemaPlace, Validity};
 use crate::json::{Event, unescape};
 use crate::text::{QUOTE_BYTES, prefix};
 
@@ -63,7 +63,7 @@ impl fmt::Debug for EventSchema {
 }
 
 impl LineCheck for EventSchema {
-    fn check(&self, ev: &Event<'_>) -> Outcome {
+    fn check(&self, ev: &Event<'_>) -> Validity {
         EventSchema::check(self, ev)
     }
 }
@@ -113,14 +113,14 @@ impl EventSchema {
     }
 
     /// Validate one event (an object line).
-    pub fn check(&self, ev: &Event<'_>) -> Outcome {
+    pub fn check(&self, ev: &Event<'_>) -> Validity {
         let Some(instance) = tree(ev.as_value().raw()) else {
-            return Outcome::Unchecked(format!(
+            return Validity::Unchecked(format!(
                 "the event nests deeper than {MAX_DEPTH} levels: not validated against the schema"
             ));
         };
         if self.root.is_valid(&instance) {
-            return Outcome::Valid;
+            return Validity::Valid;
         }
         let ty = instance.get("type").and_then(Value::as_str);
         // A `oneOf`/`anyOf` over definitions says only "matched none": the
@@ -139,7 +139,7 @@ impl EventSchema {
     /// The most specific error (the deepest in the event; the first of
     /// equals), with the count of the others.
     /// `branch`: the event type whose definition `v` is, when it is one.
-    fn explain(&self, v: &Validator, instance: &Value, branch: Option<String>) -> Outcome {
+    fn explain(&self, v: &Validator, instance: &Value, branch: Option<String>) -> Validity {
         let depth = |e: &ValidationError<'_>| e.instance_path().as_str().matches('/').count();
         let mut best: Option<ValidationError<'_>> = None;
         let mut others = 0usize;
@@ -165,7 +165,7 @@ impl EventSchema {
             }
         }
         let Some(best) = best else {
-            return Outcome::Unchecked(match gave_up {
+            return Validity::Unchecked(match gave_up {
                 Some(at) => format!(
                     "the regex engine gave up on the pattern at {} (backtracking limit): not validated",
                     clip(&at)
@@ -195,7 +195,7 @@ impl EventSchema {
             let s = if others == 1 { "" } else { "s" };
             message.push_str(&format!("; {others} more error{s} in this event"));
         }
-        Outcome::Invalid(Invalid {
+        Validity::Invalid(Invalid {
             message,
             place: SchemaPlace {
                 instance_path: clip(&instance_path),

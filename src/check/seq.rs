@@ -17,7 +17,7 @@ pub struct SeqTrack {
 
 /// What one seq says about the lines before it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
+pub enum SeqStep {
     /// The seq expected.
     InOrder,
     /// The run's first seq is not 0: seqs `0..seq` were cut from the head.
@@ -54,25 +54,25 @@ impl SeqTrack {
     }
 
     /// A line carrying seq `n`.
-    pub fn step(&mut self, n: u64) -> Step {
+    pub fn step(&mut self, n: u64) -> SeqStep {
         let (expected, started) = (self.next, self.started);
         self.next = expected.max(n.saturating_add(1));
         self.started = true;
         if n > expected {
             let count = n - expected;
             if !started && expected == 0 {
-                Step::HeadCut { count }
+                SeqStep::HeadCut { count }
             } else {
-                Step::Gap {
+                SeqStep::Gap {
                     from: expected,
                     to: n - 1,
                     count,
                 }
             }
         } else if n < expected {
-            Step::Back { expected }
+            SeqStep::Back { expected }
         } else {
-            Step::InOrder
+            SeqStep::InOrder
         }
     }
 }
@@ -81,14 +81,14 @@ impl SeqTrack {
 mod tests {
     use super::*;
 
-    fn steps(seqs: &[u64]) -> Vec<Step> {
+    fn steps(seqs: &[u64]) -> Vec<SeqStep> {
         let mut t = SeqTrack::default();
         seqs.iter().map(|&n| t.step(n)).collect()
     }
 
     #[test]
     fn in_order_gap_repeat_and_head() {
-        use Step::*;
+        use SeqStep::*;
         assert_eq!(steps(&[0, 1, 2]), vec![InOrder; 3]);
         assert_eq!(
             steps(&[0, 3, 4]),
@@ -114,14 +114,14 @@ mod tests {
         let s = steps(&[0, u64::MAX, 1, 3]);
         assert_eq!(
             s[1],
-            Step::Gap {
+            SeqStep::Gap {
                 from: 1,
                 to: u64::MAX - 1,
                 count: u64::MAX - 1
             }
         );
-        assert_eq!(s[2], Step::Back { expected: u64::MAX });
-        assert_eq!(s[3], Step::Back { expected: u64::MAX });
+        assert_eq!(s[2], SeqStep::Back { expected: u64::MAX });
+        assert_eq!(s[3], SeqStep::Back { expected: u64::MAX });
     }
 
     #[test]
@@ -129,6 +129,6 @@ mod tests {
         let mut t = SeqTrack::default();
         t.step(0);
         t.skip();
-        assert_eq!(t.step(2), Step::InOrder);
+        assert_eq!(t.step(2), SeqStep::InOrder);
     }
 }

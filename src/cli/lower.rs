@@ -1,9 +1,10 @@
 //! clap's values become `crate::config`'s plain options here, after the
 //! checks of `usage`, before any input is read: nothing past `cli` sees
-//! clap (ripgrep's `LowArgs -> HiArgs`).
+//! clap (ripgrep's `LowArgs -> HiArgs`). A file an option names is read by
+//! the command that needs it (`cmd::load`: `--schema`,
+//! `--expected-failures`); here it stays a path.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use super::args::{
     ColorArg, Command, FilterArgs, FollowArgs, LintArgs, LintOutputArg, NamesArg, OutputArg,
@@ -12,7 +13,6 @@ use super::args::{
 };
 use super::usage;
 use crate::check::rules::Levels;
-use crate::check::schema::{EventSchema, load_schema};
 use crate::check::{Config, Protocol};
 use crate::config::{
     CapabilitiesOptions, CompletionsOptions, FilterOptions, Follow, Input, Invocation, LintOptions,
@@ -71,7 +71,6 @@ fn verify(mut a: VerifyArgs) -> Result<StreamOptions, Error> {
     walked(&mut a.stream.files);
     usage::stream(&a.stream, "verify")?;
     usage::schema_file(a.schema.as_deref(), &a.stream)?;
-    let schema = schema(a.schema.as_deref(), &a.stream, "verify")?;
     let to = if a.relay {
         ReportTo::Stderr
     } else {
@@ -79,7 +78,7 @@ fn verify(mut a: VerifyArgs) -> Result<StreamOptions, Error> {
     };
     let output = a.stream.output;
     let mut opts = a.stream.into_options(to);
-    opts.check.schema = schema;
+    opts.schema_file = a.schema;
     opts.relay = a.relay;
     if a.relay && a.follow.follow {
         return Err(usage::refuse(
@@ -252,31 +251,6 @@ fn lint(a: LintArgs) -> Result<LintOptions, Error> {
             }
         }
     }
-    let expected_failures = match &a.expected_failures {
-        None => vec![],
-        Some(path) => {
-            let shown = path.display();
-            let text = read_list(path).map_err(|(missing, e)| {
-                let msg = format!("--expected-failures {shown}: {e}");
-                if missing {
-                    Error::NoInput(format!("lint: {msg}"))
-                } else {
-                    refuse(&msg)
-                }
-            })?;
-            // An editor's byte order mark is not part of the first id.
-            let listed: Vec<String> = text
-                .trim_start_matches('\u{feff}')
-                .lines()
-                .map(|l| l.split('#').next().unwrap_or_default().trim().to_string())
-                .filter(|l| !l.is_empty())
-                .collect();
-            ids(&listed, &format!("--expected-failures {shown}"))?
-                .into_iter()
-                .map(str::to_string)
-                .collect()
-        }
-    };
     if let Some(n) = a.tool_words
         && usize::from(n) > a.command.len()
     {
@@ -318,47 +292,14 @@ fn lint(a: LintArgs) -> Result<LintOptions, Error> {
         env,
         checks,
         secret_flags: a.secret_flag,
-        expected_failures,
+        expected_failures_file: a.expected_failures,
+        expected_failures: vec![],
     })
-}
-
-/// A list file of ids (`--expected-failures`): text, at most 64 KiB, so
-/// `/dev/zero` or a log named by mistake is an error, not a hang.
-fn read_list(path: &std::path::Path) -> Result<String, (bool, String)> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    const MAX: u64 = 64 * 1024;
-    let unread = |e: std::io::Error| (false, format!("cannot read it: {e}"));
-    // Opened without blocking, so a FIFO with no writer is not a hang
-    // (it reads as empty), then read as usual: `<(...)` works.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-        .open(path)
-        .map_err(|e| {
-            (
-                e.kind() == std::io::ErrorKind::NotFound,
-                format!("cannot read it: {e}"),
-            )
-        })?;
-    let flags = rustix::fs::fcntl_getfl(&file).map_err(|e| unread(e.into()))?;
-    rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::NONBLOCK)
-        .map_err(|e| unread(e.into()))?;
-    let mut bytes = vec![];
-    file.take(MAX + 1).read_to_end(&mut bytes).map_err(unread)?;
-    if bytes.len() as u64 > MAX {
-        return Err((
-            false,
-            format!("over {} KiB: a list of check ids is short", MAX >> 10),
-        ));
-    }
-    String::from_utf8(bytes).map_err(|_| (false, "not UTF-8 text".to_string()))
 }
 
 fn run(a: RunArgs) -> Result<RunOptions, Error> {
     usage::stream(&a.stream, "run")?;
     usage::run(&a)?;
-    let schema = schema(a.schema.as_deref(), &a.stream, "run")?;
     // -q silences the relay and the report; --save still saves. With
     // --output tap stdout is the TAP and nothing else, so `prove` can read
     // it: CMD's stdout is saved or discarded (DESIGN §13).
@@ -371,7 +312,7 @@ fn run(a: RunArgs) -> Result<RunOptions, Error> {
     } else {
         ReportTo::Stdout
     });
-    stream.check.schema = schema;
+    stream.schema_file = a.schema;
     stream.relay = relay || save.is_some();
     stream.save = save;
     stream.redact = a.redact;
@@ -509,16 +450,6 @@ fn followed(
     Ok(())
 }
 
-/// `--schema FILE`, compiled; a schema that cannot be used is a usage
-/// error before anything is read (DESIGN §11).
-fn schema(
-    path: Option<&Path>,
-    args: &StreamArgs,
-    command: &str,
-) -> Result<Option<Arc<EventSchema>>, Error> {
-    load_schema(path, &args.secret_name).map_err(|p| usage::refuse(command, &p, args.output))
-}
-
 impl StreamArgs {
     /// `to`: where the report goes without --report (for colour).
     fn into_options(self, to: ReportTo) -> StreamOptions {
@@ -597,6 +528,7 @@ impl StreamArgs {
             save: None,
             jobs: 1,
             follow: None,
+            schema_file: None,
         }
     }
 }

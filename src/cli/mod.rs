@@ -17,6 +17,7 @@ use crate::config::{CapabilitiesOptions, Invocation, SchemaOptions};
 use crate::exit::{Error, Problem, Refusal};
 pub use args::command;
 use args::{Cli, Command, StreamArgs};
+pub use usage::refuse_file;
 
 /// Parse the command line into the plain options of one command. What
 /// comes back instead is help to print or a refused command line

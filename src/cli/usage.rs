@@ -10,6 +10,7 @@ use super::args::{OutputArg, ProtocolArg, ReconcileArgs, RunArgs, StreamArgs};
 use crate::config::SplitOptions;
 use crate::exit::{Error, Machine, Problem, Refusal, Rendered};
 use crate::input::file_id::{FileId, input_in_dir, same_file, stdin_is, stdout_is};
+use crate::output::style::Format;
 
 /// The checks every stream command makes that clap cannot: a `--report`
 /// that would destroy an input, `--first` and `--last` without ndjson,
@@ -224,6 +225,21 @@ pub(super) fn refuse(command: &str, problem: &str, output: OutputArg) -> Error {
         command: command.to_string(),
         machine: machine(output, command, &args_lossy()),
     }))
+}
+
+/// A usage error in a file the command line names (`--schema`,
+/// `--expected-failures`), found by the command that reads it: said as
+/// `refuse` says one, in the machine format `format` asks for (only jsonl
+/// and tap have one).
+pub fn refuse_file(command: &str, problem: &str, format: Format) -> Error {
+    let output = match format {
+        Format::Jsonl => OutputArg::Jsonl,
+        Format::Tap => OutputArg::Tap,
+        Format::Human | Format::Junit | Format::Sarif | Format::Github | Format::Json => {
+            OutputArg::Human
+        }
+    };
+    refuse(command, problem, output)
 }
 
 fn args_lossy() -> Vec<String> {

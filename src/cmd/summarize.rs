@@ -18,7 +18,7 @@ use crate::config::{ReportTo, SummarizeOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
 use crate::json::{Event, Kind};
-use crate::output::summary::{self, Counted, Outcome, Problem};
+use crate::output::summary::{self, Counted, Ending, Problem};
 use crate::stream::{self, Consumer, Holder, PerRun, Report};
 use crate::text::one_line;
 
@@ -50,7 +50,7 @@ struct Stats {
     warnings: Vec<Problem>,
     errors: Vec<Problem>,
     summary_identity: bool,
-    outcome: Option<Outcome>,
+    outcome: Option<Ending>,
     /// Names this run holds against `MAX_KEPT`.
     kept: usize,
     last: Option<Last>,
@@ -202,7 +202,7 @@ impl Stats {
             Some(b"aoi:summary") => {
                 let flag = |k: &str| ev.get(k).and_then(|v| v.as_bool());
                 self.summary_identity = ev.get("tool_version").is_some();
-                self.outcome = Some(Outcome {
+                self.outcome = Some(Ending {
                     ok: flag("ok"),
                     reason: text("reason"),
                     partial: flag("partial"),
@@ -253,10 +253,10 @@ impl Stats {
             return;
         }
         let ok = ev.get("ok").and_then(|v| v.as_bool());
-        self.outcome = Some(Outcome {
+        self.outcome = Some(Ending {
             ok,
             reason: (ok == Some(false)).then(|| "error".into()),
-            ..Outcome::default()
+            ..Ending::default()
         });
         if ok == Some(false) {
             self.payload_error(ev, line);
@@ -294,16 +294,16 @@ impl Stats {
         };
         match &*kind {
             "result" => {
-                self.outcome = Some(Outcome {
+                self.outcome = Some(Ending {
                     ok: Some(true),
-                    ..Outcome::default()
+                    ..Ending::default()
                 });
             }
             "error" => {
-                self.outcome = Some(Outcome {
+                self.outcome = Some(Ending {
                     ok: Some(false),
                     reason: Some("error".into()),
-                    ..Outcome::default()
+                    ..Ending::default()
                 });
                 self.payload_error(ev, line);
             }

@@ -8,11 +8,11 @@ use crate::json::Event;
 
 /// A check of one parsed object line.
 pub trait LineCheck: Send + Sync {
-    fn check(&self, ev: &Event<'_>) -> Outcome;
+    fn check(&self, ev: &Event<'_>) -> Validity;
 }
 
 /// What checking one event found.
-pub enum Outcome {
+pub enum Validity {
     Valid,
     Invalid(Invalid),
     /// Not checked, and why (for `--schema`: nested past its depth, or a

@@ -16,7 +16,7 @@
 
 use std::io::{self, Read};
 
-use crate::input::line_check::{LineCheck, Outcome};
+use crate::input::line_check::{LineCheck, Validity};
 use crate::json::{Arena, Event, Index, JsonError, Parser};
 
 /// A batch is handed out once it holds this many bytes of whole lines.
@@ -69,7 +69,7 @@ pub enum Validation<'a> {
     /// Not validated here (no schema, or not an object).
     Unchecked,
     Valid,
-    Found(&'a Outcome),
+    Found(&'a Validity),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,7 +97,7 @@ pub struct Batch {
     arena: Arena,
     /// With `--schema`: the outcome of each parsed line that is not valid,
     /// by its place in `parsed`, in order.
-    checked: Vec<(usize, Outcome)>,
+    checked: Vec<(usize, Validity)>,
     validated: bool,
 }
 
@@ -127,7 +127,7 @@ impl Batch {
                     let ev = index.event(line, &self.arena);
                     if ev.is_object() {
                         match schema.check(&ev) {
-                            Outcome::Valid => {}
+                            Validity::Valid => {}
                             other => self.checked.push((self.parsed.len(), other)),
                         }
                     }

@@ -68,7 +68,7 @@ impl Want {
 }
 
 /// The walk's result: the index after what was read.
-type Step = Result<usize, Fault>;
+type Walked = Result<usize, Fault>;
 
 /// `i` is within a line of at most `u32::MAX` bytes (`Parser::parse`).
 #[inline]
@@ -211,7 +211,7 @@ impl Walk<'_> {
     /// after its `}`. One copy per level (`AOI`: the envelope's own
     /// members), so the list and the reserved names are known when
     /// compiling.
-    fn members<const AOI: bool>(&mut self, i: usize) -> Step {
+    fn members<const AOI: bool>(&mut self, i: usize) -> Walked {
         let b = self.b;
         let i = ws(b, i + 1);
         if b.get(i) == Some(&b'}') {
@@ -222,7 +222,7 @@ impl Walk<'_> {
 
     /// The members of an object from the one at `i` (where a key should
     /// start) to the object's end; returns the index after its `}`.
-    fn members_from<const AOI: bool>(&mut self, mut i: usize) -> Step {
+    fn members_from<const AOI: bool>(&mut self, mut i: usize) -> Walked {
         let level = if AOI { Level::Aoi } else { Level::Top };
         let b = self.b;
         loop {
@@ -375,7 +375,7 @@ impl Walk<'_> {
 
     /// Validate the value at `i`; returns the index after it. Containers
     /// are walked iteratively, one bit of `stack` per open one.
-    fn value(&mut self, i: usize) -> Step {
+    fn value(&mut self, i: usize) -> Walked {
         let b = self.b;
         let ansi = &mut self.flags;
         let stack = &mut *self.stack;
@@ -459,7 +459,7 @@ fn tag_of(level: Level, raw: &[u8], escaped: bool) -> Tag {
 /// Read `"key" :` at `i` inside a nested object; returns the index of the
 /// value.
 #[inline]
-fn key(b: &[u8], i: usize, flags: &mut Flags) -> Step {
+fn key(b: &[u8], i: usize, flags: &mut Flags) -> Walked {
     if b.get(i) != Some(&b'"') {
         return Err(fault(i, Want::Key));
     }
@@ -597,7 +597,7 @@ fn skip_plain(b: &[u8], mut i: usize) -> usize {
 
 /// The rest of a string from its first escape, non-ASCII byte or fault.
 #[inline(never)]
-fn string_rest(b: &[u8], mut i: usize, flags: &mut Flags) -> Step {
+fn string_rest(b: &[u8], mut i: usize, flags: &mut Flags) -> Walked {
     loop {
         match b.get(i) {
             Some(b'"') => return Ok(i + 1),
@@ -668,7 +668,7 @@ fn digits(b: &[u8], i: usize) -> usize {
 /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, any size. Integers,
 /// the common case, are read inline; a fraction or exponent out of line.
 #[inline(always)]
-fn number(b: &[u8], mut i: usize) -> Step {
+fn number(b: &[u8], mut i: usize) -> Walked {
     if b[i] == b'-' {
         i += 1;
     }
@@ -685,7 +685,7 @@ fn number(b: &[u8], mut i: usize) -> Step {
 
 /// The fraction and exponent of a number, from `i` (at `.`, `e` or `E`).
 #[inline(never)]
-fn number_rest(b: &[u8], mut i: usize) -> Step {
+fn number_rest(b: &[u8], mut i: usize) -> Walked {
     if b.get(i) == Some(&b'.') {
         let j = digits(b, i + 1);
         if j == i + 1 {
@@ -707,7 +707,7 @@ fn number_rest(b: &[u8], mut i: usize) -> Step {
     Ok(i)
 }
 
-fn literal(b: &[u8], i: usize, word: &'static [u8]) -> Step {
+fn literal(b: &[u8], i: usize, word: &'static [u8]) -> Walked {
     if b.get(i..i + word.len()) == Some(word) {
         Ok(i + word.len())
     } else {

@@ -76,10 +76,10 @@ impl Suite {
     fn add(&mut self, c: &Case) -> io::Result<()> {
         self.tests += 1;
         match c.outcome {
-            Outcome::Pass => {}
-            Outcome::Failure(_) => self.failures += 1,
-            Outcome::Error(_) => self.errors += 1,
-            Outcome::Skipped(_) => self.skipped += 1,
+            CaseResult::Pass => {}
+            CaseResult::Failure(_) => self.failures += 1,
+            CaseResult::Error(_) => self.errors += 1,
+            CaseResult::Skipped(_) => self.skipped += 1,
         }
         let mut x = String::new();
         case(&mut x, c);
@@ -118,13 +118,13 @@ impl Suite {
 struct Case {
     name: String,
     classname: String,
-    outcome: Outcome,
+    outcome: CaseResult,
     /// The findings, for the failure's text or `<system-out>`.
     text: String,
     reruns: Vec<Report>,
 }
 
-enum Outcome {
+enum CaseResult {
     Pass,
     Failure(Report),
     Error(Report),
@@ -186,8 +186,8 @@ impl Junit {
     ) -> io::Result<()> {
         let text = self.findings_of(&r.run);
         let outcome = match r.verdict {
-            Verdict::Pass => Outcome::Pass,
-            v => Outcome::Failure(Report {
+            Verdict::Pass => CaseResult::Pass,
+            v => CaseResult::Failure(Report {
                 kind: v.name().to_string(),
                 message: r.message.clone(),
                 text: text.clone(),
@@ -229,7 +229,7 @@ impl Junit {
         let case = Case {
             name,
             classname: file.to_string(),
-            outcome: Outcome::Error(Report {
+            outcome: CaseResult::Error(Report {
                 kind: "cancelled".to_string(),
                 message: message.to_string(),
                 text: text.clone(),
@@ -269,8 +269,8 @@ impl Junit {
             // Timed out or cancelled: the attempt is a case of its own,
             // beside any run it finished.
             let outcome = match why {
-                "cancelled" => Outcome::Error,
-                _ => Outcome::Failure,
+                "cancelled" => CaseResult::Error,
+                _ => CaseResult::Failure,
             };
             cases.push(Case {
                 name: String::new(),
@@ -287,7 +287,7 @@ impl Junit {
             cases.push(Case {
                 name: String::new(),
                 classname: String::new(),
-                outcome: Outcome::Failure(Report {
+                outcome: CaseResult::Failure(Report {
                     kind: stopped.unwrap_or("failed").to_string(),
                     message: message.to_string(),
                     text: String::new(),
@@ -309,7 +309,7 @@ impl Junit {
                     self.reruns.push(vec![]);
                 }
                 let mut said = match &case.outcome {
-                    Outcome::Failure(r) | Outcome::Error(r) => r.clone(),
+                    CaseResult::Failure(r) | CaseResult::Error(r) => r.clone(),
                     _ => continue,
                 };
                 said.message = format!("attempt {number}: {}", said.message);
@@ -332,12 +332,12 @@ impl Junit {
     /// `lint`: one check's testcase.
     fn check_case(&mut self, out: &mut dyn Write, suite: &str, c: &Check<'_>) -> io::Result<()> {
         let outcome = match c.properties.result {
-            "pass" => Outcome::Pass,
+            "pass" => CaseResult::Pass,
             "skipped" | "not-claimed" | "inconclusive" | "expected-failure" => {
-                Outcome::Skipped(format!("{}: {}", c.properties.result, c.detail))
+                CaseResult::Skipped(format!("{}: {}", c.properties.result, c.detail))
             }
-            result if c.ok => Outcome::Skipped(format!("{result}: {}", c.detail)),
-            result => Outcome::Failure(Report {
+            result if c.ok => CaseResult::Skipped(format!("{result}: {}", c.detail)),
+            result => CaseResult::Failure(Report {
                 kind: result.to_string(),
                 message: c.detail.to_string(),
                 text: String::new(),
@@ -369,7 +369,7 @@ impl Junit {
         let case = Case {
             name: code.to_string(),
             classname: suite.to_string(),
-            outcome: Outcome::Error(Report {
+            outcome: CaseResult::Error(Report {
                 kind: code.to_string(),
                 message: message.to_string(),
                 text: String::new(),
@@ -412,7 +412,7 @@ impl Junit {
             let case = Case {
                 name: "findings of no judged run".to_string(),
                 classname: command.to_string(),
-                outcome: Outcome::Error(Report {
+                outcome: CaseResult::Error(Report {
                     kind: "unjudged".to_string(),
                     message: result.to_string(),
                     text: text.clone(),
@@ -424,9 +424,9 @@ impl Junit {
         }
         if !self.any {
             let outcome = if pass {
-                Outcome::Pass
+                CaseResult::Pass
             } else {
-                Outcome::Failure(Report {
+                CaseResult::Failure(Report {
                     kind: "failed".to_string(),
                     message: result.to_string(),
                     text: String::new(),
@@ -546,17 +546,17 @@ fn case(x: &mut String, c: &Case) {
         xml(&c.name),
         xml(&c.classname)
     ));
-    let passed = matches!(c.outcome, Outcome::Pass);
+    let passed = matches!(c.outcome, CaseResult::Pass);
     if passed && c.reruns.is_empty() && c.text.is_empty() {
         x.push_str("/>\n");
         return;
     }
     x.push_str(">\n");
     match &c.outcome {
-        Outcome::Pass => {}
-        Outcome::Failure(r) => element(x, "failure", r),
-        Outcome::Error(r) => element(x, "error", r),
-        Outcome::Skipped(why) => {
+        CaseResult::Pass => {}
+        CaseResult::Failure(r) => element(x, "failure", r),
+        CaseResult::Error(r) => element(x, "error", r),
+        CaseResult::Skipped(why) => {
             x.push_str(&format!("      <skipped message=\"{}\"/>\n", xml(why)));
         }
     }

@@ -17,7 +17,7 @@ pub struct Counted<'a> {
     pub framework: &'a BTreeMap<String, u64>,
     pub warnings: &'a [Problem],
     pub errors: &'a [Problem],
-    pub outcome: Option<&'a Outcome>,
+    pub outcome: Option<&'a Ending>,
 }
 
 /// A warning or error code of a run: how often, and where first.
@@ -33,7 +33,7 @@ pub struct Problem {
 /// How the run said it ended: its `aoi:summary`, or AFDATA's terminal
 /// event.
 #[derive(Default, Serialize)]
-pub struct Outcome {
+pub struct Ending {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ok: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -84,7 +84,7 @@ pub struct RunSummary<'a> {
     warnings: &'a [Problem],
     errors: &'a [Problem],
     #[serde(skip_serializing_if = "Option::is_none")]
-    outcome: Option<&'a Outcome>,
+    outcome: Option<&'a Ending>,
     seq: SeqShape,
     protocol: &'a str,
     verdict: &'a str,

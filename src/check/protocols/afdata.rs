@@ -14,13 +14,13 @@
 
 use std::io;
 
-use super::contract::{Contract, LineKind, Step};
+use super::contract::{Contract, LineKind, Ruling};
 use super::framework::retry_after;
 use crate::check::config::Config;
 use crate::check::finding::Reporter;
 use crate::check::protocol::Protocol;
 use crate::check::rules::Rule;
-use crate::check::run_state::{Cause, Outcome, Part, RunState};
+use crate::check::run_state::{Cause, Part, RunState, SummaryClaim};
 use crate::check::verdict::End;
 use crate::json::{Event, Kind, Value};
 use crate::text::quote;
@@ -42,7 +42,7 @@ impl Contract for Afdata {
         run: &mut RunState,
         out: &mut Reporter<'_>,
         ev: &Event<'_>,
-    ) -> io::Result<Step> {
+    ) -> io::Result<Ruling> {
         run.count_line();
         let after_terminal = run.summary.is_some();
         if after_terminal && !run.not_last_reported {
@@ -74,7 +74,7 @@ impl Contract for Afdata {
                 ),
             };
             out.report(run, Rule::AfdataKindInvalid, None, msg)?;
-            return Ok(Step::seen(LineKind {
+            return Ok(Ruling::seen(LineKind {
                 protocol: Protocol::Afdata,
                 ..LineKind::default()
             }));
@@ -131,7 +131,7 @@ impl Contract for Afdata {
             if cause.is_some() {
                 run.errors += 1;
             }
-            run.summary = Some(Outcome {
+            run.summary = Some(SummaryClaim {
                 ok: Some(&*kind == "result"),
                 partial: false,
                 reason: None,
@@ -143,9 +143,9 @@ impl Contract for Afdata {
             protocol: Protocol::Afdata,
             ..LineKind::default()
         };
-        Ok(Step {
+        Ok(Ruling {
             ends,
-            ..Step::seen(seen)
+            ..Ruling::seen(seen)
         })
     }
 

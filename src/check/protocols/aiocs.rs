@@ -9,12 +9,12 @@
 
 use std::io;
 
-use super::contract::{Contract, LineKind, Step};
+use super::contract::{Contract, LineKind, Ruling};
 use crate::check::config::Config;
 use crate::check::finding::Reporter;
 use crate::check::protocol::Protocol;
 use crate::check::rules::Rule;
-use crate::check::run_state::{Cause, Identity, Outcome, RunState};
+use crate::check::run_state::{Cause, Identity, RunState, SummaryClaim};
 use crate::check::verdict::End;
 use crate::json::{Event, Kind};
 
@@ -26,9 +26,9 @@ impl Contract for Aiocs {
         run: &mut RunState,
         out: &mut Reporter<'_>,
         ev: &Event<'_>,
-    ) -> io::Result<Step> {
+    ) -> io::Result<Ruling> {
         run.count_line();
-        let seen = Step::seen(LineKind {
+        let seen = Ruling::seen(LineKind {
             event: true,
             protocol: Protocol::Aiocs,
             ..LineKind::default()
@@ -129,7 +129,7 @@ impl Contract for Aiocs {
             }
             _ => {}
         }
-        run.summary = Some(Outcome {
+        run.summary = Some(SummaryClaim {
             ok,
             partial: false,
             reason: None,

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::io;
 
-use super::contract::{Contract, LineKind, SeqPlace, Step};
+use super::contract::{Contract, LineKind, Ruling, SeqPlace};
 use super::framework::{
     Count, Left, by_type, identity, meta_missing, missing_identity, retry_after, summary_missing,
     typed,
@@ -16,8 +16,8 @@ use crate::check::finding::{Draft, Reporter};
 use crate::check::id::{id_key, run_name};
 use crate::check::protocol::Protocol;
 use crate::check::rules::{CATEGORIES, Rule};
-use crate::check::run_state::{Cause, Outcome, Part, RunState};
-use crate::check::seq::{SeqTrack, Step as SeqStep};
+use crate::check::run_state::{Cause, Part, RunState, SummaryClaim};
+use crate::check::seq::{SeqStep, SeqTrack};
 use crate::check::verdict::End;
 use crate::json::{Aoi, Event, Kind, Uint, Value};
 use crate::text::quote;
@@ -31,7 +31,7 @@ impl Contract for Aoi1 {
         run: &mut RunState,
         out: &mut Reporter<'_>,
         ev: &Event<'_>,
-    ) -> io::Result<Step> {
+    ) -> io::Result<Ruling> {
         let (ty, seen) = typed(ev, Protocol::Aoi);
         let ty = ty.as_deref();
         let aoi = ev.aoi();
@@ -101,7 +101,7 @@ impl Contract for Aoi1 {
             seq: stepped,
             ..seen
         };
-        let mut step = Step::seen(seen);
+        let mut step = Ruling::seen(seen);
         if run.unsupported {
             return Ok(step);
         }
@@ -686,7 +686,7 @@ fn summary(
         Some(v) => Some(upstream_cause(run, out, v, seq)?),
         None => None,
     };
-    run.summary = Some(Outcome {
+    run.summary = Some(SummaryClaim {
         ok,
         partial,
         reason: reason.flatten(),

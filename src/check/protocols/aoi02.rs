@@ -16,13 +16,13 @@
 
 use std::io;
 
-use super::contract::{Contract, Step};
+use super::contract::{Contract, Ruling};
 use super::framework::{Count, Left, by_type, meta_missing, retry_after, summary_missing, typed};
 use crate::check::config::Config;
 use crate::check::finding::Reporter;
 use crate::check::protocol::Protocol;
 use crate::check::rules::Rule;
-use crate::check::run_state::{Cause, Outcome, Part, RunState};
+use crate::check::run_state::{Cause, Part, RunState, SummaryClaim};
 use crate::check::verdict::End;
 use crate::json::{Event, Uint};
 
@@ -63,7 +63,7 @@ impl Contract for Aoi02 {
         run: &mut RunState,
         out: &mut Reporter<'_>,
         ev: &Event<'_>,
-    ) -> io::Result<Step> {
+    ) -> io::Result<Ruling> {
         let (ty, seen) = typed(ev, Protocol::Aoi02);
         let ty = ty.as_deref();
         line_of_run(run, out, ty == Some(b"aoi:summary"))?;
@@ -79,7 +79,7 @@ impl Contract for Aoi02 {
             let msg = "ANSI escape inside a string value".to_string();
             out.report(run, Rule::TextAnsi, None, msg)?;
         }
-        let mut step = Step::seen(seen);
+        let mut step = Ruling::seen(seen);
         match by_type(run, out, ev, ty, None)? {
             Left::Nothing | Left::TypeTwice => {}
             Left::Meta => step.meta = true,
@@ -291,7 +291,7 @@ fn summary(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Re
         .and_then(|v| v.as_str())
         .map(|s| s.into_owned());
     let partial = ev.get("partial").and_then(|v| v.as_bool()) == Some(true);
-    run.summary = Some(Outcome {
+    run.summary = Some(SummaryClaim {
         ok,
         partial,
         reason,

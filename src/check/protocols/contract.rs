@@ -16,8 +16,12 @@ use crate::json::Event;
 /// The rules of one protocol (DESIGN §9).
 pub(in crate::check) trait Contract {
     /// A JSON object line of a run of this protocol.
-    fn event(&self, run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>)
-    -> io::Result<Step>;
+    fn event(
+        &self,
+        run: &mut RunState,
+        out: &mut Reporter<'_>,
+        ev: &Event<'_>,
+    ) -> io::Result<Ruling>;
 
     /// The run is over: what a cut end looks like in this protocol.
     fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()>;
@@ -49,7 +53,7 @@ pub(in crate::check) trait Contract {
 
 /// What a protocol's rules made of one line.
 #[derive(Debug, Default)]
-pub(in crate::check) struct Step {
+pub(in crate::check) struct Ruling {
     pub(in crate::check) seen: LineKind,
     /// The line ended its run (its summary or terminal event): with
     /// `--multi-run` the run is judged at once.
@@ -59,11 +63,11 @@ pub(in crate::check) struct Step {
     pub(in crate::check) meta: bool,
 }
 
-impl Step {
-    pub(in crate::check) fn seen(seen: LineKind) -> Step {
-        Step {
+impl Ruling {
+    pub(in crate::check) fn seen(seen: LineKind) -> Ruling {
+        Ruling {
             seen,
-            ..Step::default()
+            ..Ruling::default()
         }
     }
 }

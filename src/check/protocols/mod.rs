@@ -1,10 +1,11 @@
 //! The rules of each protocol (DESIGN §9), one module each behind one
 //! trait (`contract.rs`): AOI 1.x (`aoi.rs`), AOI 0.2 as the AOI
 //! TypeScript SDK 0.1 and machinemode write it (`aoi02.rs`), AFDATA v1
-//! event streams (`afdata.rs`), typed NDJSON such as a daemon's log
-//! (`ndjson.rs`), the aiocs one-shot envelope (`aiocs.rs`) and an OKF
-//! command's output and error envelope under `run` (`okf.rs`); the
-//! framework events 1.x and 0.2 share are
+//! event streams (`afdata.rs`; the types its key suffixes name in
+//! `afdata_suffixes.rs`, which `--names afdata` applies to any protocol),
+//! typed NDJSON such as a daemon's log (`ndjson.rs`), the aiocs one-shot
+//! envelope (`aiocs.rs`) and an OKF command's output and error envelope
+//! under `run` (`okf.rs`); the framework events 1.x and 0.2 share are
 //! `framework.rs`. A new protocol is a variant of `Protocol`, its
 //! detection, its module and its arm in `contract_of`; its module holds
 //! its state beyond what every run keeps (a `run_state::Part`) and the
@@ -20,6 +21,7 @@ use crate::check::run_state::RunState;
 use crate::json::Event;
 
 mod afdata;
+pub(in crate::check) mod afdata_suffixes;
 mod aiocs;
 mod aoi;
 mod aoi02;

@@ -7,12 +7,12 @@
 
 use std::io;
 
-use super::contract::{Contract, LineKind, Step};
+use super::contract::{Contract, LineKind, Ruling};
 use crate::check::config::Config;
 use crate::check::finding::Reporter;
 use crate::check::protocol::Protocol;
 use crate::check::rules::Rule;
-use crate::check::run_state::{Outcome, RunState};
+use crate::check::run_state::{RunState, SummaryClaim};
 use crate::check::verdict::End;
 use crate::json::Event;
 use crate::text::quote;
@@ -25,7 +25,7 @@ impl Contract for Ndjson {
         run: &mut RunState,
         out: &mut Reporter<'_>,
         ev: &Event<'_>,
-    ) -> io::Result<Step> {
+    ) -> io::Result<Ruling> {
         let cfg = out.cfg;
         run.count_line();
         let first_line = run.lines == 1;
@@ -68,9 +68,9 @@ impl Contract for Ndjson {
         }
         let ends = !after_last && ty.is_some() && ty.as_deref() == cfg.last.as_deref();
         if ends {
-            run.summary = Some(Outcome {
+            run.summary = Some(SummaryClaim {
                 ok: Some(true),
-                ..Outcome::default()
+                ..SummaryClaim::default()
             });
         }
         let seen = LineKind {
@@ -78,9 +78,9 @@ impl Contract for Ndjson {
             protocol: Protocol::Ndjson,
             ..LineKind::default()
         };
-        Ok(Step {
+        Ok(Ruling {
             ends,
-            ..Step::seen(seen)
+            ..Ruling::seen(seen)
         })
     }
 

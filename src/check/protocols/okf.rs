@@ -13,12 +13,12 @@
 
 use std::io;
 
-use super::contract::{Contract, Exited, LineKind, Step};
+use super::contract::{Contract, Exited, LineKind, Ruling};
 use crate::check::config::Config;
 use crate::check::finding::Reporter;
 use crate::check::protocol::Protocol;
 use crate::check::rules::Rule;
-use crate::check::run_state::{Cause, Identity, Outcome, RunState};
+use crate::check::run_state::{Cause, Identity, RunState, SummaryClaim};
 use crate::check::verdict::End;
 use crate::json::{Arena, Event, JsonError, Kind, Parser, Value};
 use crate::text::quote_raw;
@@ -42,14 +42,14 @@ impl Contract for Okf {
         run: &mut RunState,
         out: &mut Reporter<'_>,
         _ev: &Event<'_>,
-    ) -> io::Result<Step> {
+    ) -> io::Result<Ruling> {
         run.count_line();
         run.domain += 1;
         if run.domain == 2 {
             let msg = "a second JSON document on stdout: an OKF command writes one".to_string();
             out.report(run, Rule::OkfDocumentExtra, None, msg)?;
         }
-        Ok(Step::seen(LineKind {
+        Ok(Ruling::seen(LineKind {
             event: true,
             protocol: Protocol::Okf,
             ..LineKind::default()
@@ -164,7 +164,7 @@ impl Okf {
     /// The exit status is the run's outcome; `cause`, what the envelope
     /// said of a failure.
     fn ended(&self, run: &mut RunState, ended: &Exited<'_>, cause: Cause) -> io::Result<()> {
-        run.summary = Some(Outcome {
+        run.summary = Some(SummaryClaim {
             ok: Some(ended.success()),
             partial: false,
             reason: None,

@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
-use super::calls::{Calls, Outcome, Result, result, unjudged};
+use super::calls::{Calls, Conclusion, Result, result, unjudged};
 use super::judged::Judged;
 use super::sandbox::{self, Call, Home};
 use crate::text::plural;
@@ -25,7 +25,7 @@ pub(super) fn advertised<'c>(
     if !caps.is_object() {
         return Err(result(
             number,
-            Outcome::Skipped,
+            Conclusion::Skipped,
             format!(
                 "no capabilities manifest to advertise {what} ({})",
                 ran.ended()
@@ -39,14 +39,14 @@ pub(super) fn advertised<'c>(
             .unwrap_or_default();
         return Err(result(
             number,
-            Outcome::Skipped,
+            Conclusion::Skipped,
             format!("capabilities list no command {name:?} to advertise {what}"),
         ));
     };
     if !wanted(entry) {
         return Err(result(
             number,
-            Outcome::Skipped,
+            Conclusion::Skipped,
             format!("capabilities do not advertise {what} for {name:?}"),
         ));
     }
@@ -128,14 +128,14 @@ pub fn safe_destructive(c: &Calls) -> Result {
     if refused.code() == Some(0) {
         return result(
             6,
-            Outcome::Fail,
+            Conclusion::Fail,
             format!("{name:?} is destructive, but without --confirm it exits 0"),
         );
     }
     if snapshot() != before {
         return result(
             6,
-            Outcome::Fail,
+            Conclusion::Fail,
             format!(
                 "{name:?} without --confirm refuses ({}), but the working directory changed",
                 refused.ended()
@@ -145,7 +145,7 @@ pub fn safe_destructive(c: &Calls) -> Result {
     if entry["supports_dry_run"] != true {
         return result(
             6,
-            Outcome::Pass,
+            Conclusion::Pass,
             format!(
                 "without --confirm, {name:?} refuses ({}); no dry run advertised",
                 refused.ended()
@@ -155,12 +155,12 @@ pub fn safe_destructive(c: &Calls) -> Result {
     let argv = super::calls::with_flags(&unconfirmed(c), c.tool.len(), &["--dry-run"]);
     let (dry, dj) = c.judged(&Call::new(argv, c.timeout));
     if let Some(why) = unjudged("--dry-run", &dry, &dj) {
-        return result(6, Outcome::Inconclusive, why);
+        return result(6, Conclusion::Inconclusive, why);
     }
     if dry.code() != Some(0) || dj.plans == 0 {
         return result(
             6,
-            Outcome::Fail,
+            Conclusion::Fail,
             format!(
                 "--dry-run: {} with {} (a dry run plans, and succeeds)",
                 dry.ended(),
@@ -169,11 +169,15 @@ pub fn safe_destructive(c: &Calls) -> Result {
         );
     }
     if snapshot() != before {
-        return result(6, Outcome::Fail, "--dry-run changed the working directory");
+        return result(
+            6,
+            Conclusion::Fail,
+            "--dry-run changed the working directory",
+        );
     }
     result(
         6,
-        Outcome::Pass,
+        Conclusion::Pass,
         format!(
             "without --confirm, {name:?} refuses ({}); --dry-run writes {} and leaves the working directory as it was",
             refused.ended(),
@@ -197,7 +201,7 @@ pub fn idempotent(c: &Calls) -> Result {
         Err(e) => {
             return result(
                 7,
-                Outcome::Inconclusive,
+                Conclusion::Inconclusive,
                 format!("no HOME for the calls: {e}"),
             );
         }
@@ -216,7 +220,7 @@ pub fn idempotent(c: &Calls) -> Result {
         ("the replay", &replay, &rj),
     ] {
         if let Some(why) = unjudged(what, ran, j) {
-            return result(7, Outcome::Inconclusive, why);
+            return result(7, Conclusion::Inconclusive, why);
         }
     }
     let outcome = |j: &Judged| j.last.as_ref().and_then(|l| l.ok);
@@ -236,12 +240,12 @@ pub fn idempotent(c: &Calls) -> Result {
     match differs {
         Some(d) => result(
             7,
-            Outcome::Fail,
+            Conclusion::Fail,
             format!("{name:?} replayed with the same --idempotency-key: {d}"),
         ),
         None => result(
             7,
-            Outcome::Pass,
+            Conclusion::Pass,
             format!(
                 "{name:?} replayed with the same --idempotency-key gives the prior result ({}, {})",
                 first.ended(),
@@ -261,24 +265,24 @@ pub fn auditable(c: &Calls) -> Result {
     };
     let (ran, j) = c.main();
     if let Some(why) = unjudged("CMD", ran, j) {
-        return result(8, Outcome::Inconclusive, why);
+        return result(8, Conclusion::Inconclusive, why);
     }
     match j.without_id {
         Some(n) => result(
             8,
-            Outcome::Fail,
+            Conclusion::Fail,
             format!(
                 "line {n}: a domain event of {name:?} names no id, *_id, path, url, uri or key"
             ),
         ),
         None if j.domain == 0 => result(
             8,
-            Outcome::Inconclusive,
+            Conclusion::Inconclusive,
             format!("{name:?} wrote no domain event to carry an id"),
         ),
         None => result(
             8,
-            Outcome::Pass,
+            Conclusion::Pass,
             format!(
                 "each domain event names what it is about ({})",
                 plural(j.domain, "event")
@@ -298,13 +302,13 @@ pub fn limit_and_cursor(c: &Calls) -> Result {
     let (ran, lj) = c.judged(&Call::new(c.with(&["--limit", "1"]), c.timeout));
     for (what, r, j) in [("CMD", main, mj), ("CMD --limit 1", &ran, &lj)] {
         if let Some(why) = unjudged(what, r, j) {
-            return result(11, Outcome::Inconclusive, why);
+            return result(11, Conclusion::Inconclusive, why);
         }
     }
     if mj.last.as_ref().is_none_or(|l| l.ty != "aoi:summary") {
         return result(
             11,
-            Outcome::Inconclusive,
+            Conclusion::Inconclusive,
             "CMD ends without an aoi:summary (check 3): there is no truncated to read",
         );
     }
@@ -313,7 +317,7 @@ pub fn limit_and_cursor(c: &Calls) -> Result {
     if main.code() != Some(0) || !mj.ends_ok() {
         return result(
             11,
-            Outcome::Inconclusive,
+            Conclusion::Inconclusive,
             format!(
                 "CMD does not succeed here ({}): there are no results for --limit 1 to cut",
                 main.ended()
@@ -323,7 +327,7 @@ pub fn limit_and_cursor(c: &Calls) -> Result {
     if mj.domain <= 1 {
         return result(
             11,
-            Outcome::Inconclusive,
+            Conclusion::Inconclusive,
             format!(
                 "{name:?} gives {} without a limit: --limit 1 cuts nothing (give CMD ARGS with more)",
                 plural(mj.domain, "domain event")
@@ -333,7 +337,7 @@ pub fn limit_and_cursor(c: &Calls) -> Result {
     if ran.code() != Some(0) {
         return result(
             11,
-            Outcome::Fail,
+            Conclusion::Fail,
             format!(
                 "--limit 1: {}, though capabilities advertise supports_limit",
                 ran.ended()
@@ -343,21 +347,21 @@ pub fn limit_and_cursor(c: &Calls) -> Result {
     let Some(last) = lj.last.as_ref().filter(|l| l.ty == "aoi:summary") else {
         return result(
             11,
-            Outcome::Fail,
+            Conclusion::Fail,
             format!("--limit 1: no aoi:summary ({})", ran.ended()),
         );
     };
     let Some(truncated) = last.truncated else {
         return result(
             11,
-            Outcome::Fail,
+            Conclusion::Fail,
             "--limit 1: the summary has no boolean truncated",
         );
     };
     if lj.domain >= mj.domain {
         return result(
             11,
-            Outcome::Fail,
+            Conclusion::Fail,
             format!(
                 "--limit 1 gives {}, as many as without it",
                 plural(lj.domain, "domain event")
@@ -367,7 +371,7 @@ pub fn limit_and_cursor(c: &Calls) -> Result {
     if !truncated {
         return result(
             11,
-            Outcome::Fail,
+            Conclusion::Fail,
             format!(
                 "--limit 1 gives {} of {} domain events (results and others), but says truncated:false",
                 lj.domain, mj.domain
@@ -377,13 +381,13 @@ pub fn limit_and_cursor(c: &Calls) -> Result {
     if entry["supports_cursor"] == true && !last.next_cursor {
         return result(
             11,
-            Outcome::Fail,
+            Conclusion::Fail,
             "--limit 1 is truncated, and the command has cursors, but the summary has no next_cursor",
         );
     }
     result(
         11,
-        Outcome::Pass,
+        Conclusion::Pass,
         format!(
             "--limit 1 gives {} of {} domain events (results and others) and says truncated:true",
             lj.domain, mj.domain

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::calls::{Calls, Outcome, Result, result};
+use super::calls::{Calls, Conclusion, Result, result};
 use super::sandbox::{Call, Ran};
 use crate::check::is_sensitive_name;
 
@@ -50,7 +50,7 @@ const MAX_FLAGS: usize = 16;
 pub fn secrets(c: &Calls, given: &[String]) -> Result {
     let (_, main) = c.main();
     if let Some(f) = &main.events(9).first_error {
-        return result(9, Outcome::Fail, f.said());
+        return result(9, Conclusion::Fail, f.said());
     }
     let help = c.help();
     let (caps_ran, _) = c.capabilities();
@@ -78,7 +78,7 @@ pub fn secrets(c: &Calls, given: &[String]) -> Result {
     if flags.is_empty() {
         return result(
             9,
-            Outcome::Skipped,
+            Conclusion::Skipped,
             "no secret-looking flag in --help or capabilities (name one with --secret-flag)",
         );
     }
@@ -124,7 +124,7 @@ pub fn secrets(c: &Calls, given: &[String]) -> Result {
             };
             return result(
                 9,
-                Outcome::Fail,
+                Conclusion::Fail,
                 format!("the value given to {flag} is written to {place}"),
             );
         }
@@ -141,7 +141,7 @@ pub fn secrets(c: &Calls, given: &[String]) -> Result {
         let names: Vec<&str> = flags.iter().map(|f| f.0.as_str()).collect();
         return result(
             9,
-            Outcome::Inconclusive,
+            Conclusion::Inconclusive,
             format!(
                 "{} {}{more}: nothing was tested",
                 if alike {
@@ -155,7 +155,7 @@ pub fn secrets(c: &Calls, given: &[String]) -> Result {
     }
     result(
         9,
-        Outcome::Pass,
+        Conclusion::Pass,
         format!(
             "no value given to {} is written; meta.args is redacted{more}",
             tried.join(", ")
@@ -182,13 +182,13 @@ fn ends_in_summary(j: &super::judged::Judged) -> bool {
 /// part says pass, fail or why it could not tell.
 pub fn pipe_and_signals(c: &Calls) -> Result {
     let (main, _) = c.main();
-    let mut parts: Vec<(Outcome, String)> = vec![];
+    let mut parts: Vec<(Conclusion, String)> = vec![];
     // A pipe holds 64 KiB: a shorter output was written whole before the
     // close, and the close tests nothing.
     let closed = c.closed();
     parts.push(if main.stdout.len <= 64 * 1024 || !closed.acted {
         (
-            Outcome::Inconclusive,
+            Conclusion::Inconclusive,
             format!(
                 "a closed pipe: not tested, the output ({} bytes) does not outrun a pipe (give CMD ARGS that write more)",
                 main.stdout.len
@@ -197,11 +197,11 @@ pub fn pipe_and_signals(c: &Calls) -> Result {
     } else {
         match closed.code() {
             Some(0 | 141) if !stack_trace(closed) => (
-                Outcome::Pass,
+                Conclusion::Pass,
                 "stdout closed after the first line ends quietly".to_string(),
             ),
             _ => (
-                Outcome::Fail,
+                Conclusion::Fail,
                 format!(
                     "stdout closed after the first line: {}{}",
                     closed.ended(),
@@ -228,31 +228,31 @@ pub fn pipe_and_signals(c: &Calls) -> Result {
         // ended by its own summary, it ignored the signal or won the race.
         parts.push(if cancelled {
             (
-                Outcome::Pass,
+                Conclusion::Pass,
                 format!("{name} gives a reason:\"cancelled\" summary"),
             )
         } else if !ran.acted {
             (
-                Outcome::Inconclusive,
+                Conclusion::Inconclusive,
                 format!("{name}: not tested, the run ended before it could be sent"),
             )
         } else if short {
             (
-                Outcome::Inconclusive,
+                Conclusion::Inconclusive,
                 format!(
                     "{name}: not tested, the run is too short to tell how it takes a signal (give CMD ARGS that write more)"
                 ),
             )
         } else if ends_in_summary(j) {
             (
-                Outcome::Inconclusive,
+                Conclusion::Inconclusive,
                 format!(
                     "{name} after the first line: the run ended with its own summary, not a cancelled one (it ignores the signal, or finished first)"
                 ),
             )
         } else {
             (
-                Outcome::Fail,
+                Conclusion::Fail,
                 format!(
                     "{name} after the first line: the stream is cut off, with no reason:\"cancelled\" summary ({})",
                     ran.ended()
@@ -260,10 +260,10 @@ pub fn pipe_and_signals(c: &Calls) -> Result {
             )
         });
     }
-    let outcome = [Outcome::Fail, Outcome::Inconclusive]
+    let outcome = [Conclusion::Fail, Conclusion::Inconclusive]
         .into_iter()
         .find(|o| parts.iter().any(|p| p.0 == *o))
-        .unwrap_or(Outcome::Pass);
+        .unwrap_or(Conclusion::Pass);
     let detail: Vec<String> = parts.into_iter().map(|p| p.1).collect();
     result(10, outcome, detail.join("; "))
 }

@@ -17,7 +17,7 @@ use crate::check::schema::EventSchema;
 
 /// What a check came to (DESIGN §15).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Conclusion {
     Pass,
     Fail,
     /// The tool does not claim what the check needs (no seq: Verifiable).
@@ -28,14 +28,14 @@ pub enum Outcome {
     Skipped,
 }
 
-impl Outcome {
+impl Conclusion {
     pub fn word(self) -> &'static str {
         match self {
-            Outcome::Pass => "pass",
-            Outcome::Fail => "fail",
-            Outcome::NotClaimed => "not-claimed",
-            Outcome::Inconclusive => "inconclusive",
-            Outcome::Skipped => "skipped",
+            Conclusion::Pass => "pass",
+            Conclusion::Fail => "fail",
+            Conclusion::NotClaimed => "not-claimed",
+            Conclusion::Inconclusive => "inconclusive",
+            Conclusion::Skipped => "skipped",
         }
     }
 }
@@ -43,11 +43,11 @@ impl Outcome {
 /// One check's result, and why.
 pub struct Result {
     pub check: &'static Check,
-    pub outcome: Outcome,
+    pub outcome: Conclusion,
     pub detail: String,
 }
 
-pub fn result(number: u8, outcome: Outcome, detail: impl Into<String>) -> Result {
+pub fn result(number: u8, outcome: Conclusion, detail: impl Into<String>) -> Result {
     let check = catalogue::CHECKS
         .iter()
         .find(|c| c.number == number)

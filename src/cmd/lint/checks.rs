@@ -1,7 +1,7 @@
 //! The checks that read the tool's stream and its discovery commands
 //! (spec §18.2 checks 1-5 and 13-15; DESIGN §15).
 
-use super::calls::{self, Calls, Outcome, Result, UNKNOWN_FLAG, result, unjudged};
+use super::calls::{self, Calls, Conclusion, Result, UNKNOWN_FLAG, result, unjudged};
 use super::judged::{Judged, Seen};
 use super::sandbox::{self, Call, Ran};
 use crate::check::rules::Rule;
@@ -39,7 +39,7 @@ fn main_stream(c: &Calls, number: u8) -> std::result::Result<&Judged, Result> {
     if ran.timed_out && matches!(number, 3 | 14 | 15) {
         return Err(result(
             number,
-            Outcome::Fail,
+            Conclusion::Fail,
             format!(
                 "CMD did not finish in {} s (--timeout), after {}: no end to judge",
                 c.timeout.as_secs_f64(),
@@ -48,7 +48,7 @@ fn main_stream(c: &Calls, number: u8) -> std::result::Result<&Judged, Result> {
         ));
     }
     if let Some(why) = unjudged("CMD", ran, j) {
-        return Err(result(number, Outcome::Inconclusive, why));
+        return Err(result(number, Conclusion::Inconclusive, why));
     }
     Ok(j)
 }
@@ -56,7 +56,7 @@ fn main_stream(c: &Calls, number: u8) -> std::result::Result<&Judged, Result> {
 /// Check 1: schema and capabilities, fetched with nothing but PATH.
 pub fn discoverable(c: &Calls) -> Result {
     if let Err(why) = c.tool_schema() {
-        return result(1, Outcome::Fail, why.clone());
+        return result(1, Conclusion::Fail, why.clone());
     }
     let (ran, caps) = c.capabilities();
     let alone = if sandbox::no_network() {
@@ -68,12 +68,12 @@ pub fn discoverable(c: &Calls) -> Result {
     match ran.code() {
         Some(0) if caps.is_object() => result(
             1,
-            Outcome::Pass,
+            Conclusion::Pass,
             format!("schema compiles and capabilities is one JSON object, {alone}"),
         ),
         Some(0) if ran.stdout.len > calls::MAX_DISCOVERY => result(
             1,
-            Outcome::Inconclusive,
+            Conclusion::Inconclusive,
             format!(
                 "{caps_call} wrote {} bytes, over lint's {} MiB: not read",
                 ran.stdout.len,
@@ -82,15 +82,17 @@ pub fn discoverable(c: &Calls) -> Result {
         ),
         Some(0) => result(
             1,
-            Outcome::Fail,
+            Conclusion::Fail,
             format!("{caps_call} exits 0 but is not one JSON object"),
         ),
         // Not offering it is allowed (§18.2: "succeeds if advertised");
         // hanging or crashing is not.
-        None if ran.timed_out => result(1, Outcome::Fail, format!("{caps_call}: {}", ran.ended())),
+        None if ran.timed_out => {
+            result(1, Conclusion::Fail, format!("{caps_call}: {}", ran.ended()))
+        }
         None if ran.stdout.overflowed => result(
             1,
-            Outcome::Inconclusive,
+            Conclusion::Inconclusive,
             format!("{caps_call}: {}", ran.ended()),
         ),
         // Death by a signal (a 128 + N no shell exit gives) is a crash.
@@ -103,18 +105,18 @@ pub fn discoverable(c: &Calls) -> Result {
         {
             result(
                 1,
-                Outcome::Fail,
+                Conclusion::Fail,
                 format!("{caps_call} crashes: killed by signal {}", n - 128),
             )
         }
         Some(_) if super::behaviour::stack_trace(ran) => result(
             1,
-            Outcome::Fail,
+            Conclusion::Fail,
             format!("{caps_call} crashes: {}, with a stack trace", ran.ended()),
         ),
         _ => result(
             1,
-            Outcome::Pass,
+            Conclusion::Pass,
             format!(
                 "schema compiles, {alone}; capabilities not offered ({})",
                 ran.ended()
@@ -154,12 +156,12 @@ fn form(what: &str, ran: &Ran, j: &Judged) -> std::result::Result<Option<String>
 pub fn stdout_jsonl(c: &Calls) -> Result {
     let (ran, j) = c.main();
     match form("CMD", ran, j) {
-        Ok(Some(why)) => return result(2, Outcome::Fail, why),
-        Err(why) => return result(2, Outcome::Inconclusive, why),
+        Ok(Some(why)) => return result(2, Conclusion::Fail, why),
+        Err(why) => return result(2, Conclusion::Inconclusive, why),
         Ok(None) if j.lines == 0 => {
             return result(
                 2,
-                Outcome::Inconclusive,
+                Conclusion::Inconclusive,
                 "CMD wrote nothing on stdout: there is no stream to judge",
             );
         }
@@ -171,17 +173,17 @@ pub fn stdout_jsonl(c: &Calls) -> Result {
         ("with stdout a terminal", c.on_terminal()),
     ] {
         match form(&format!("CMD {how}"), ran, j) {
-            Ok(Some(why)) => return result(2, Outcome::Fail, format!("{how}: {why}")),
+            Ok(Some(why)) => return result(2, Conclusion::Fail, format!("{how}: {why}")),
             Err(why) => untold.push(why),
             Ok(None) => {}
         }
     }
     if !untold.is_empty() {
-        return result(2, Outcome::Inconclusive, untold.join("; "));
+        return result(2, Conclusion::Inconclusive, untold.join("; "));
     }
     result(
         2,
-        Outcome::Pass,
+        Conclusion::Pass,
         "every line a JSON object with a type, no ANSI, also with TERM and FORCE_COLOR set and on a terminal",
     )
 }
@@ -198,7 +200,7 @@ pub fn exit_matches_summary(c: &Calls) -> Result {
         if f.rule == Rule::SummaryMissing {
             return result(
                 3,
-                Outcome::Fail,
+                Conclusion::Fail,
                 format!(
                     "the stream ends after {} without its aoi:summary ({})",
                     crate::text::plural(j.lines, "line"),
@@ -206,29 +208,33 @@ pub fn exit_matches_summary(c: &Calls) -> Result {
                 ),
             );
         }
-        return result(3, Outcome::Fail, first(j.events(3), 3).unwrap_or_default());
+        return result(
+            3,
+            Conclusion::Fail,
+            first(j.events(3), 3).unwrap_or_default(),
+        );
     }
     // The terminal summary's word, not the whole stream's verdict: a
     // second summary fails check 14, not also this one.
     let (ran, _) = c.main();
     match (ran.code(), j.ends_ok()) {
-        (Some(0), true) => result(3, Outcome::Pass, "exit 0 with ok:true"),
+        (Some(0), true) => result(3, Conclusion::Pass, "exit 0 with ok:true"),
         (Some(0), false) => result(
             3,
-            Outcome::Fail,
+            Conclusion::Fail,
             "exit 0, but the stream does not end in ok:true",
         ),
         (Some(n), false) => result(
             3,
-            Outcome::Pass,
+            Conclusion::Pass,
             format!("exit {n}, and the stream does not end in ok:true"),
         ),
         (Some(n), true) => result(
             3,
-            Outcome::Fail,
+            Conclusion::Fail,
             format!("exit {n} after a stream ending in ok:true"),
         ),
-        (None, _) => result(3, Outcome::Inconclusive, format!("CMD: {}", ran.ended())),
+        (None, _) => result(3, Conclusion::Inconclusive, format!("CMD: {}", ran.ended())),
     }
 }
 
@@ -237,7 +243,7 @@ pub fn framework_schema(c: &Calls) -> Result {
     if let Err(why) = c.tool_schema() {
         return result(
             4,
-            Outcome::Skipped,
+            Conclusion::Skipped,
             format!("no schema to validate against: {why}"),
         );
     }
@@ -246,11 +252,15 @@ pub fn framework_schema(c: &Calls) -> Result {
         Err(r) => return r,
     };
     match &j.framework_schema {
-        Some(f) => result(4, Outcome::Fail, format!("line {}: {}", f.line, f.message)),
-        None if j.events == 0 => result(4, Outcome::Inconclusive, "CMD wrote no event"),
+        Some(f) => result(
+            4,
+            Conclusion::Fail,
+            format!("line {}: {}", f.line, f.message),
+        ),
+        None if j.events == 0 => result(4, Conclusion::Inconclusive, "CMD wrote no event"),
         None => result(
             4,
-            Outcome::Pass,
+            Conclusion::Pass,
             "every framework event validates against the tool's schema",
         ),
     }
@@ -262,28 +272,28 @@ pub fn usage_and_errors(c: &Calls) -> Result {
     let (unknown, unknown_j) = c.unknown_flag();
     for (what, j) in [("CMD", main), ("CMD with an unknown flag", unknown_j)] {
         if let Some(why) = first(j.events(5), 5) {
-            return result(5, Outcome::Fail, format!("{what}: {why}"));
+            return result(5, Conclusion::Fail, format!("{what}: {why}"));
         }
     }
     match unknown.code() {
-        Some(0) => result(5, Outcome::Fail, format!("{UNKNOWN_FLAG} exits 0")),
+        Some(0) => result(5, Conclusion::Fail, format!("{UNKNOWN_FLAG} exits 0")),
         Some(n) => result(
             5,
-            Outcome::Pass,
+            Conclusion::Pass,
             format!("{UNKNOWN_FLAG} exits {n}; every aoi:error carries its fields"),
         ),
         // When CMD ARGS alone do not end in time, neither tells.
         None if unknown.timed_out && c.main().0.timed_out => result(
             5,
-            Outcome::Inconclusive,
+            Conclusion::Inconclusive,
             format!("CMD does not end within --timeout, with or without {UNKNOWN_FLAG}"),
         ),
         None if unknown.timed_out => result(
             5,
-            Outcome::Fail,
+            Conclusion::Fail,
             format!("{UNKNOWN_FLAG}: no exit within --timeout (the flag went unrefused)"),
         ),
-        None => result(5, Outcome::Inconclusive, unknown.ended()),
+        None => result(5, Conclusion::Inconclusive, unknown.ended()),
     }
 }
 
@@ -294,11 +304,11 @@ pub fn one_meta_one_summary(c: &Calls) -> Result {
         Err(r) => return r,
     };
     match first(j.events(14), 14) {
-        Some(why) => result(14, Outcome::Fail, why),
-        None if j.events == 0 => result(14, Outcome::Inconclusive, "CMD wrote no event"),
+        Some(why) => result(14, Conclusion::Fail, why),
+        None if j.events == 0 => result(14, Conclusion::Inconclusive, "CMD wrote no event"),
         None => result(
             14,
-            Outcome::Pass,
+            Conclusion::Pass,
             "at most one aoi:meta, first, and one aoi:summary, last",
         ),
     }
@@ -315,7 +325,7 @@ pub fn seq_and_count(c: &Calls) -> Result {
     if j.events > 0 && !j.seq_seen && !j.event_count_seen {
         return result(
             15,
-            Outcome::NotClaimed,
+            Conclusion::NotClaimed,
             "no aoi.seq and no event_count (as AOI 0.2 and AFDATA write): a cut in the middle cannot be found",
         );
     }
@@ -327,16 +337,16 @@ pub fn seq_and_count(c: &Calls) -> Result {
     if not_claimed {
         return result(
             15,
-            Outcome::NotClaimed,
+            Conclusion::NotClaimed,
             "no aoi.seq: a cut in the middle cannot be found",
         );
     }
     match first(seen, 15) {
-        Some(why) => result(15, Outcome::Fail, why),
-        None if j.events == 0 => result(15, Outcome::Inconclusive, "CMD wrote no event"),
+        Some(why) => result(15, Conclusion::Fail, why),
+        None if j.events == 0 => result(15, Conclusion::Inconclusive, "CMD wrote no event"),
         None => result(
             15,
-            Outcome::Pass,
+            Conclusion::Pass,
             "seq contiguous from 0, and event_count agrees",
         ),
     }
@@ -360,14 +370,16 @@ pub fn schema_version(c: &Calls) -> Result {
     for (ty, has) in found {
         match has {
             Some(true) => {}
-            Some(false) => return result(13, Outcome::Fail, format!("{ty} has no schema_version")),
+            Some(false) => {
+                return result(13, Conclusion::Fail, format!("{ty} has no schema_version"));
+            }
             // A stream without its summary fails check 3; only the meta
             // is asked for here then.
             None if ty == "aoi:summary" => {}
             None => {
                 return result(
                     13,
-                    Outcome::Fail,
+                    Conclusion::Fail,
                     format!("no {ty} to carry schema_version"),
                 );
             }
@@ -387,7 +399,7 @@ pub fn schema_version(c: &Calls) -> Result {
     else {
         return result(
             13,
-            Outcome::Pass,
+            Conclusion::Pass,
             "schema_version in aoi:meta and aoi:summary (capabilities list no versions to negotiate)",
         );
     };
@@ -397,7 +409,7 @@ pub fn schema_version(c: &Calls) -> Result {
     if said.as_deref() != Some(asked) {
         return result(
             13,
-            Outcome::Fail,
+            Conclusion::Fail,
             format!(
                 "--schema-version {asked}: aoi:meta says {} ({})",
                 said.map_or("nothing".to_string(), |s| format!("{s:?}")),
@@ -407,11 +419,11 @@ pub fn schema_version(c: &Calls) -> Result {
     }
     let (refused, _) = with("999.999.999");
     if refused.code() == Some(0) {
-        return result(13, Outcome::Fail, "--schema-version 999.999.999 exits 0");
+        return result(13, Conclusion::Fail, "--schema-version 999.999.999 exits 0");
     }
     result(
         13,
-        Outcome::Pass,
+        Conclusion::Pass,
         format!(
             "schema_version in aoi:meta and aoi:summary; --schema-version {asked} honoured, an unknown one refused"
         ),

@@ -3,7 +3,7 @@
 //! failing upstream, and what it must make of it.
 
 use super::advertised::{advertised, reads_jsonl};
-use super::calls::{Calls, Outcome, Result, result, unjudged};
+use super::calls::{Calls, Conclusion, Result, result, unjudged};
 use super::judged::Judged;
 use super::sandbox::{Call, Ran};
 
@@ -51,7 +51,7 @@ fn fed(c: &Calls, number: u8, input: &str) -> std::result::Result<(Ran, Judged),
         ..Call::new(c.command.clone(), c.timeout)
     });
     if let Some(why) = unjudged("CMD fed a stream", &ran, &j) {
-        return Err(result(number, Outcome::Inconclusive, why));
+        return Err(result(number, Conclusion::Inconclusive, why));
     }
     let (main, mj) = c.main();
     let same = main.code() == ran.code()
@@ -59,7 +59,7 @@ fn fed(c: &Calls, number: u8, input: &str) -> std::result::Result<(Ran, Judged),
     if same {
         return Err(result(
             number,
-            Outcome::Inconclusive,
+            Conclusion::Inconclusive,
             "CMD gives the same output with and without a stream on stdin: give CMD ARGS that read it (`-`, `--input-jsonl -`)",
         ));
     }
@@ -85,7 +85,7 @@ pub fn malformed_input(c: &Calls) -> Result {
     if let Some(f) = &j.raw(2).first {
         return result(
             12,
-            Outcome::Fail,
+            Conclusion::Fail,
             format!(
                 "fed a malformed line, stdout is no longer a stream: {}",
                 f.said()
@@ -100,12 +100,12 @@ pub fn malformed_input(c: &Calls) -> Result {
     match (ran.code(), ok) {
         (Some(n), Some(false)) if n != 0 => result(
             12,
-            Outcome::Pass,
+            Conclusion::Pass,
             format!("fed a malformed line (input line 3): exit {n} with ok:false"),
         ),
         _ => result(
             12,
-            Outcome::Fail,
+            Conclusion::Fail,
             format!(
                 "fed a malformed line (input line 3): {} with {} (not a success in either mode: exit non-zero, ok:false)",
                 ran.ended(),
@@ -142,14 +142,14 @@ pub fn transformer(c: &Calls) -> Result {
     {
         return result(
             16,
-            Outcome::Fail,
+            Conclusion::Fail,
             "the upstream's aoi:meta or aoi:summary is forwarded",
         );
     }
     if let Some(f) = &j.events(14).first_error {
         return result(
             16,
-            Outcome::Fail,
+            Conclusion::Fail,
             format!("fed an upstream stream: {}", f.said()),
         );
     }
@@ -160,33 +160,37 @@ pub fn transformer(c: &Calls) -> Result {
     {
         return result(
             16,
-            Outcome::Fail,
+            Conclusion::Fail,
             format!("the upstream's {code} is forwarded without origin"),
         );
     }
     let Some(last) = j.last.as_ref().filter(|l| l.ty == "aoi:summary") else {
-        return result(16, Outcome::Fail, "fed an upstream stream: no aoi:summary");
+        return result(
+            16,
+            Conclusion::Fail,
+            "fed an upstream stream: no aoi:summary",
+        );
     };
     let continues = c.command.iter().any(|a| a == "--continue-on-error");
     match last.ok {
         Some(true) if !continues => result(
             16,
-            Outcome::Fail,
+            Conclusion::Fail,
             "ok:true after the upstream's aoi:error (and no --continue-on-error)",
         ),
         None => result(
             16,
-            Outcome::Fail,
+            Conclusion::Fail,
             "fed an upstream stream, the summary has no boolean ok",
         ),
         Some(false) if last.caused_by != Some((Some(true), Some(7200))) => result(
             16,
-            Outcome::Fail,
+            Conclusion::Fail,
             "ok:false after the upstream's retryable error, but caused_by does not carry its retryable:true and retry_after_ms:7200",
         ),
         _ => result(
             16,
-            Outcome::Pass,
+            Conclusion::Pass,
             "no upstream meta or summary forwarded, no forwarded error without origin, the upstream's retry fields in caused_by",
         ),
     }

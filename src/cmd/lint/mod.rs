@@ -6,6 +6,7 @@ pub mod advertised;
 pub mod behaviour;
 pub mod calls;
 pub mod checks;
+mod expected;
 pub mod fed;
 pub mod judged;
 pub mod sandbox;
@@ -21,7 +22,8 @@ use crate::exit::{Error, Exit, Result};
 use crate::output;
 use crate::output::Emitter;
 use crate::signal::Signals;
-use calls::{Calls, Outcome};
+use calls::{Calls, Conclusion};
+pub use expected::expected_failures;
 
 /// Programs whose first operand is the tool (`python3 tool.py search`):
 /// the discovery commands are then `python3 tool.py schema ...`.
@@ -159,22 +161,22 @@ fn report(
     let mut undecided: Vec<&str> = vec![];
     let mut counts = std::collections::BTreeMap::<&str, u64>::new();
     for r in results {
-        if matches!(r.outcome, Outcome::Pass | Outcome::Fail) {
+        if matches!(r.outcome, Conclusion::Pass | Conclusion::Fail) {
             decided += 1;
         } else if NEEDED.contains(&r.check.number) {
             undecided.push(r.check.id);
         }
         let listed = opts.expected_failures.iter().any(|e| e == r.check.id);
         let (result, ok, detail) = match (r.outcome, listed) {
-            (Outcome::Fail, true) => (
+            (Conclusion::Fail, true) => (
                 "expected-failure",
                 false,
                 format!("{} (listed in --expected-failures)", r.detail),
             ),
-            (Outcome::Fail, false) => ("fail", false, r.detail.clone()),
+            (Conclusion::Fail, false) => ("fail", false, r.detail.clone()),
             // Only a pass makes an entry stale: a check not decided says
             // nothing of whether the failure is gone.
-            (Outcome::Pass, true) => (
+            (Conclusion::Pass, true) => (
                 "stale",
                 false,
                 format!(

@@ -2,7 +2,7 @@
 //! reorderings, and elision markers against the gaps they stand for; at
 //! most `MAX_GAPS` missing ranges are listed (the rest are counted).
 
-use crate::check::{Protocol, SeqTrack, Step};
+use crate::check::{Protocol, SeqStep, SeqTrack};
 use crate::output::reconcile::{Account, Counters, Gap};
 
 /// Missing ranges listed per run; more are counted.
@@ -46,7 +46,7 @@ impl Recon {
     /// A seq at `line`; `before` is the run's previous event line.
     pub fn seq(&mut self, n: u64, before: u64) {
         match self.seq.step(n) {
-            Step::HeadCut { count } | Step::Gap { count, .. } => {
+            SeqStep::HeadCut { count } | SeqStep::Gap { count, .. } => {
                 let gap = Gap {
                     from: n - count,
                     to: n - 1,
@@ -70,8 +70,8 @@ impl Recon {
                     self.gaps_unlisted += 1;
                 }
             }
-            Step::InOrder => self.unmatched_marker(),
-            Step::Back { .. } => {
+            SeqStep::InOrder => self.unmatched_marker(),
+            SeqStep::Back { .. } => {
                 self.unmatched_marker();
                 self.late(n);
             }

@@ -15,7 +15,7 @@ use crate::json::{Children, Kind, Value};
 
 /// What a suffix wants of its value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Want {
+pub(in crate::check) enum Want {
     Integer,
     /// An integer >= 0 (`_bytes`).
     Count,
@@ -36,7 +36,7 @@ pub(super) enum Want {
 /// The suffix table, one row per suffix; the first that ends the key
 /// decides (`_epoch_s` before `_s`, `_msats` before `_sats`,
 /// `_rfc3339_date` before `_rfc3339`).
-pub(super) const SUFFIXES: &[(&str, Want)] = &[
+pub(in crate::check) const SUFFIXES: &[(&str, Want)] = &[
     ("_epoch_ns", Want::DecimalString),
     ("_epoch_ms", Want::Integer),
     ("_epoch_s", Want::Integer),
@@ -63,7 +63,7 @@ pub(super) const SUFFIXES: &[(&str, Want)] = &[
 
 impl Want {
     /// The type it wants, for a finding.
-    pub(super) fn name(self) -> &'static str {
+    pub(in crate::check) fn name(self) -> &'static str {
         match self {
             Want::Integer => "an integer",
             Want::Count => "an integer >= 0",
@@ -82,7 +82,7 @@ impl Want {
     }
 
     /// Whether `v` (not null) is what the suffix wants.
-    pub(super) fn holds(self, v: &Value<'_>) -> bool {
+    pub(in crate::check) fn holds(self, v: &Value<'_>) -> bool {
         let number = v.kind() == Kind::Number;
         let text = || v.as_str();
         match self {
@@ -104,13 +104,13 @@ impl Want {
 }
 
 /// The row of `key`'s suffix, if it has one.
-pub(super) fn suffix_of(key: &str) -> Option<(&'static str, Want)> {
+pub(in crate::check) fn suffix_of(key: &str) -> Option<(&'static str, Want)> {
     SUFFIXES.iter().copied().find(|(s, _)| key.ends_with(s))
 }
 
 /// A field whose value its suffix does not allow: its path (`result.
 /// latency_ms`, `items[2].size_bytes`), its suffix and what it wants.
-pub(super) struct Mistyped<'a> {
+pub(in crate::check) struct Mistyped<'a> {
     pub path: String,
     pub suffix: &'static str,
     pub want: Want,
@@ -118,7 +118,7 @@ pub(super) struct Mistyped<'a> {
 }
 
 /// Mistyped fields named per event; the rest are counted.
-pub(super) const NAMED: usize = 100;
+pub(in crate::check) const NAMED: usize = 100;
 
 /// A path's end, as a finding names it: a field 50,000 levels deep is not
 /// named by 150 KB of brackets (each finding would hold a copy).
@@ -127,7 +127,7 @@ const PATH_SHOWN: usize = 160;
 /// The mistyped fields of `root`, in order: the first `NAMED`, and how
 /// many more there are. `secret(key)`: a key whose value is a secret, not
 /// looked into.
-pub(super) fn mistyped<'a>(
+pub(in crate::check) fn mistyped<'a>(
     root: &Value<'a>,
     secret: impl Fn(&str) -> bool,
 ) -> (Vec<Mistyped<'a>>, u64) {
