@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # aoitap filter against the jaq 3.1.2 binary and jq on the same generated
 # stream and the same program, in one run (issue: at least 2x jaq and 3x
-# jq; DESIGN §7: ratios, not absolute times). Each command runs REPEAT
+# jq; docs/contract.md §7: ratios, not absolute times). Each command runs REPEAT
 # times, round-robin; the median counts.
 #
 # usage: benches/filter.sh      (64 MiB reference stream, 200-byte lines)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What following quiet files costs (issue: a follower of 100 quiet files
 # uses under 1% of a core over 30 s): the CPU time aoitap used, from
-# /proc, over the wall time. DESIGN §7: a ratio, not a time.
+# /proc, over the wall time. docs/contract.md §7: a ratio, not a time.
 #
 # usage: benches/follow_idle.sh     env: FILES=100 SECONDS_IDLE=30 AOITAP=target/release/aoitap
 set -euo pipefail

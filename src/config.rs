@@ -126,16 +126,16 @@ pub struct StreamOptions {
     pub redact: bool,
     /// run --save: the relay goes to this file instead of stdout.
     pub save: Option<PathBuf>,
-    /// verify -j: workers judging FILE operands at once (DESIGN §14).
+    /// verify -j: workers judging FILE operands at once (docs/contract.md §14).
     pub jobs: usize,
-    /// `--follow`: the FILE operands are followed by name (DESIGN §17).
+    /// `--follow`: the FILE operands are followed by name (docs/contract.md §17).
     pub follow: Option<Follow>,
     /// `--schema FILE` (verify, run): compiled by the command before it
     /// runs, into `check.schema` (docs/contract.md §11).
     pub schema_file: Option<PathBuf>,
 }
 
-/// `--follow` (DESIGN §17).
+/// `--follow` (docs/contract.md §17).
 #[derive(Clone, Debug)]
 pub struct Follow {
     /// `--from-end`: what is in the files already is judged, not reported.
@@ -181,7 +181,7 @@ pub struct RunOptions {
     pub timeout: Option<Duration>,
     pub kill_after: Duration,
     pub retries: u32,
-    /// Relay every attempt as it comes (DESIGN §20).
+    /// Relay every attempt as it comes (docs/contract.md §20).
     pub live: bool,
     pub backoff: Duration,
     pub max_wait: Duration,
@@ -248,7 +248,7 @@ pub struct SplitOptions {
     /// a default.
     pub max_open: Option<usize>,
     /// The inputs as the system knows them: no file split-by-run writes
-    /// may be one of them (DESIGN §13).
+    /// may be one of them (docs/contract.md §13).
     pub inputs: Vec<FileId>,
 }
 

@@ -1,6 +1,6 @@
 //! Text for messages: quoting input values, plurals, one bounded line, a
 //! terminal-safe copy of input text. A leaf: every layer may use it, and
-//! it uses nothing of aoitap's (DESIGN §8: messages are single-line,
+//! it uses nothing of aoitap's (docs/contract.md §8: messages are single-line,
 //! escaped, and quote at most 80 bytes of any input value).
 
 /// `1.25 s`, `350 ms`.
@@ -23,7 +23,7 @@ pub fn plural(n: u64, word: &str) -> String {
 /// Input bytes quoted in a message: at most `QUOTE_BYTES` of them (cut on
 /// a character boundary, the length said), as a JSON-like string literal
 /// with every control character escaped, so a message stays one short
-/// line whatever the input (DESIGN §8).
+/// line whatever the input (docs/contract.md §8).
 pub fn quote(s: &str) -> String {
     let head = prefix(s, QUOTE_BYTES);
     let mut q = format!("{head:?}");

@@ -1,4 +1,4 @@
-//! The reports CI systems read (DESIGN §19): JUnit XML, SARIF, GitHub
+//! The reports CI systems read (docs/contract.md §19): JUnit XML, SARIF, GitHub
 //! workflow commands; each command's help offering only what it takes;
 //! `aoitap man` and the completions.
 //!

@@ -121,7 +121,7 @@ fn schema_holds_every_commands_real_output() {
 }
 
 /// aoitap holds its own output to its own schema with its own `verify
-/// --schema` (DESIGN §11): every command's jsonl, over failing inputs too.
+/// --schema` (docs/contract.md §11): every command's jsonl, over failing inputs too.
 #[test]
 fn own_verify_schema_passes_every_commands_own_output() {
     let dir = tempfile::tempdir().unwrap();
@@ -517,7 +517,7 @@ fn every_subcommand_help_has_a_purpose_and_an_example() {
 
 /// A command that cannot start (a missing reference, an uncreatable
 /// directory, a report that cannot be written) still gives a jsonl reader
-/// one whole stream, with the status as the error's (DESIGN §5): never an
+/// one whole stream, with the status as the error's (docs/contract.md §5): never an
 /// empty stdout, never a second meta.
 #[test]
 fn an_error_before_the_report_is_still_a_whole_stream() {
@@ -553,7 +553,7 @@ fn an_error_before_the_report_is_still_a_whole_stream() {
     }
 }
 
-/// `capabilities` tells the whole tool (DESIGN §20), held to the CLI's own
+/// `capabilities` tells the whole tool (docs/contract.md §20), held to the CLI's own
 /// list: every subcommand, the outputs its `--output` takes, and how it
 /// reads (a command's stdout; or stdin, files, directories, and follow
 /// where it follows).

@@ -264,8 +264,8 @@ fn the_lint_table_is_the_check_catalogue() {
 }
 
 /// The sections are §1 to §24 in order, and every section a comment in
-/// the code cites (`DESIGN §N`, `docs/contract.md §N`, across a line
-/// break too) is one of them.
+/// the code cites (`docs/contract.md §N`, across a line break too) is one
+/// of them; no comment cites a document the clone does not hold.
 #[test]
 fn every_section_the_code_cites_exists() {
     let numbers: Vec<u32> = sections(&contract()).iter().map(|(n, _)| *n).collect();
@@ -274,15 +274,24 @@ fn every_section_the_code_cites_exists() {
     for dir in ["src", "tests"] {
         for file in rs_files(&root().join(dir)) {
             let text = std::fs::read_to_string(&file).unwrap();
-            for name in ["DESIGN", "docs/contract.md"] {
-                for (at, _) in text.match_indices(name) {
-                    let rest = text[at + name.len()..]
-                        .trim_start_matches(|c: char| c.is_whitespace() || c == '/' || c == '!');
-                    if let Some(n) = rest.strip_prefix('§') {
-                        let digits: String = n.chars().take_while(char::is_ascii_digit).collect();
-                        if let Ok(n) = digits.parse::<u32>() {
-                            cited.insert((n, file.display().to_string()));
-                        }
+            let outside = text.match_indices("DESIGN").find(|(at, _)| {
+                text[at + "DESIGN".len()..]
+                    .trim_start_matches(|c: char| c.is_whitespace() || c == '/' || c == '!')
+                    .starts_with('§')
+            });
+            assert!(
+                outside.is_none(),
+                "{} cites DESIGN, which a clone does not hold: cite docs/contract.md",
+                file.display()
+            );
+            let name = "docs/contract.md";
+            for (at, _) in text.match_indices(name) {
+                let rest = text[at + name.len()..]
+                    .trim_start_matches(|c: char| c.is_whitespace() || c == '/' || c == '!');
+                if let Some(n) = rest.strip_prefix('§') {
+                    let digits: String = n.chars().take_while(char::is_ascii_digit).collect();
+                    if let Ok(n) = digits.parse::<u32>() {
+                        cited.insert((n, file.display().to_string()));
                     }
                 }
             }

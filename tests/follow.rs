@@ -1,4 +1,4 @@
-//! `--follow` (DESIGN §17): files followed by name, through rotation and
+//! `--follow` (docs/contract.md §17): files followed by name, through rotation and
 //! truncation, a quoted glob, stalled runs, Ctrl-C, `--from-end`, `--state`.
 
 use std::fs::{self, OpenOptions};
@@ -520,7 +520,12 @@ fn follow_needs_names() {
         assert!(out.stderr.contains("not a regular file"), "{}", out.stderr);
     }
     use std::os::unix::fs::FileTypeExt;
-    assert!(fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+    assert!(
+        fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
 }
 
 /// What aoitap writes is never followed: a report or state a glob matches
@@ -776,7 +781,7 @@ fn a_file_cut_and_written_longer_at_once_is_read_anew() {
 /// A name not there yet is said within a second ("waiting for", an
 /// `aoi:warning`) and read once it appears, as `tail -F` does; a glob
 /// entry that cannot be opened (a symlink loop) is said as `verify` says
-/// it without `--follow`, and a dangling link is waited for (DESIGN §20).
+/// it without `--follow`, and a dangling link is waited for (docs/contract.md §20).
 #[test]
 fn what_is_missing_or_unopenable_is_said() {
     let dir = tempfile::tempdir().unwrap();

@@ -56,10 +56,70 @@ fn modules(src: &Path) -> BTreeMap<Module, String> {
                 continue;
             }
             let text = std::fs::read_to_string(&path).unwrap();
-            let code = text.split("#[cfg(test)]").next().unwrap().to_string();
-            out.insert(module, code);
+            out.insert(module, code_of(&text).to_string());
         }
     }
+    out
+}
+
+/// A file's code: all before its `#[cfg(test)] mod tests`. Only the test
+/// module ends it: a `#[cfg(test)]` item anywhere else (inside an `impl`)
+/// is code like any other, read and counted.
+fn code_of(text: &str) -> &str {
+    let mut from = 0;
+    while let Some(at) = text[from..].find("#[cfg(test)]") {
+        let at = from + at;
+        let rest = text[at + "#[cfg(test)]".len()..].trim_start();
+        // `pub(crate) mod tests`: a test module other tests' helpers use.
+        let rest = match rest.strip_prefix("pub") {
+            Some(r) if r.starts_with('(') => r[r.find(')').map_or(0, |k| k + 1)..].trim_start(),
+            Some(r) => r.trim_start(),
+            None => rest,
+        };
+        let at_line_start = at == 0 || text.as_bytes()[at - 1] == b'\n';
+        if at_line_start && rest.starts_with("mod tests") {
+            return &text[..at];
+        }
+        from = at + 1;
+    }
+    text
+}
+
+/// The most lines of code (before the test module) a file may hold: a
+/// command's file 500, any other 800 (STYLE, "rooms keep their size"). A
+/// room that grows past it is split along a seam when it grows.
+fn limit(path: &Path) -> usize {
+    if path.components().any(|c| c.as_os_str() == "cmd") {
+        500
+    } else {
+        800
+    }
+}
+
+/// The files over their limit, as `path: N lines (limit L)`.
+fn oversized(src: &Path) -> Vec<String> {
+    let mut out = vec![];
+    let mut dirs = vec![src.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let rel = path.strip_prefix(src).unwrap();
+                let text = std::fs::read_to_string(&path).unwrap();
+                let lines = code_of(&text).lines().count();
+                if lines > limit(rel) {
+                    out.push(format!(
+                        "{}: {lines} lines (limit {})",
+                        rel.display(),
+                        limit(rel)
+                    ));
+                }
+            }
+        }
+    }
+    out.sort();
     out
 }
 
@@ -287,6 +347,57 @@ fn no_files_of_a_folder_import_each_other_in_a_circle() {
     let found = edges(&src());
     let bad = circles(&found);
     assert!(bad.is_empty(), "import circles: {bad:?}");
+}
+
+#[test]
+fn every_file_keeps_to_its_room_size() {
+    let bad = oversized(&src());
+    assert!(bad.is_empty(), "files over their size: {bad:?}");
+}
+
+#[test]
+fn a_file_is_cut_only_at_its_test_module() {
+    let text = "fn a() {}\nimpl X {\n    #[cfg(test)]\n    fn only_in_tests() { crate::check::x(); }\n}\n\
+                #[cfg(test)]\nmod tests {\n    use crate::cmd::y;\n}\n";
+    let code = code_of(text);
+    assert!(
+        code.contains("only_in_tests"),
+        "cut inside the impl: {code:?}"
+    );
+    assert!(!code.contains("mod tests"));
+    assert_eq!(code.lines().count(), 5);
+    assert_eq!(code_of("fn a() {}\n"), "fn a() {}\n");
+    let shared = "fn b() {}\n#[cfg(test)]\npub(in crate::check) mod tests {\n}\n";
+    assert_eq!(code_of(shared), "fn b() {}\n");
+}
+
+#[test]
+fn a_file_past_its_room_is_found() {
+    let dir = std::env::temp_dir().join(format!("aoitap-rooms-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("cmd/lint")).unwrap();
+    std::fs::create_dir_all(dir.join("check")).unwrap();
+    let lines = |n: usize| "fn f() {}\n".repeat(n);
+    std::fs::write(dir.join("cmd/lint/big.rs"), lines(501)).unwrap();
+    std::fs::write(dir.join("cmd/ok.rs"), lines(500)).unwrap();
+    std::fs::write(dir.join("check/ok.rs"), lines(800)).unwrap();
+    // Tests do not count against the room.
+    let tested = format!(
+        "{}#[cfg(test)]\nmod tests {{\n{}}}\n",
+        lines(700),
+        lines(400)
+    );
+    std::fs::write(dir.join("check/tested.rs"), tested).unwrap();
+    std::fs::write(dir.join("check/big.rs"), lines(801)).unwrap();
+    let found = oversized(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(
+        found,
+        [
+            "check/big.rs: 801 lines (limit 800)",
+            "cmd/lint/big.rs: 501 lines (limit 500)"
+        ]
+    );
 }
 
 fn m(path: &str) -> Module {

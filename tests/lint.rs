@@ -1,4 +1,4 @@
-//! `aoitap lint -- CMD [ARG ...]` (DESIGN §15): a fake producer and its
+//! `aoitap lint -- CMD [ARG ...]` (docs/contract.md §15): a fake producer and its
 //! faults (tests/fixtures/lint/producer.py; a fault is chosen by a link
 //! named `fake-FAULT`), run through the command as a user runs it.
 
@@ -310,7 +310,7 @@ fn an_interrupted_lint_stops_its_call_and_says_cancelled() {
 }
 
 /// A call past --timeout is not the tool's exit 137: the checks that
-/// need its end fail, saying so (DESIGN §20); the others say it did not
+/// need its end fail, saying so (docs/contract.md §20); the others say it did not
 /// end.
 #[test]
 fn a_call_past_its_deadline_fails_the_checks_that_need_its_end() {
@@ -382,7 +382,7 @@ fn detail(out: &Out, number: u64) -> String {
         .unwrap_or_default()
 }
 
-/// lint never passes what it could not decide (DESIGN §20): a tool that
+/// lint never passes what it could not decide (docs/contract.md §20): a tool that
 /// writes its meta and one event and then hangs, TERM ignored, was
 /// exit 0 "CONFORMING for the checks decided" with only check 1 passed.
 #[test]
@@ -497,7 +497,7 @@ fn nothing_decided_is_exit_1_and_says_so() {
 }
 
 /// lint.15 on a stream with neither seq nor event_count is not-claimed,
-/// however it is labelled (DESIGN §20): the AOI 0.2 stream is what the
+/// however it is labelled (docs/contract.md §20): the AOI 0.2 stream is what the
 /// TypeScript SDK's Emitter writes (meta, one event, summary; fixture
 /// sdk-ts-0.2.jsonl), the AFDATA one a result stream.
 #[test]

@@ -202,7 +202,7 @@ fn text_lines_are_counted_not_fatal() {
     ls.insert(1, "harness: starting tool".to_string());
     ls.insert(2, "harness: still going".to_string());
     let out = jsonl(&[], &lines(&ls));
-    // They are json.invalid to the checker, as in every command (DESIGN
+    // They are json.invalid to the checker, as in every command (docs/contract.md
     // §8), but the accounting goes on around them.
     assert_eq!(out.code, verify(&[], &lines(&ls)).code);
     assert_eq!(out.code, 65, "{}", out.stdout);

@@ -1,4 +1,4 @@
-//! Secrets (DESIGN §10): every exposed `_secret` found and named by its
+//! Secrets (docs/contract.md §10): every exposed `_secret` found and named by its
 //! key path, never printed, and `--redact` writing "***" over exactly the
 //! secret bytes.
 

@@ -17,7 +17,7 @@ struct Count {
 }
 
 /// Counted independently: lines by `aoi.run`, lines without one to the
-/// run of the latest `aoi:meta` (DESIGN §2).
+/// run of the latest `aoi:meta` (docs/contract.md §2).
 fn count(input: &[u8]) -> BTreeMap<String, Count> {
     let mut out: BTreeMap<String, Count> = BTreeMap::new();
     let mut current = String::new();
@@ -177,7 +177,7 @@ fn outcome_errors_and_seq_coverage() {
     assert_eq!(r["seq"]["complete"], false);
     assert_eq!(
         r["seq"]["missing"], 29,
-        "the marker line is no event and takes no seq step (DESIGN §8)"
+        "the marker line is no event and takes no seq step (docs/contract.md §8)"
     );
 }
 
@@ -194,7 +194,7 @@ fn type_field_counts_any_discriminated_jsonl() {
         &afdata,
     );
     // Summarize reads many runs: in AFDATA the line after a terminal
-    // event opens the next one (DESIGN §9), which here has no end.
+    // event opens the next one (docs/contract.md §9), which here has no end.
     let doc = serde_json::from_str::<Value>(&out.stdout).unwrap();
     let r = &doc["runs"][0];
     assert_eq!(

@@ -1,7 +1,7 @@
 //! The checker: takes each line in turn, decides what it is (a line rule
-//! of DESIGN §3, or an event), places an event in its run (`runs.rs`),
+//! of docs/contract.md §3, or an event), places an event in its run (`runs.rs`),
 //! hands it to the rules of the run's protocol (`protocols/`), and judges
-//! each run when it ends (DESIGN §4). A run is judged when its summary
+//! each run when it ends (docs/contract.md §4). A run is judged when its summary
 //! arrives (multi-run) or at the end of input, and its state is then
 //! released.
 
@@ -59,7 +59,7 @@ pub struct Decision<'a> {
     /// The document's exposed secrets, placed in its text.
     pub document_exposures: &'a [Exposure],
     /// Whether `--redact` must write a placeholder instead of the line,
-    /// and why (DESIGN §13).
+    /// and why (docs/contract.md §13).
     pub withheld: Option<Withholding>,
 }
 
@@ -70,7 +70,7 @@ pub struct OpenRun {
     pub lines: u64,
     pub domain: u64,
     /// What its `aoi:meta` said, if it was read: a cancelled report still
-    /// names its upstream (DESIGN §13).
+    /// names its upstream (docs/contract.md §13).
     pub identity: Option<Identity>,
 }
 
@@ -122,7 +122,7 @@ impl<'c> Checker<'c> {
     pub fn judge(&mut self, item: &Line<'_>, sink: &mut dyn Sink) -> io::Result<Decision<'_>> {
         let kind = self.judge_item(item, sink)?;
         // A line that could not be parsed is searched for a secret-looking
-        // key byte by byte (DESIGN §13), in every command: one truth.
+        // key byte by byte (docs/contract.md §13), in every command: one truth.
         let (withheld, key) = secrets::withheld(item, &self.cfg.secret_names, &self.markers);
         self.withheld = withheld;
         // A document's line is searched whole, as the document, when it
@@ -313,7 +313,7 @@ impl<'c> Checker<'c> {
         self.out(sink).unowned(Rule::StreamIdle, None, msg)
     }
 
-    /// `--follow --run-idle-timeout` (DESIGN §17): `run.stalled` for each
+    /// `--follow --run-idle-timeout` (docs/contract.md §17): `run.stalled` for each
     /// open run whose line count has not moved for `after`, once until it
     /// moves again. `clock` is the caller's, kept from look to look: each
     /// run's line count when it last moved, and since when.
@@ -418,7 +418,7 @@ impl<'c> Checker<'c> {
     pub fn finish(mut self, sink: &mut dyn Sink) -> io::Result<()> {
         self.cut_document(sink)?;
         if self.line == 0 {
-            // Empty input is one run that never began (DESIGN §4): its
+            // Empty input is one run that never began (docs/contract.md §4): its
             // summary is missing, in every mode.
             self.runs.current(0);
         }
@@ -499,7 +499,7 @@ impl<'c> Checker<'c> {
     }
 
     /// A line whose seq cannot be read: it is the current run's, and it
-    /// stands for one step of seq (one finding per cause, DESIGN §3).
+    /// stands for one step of seq (one finding per cause, docs/contract.md §3).
     fn unreadable(&mut self, sink: &mut dyn Sink, f: Draft) -> io::Result<()> {
         let slot = self.runs.current(self.line);
         self.last_run = LastRun::Slot(slot);
@@ -508,7 +508,7 @@ impl<'c> Checker<'c> {
     }
 
     /// A line that is a JSON object: placed in its run, then judged by the
-    /// run's protocol. Every decision is made on decoded values (DESIGN
+    /// run's protocol. Every decision is made on decoded values (docs/contract.md
     /// §8): `"\u0061oi:meta"` is an `aoi:meta`.
     fn event(
         &mut self,
@@ -627,7 +627,7 @@ impl<'c> Checker<'c> {
 }
 
 /// `secret.exposed` and `secret.url-exposed`, in every protocol
-/// (DESIGN §10): one finding per exposed value, naming its key path,
+/// (docs/contract.md §10): one finding per exposed value, naming its key path,
 /// never its value. `found` keeps them, for `--redact`.
 fn secrets_found(
     run: &mut RunState,
@@ -662,7 +662,7 @@ fn secrets_found(
     Ok(())
 }
 
-/// AFDATA's naming (DESIGN §18): one `afdata.suffix-type` per field whose
+/// AFDATA's naming (docs/contract.md §18): one `afdata.suffix-type` per field whose
 /// value its suffix does not allow. The value is quoted only when it is
 /// short, and names nothing secret-looking. Out of line: AOI runs never
 /// call it, and inlined it kept `event` out of `judge` (2% more
@@ -709,7 +709,7 @@ fn suffixes_typed(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) ->
     Ok(())
 }
 
-/// `verify --schema`: the event against the producer's schema (DESIGN
+/// `verify --schema`: the event against the producer's schema (docs/contract.md
 /// §11), framework and domain events alike. The batch was validated where
 /// it was parsed (see `Batch::parse`); a line that was not is validated
 /// here.

@@ -20,7 +20,7 @@ pub struct Config {
     pub markers: Vec<String>,
     /// `--max-line-bytes`, named in `line.too-long` (0: not given).
     pub max_line_bytes: usize,
-    /// `--protocol`: `None` is `auto`, decided per run (DESIGN §9).
+    /// `--protocol`: `None` is `auto`, decided per run (docs/contract.md §9).
     pub protocol: Option<Protocol>,
     /// The ndjson discriminator (`--type-field`).
     pub type_field: String,
@@ -28,7 +28,7 @@ pub struct Config {
     pub first: Option<String>,
     pub last: Option<String>,
     /// `--names afdata`: AFDATA's suffix types held in every run, not only
-    /// AFDATA's (DESIGN §18).
+    /// AFDATA's (docs/contract.md §18).
     pub afdata_names: bool,
     /// `--secret-name`: more names whose values are secrets (exact).
     pub secret_names: Vec<String>,

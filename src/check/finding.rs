@@ -117,7 +117,7 @@ impl Reporter<'_> {
         if run.unsupported && !f.rule.is_line_level() {
             return Ok(());
         }
-        // Every message is one bounded line, whatever it quotes (DESIGN §8).
+        // Every message is one bounded line, whatever it quotes (docs/contract.md §8).
         let message = crate::text::one_line(&f.message);
         if severity == Severity::Error {
             run.error_findings += 1;
@@ -217,7 +217,7 @@ pub(in crate::check) mod tests {
             (7, Some(3), Some("r"))
         );
         assert_eq!(f[0].severity, Severity::Error);
-        // One bounded line, whatever the message held (DESIGN §8).
+        // One bounded line, whatever the message held (docs/contract.md §8).
         assert!(!f[0].message.contains('\n'), "{:?}", f[0].message);
         report(&cfg, &mut run, Rule::SeqRepeat, "later");
         assert_eq!(run.error_findings, 2);

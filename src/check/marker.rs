@@ -1,4 +1,4 @@
-//! Harness elision markers (DESIGN §8, `line.elided`): a line such as
+//! Harness elision markers (docs/contract.md §8, `line.elided`): a line such as
 //! `[… 29 lines omitted …]` that an agent harness writes where it cut a
 //! stream. It is not an event and takes no seq step, so every command
 //! counts the same gap behind it.
@@ -24,7 +24,7 @@ pub struct Markers(Vec<Regex>);
 impl Markers {
     /// `extra` were checked by the command line (one capture group each).
     /// Compiled once per process for the same patterns, however many
-    /// inputs each make a checker (DESIGN §14: starting a FILE compiles
+    /// inputs each make a checker (docs/contract.md §14: starting a FILE compiles
     /// no regex); a clone shares the compiled program.
     pub fn new(extra: &[String]) -> Markers {
         static LAST: Mutex<Option<(Vec<String>, Markers)>> = Mutex::new(None);

@@ -1,4 +1,4 @@
-//! Which contract a run follows (DESIGN §9), and how `--protocol auto`
+//! Which contract a run follows (docs/contract.md §9), and how `--protocol auto`
 //! tells them apart at a run's first JSON object. The rules of each are
 //! one module of `protocols/`; line rules (`line.*`, `json.*`) are decided
 //! before any protocol is asked, so they hold in every one.
@@ -50,7 +50,7 @@ impl Protocol {
         Protocol::ALL.into_iter().find(|p| p.name() == name)
     }
 
-    /// What a run's first JSON object says it is (DESIGN §9, `auto`): an
+    /// What a run's first JSON object says it is (docs/contract.md §9, `auto`): an
     /// `aoi:meta` of major version 0 is AOI 0.2; a string `kind` among
     /// AFDATA's four with a member of that name is AFDATA; a boolean `ok`
     /// and a string `command`, with no `type` or `kind`, is the aiocs

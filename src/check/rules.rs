@@ -1,5 +1,5 @@
 //! The rule catalogue: every check aoitap makes, with its stable id, default
-//! severity and spec anchor (DESIGN §3). Ids are part of aoitap's contract:
+//! severity and spec anchor (docs/contract.md §3). Ids are part of aoitap's contract:
 //! add, never rename.
 
 use std::fmt;
@@ -243,7 +243,7 @@ impl Levels {
     /// As `of`, for a rule whose severity depends on the options (e.g.
     /// `summary.missing` is a warning under `--unbounded`). Of `--allow X`
     /// and `--deny X`, the last one given wins, as ripgrep's flags do
-    /// (DESIGN §13).
+    /// (docs/contract.md §13).
     pub fn at(&self, rule: Rule, base: Severity) -> Option<Severity> {
         let word = self.words.iter().rev().find(|(r, _)| *r == rule);
         match word.map(|&(_, w)| w) {

@@ -1,4 +1,4 @@
-//! The verdict of a finished run (DESIGN §4): the same decision in every
+//! The verdict of a finished run (docs/contract.md §4): the same decision in every
 //! protocol, read from what the run's rules kept.
 
 use super::config::Config;
@@ -91,7 +91,7 @@ pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol, end: End) -
         match &run.summary {
             // A local process-scope error ended the run, whatever the
             // summary says: allowing summary.ok-despite-error silences the
-            // finding, never the failure (DESIGN §13).
+            // finding, never the failure (docs/contract.md §13).
             Some(o) if o.ok == Some(true) && !item_failure && run.local_process_error.is_none() => {
                 (Verdict::Pass, pass_message(&run, &end), None)
             }
@@ -129,7 +129,7 @@ pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol, end: End) -
                 None,
             ),
             // Allowing a rule never supplies what the verdict needs
-            // (DESIGN §13): a run without its summary passes only when the
+            // (docs/contract.md §13): a run without its summary passes only when the
             // stream is unbounded, and a summary line that was cut,
             // invalid or elided is no summary.
             None if !end.bounded => {

@@ -188,7 +188,7 @@ pub(super) enum DocFormat {
     Json,
 }
 
-/// `--follow` and what goes with it (DESIGN §17): verify, summarize,
+/// `--follow` and what goes with it (docs/contract.md §17): verify, summarize,
 /// reconcile and split-by-run.
 #[derive(Args, Debug, Default)]
 pub(super) struct FollowArgs {
@@ -424,7 +424,7 @@ pub(super) struct RunArgs {
     pub(super) command: Vec<OsString>,
 }
 
-/// Options shared by every stream command (DESIGN §1).
+/// Options shared by every stream command (docs/contract.md §1).
 #[derive(Args, Debug)]
 pub(super) struct StreamArgs {
     /// Input files, each an independent stream; a directory stands for its *.jsonl and *.ndjson files, recursively, sorted by path; none or "-" reads stdin.
@@ -547,7 +547,7 @@ pub(super) enum OutputArg {
 }
 
 impl OutputArg {
-    /// The report formats `command` writes (DESIGN §5, §19): its --help
+    /// The report formats `command` writes (docs/contract.md §5, §19): its --help
     /// lists these, and clap refuses any other.
     pub(super) fn of(command: &str) -> &'static [OutputArg] {
         use OutputArg::*;
@@ -589,7 +589,7 @@ pub(super) enum ProtocolArg {
 
 impl ProtocolArg {
     /// The protocols `command` reads: OKF's error envelope is a command's
-    /// stderr, which only run sees (DESIGN §18).
+    /// stderr, which only run sees (docs/contract.md §18).
     pub(super) fn of(command: &str) -> &'static [ProtocolArg] {
         use ProtocolArg::*;
         match command {

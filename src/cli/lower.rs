@@ -302,7 +302,7 @@ fn run(a: RunArgs) -> Result<RunOptions, Error> {
     usage::run(&a)?;
     // -q silences the relay and the report; --save still saves. With
     // --output tap stdout is the TAP and nothing else, so `prove` can read
-    // it: CMD's stdout is saved or discarded (DESIGN §13).
+    // it: CMD's stdout is saved or discarded (docs/contract.md §13).
     // So with --output junit: the XML is stdout's alone.
     let tap = matches!(a.stream.output, OutputArg::Tap | OutputArg::Junit);
     let relay = !a.stream.quiet && a.save.is_none() && !tap;
@@ -377,7 +377,7 @@ fn lexical(path: &Path) -> PathBuf {
 }
 
 /// `--follow` and its options into `opts`, or the usage error: files are
-/// followed by name, so there must be names (DESIGN §17).
+/// followed by name, so there must be names (docs/contract.md §17).
 fn followed(
     opts: &mut StreamOptions,
     f: FollowArgs,
@@ -413,7 +413,7 @@ fn followed(
         return refuse("--follow never ends, and --output json is written at the end: use jsonl");
     }
     // A followed log holds one run after another, each judged as its
-    // summary arrives (DESIGN §17): as under --multi-run, given or not.
+    // summary arrives (docs/contract.md §17): as under --multi-run, given or not.
     opts.check.multi_run = true;
     let written: Vec<PathBuf> = opts.report.iter().chain(&f.state).cloned().collect();
     let follow = Follow {

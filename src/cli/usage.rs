@@ -1,6 +1,6 @@
 //! What clap cannot see: the checks across flags and files that make a
 //! command line a usage error (64), found before anything is opened for
-//! writing (DESIGN §8), and how such an error is said.
+//! writing (docs/contract.md §8), and how such an error is said.
 
 use std::path::Path;
 
@@ -69,7 +69,7 @@ pub(super) fn stream(args: &StreamArgs, command: &str) -> Result<(), Error> {
 }
 
 /// `--schema FILE` of verify is not the stream it reads: standard input
-/// is read once (DESIGN §11).
+/// is read once (docs/contract.md §11).
 pub(super) fn schema_file(path: Option<&Path>, args: &StreamArgs) -> Result<(), Error> {
     match path {
         Some(p)
@@ -84,7 +84,7 @@ pub(super) fn schema_file(path: Option<&Path>, args: &StreamArgs) -> Result<(), 
     }
 }
 
-/// split-by-run never writes over an input, --force or not (DESIGN §13),
+/// split-by-run never writes over an input, --force or not (docs/contract.md §13),
 /// and this is known before anything is written, though which names it
 /// writes depends on run ids not read yet: so no input may be a file in
 /// DIR that split-by-run may write (`run-*.jsonl`, `unattributed*.jsonl`).
@@ -172,7 +172,7 @@ pub(super) fn rendered(e: &clap::Error) -> Rendered {
 
 /// filter's tip for a flag it does not know (`-e`, `--jsonl`: jq's and
 /// jaq's own): clap's `-- --jsonl` would read a file of that name, never
-/// what was meant (DESIGN §20: a tip never leads to a wrong file). The
+/// what was meant (docs/contract.md §20: a tip never leads to a wrong file). The
 /// tip says where filter's own flags are, and how a file of that name is
 /// named when one is meant.
 fn filter_tip(mut e: clap::Error) -> clap::Error {
@@ -197,7 +197,7 @@ fn filter_tip(mut e: clap::Error) -> clap::Error {
 
 /// run's and lint's tip when CMD was given without `--` before it (`aoitap
 /// run ls`: CMD "not provided"; `aoitap lint python3 x.py`: "unexpected
-/// argument"): the fix, never a guess at which word begins CMD (DESIGN §20).
+/// argument"): the fix, never a guess at which word begins CMD (docs/contract.md §20).
 fn command_tip(mut e: clap::Error, command: &str) -> clap::Error {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     if !matches!(
@@ -218,7 +218,7 @@ fn command_tip(mut e: clap::Error, command: &str) -> clap::Error {
 
 /// A usage error of aoitap's own, to be said the way clap says its own
 /// (and, with `--output jsonl`, as aoitap's own failed run; with `--output
-/// tap`, as a bail out on stdout, DESIGN §13): 64.
+/// tap`, as a bail out on stdout, docs/contract.md §13): 64.
 pub(super) fn refuse(command: &str, problem: &str, output: OutputArg) -> Error {
     Error::Refused(Box::new(Refusal {
         problem: Problem::Check(problem.to_string()),

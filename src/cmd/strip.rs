@@ -1,5 +1,5 @@
 //! `aoitap strip-envelope`: plain domain JSONL for tools that do not speak
-//! AOI (DESIGN §6). Each passed event loses its top-level `aoi` member and
+//! AOI (docs/contract.md §6). Each passed event loses its top-level `aoi` member and
 //! nothing else; the verdict of what was read stays in the exit status.
 
 use std::fs::File;
@@ -88,7 +88,7 @@ impl Consumer for Strip<'_> {
                 ev.get(&kind)
             };
             let (range, cut) = match seen.protocol {
-                // The payload value, bytes as they came (DESIGN §9).
+                // The payload value, bytes as they came (docs/contract.md §9).
                 Protocol::Afdata => match payload() {
                     Some(v) => (v.span(), None),
                     None => return Ok(seen),

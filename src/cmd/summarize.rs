@@ -1,14 +1,14 @@
 //! `aoitap summarize`: per run, at a glance — identity, lines and bytes,
 //! counts by type, warnings and errors by category and code, outcome, seq
-//! coverage and the verdict (DESIGN §6).
+//! coverage and the verdict (docs/contract.md §6).
 //!
-//! Runs are told apart as with `--multi-run` (DESIGN §2). Counts work on
+//! Runs are told apart as with `--multi-run` (docs/contract.md §2). Counts work on
 //! any JSONL with a discriminator (`--type-field kind`); identity and
 //! outcome come from the AOI framework events when there are any. Per run,
 //! at most `MAX_KINDS` types and `MAX_KINDS` category/code pairs are kept
 //! by name; the rest are counted under `(other)`. A run's state is let go
 //! once its report is written; `--output json`'s one document is written
-//! run by run, so it holds no more than the other outputs (DESIGN §13).
+//! run by run, so it holds no more than the other outputs (docs/contract.md §13).
 
 use std::collections::BTreeMap;
 use std::io;
@@ -27,7 +27,7 @@ const MAX_KINDS: usize = 256;
 /// Names kept over all open runs together (types, and category/code
 /// pairs): each costs up to a couple of hundred bytes, and 32,768 open
 /// runs of `MAX_KINDS` each would hold gigabytes. Past it, a run's new
-/// names count under `(other)` until other runs end (DESIGN §8).
+/// names count under `(other)` until other runs end (docs/contract.md §8).
 const MAX_KEPT: usize = 100_000;
 
 pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
@@ -67,7 +67,7 @@ struct Summarize<'o> {
 
 /// Type names are counted by at most this many bytes (longer ones by
 /// their prefix, marked `…`): with `MAX_KINDS`, the table is bounded in
-/// bytes, whatever the input (DESIGN §8).
+/// bytes, whatever the input (docs/contract.md §8).
 const NAME_BYTES: usize = 128;
 
 /// Count `name` in `map`; returns the key it was counted under when that
@@ -193,7 +193,7 @@ impl Stats {
                         category,
                         code,
                         count: 1,
-                        // Bounded, one line (DESIGN §8).
+                        // Bounded, one line (docs/contract.md §8).
                         first_message: one_line(&text("message").unwrap_or_default()),
                         first_line: line,
                     });

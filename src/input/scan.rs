@@ -40,7 +40,7 @@ pub enum Line<'a> {
     TooLong { len: u64 },
     /// Bytes at end of input with no `\n` after them (truncated); the
     /// bytes themselves when they were held (`len` within the cap), so
-    /// that `--redact` can search them (DESIGN §13).
+    /// that `--redact` can search them (docs/contract.md §13).
     Unterminated { len: u64, bytes: Option<&'a [u8]> },
 }
 
@@ -111,7 +111,7 @@ impl Batch {
         self.items.is_empty()
     }
 
-    /// Walk every complete line once (DESIGN §8: one parse) and, with
+    /// Walk every complete line once (docs/contract.md §8: one parse) and, with
     /// `--schema`, validate each object there too: this runs on whichever
     /// thread claims the batch, so validation shares both cores.
     pub fn parse(&mut self, parser: &mut Parser, schema: Option<&dyn LineCheck>) {
@@ -208,7 +208,7 @@ pub struct Cutter<R> {
     skipping: Option<u64>,
     eof: bool,
     /// `--follow`: the end of the input is only where it ends for now, and
-    /// a line without its newline waits there for the rest (DESIGN §17).
+    /// a line without its newline waits there for the rest (docs/contract.md §17).
     hold_tail: bool,
 }
 
@@ -368,7 +368,7 @@ impl<R: Read> Cutter<R> {
             // stays in the buffer that grew for it. Copying it to the
             // spare held it twice until the batch was judged: a pause 80
             // MiB into a 100 MiB line peaked at 1.7 times the line, as
-            // often as a loaded machine's writer paused (DESIGN §7).
+            // often as a loaded machine's writer paused (docs/contract.md §7).
             let whole = self.line_start;
             if spare.buf.len() < whole {
                 spare.buf.resize(whole, 0);

@@ -263,7 +263,7 @@ impl<'a> Value<'a> {
     }
 
     /// The string's exact decoded bytes (see [`decode`]): what identifies
-    /// a run, so `"R\u0031"` and `"R1"` are one run (DESIGN §8).
+    /// a run, so `"R\u0031"` and `"R1"` are one run (docs/contract.md §8).
     #[inline]
     pub fn decoded(&self) -> Option<Cow<'a, [u8]>> {
         let raw = self.raw_str()?;

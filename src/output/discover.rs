@@ -2,7 +2,7 @@
 //! and its capability manifest. Both are built here from the same lists the
 //! code emits from (rule ids, verdicts, categories), need no input, no
 //! network and no config, and are the contract the golden tests hold real
-//! output to. The schema is closed where DESIGN §5 fixes a shape: an event
+//! output to. The schema is closed where docs/contract.md §5 fixes a shape: an event
 //! with a field it does not declare fails validation.
 
 use serde_json::{Value, json};
@@ -148,7 +148,7 @@ fn run_summary_props() -> Value {
     })
 }
 
-/// The protocols a run can be judged by (DESIGN §9).
+/// The protocols a run can be judged by (docs/contract.md §9).
 fn protocol() -> Value {
     let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
     json!({"enum": names})
@@ -367,7 +367,7 @@ pub fn schema() -> Value {
 }
 
 /// The protocols `command` reads: OKF's error envelope is a command's
-/// stderr, which only `run` sees (DESIGN §18).
+/// stderr, which only `run` sees (docs/contract.md §18).
 fn input_protocols(command: &str) -> Vec<&'static str> {
     Protocol::ALL
         .iter()
@@ -378,7 +378,7 @@ fn input_protocols(command: &str) -> Vec<&'static str> {
 
 /// The capability manifest (§17).
 /// How a stream command reads: a directory stands for its stream files,
-/// and `--follow` reads files by name as they grow (DESIGN §14, §17).
+/// and `--follow` reads files by name as they grow (docs/contract.md §14, §17).
 fn input_modes(command: &str) -> Vec<&'static str> {
     let mut modes = vec!["stdin", "files", "directories"];
     if matches!(

@@ -1,4 +1,4 @@
-//! `--output github` (verify, run; DESIGN §19): GitHub Actions workflow
+//! `--output github` (verify, run; docs/contract.md §19): GitHub Actions workflow
 //! commands, which the runner turns into annotations on the file and line:
 //! `::error file=F,line=N,title=RULE::message` per finding (`::warning`,
 //! `::notice` by severity), and one for each run that failed without a

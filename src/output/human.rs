@@ -1,7 +1,7 @@
 //! Human output: the words a person reads at a terminal or in a log, one
 //! line each. Everything that came from the input (file names, run ids,
 //! tools, messages) is escaped with `clean`, so no control byte reaches a
-//! terminal and no id can forge a line (DESIGN §8).
+//! terminal and no id can forge a line (docs/contract.md §8).
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -250,7 +250,7 @@ pub fn summary_block(
     let mut row = |label: &str, value: String| {
         if !value.is_empty() {
             // Every value may come from the input: no control byte
-            // reaches the terminal (DESIGN §8).
+            // reaches the terminal (docs/contract.md §8).
             out.push_str(&format!("  {label:<10} {}\n", fit(&clean(&value), 66)));
         }
     };
@@ -378,7 +378,7 @@ fn fit(s: &str, width: usize) -> String {
 /// `verdict` is the checker's.
 fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: Verdict) -> String {
     let s = a.summary;
-    // RECONCILED is said only of a run that passed (DESIGN §13): an
+    // RECONCILED is said only of a run that passed (docs/contract.md §13): an
     // accounting that balances on a failed or broken run is not a
     // clean bill.
     let word = match (ok, verdict) {

@@ -1,4 +1,4 @@
-//! aoitap's own events (DESIGN §5) as typed wire structs, fields in the
+//! aoitap's own events (docs/contract.md §5) as typed wire structs, fields in the
 //! order `aoitap schema` documents them; `tests/conform.rs` holds every
 //! event a command writes to that schema. Strings from the input are
 //! escaped by serde_json, never spliced.
@@ -17,7 +17,7 @@ use crate::check::{self, RunVerdict, Tally, Verdict};
 use crate::exit::Exit;
 use crate::text::{one_line, plural};
 
-/// aoitap as an AOI producer (DESIGN §5): one `aoi:meta` first, `seq`
+/// aoitap as an AOI producer (docs/contract.md §5): one `aoi:meta` first, `seq`
 /// contiguous from 0 on one `run`, a terminal `aoi:summary` with
 /// `event_count`, the identity triple at both ends, `upstream` for what
 /// it read and `caused_by` when failing because of it (spec §13.1).
@@ -185,7 +185,7 @@ impl Printer for Jsonl {
     }
 
     /// A local, retryable `aoi:error`, so a second `aoitap verify` of the
-    /// report finds the same 75 (DESIGN §13; spec §9.2: `timeout` is
+    /// report finds the same 75 (docs/contract.md §13; spec §9.2: `timeout` is
     /// retryable).
     fn timed_out(&mut self, out: &mut dyn Write, message: &str) -> io::Result<()> {
         self.error(out, "timeout", "TIMEOUT", message, true)
@@ -323,7 +323,7 @@ impl Printer for Jsonl {
         // not what the upstream said before it was stopped.
         let timed_out = at.timed_out();
         // A retryable cause is not this report's when it fails for good (a
-        // failed run beside a retryable one is 1, DESIGN §4): carried, it
+        // failed run beside a retryable one is 1, docs/contract.md §4): carried, it
         // made a second verify of the report say 75.
         let caused_by = t
             .cause
@@ -518,7 +518,7 @@ pub struct Finding<'a> {
 }
 
 /// `open_run`: a run still open when reading stopped (a signal, a time
-/// limit): named, never judged, so never a pass (DESIGN §17).
+/// limit): named, never judged, so never a pass (docs/contract.md §17).
 #[derive(Serialize)]
 pub struct OpenRun<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -544,7 +544,7 @@ pub struct Run<'a> {
     pub message: &'a str,
 }
 
-/// `attempt`: how one attempt of `run`'s command ended (DESIGN §12).
+/// `attempt`: how one attempt of `run`'s command ended (docs/contract.md §12).
 #[derive(Serialize)]
 pub struct Attempt<'a> {
     pub command: &'a str,

@@ -1,4 +1,4 @@
-//! `--output junit` (verify, run, lint; DESIGN §19): JUnit XML, as GitLab,
+//! `--output junit` (verify, run, lint; docs/contract.md §19): JUnit XML, as GitLab,
 //! Jenkins' JUnit plugin and cargo-nextest read and write it.
 //!
 //! One `<testsuite>` per FILE (per CMD under `run`, lint's command for

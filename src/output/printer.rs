@@ -248,7 +248,7 @@ pub struct Attempt<'a> {
     pub note: Option<&'a str>,
 }
 
-/// `aoi:check` (spec §8.3): one lint check's result (DESIGN §15).
+/// `aoi:check` (spec §8.3): one lint check's result (docs/contract.md §15).
 #[derive(Serialize)]
 pub struct Check<'a> {
     pub name: &'a str,

@@ -1,4 +1,4 @@
-//! reconcile's account of a run (DESIGN §6): the seqs present and missing,
+//! reconcile's account of a run (docs/contract.md §6): the seqs present and missing,
 //! the counts its summary claims, and the words and `difference` event
 //! `--against` reports with; each printer words the account its own way.
 
@@ -150,7 +150,7 @@ pub fn range_text(a: u64, b: u64) -> String {
     }
 }
 
-/// `difference`: an event that is not the reference's (DESIGN §6).
+/// `difference`: an event that is not the reference's (docs/contract.md §6).
 #[derive(Serialize)]
 pub struct Difference<'a> {
     pub kind: &'a str,

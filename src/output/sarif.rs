@@ -1,4 +1,4 @@
-//! `--output sarif` (verify; DESIGN §19): SARIF 2.1.0, as GitHub code
+//! `--output sarif` (verify; docs/contract.md §19): SARIF 2.1.0, as GitHub code
 //! scanning and Jenkins' warnings-ng read it.
 //!
 //! One SARIF run: the tool's driver with the whole rule catalogue as its

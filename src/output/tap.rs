@@ -1,4 +1,4 @@
-//! `--output tap` (verify and run, DESIGN §12): TAP, so `prove` and every
+//! `--output tap` (verify and run, docs/contract.md §12): TAP, so `prove` and every
 //! other TAP consumer can read aoitap's verdict.
 //!
 //! The version line says 13, not 14: what is written here is the common
@@ -317,7 +317,7 @@ impl Printer for Tap {
 
 /// A run that cannot start (a usage error, a `--save` that cannot be
 /// created): `Bail out!` on stdout, so a TAP consumer stops and says why
-/// instead of finding no plan (DESIGN §13).
+/// instead of finding no plan (docs/contract.md §13).
 pub fn bail_out(reason: &str) -> io::Result<()> {
     let mut out = io::stdout().lock();
     out.write_all(format!("Bail out! {}\n", one_line(reason)).as_bytes())?;

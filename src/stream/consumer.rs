@@ -73,14 +73,14 @@ pub trait Consumer {
     }
 
     /// SIGHUP is caught, as SIGTERM is (run: CMD's group must be stopped
-    /// first, DESIGN §13); else it keeps its default action.
+    /// first, docs/contract.md §13); else it keeps its default action.
     fn catches_hangup(&self) -> bool {
         false
     }
 
     /// Only judging is done, as `Consumer::line`'s default does, with no
     /// state beyond the checker's: files may be judged by a pool of
-    /// workers (DESIGN §14).
+    /// workers (docs/contract.md §14).
     fn judges_only(&self) -> bool {
         false
     }
@@ -148,7 +148,7 @@ pub(super) fn left_open(
 
 /// Judge every line of `batch`, and count its bytes as read. A line of
 /// `bytes` bytes for which `silent(bytes)` holds is judged for the state it
-/// leaves only (follow: what a file held already, DESIGN §17).
+/// leaves only (follow: what a file held already, docs/contract.md §17).
 pub(super) fn judge_lines(
     batch: &Batch,
     consumer: &mut dyn Consumer,

@@ -1,7 +1,7 @@
 //! The engine every stream command shares: open each input, read it
 //! through the scanner as a live pipe (flush before waiting, notice
 //! silences and signals), judge every line, report, and end with the
-//! verdict's exit status (DESIGN §4). A command says what it does beyond
+//! verdict's exit status (docs/contract.md §4). A command says what it does beyond
 //! judging through `Consumer`.
 
 mod consumer;

@@ -7,7 +7,7 @@ use crate::check::{ByDigest, Decision, RunKey, RunRef};
 /// it: found by the run's digest, then its key (two runs' digests may be
 /// equal: a run whose digest another has already is kept in `collided`).
 /// Finding one costs a digest and a lookup, never a move or an
-/// allocation: a thousand interleaved runs switch on every line (DESIGN
+/// allocation: a thousand interleaved runs switch on every line (docs/contract.md
 /// §14).
 pub struct RunSlots<T> {
     slots: Vec<Option<(RunKey, T)>>,

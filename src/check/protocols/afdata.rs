@@ -1,5 +1,5 @@
 //! AFDATA protocol v1 event streams (`spec/agent-first-data.md` Part 3;
-//! DESIGN §9): every line an object with `kind` in
+//! docs/contract.md §9): every line an object with `kind` in
 //! `result|error|progress|log` and a member named by the kind; `trace`, when
 //! present, an object; an `error` payload an object with non-empty string
 //! `code` and `message`. One terminal event (`result` or `error`) per run,
@@ -52,7 +52,7 @@ impl Contract for Afdata {
             out.report(run, Rule::AfdataTerminalNotLast, None, msg)?;
         }
         let kind = ev.get("kind").and_then(|v| v.as_str());
-        // `kind` and the payload it names decide the verdict (DESIGN §13):
+        // `kind` and the payload it names decide the verdict (docs/contract.md §13):
         // aoitap reads the first of two, jq and Python the last.
         let payload_twice = kind
             .as_deref()
@@ -105,7 +105,7 @@ impl Contract for Afdata {
             _ => None,
         };
         let ends = terminal && !after_terminal;
-        // A result that carries an error payload is no success (DESIGN
+        // A result that carries an error payload is no success (docs/contract.md
         // §20): E, and the run fails even where the finding is allowed, as
         // `summary.ok-despite-error`. A null error carries nothing.
         if ends
@@ -177,7 +177,7 @@ impl Contract for Afdata {
 }
 
 /// The members of an error payload that decide the verdict: read twice,
-/// parsers disagree (DESIGN §8).
+/// parsers disagree (docs/contract.md §8).
 const VERDICT_KEYS: &[&str] = &["retryable", "retry_after_ms", "retry_after_s", "code"];
 
 /// The error payload: its fields checked, its retry hint read.
@@ -229,7 +229,7 @@ fn error(run: &mut RunState, out: &mut Reporter<'_>, p: Value<'_>) -> io::Result
 }
 
 /// AFDATA's `retry_after_s`, in milliseconds: an integer or a number
-/// >= 0 (DESIGN §13); any other value is a finding, never dropped.
+/// >= 0 (docs/contract.md §13); any other value is a finding, never dropped.
 fn retry_after_s(
     run: &mut RunState,
     out: &mut Reporter<'_>,
@@ -245,7 +245,7 @@ fn retry_after_s(
     match seconds {
         // Whole milliseconds, rounded up: never sooner than asked. `u64::MAX
         // as f64` is 2^64, so the strict compare keeps the cast exact
-        // rather than saturated (DESIGN §13: never 18446744073709551615).
+        // rather than saturated (docs/contract.md §13: never 18446744073709551615).
         Some(s) if (s * 1000.0).ceil() < u64::MAX as f64 => Ok(Some((s * 1000.0).ceil() as u64)),
         _ => {
             let msg = format!(

@@ -496,7 +496,7 @@ fn retry_hint(
 
 /// `caused_by` (§13.1): the retry-critical fields of the upstream error
 /// that failed the run, held to the rules of `aoi:error` wherever the
-/// verdict reads them (DESIGN §13).
+/// verdict reads them (docs/contract.md §13).
 fn upstream_cause(
     run: &mut RunState,
     out: &mut Reporter<'_>,
@@ -664,7 +664,7 @@ fn summary(
         out.report(run, Rule::SummaryUpstreamNull, seq, msg)?;
     }
     // What the meta lacks too is said once, of the meta (one finding per
-    // cause, DESIGN §3).
+    // cause, docs/contract.md §3).
     let in_meta = run.meta.as_ref().map(missing_identity).unwrap_or_default();
     let missing: Vec<_> = missing_identity(&identity(ev))
         .into_iter()

@@ -13,7 +13,7 @@ use crate::check::run_state::RunState;
 use crate::check::verdict::End;
 use crate::json::Event;
 
-/// The rules of one protocol (DESIGN §9).
+/// The rules of one protocol (docs/contract.md §9).
 pub(in crate::check) trait Contract {
     /// A JSON object line of a run of this protocol.
     fn event(

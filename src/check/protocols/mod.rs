@@ -1,4 +1,4 @@
-//! The rules of each protocol (DESIGN §9), one module each behind one
+//! The rules of each protocol (docs/contract.md §9), one module each behind one
 //! trait (`contract.rs`): AOI 1.x (`aoi.rs`), AOI 0.2 as the AOI
 //! TypeScript SDK 0.1 and machinemode write it (`aoi02.rs`), AFDATA v1
 //! event streams (`afdata.rs`; the types its key suffixes name in

@@ -1,4 +1,4 @@
-//! Typed NDJSON (DESIGN §9), such as the aiocs daemon stream
+//! Typed NDJSON (docs/contract.md §9), such as the aiocs daemon stream
 //! (`spec/aiocs-cli-json-contract.md`): every line an object with a string
 //! discriminator (`--type-field`, default `type`). Such a stream is
 //! unbounded unless `--first TYPE` / `--last TYPE` say how a run starts and
@@ -33,7 +33,7 @@ impl Contract for Ndjson {
         run.domain += 1;
         let ty = discriminator(cfg, ev);
         if ev.count(&cfg.type_field) > 1 {
-            // The discriminator decides where a run ends (DESIGN §13).
+            // The discriminator decides where a run ends (docs/contract.md §13).
             let msg = format!(
                 "{} appears twice: parsers disagree about which one wins",
                 quote(&cfg.type_field)

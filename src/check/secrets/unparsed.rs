@@ -14,7 +14,7 @@ use crate::check::marker::Markers;
 use crate::input::scan::Line;
 use crate::json::decode;
 
-/// Why `--redact` writes a placeholder where a line was (DESIGN §13: a
+/// Why `--redact` writes a placeholder where a line was (docs/contract.md §13: a
 /// line that cannot be parsed but holds a secret-looking key is withheld,
 /// never relayed raw).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

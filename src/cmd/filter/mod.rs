@@ -1,4 +1,4 @@
-//! `aoitap filter PROG [FILE ...]` (DESIGN §16): a jq program over an AOI
+//! `aoitap filter PROG [FILE ...]` (docs/contract.md §16): a jq program over an AOI
 //! stream that keeps the stream's verdict. Every line is judged as verify
 //! judges it; PROG runs on each event (`--domain`: domain events only);
 //! an output equal to its event is written with the event's own bytes,
@@ -204,7 +204,7 @@ impl Filter<'_> {
             // then is the stop, not a finding about the event.
             findings.clear();
         }
-        // The program's errors quote values: never a secret (DESIGN §13).
+        // The program's errors quote values: never a secret (docs/contract.md §13).
         if !findings.is_empty() {
             let secret = value::holds_secret(&input, &self.opts.stream.check.secret_names);
             for (rule, msg) in &mut findings {

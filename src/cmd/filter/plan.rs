@@ -1,6 +1,6 @@
 //! The programs most filters are (`select(.type=="hit") | .id`,
 //! `select(.ok == false)`, `.aoi.run`), run without jaq's interpreter, on
-//! jaq's own values with jaq's own comparisons (DESIGN §16).
+//! jaq's own values with jaq's own comparisons (docs/contract.md §16).
 //!
 //! Why: jaq spends about 300 ns an event on one `.id` (a boxed iterator
 //! and a path walk each), three times what building the event costs; on

@@ -136,7 +136,7 @@ impl Defs {
                         }
                     }
                     Some((_, None)) => {}
-                    // One event at a time (DESIGN §16): there is no next
+                    // One event at a time (docs/contract.md §16): there is no next
                     // input to read, and jq's would be the next event.
                     None if matches!(key.as_str(), "input/0" | "inputs/0") => {
                         return Err(format!(

@@ -1,4 +1,4 @@
-//! An event as the program sees it: the line's own parse (one parse, DESIGN
+//! An event as the program sees it: the line's own parse (one parse, docs/contract.md
 //! §8), made a jaq value. Strings are decoded as verify decodes them;
 //! numbers keep their spelling's value (jaq reads `12345678901234567890`
 //! as the big integer it is).

@@ -15,7 +15,7 @@ use super::sandbox::{self, Call, Ran, Then};
 use crate::check::lint_checks::{self as catalogue, Check};
 use crate::check::schema::EventSchema;
 
-/// What a check came to (DESIGN §15).
+/// What a check came to (docs/contract.md §15).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Conclusion {
     Pass,

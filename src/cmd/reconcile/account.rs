@@ -115,7 +115,7 @@ impl Recon {
     /// a run without summary is a fault unless the stream is unbounded.
     pub fn reconciles(&self, unbounded: bool) -> bool {
         // Without seq there is nothing of reconcile's own to account for:
-        // the checker's findings on counts and ends decide (DESIGN §9).
+        // the checker's findings on counts and ends decide (docs/contract.md §9).
         if self.protocol != Protocol::Aoi {
             return true;
         }

@@ -1,4 +1,4 @@
-//! `aoitap run -- CMD [ARG ...]`: the harness wrapper (DESIGN §12).
+//! `aoitap run -- CMD [ARG ...]`: the harness wrapper (docs/contract.md §12).
 //!
 //! CMD runs in a process group of its own, its stdout read through the same
 //! loop as every stream command (so relayed byte for byte, or saved), its
@@ -10,9 +10,9 @@
 //! `--retries` runs CMD again while it fails retryably, waiting the
 //! producer's `retry_after_ms` plus full jitter over exponential backoff,
 //! never exactly `retry_after_ms` (spec §9.3: a minimum with jitter applied;
-//! DESIGN §12, §13). Each attempt is its own input in the report; the exit
+//! docs/contract.md §12, §13). Each attempt is its own input in the report; the exit
 //! status is the last attempt's; stdout carries the final attempt's stream
-//! alone unless `--live` (DESIGN §20). The parts: `child.rs` (CMD, its group and
+//! alone unless `--live` (docs/contract.md §20). The parts: `child.rs` (CMD, its group and
 //! its watcher), `retry.rs` (when to run again), `report.rs` (what an
 //! attempt says), `relay.rs` (where each attempt's stream goes).
 
@@ -398,7 +398,7 @@ impl Attempts<'_> {
             timeout: self.opts.timeout,
             kill_after: self.opts.kill_after,
         };
-        // An OKF command's error envelope is on its stderr (DESIGN §18):
+        // An OKF command's error envelope is on its stderr (docs/contract.md §18):
         // a byte more than is kept says it is over.
         let keep_stderr = (self.opts.stream.check.protocol == Some(Protocol::Okf))
             .then_some(OKF_MAX_ERROR_BYTES + 1);
