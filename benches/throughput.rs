@@ -11,7 +11,8 @@ use std::io::{self, Cursor};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use aoitap::check::{Checker, Config, Finding, RunVerdict, Sink};
-use aoitap::input::scan::Cutter;
+use aoitap::input::lines::Lines;
+use aoitap::input::scan::{Batch, Cutter};
 use aoitap::json::Parser;
 use serde::de::IgnoredAny;
 
@@ -57,6 +58,22 @@ impl Sink for Count {
     }
 }
 
+/// The batches the pipeline's reader thread cuts: read until a batch is
+/// full or the input ends, then take it (no parse).
+fn cut_each(data: &[u8], mut each: impl FnMut(Batch)) {
+    let mut cut = Cutter::new(Cursor::new(data), 64 << 20);
+    loop {
+        let more = cut.read().unwrap();
+        if cut.full() || !more {
+            let batch = cut.take(Batch::default());
+            if batch.is_empty() && !more {
+                return;
+            }
+            each(batch);
+        }
+    }
+}
+
 fn benches(c: &mut Criterion) {
     let data = stream(16 << 20);
     let mut g = c.benchmark_group("stream");
@@ -64,20 +81,14 @@ fn benches(c: &mut Criterion) {
     // What the binary's reader thread does: cut into batches.
     g.bench_function("cut", |b| {
         b.iter(|| {
-            let mut cut = Cutter::new(Cursor::new(&data), 64 << 20);
             let mut n = 0usize;
-            while let Some(batch) = cut.next_batch().unwrap() {
-                n += batch.bytes().len();
-            }
+            cut_each(&data, |batch| n += batch.bytes().len());
             black_box(n)
         })
     });
     // What the parser threads do: one walk per line into the batch's index.
     let mut batches = vec![];
-    let mut cut = Cutter::new(Cursor::new(&data), 64 << 20);
-    while let Some(batch) = cut.next_batch().unwrap() {
-        batches.push(batch);
-    }
+    cut_each(&data, |batch| batches.push(batch));
     g.bench_function("parse", |b| {
         let mut parser = Parser::new();
         b.iter(|| {
@@ -115,13 +126,12 @@ fn benches(c: &mut Criterion) {
     // The whole of verify on one thread: cut, parse, judge.
     g.bench_function("verify", |b| {
         let cfg = Config::default();
-        let mut parser = Parser::new();
+        let mut lines = Lines::default();
         b.iter(|| {
             let mut cut = Cutter::new(Cursor::new(&data), 64 << 20);
             let mut check = Checker::new(&cfg);
             let mut sink = Count(0);
-            while let Some(mut batch) = cut.next_batch().unwrap() {
-                batch.parse(&mut parser, None);
+            while let Some(batch) = lines.next(&mut cut, None).unwrap() {
                 for line in batch.lines() {
                     check.judge(&line, &mut sink).unwrap();
                 }

@@ -724,7 +724,7 @@ fn no_rule_fires_on_conforming_streams() {
 #[test]
 fn every_rule_has_a_firing_case_here() {
     // Guards the table above: a rule added to the catalogue without a
-    // firing test fails here (stream.idle belongs to follow mode, and
+    // firing test fails here (stream.idle belongs to a quiet pipe: pipe.rs;
     // exit.disagrees to `run`: run.rs, exit_status_and_stream_must_agree;
     // filter.error and filter.assert to `filter`: filter.rs; run.stalled
     // to --follow: follow.rs; okf.* to `run --protocol okf`: run.rs,
