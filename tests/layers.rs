@@ -29,35 +29,42 @@ fn layer(module: &str) -> Option<usize> {
 /// A module by its path from the crate root (`["check", "runs"]`).
 type Module = Vec<String>;
 
-/// Every module of `src/` and the text of its code, its `#[cfg(test)]`
-/// part left out (a test module's `super::` is its own file).
-fn modules(src: &Path) -> BTreeMap<Module, String> {
-    let mut out = BTreeMap::new();
+/// Every `.rs` file under `src` (its path from `src`) and its text.
+fn sources(src: &Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut out = vec![];
     let mut dirs = vec![src.to_path_buf()];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 dirs.push(path);
-                continue;
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                out.push((path.strip_prefix(src).unwrap().to_path_buf(), text));
             }
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let rel = path.strip_prefix(src).unwrap().with_extension("");
-            let mut module: Module = rel
-                .components()
-                .map(|c| c.as_os_str().to_str().unwrap().to_string())
-                .collect();
-            if module.last().is_some_and(|m| m == "mod") {
-                module.pop();
-            }
-            if matches!(module.as_slice(), [m] if m == "lib" || m == "main") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            out.insert(module, code_of(&text).to_string());
         }
+    }
+    out.sort();
+    out
+}
+
+/// Every module of `src/` and the text of its code, its test module left
+/// out (a test module's `super::` is its own file).
+fn modules(src: &Path) -> BTreeMap<Module, String> {
+    let mut out = BTreeMap::new();
+    for (rel, text) in sources(src) {
+        let mut module: Module = rel
+            .with_extension("")
+            .components()
+            .map(|c| c.as_os_str().to_str().unwrap().to_string())
+            .collect();
+        if module.last().is_some_and(|m| m == "mod") {
+            module.pop();
+        }
+        if matches!(module.as_slice(), [m] if m == "lib" || m == "main") {
+            continue;
+        }
+        out.insert(module, code_of(&text).to_string());
     }
     out
 }
@@ -98,29 +105,14 @@ fn limit(path: &Path) -> usize {
 
 /// The files over their limit, as `path: N lines (limit L)`.
 fn oversized(src: &Path) -> Vec<String> {
-    let mut out = vec![];
-    let mut dirs = vec![src.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let rel = path.strip_prefix(src).unwrap();
-                let text = std::fs::read_to_string(&path).unwrap();
-                let lines = code_of(&text).lines().count();
-                if lines > limit(rel) {
-                    out.push(format!(
-                        "{}: {lines} lines (limit {})",
-                        rel.display(),
-                        limit(rel)
-                    ));
-                }
-            }
-        }
-    }
-    out.sort();
-    out
+    sources(src)
+        .into_iter()
+        .filter_map(|(rel, text)| {
+            let lines = code_of(&text).lines().count();
+            (lines > limit(&rel))
+                .then(|| format!("{}: {lines} lines (limit {})", rel.display(), limit(&rel)))
+        })
+        .collect()
 }
 
 /// The paths `code` names, each as written (`super::runs::Runs`), with
