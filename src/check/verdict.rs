@@ -74,6 +74,24 @@ pub(super) struct End {
     pub(super) unscoped: Option<Cause>,
 }
 
+impl End {
+    /// The end of a run that ends with its `aoi:summary`, as AOI 1.x,
+    /// AOI 0.2 and an OKF command's stream do: their words are one set,
+    /// but for how a passing run ended.
+    pub(super) fn at_summary(passed: &'static str, cfg: &Config) -> End {
+        End {
+            passed,
+            end: "its aoi:summary",
+            missing: Rule::SummaryMissing,
+            unbounded: "unbounded stream, no summary",
+            ok_with_error: "the summary says ok, but the run reported a process-scope error, which ended it",
+            bounded: !cfg.unbounded,
+            uses_seq: false,
+            unscoped: None,
+        }
+    }
+}
+
 /// The verdict of a finished run (docs/contract.md §4), the same in every
 /// protocol: each protocol's rules fill in the run's outcome, and its `end` says
 /// the words.

@@ -132,14 +132,8 @@ impl Contract for Aoi1 {
 
     fn end(&self, run: &RunState, cfg: &Config) -> End {
         End {
-            passed: "summary ok",
-            end: "its aoi:summary",
-            missing: Rule::SummaryMissing,
-            unbounded: "unbounded stream, no summary",
-            ok_with_error: "the summary says ok, but the run reported a process-scope error, which ended it",
-            bounded: !cfg.unbounded,
             uses_seq: run.part_of::<Own>().is_some_and(Own::uses_seq),
-            unscoped: None,
+            ..End::at_summary("summary ok", cfg)
         }
     }
 }

@@ -128,18 +128,13 @@ impl Contract for Aoi02 {
 
     fn end(&self, run: &RunState, cfg: &Config) -> End {
         let own = run.part_of::<Own>();
+        let passed = match own.and_then(|o| o.count_reading) {
+            Some(CountReading::Missing) => "summary ok, no count",
+            _ => "summary ok, count matches",
+        };
         End {
-            passed: match own.and_then(|o| o.count_reading) {
-                Some(CountReading::Missing) => "summary ok, no count",
-                _ => "summary ok, count matches",
-            },
-            end: "its aoi:summary",
-            missing: Rule::SummaryMissing,
-            unbounded: "unbounded stream, no summary",
-            ok_with_error: "the summary says ok, but the run reported a process-scope error, which ended it",
-            bounded: !cfg.unbounded,
-            uses_seq: false,
             unscoped: own.and_then(|o| o.unscoped_error.clone()),
+            ..End::at_summary(passed, cfg)
         }
     }
 }

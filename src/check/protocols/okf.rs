@@ -65,16 +65,7 @@ impl Contract for Okf {
     /// A run judged without its exit (`verify --protocol okf`) is held to
     /// a summary, as in AOI.
     fn end(&self, _run: &RunState, cfg: &Config) -> End {
-        End {
-            passed: "exited 0",
-            end: "its aoi:summary",
-            missing: Rule::SummaryMissing,
-            unbounded: "unbounded stream, no summary",
-            ok_with_error: "the summary says ok, but the run reported a process-scope error, which ended it",
-            bounded: !cfg.unbounded,
-            uses_seq: false,
-            unscoped: None,
-        }
+        End::at_summary("exited 0", cfg)
     }
 
     fn exited(
