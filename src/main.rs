@@ -75,7 +75,7 @@ fn say_fatal(err: &Error, machine: Option<(&str, Machine)>) {
     }
     match machine {
         Some((command, Machine::Jsonl { on_stderr })) => {
-            let _ = output::error_stream(command, err, on_stderr);
+            let _ = output::jsonl::error_stream(command, err, on_stderr);
         }
         Some((_, Machine::Tap)) if exit != Exit::BrokenPipe => {
             let _ = output::tap::bail_out(&err.to_string());

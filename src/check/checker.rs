@@ -8,10 +8,10 @@
 use std::io;
 
 use crate::check::config::Config;
+use crate::check::config::Protocol;
 use crate::check::document::{self, Closed, HELD, Joined};
 use crate::check::finding::{Draft, Reporter, Sink};
 use crate::check::marker::Markers;
-use crate::check::protocol::Protocol;
 use crate::check::protocols::afdata_suffixes;
 use crate::check::protocols::{self, Exited, LineKind};
 use crate::check::rules::Rule;

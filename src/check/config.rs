@@ -1,9 +1,9 @@
 //! The checker's plain configuration, made from the command line in
-//! `cli`: what the rules are told beyond the lines themselves.
+//! `cli`: what the rules are told beyond the lines themselves, and the
+//! names of the contracts a run may follow (`--protocol`, docs/contract.md §9).
 
 use std::sync::Arc;
 
-use super::protocol::Protocol;
 use super::rules::Levels;
 use super::schema::EventSchema;
 
@@ -44,4 +44,62 @@ pub struct Config {
 pub struct SchemaPin {
     pub name: String,
     pub major: Option<u64>,
+}
+
+/// Which contract a run follows (docs/contract.md §9). The rules of each
+/// are one module of `protocols/`, and `protocols/detect.rs` says which
+/// one a run's first object reads as under `--protocol auto`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    /// AOI-CLI 1.x (the spec in `spec/aoi-cli-v1.0-alpha.md`).
+    #[default]
+    Aoi,
+    /// AOI 0.2: no envelope; `aoi:summary.count` counts every line.
+    Aoi02,
+    /// AFDATA protocol v1: `kind` and a payload named by it.
+    Afdata,
+    /// Typed NDJSON: a string discriminator, nothing more unless
+    /// `--first`/`--last` say how a run starts and ends. Never guessed.
+    Ndjson,
+    /// The aiocs one-shot `--json` envelope: one document, `ok` and
+    /// `command`.
+    Aiocs,
+    /// An OKF command under `run`: one JSON document on stdout, and on
+    /// failure the error envelope on stderr. Never guessed.
+    Okf,
+}
+
+impl Protocol {
+    pub const ALL: [Protocol; 6] = [
+        Protocol::Aoi,
+        Protocol::Aoi02,
+        Protocol::Afdata,
+        Protocol::Ndjson,
+        Protocol::Aiocs,
+        Protocol::Okf,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Aoi => "aoi",
+            Protocol::Aoi02 => "aoi-0.2",
+            Protocol::Afdata => "afdata",
+            Protocol::Ndjson => "ndjson",
+            Protocol::Aiocs => "aiocs",
+            Protocol::Okf => "okf",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Protocol> {
+        Protocol::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// Runs of this protocol have no id of their own: each is known by the
+    /// line that opened it.
+    pub fn runs_by_position(self) -> bool {
+        matches!(
+            self,
+            Protocol::Afdata | Protocol::Ndjson | Protocol::Aiocs | Protocol::Okf
+        )
+    }
 }

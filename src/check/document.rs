@@ -5,8 +5,8 @@
 //! on, and says what a document never read whole leaves behind.
 
 use crate::check::config::Config;
+use crate::check::config::Protocol;
 use crate::check::finding::Draft;
-use crate::check::protocol::Protocol;
 use crate::check::protocols::{LineKind, SeqPlace};
 use crate::check::rules::Rule;
 use crate::check::secrets::{Exposure, Suspect};

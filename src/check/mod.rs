@@ -11,8 +11,9 @@
 //! and a part whose type is the protocol's own) -> `finding.rs` (each
 //! finding, filled in and sent); a run's end goes to `verdict.rs`, in
 //! the words its protocol's `Contract::end` gives.
-//! `protocol.rs` names the protocols and detects one (`protocols/` holds
-//! their rules); `config.rs` is what the command line tells the checker;
+//! `config.rs` is what the command line tells the checker, the names of
+//! the protocols among it (`protocols/` holds their rules, and
+//! `protocols/detect.rs` tells which one a run's first object reads as);
 //! `id.rs` bounds run ids in bytes. `rules.rs` is the catalogue: a rule is
 //! raised as `Rule::Variant` where it is checked (`grep -rn Rule::SeqGap`),
 //! in `protocols/` or, for line rules, `checker.rs`. `seq.rs` (seq steps,
@@ -28,7 +29,6 @@ mod finding;
 mod id;
 pub mod lint_checks;
 mod marker;
-mod protocol;
 mod protocols;
 pub mod rules;
 mod run_state;
@@ -40,11 +40,11 @@ mod tally;
 mod verdict;
 
 pub use checker::{Checker, Decision, OpenRun, Stalls};
-pub use config::{Config, SchemaPin};
+pub use config::{Config, Protocol, SchemaPin};
 pub use finding::{Discard, Finding, SchemaPlace, Sink};
 pub use id::{ByDigest, digest, id_key};
 pub use marker::Markers;
-pub use protocol::{Protocol, major};
+pub use protocols::detect::major;
 pub use protocols::{Captured, Exited, LineKind, OKF_MAX_ERROR_BYTES, SeqPlace};
 pub use run_state::{Cause, Identity};
 pub use runs::{Run, RunKey, RunRef};

@@ -5,7 +5,7 @@
 
 use std::any::Any;
 
-use super::protocol::Protocol;
+use super::config::Protocol;
 
 /// The retry-critical fields of the error that decided a failure (§13.1).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -75,7 +75,7 @@ pub(super) struct RunState {
     /// Events missing (by seq, or by a count) and seqs repeated.
     pub(super) missing: u64,
     pub(super) repeats: u64,
-    /// Decided at the run's first JSON object (`protocol.rs`).
+    /// Decided at the run's first JSON object (`protocols/detect.rs`).
     pub(super) protocol: Option<Protocol>,
     /// The protocol's own part, made by the protocol when it first asks.
     part: Option<Box<dyn Part>>,

@@ -2,7 +2,7 @@
 //! protocol, read from what the run's rules kept.
 
 use super::config::Config;
-use super::protocol::Protocol;
+use super::config::Protocol;
 use super::rules::Rule;
 use super::run_state::{Cause, Identity, RunState};
 

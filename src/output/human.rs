@@ -152,6 +152,10 @@ impl Printer for Human {
     fn ends_after_failure(&self) -> bool {
         false
     }
+
+    fn for_a_person(&self) -> bool {
+        true
+    }
 }
 
 /// `file:12: error[seq.gap]: message (run R)`.

@@ -11,11 +11,56 @@ use serde::Serialize;
 use super::identity::{AOI_VERSION, SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
 use super::printer::{At, Check, Ended, Printer, Reconciled, Summarized};
 use super::reconcile::{Account, Counters};
+use super::style::{Format, Style};
 use super::summary::RunSummary;
 use crate::check::rules::Severity;
 use crate::check::{self, RunVerdict, Tally, Verdict};
-use crate::exit::Exit;
+use crate::exit::{self, Exit};
 use crate::text::{one_line, plural};
+
+/// A command that could not start, as a whole AOI stream (meta, the
+/// error, the summary), for a reader that asked for jsonl and parses the
+/// stream whatever happens. `on_stderr`: the command's report goes there
+/// (filter, strip-envelope, verify --relay), and stdout is the data a
+/// downstream reads.
+pub fn error_stream(command: &str, err: &exit::Error, on_stderr: bool) -> io::Result<()> {
+    let style = Style {
+        format: Format::Jsonl,
+        quiet: false,
+        quiet_pass: false,
+        failures_only: false,
+        color: false,
+        limit: None,
+        per_input: None,
+    };
+    let at = At {
+        command,
+        file: "",
+        style: &style,
+        dropped: 0,
+        reason: None,
+        result: None,
+    };
+    let exit = err.exit();
+    let (category, code) = match exit {
+        Exit::Usage => ("usage", "USAGE"),
+        Exit::NoInput => ("not_found", "INPUT_NOT_FOUND"),
+        Exit::CantCreate => ("conflict", "OUTPUT_FAILED"),
+        Exit::CommandNotFound => ("not_found", "COMMAND_NOT_FOUND"),
+        Exit::CannotExecute => ("usage", "COMMAND_NOT_EXECUTABLE"),
+        _ => ("io", "IO_FAILED"),
+    };
+    let mut out: Box<dyn Write> = if on_stderr {
+        Box::new(io::stderr())
+    } else {
+        Box::new(io::stdout())
+    };
+    let mut jsonl = Jsonl::default();
+    jsonl.begin(&mut out, &at)?;
+    jsonl.local_error(&mut out, &at, category, code, &err.to_string())?;
+    jsonl.end(&mut out, &at, exit, &Tally::default())?;
+    out.flush()
+}
 
 /// aoitap as an AOI producer (docs/contract.md §5): one `aoi:meta` first, `seq`
 /// contiguous from 0 on one `run`, a terminal `aoi:summary` with

@@ -13,7 +13,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use crate::check::{Finding, OpenRun, RunVerdict, Tally, Verdict};
-use crate::exit::{self, Exit};
+use crate::exit::Exit;
 use crate::text::{one_line, seconds};
 use github::Github;
 use human::Human;
@@ -46,41 +46,6 @@ pub mod tap;
 mod words;
 
 pub use identity::{AOI_VERSION, SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
-
-/// A command that could not start, as a whole AOI stream on stdout (meta,
-/// the error, the summary), for a reader that asked for jsonl and parses
-/// stdout whatever happens.
-/// `on_stderr`: the command's report goes there (filter, strip-envelope,
-/// verify --relay), and stdout is the data a downstream reads.
-pub fn error_stream(command: &str, err: &exit::Error, on_stderr: bool) -> io::Result<()> {
-    let style = Style {
-        format: Format::Jsonl,
-        quiet: false,
-        quiet_pass: false,
-        failures_only: false,
-        color: false,
-        limit: None,
-        per_input: None,
-    };
-    let exit = err.exit();
-    let (category, code) = match exit {
-        Exit::Usage => ("usage", "USAGE"),
-        Exit::NoInput => ("not_found", "INPUT_NOT_FOUND"),
-        Exit::CantCreate => ("conflict", "OUTPUT_FAILED"),
-        Exit::CommandNotFound => ("not_found", "COMMAND_NOT_FOUND"),
-        Exit::CannotExecute => ("usage", "COMMAND_NOT_EXECUTABLE"),
-        _ => ("io", "IO_FAILED"),
-    };
-    let out: Box<dyn Write> = if on_stderr {
-        Box::new(io::stderr())
-    } else {
-        Box::new(io::stdout())
-    };
-    let mut em = Emitter::new(out, style, command);
-    em.begin()?;
-    em.local_error(category, code, &err.to_string())?;
-    em.end(exit, &Tally::default())
-}
 
 pub struct Emitter<W: Write> {
     out: W,
@@ -173,6 +138,12 @@ impl<W: Write> Emitter<W> {
     /// but a person's).
     pub fn ends_after_failure(&self) -> bool {
         self.printer.ends_after_failure()
+    }
+
+    /// Whether a person reads the report (human, not `-q`), so a progress
+    /// display may be drawn beside it.
+    pub fn for_a_person(&self) -> bool {
+        self.printer.for_a_person()
     }
 
     /// A failure of aoitap itself (unreadable input, I/O): in the report

@@ -227,6 +227,12 @@ pub trait Printer {
     fn ends_after_failure(&self) -> bool {
         true
     }
+
+    /// Whether a person reads the report: the one beside which a progress
+    /// display may be drawn (`progress.rs`).
+    fn for_a_person(&self) -> bool {
+        false
+    }
 }
 
 /// How one attempt of `run`'s command ended.

@@ -15,8 +15,6 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use super::style::Style;
-
 /// Inputs smaller than this finish before a display would help.
 /// `AOITAP_PROGRESS_FROM` (bytes) overrides it (README, man ENVIRONMENT).
 const PROGRESS_FROM: u64 = 64 << 20;
@@ -38,10 +36,10 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// A display for a report of `style` over `total` bytes (when the
-    /// inputs' sizes are known), when one is wanted.
-    pub fn new(style: &Style, total: Option<u64>) -> Option<Progress> {
-        let wanted = style.for_a_person() && std::io::stderr().is_terminal();
+    /// A display beside a report (`for_a_person`: a person reads it) over
+    /// `total` bytes (when the inputs' sizes are known), when one is wanted.
+    pub fn new(for_a_person: bool, total: Option<u64>) -> Option<Progress> {
+        let wanted = for_a_person && std::io::stderr().is_terminal();
         if !wanted {
             return None;
         }

@@ -52,14 +52,6 @@ pub struct Style {
     pub per_input: Option<u64>,
 }
 
-impl Style {
-    /// A report a person reads (human, not `-q`): the one beside which a
-    /// progress display may be drawn.
-    pub fn for_a_person(&self) -> bool {
-        self.format == Format::Human && !self.quiet
-    }
-}
-
 /// The findings a person at a terminal is shown per input, unless
 /// `--limit` says otherwise.
 pub const TERMINAL_FINDINGS: u64 = 100;

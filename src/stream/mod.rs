@@ -85,7 +85,7 @@ pub fn run(
     report.out.begin()?;
     let sizes: Vec<_> = opts.inputs.iter().map(Input::file_size).collect();
     let total = sizes.iter().copied().sum::<Option<u64>>();
-    let mut progress = Progress::new(&opts.style, total);
+    let mut progress = Progress::new(report.out.for_a_person(), total);
     let plan = pool::plan(opts, &sizes).filter(|_| consumer.judges_only());
     let read = match (&opts.follow, plan) {
         (Some(how), _) => follow::follow(opts, how, consumer, &signals, &mut report, &mut progress),

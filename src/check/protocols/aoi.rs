@@ -12,9 +12,9 @@ use super::framework::{
     typed,
 };
 use crate::check::config::Config;
+use crate::check::config::Protocol;
 use crate::check::finding::{Draft, Reporter};
 use crate::check::id::{id_key, run_name};
-use crate::check::protocol::Protocol;
 use crate::check::rules::{CATEGORIES, Rule};
 use crate::check::run_state::{Cause, Part, RunState, SummaryClaim};
 use crate::check::seq::{SeqStep, SeqTrack};

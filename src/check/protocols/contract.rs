@@ -6,8 +6,8 @@
 use std::io;
 
 use crate::check::config::Config;
+use crate::check::config::Protocol;
 use crate::check::finding::Reporter;
-use crate::check::protocol::Protocol;
 use crate::check::rules::Rule;
 use crate::check::run_state::RunState;
 use crate::check::verdict::End;

@@ -8,9 +8,10 @@ use std::borrow::Cow;
 use std::io;
 
 use super::contract::{LineKind, SeqPlace};
+use crate::check::config::Protocol;
 use crate::check::config::SchemaPin;
 use crate::check::finding::{Draft, Reporter};
-use crate::check::protocol::{Protocol, major};
+use crate::check::protocols::detect::major;
 use crate::check::rules::{Rule, Severity};
 use crate::check::run_state::{Identity, RunState};
 use crate::check::runs::MAX_OPEN_RUNS;

@@ -14,8 +14,8 @@
 use std::io;
 
 use crate::check::config::Config;
+use crate::check::config::Protocol;
 use crate::check::finding::Reporter;
-use crate::check::protocol::Protocol;
 use crate::check::rules::Rule;
 use crate::check::run_state::RunState;
 use crate::json::Event;
@@ -26,6 +26,7 @@ mod aiocs;
 mod aoi;
 mod aoi02;
 mod contract;
+pub(in crate::check) mod detect;
 mod framework;
 mod ndjson;
 mod okf;
@@ -59,7 +60,7 @@ pub(in crate::check) fn decide(
     if let Some(p) = run.protocol {
         return Ok(p);
     }
-    let seen = Protocol::detect(ev);
+    let seen = detect::detect(ev);
     let pinned = out.cfg.protocol;
     let p = pinned.unwrap_or(seen);
     run.protocol = Some(p);

@@ -9,8 +9,8 @@ use std::io;
 
 use super::contract::{Contract, LineKind, Ruling};
 use crate::check::config::Config;
+use crate::check::config::Protocol;
 use crate::check::finding::Reporter;
-use crate::check::protocol::Protocol;
 use crate::check::rules::Rule;
 use crate::check::run_state::{RunState, SummaryClaim};
 use crate::check::verdict::End;
