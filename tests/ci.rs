@@ -2,8 +2,9 @@
 //! workflow commands; each command's help offering only what it takes;
 //! `aoitap man` and the completions.
 //!
-//! Two peers read the reports as CI does: `junitparser` (PyPI) and
-//! Microsoft's `sarif-multitool` (npm). Where one is not installed its
+//! Peers read the reports as CI does: Microsoft's `sarif-multitool`
+//! (npm) here, `junitparser` (PyPI) and the JUnit schemas in `junit.rs`,
+//! `@actions/core` (npm) for the workflow commands. Where one is not installed its
 //! check is skipped, and said; `AOITAP_PEERS=require` (CI sets it, having
 //! installed both) makes a missing peer a failure.
 
@@ -12,11 +13,11 @@ use std::process::Command;
 
 use crate::util::*;
 
-fn stream(name: &str) -> String {
+pub(crate) fn stream(name: &str) -> String {
     fixture("streams").join(name).to_string_lossy().into_owned()
 }
 
-fn producer(name: &str) -> String {
+pub(crate) fn producer(name: &str) -> String {
     fixture("producers")
         .join(name)
         .to_string_lossy()
@@ -25,7 +26,7 @@ fn producer(name: &str) -> String {
 
 /// Whether a peer may be used: installed, or else skipped unless CI
 /// requires it.
-fn peer(found: bool, name: &str) -> bool {
+pub(crate) fn peer(found: bool, name: &str) -> bool {
     if !found {
         let required = std::env::var("AOITAP_PEERS").is_ok_and(|v| v == "require");
         assert!(
@@ -38,7 +39,7 @@ fn peer(found: bool, name: &str) -> bool {
 }
 
 /// A good stream and two cut ones, as verify's operands.
-fn three_streams() -> [String; 3] {
+pub(crate) fn three_streams() -> [String; 3] {
     [
         stream("ok-complete.jsonl"),
         stream("no-summary.jsonl"),
@@ -48,7 +49,7 @@ fn three_streams() -> [String; 3] {
 
 /// `verify --output FORMAT` of the three streams (and `more`): 65, for
 /// the cut ones.
-fn three_reported(format: &str, more: &[&str]) -> Out {
+pub(crate) fn three_reported(format: &str, more: &[&str]) -> Out {
     let streams = three_streams();
     let mut args = vec!["verify", "--output", format];
     args.extend(streams.iter().map(String::as_str));
@@ -56,211 +57,6 @@ fn three_reported(format: &str, more: &[&str]) -> Out {
     let out = run(&args, b"");
     assert_eq!(out.code, 65, "{}", out.stderr);
     out
-}
-
-/// What junitparser (PyPI) reads of a JUnit report: per testcase, its
-/// name and result kinds (`Failure`, `Skipped`, ...).
-fn junitparser(xml: &str) -> Option<Vec<(String, Vec<String>)>> {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("report.xml");
-    std::fs::write(&path, xml).unwrap();
-    let script = "import sys, json\n\
-                  from junitparser import JUnitXml\n\
-                  x = JUnitXml.fromfile(sys.argv[1])\n\
-                  print(json.dumps([[c.name, [type(r).__name__ for r in c.result]] for s in x for c in s]))";
-    let out = Command::new("python3")
-        .args(["-c", script])
-        .arg(&path)
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("No module named"), "junitparser failed: {err}");
-        return None;
-    }
-    Some(serde_json::from_slice(&out.stdout).unwrap())
-}
-
-#[test]
-fn verify_junit_is_a_testcase_per_run_and_a_failure_per_cut_one() {
-    let out = three_reported("junit", &[]);
-    let xml = &out.stdout;
-    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites "));
-    assert_eq!(
-        xml.matches("<testsuite ").count(),
-        3,
-        "a suite per FILE: {xml}"
-    );
-    assert_eq!(xml.matches("<testcase ").count(), 3, "{xml}");
-    assert_eq!(xml.matches("<failure ").count(), 2, "{xml}");
-    assert_eq!(
-        xml.matches("tests=\"1\" failures=\"1\"").count(),
-        2,
-        "{xml}"
-    );
-    // The findings are the failure's text.
-    assert!(xml.contains("error[summary.missing]"), "{xml}");
-    assert!(xml.contains("error[summary.count-mismatch]"), "{xml}");
-    if let Some(cases) = peer_junit(xml) {
-        assert_eq!(cases.len(), 3, "{cases:?}");
-        let failed: Vec<_> = cases.iter().filter(|(_, r)| r == &["Failure"]).collect();
-        assert_eq!(failed.len(), 2, "{cases:?}");
-    }
-}
-
-fn peer_junit(xml: &str) -> Option<Vec<(String, Vec<String>)>> {
-    let cases = junitparser(xml);
-    peer(cases.is_some(), "junitparser").then(|| cases.unwrap())
-}
-
-#[test]
-fn junit_text_is_escaped_whatever_a_stream_holds() {
-    // A run id and a message with markup and a control character.
-    let hostile = "{\"type\":\"aoi:meta\",\"aoi\":{\"seq\":0,\"run\":\"<a&b>\\u0001\"}}\n";
-    let out = run(&["verify", "--output", "junit"], hostile.as_bytes());
-    assert_eq!(out.code, 65);
-    assert!(!out.stdout.contains("<a&b>"), "{}", out.stdout);
-    assert!(!out.stdout.contains('\u{1}'), "{}", out.stdout);
-    if let Some(cases) = peer_junit(&out.stdout) {
-        assert_eq!(cases.len(), 1, "{cases:?}");
-        assert!(
-            cases[0].0.contains("<a&b>"),
-            "the name reads back: {cases:?}"
-        );
-    }
-}
-
-/// A run left open by a signal is an error in the report, with its
-/// findings: never a green build.
-#[test]
-fn junit_names_a_run_left_open_as_an_error() {
-    let good = std::fs::read_to_string(stream("ok-complete.jsonl")).unwrap();
-    let open: String = good
-        .lines()
-        .take(3)
-        .map(|l| {
-            l.replace("01JZQ7X4TQ9", "OPEN1")
-                .replace("\"seq\":2", "\"seq\":7")
-                + "\n"
-        })
-        .collect();
-    let mut child = std::process::Command::new(bin())
-        .args(["verify", "--multi-run", "--output", "junit"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    std::io::Write::write_all(&mut stdin, format!("{good}{open}").as_bytes()).unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::Signal::INT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
-    drop(stdin);
-    assert_eq!(out.status.code(), Some(130));
-    let xml = String::from_utf8(out.stdout).unwrap();
-    assert!(xml.contains("<error type=\"cancelled\""), "{xml}");
-    assert!(
-        xml.contains("run OPEN1") && xml.contains("seq.gap"),
-        "{xml}"
-    );
-    if let Some(cases) = peer_junit(&xml) {
-        assert_eq!(cases.len(), 2, "{cases:?}");
-    }
-}
-
-#[test]
-fn junit_memory_is_bounded_however_many_runs_a_file_holds() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("many.jsonl");
-    std::fs::write(&path, many_runs(100_000, 1)).unwrap();
-    let (kib, _) = peak_kib(
-        &[
-            "verify",
-            "--multi-run",
-            "--output",
-            "junit",
-            path.to_str().unwrap(),
-        ],
-        b"",
-    );
-    assert!(kib < 64 * 1024, "{kib} KiB for 100,000 runs");
-}
-
-#[test]
-fn run_junit_records_a_retried_attempt_as_a_rerun() {
-    let dir = tempfile::tempdir().unwrap();
-    let count = dir.path().join("count");
-    let count = count.to_str().unwrap();
-    let flaky = producer("flaky.sh");
-    let opts = ["--retries", "2", "--backoff", "10ms", "--output", "junit"];
-    let junit = |runs_needed: &str, count: &str| {
-        let mut args = vec!["run"];
-        args.extend(opts);
-        args.extend(["--save", "/dev/null", "--", &flaky, runs_needed, count]);
-        run(&args, b"")
-    };
-    // Fails once, then passes: one testcase, flaky.
-    let out = junit("2", count);
-    assert_eq!(out.code, 0, "{}", out.stdout);
-    assert_eq!(
-        out.stdout.matches("<testcase ").count(),
-        1,
-        "{}",
-        out.stdout
-    );
-    assert_eq!(
-        out.stdout.matches("<flakyFailure ").count(),
-        1,
-        "{}",
-        out.stdout
-    );
-    assert!(!out.stdout.contains("<failure "), "{}", out.stdout);
-    assert!(out.stdout.contains("failures=\"0\""), "{}", out.stdout);
-    if let Some(cases) = peer_junit(&out.stdout) {
-        assert_eq!(cases.len(), 1, "{cases:?}");
-        assert!(cases[0].1.is_empty(), "a flaky pass is a pass: {cases:?}");
-    }
-    // Fails every time: the last attempt's failure, and its reruns.
-    let count2 = dir.path().join("count2");
-    let out = junit("9", count2.to_str().unwrap());
-    assert_eq!(out.code, 75, "{}", out.stdout);
-    assert_eq!(
-        out.stdout.matches("<testcase ").count(),
-        1,
-        "{}",
-        out.stdout
-    );
-    assert_eq!(out.stdout.matches("<failure ").count(), 1, "{}", out.stdout);
-    assert_eq!(
-        out.stdout.matches("<rerunFailure ").count(),
-        2,
-        "{}",
-        out.stdout
-    );
-}
-
-#[test]
-fn lint_junit_is_a_testcase_per_check() {
-    let out = run(
-        &["lint", "--output", "junit", "--", &producer("good.sh")],
-        b"",
-    );
-    let checks = aoitap::check::lint_checks::CHECKS.len();
-    assert_eq!(
-        out.stdout.matches("<testcase ").count(),
-        checks,
-        "{}",
-        out.stdout
-    );
-    let failed = out.stdout.matches("<failure ").count();
-    assert_eq!(out.code != 0, failed > 0, "{}", out.stdout);
-    if let Some(cases) = peer_junit(&out.stdout) {
-        assert_eq!(cases.len(), checks, "{cases:?}");
-    }
 }
 
 /// Where Microsoft's SARIF validator is: the directory of its Linux
@@ -326,7 +122,10 @@ fn verify_sarif_places_each_finding_and_names_every_rule() {
     assert_eq!(log["version"], "2.1.0");
     let run0 = &log["runs"][0];
     let rules = run0["tool"]["driver"]["rules"].as_array().unwrap();
-    assert_eq!(rules.len(), aoitap::check::rules::Rule::ALL.len());
+    // The catalogue, then the three verdicts' descriptors.
+    assert_eq!(rules.len(), aoitap::check::rules::Rule::ALL.len() + 3);
+    assert!(run0["tool"]["driver"]["informationUri"].is_string());
+    assert_eq!(run0["automationDetails"]["id"], "aoitap/verify/");
     for r in rules {
         assert!(r["id"].is_string() && r["help"]["text"].is_string(), "{r}");
         assert!(r["defaultConfiguration"]["level"].is_string(), "{r}");
@@ -346,7 +145,16 @@ fn verify_sarif_places_each_finding_and_names_every_rule() {
             "{r}"
         );
         assert!(at["region"]["startLine"].as_u64().unwrap() >= 1, "{r}");
+        assert!(
+            r["partialFingerprints"]["aoitapFinding/v1"].is_string(),
+            "{r}"
+        );
     }
+    // A run that did not pass is a result of its own: the two cut ones.
+    let verdicts = results
+        .iter()
+        .filter(|r| r["ruleId"] == "run.nonconforming");
+    assert_eq!(verdicts.count(), 2, "{results:?}");
     assert_eq!(run0["invocations"][0]["exitCode"], 65);
     let dir = multitool_dir();
     if peer(dir.is_some(), "sarif-multitool") {
@@ -355,10 +163,86 @@ fn verify_sarif_places_each_finding_and_names_every_rule() {
             out.stdout.as_str(),
             &run(&["verify", "--output", "sarif", good], b"").stdout,
         ] {
+            // Clean: not an error, not a warning (docs/contract.md §21).
             let said = validated(&dir, log);
-            let errors: Vec<_> = said.iter().filter(|(l, _, _)| l == "error").collect();
+            let errors: Vec<_> = said.iter().filter(|(l, _, _)| l != "note").collect();
             assert!(errors.is_empty(), "{errors:?}");
         }
+    }
+}
+
+/// Code scanning matches a finding across runs by its fingerprint: the
+/// same for the same finding on the same content, another when the
+/// finding's line moves. A run its producer failed is a `run.failed`
+/// result at its first line.
+#[test]
+fn sarif_fingerprints_hold_across_runs_and_move_with_the_line() {
+    // The same line that is not JSON, second in one file, third in the
+    // other: the same finding, its line moved.
+    let good = std::fs::read_to_string(stream("ok-complete.jsonl")).unwrap();
+    let lines: Vec<&str> = good.split_inclusive('\n').collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (here, moved) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    let with_bad_at = |k: usize| {
+        let mut text: Vec<&str> = lines.clone();
+        text.insert(k, "not json\n");
+        text.concat()
+    };
+    std::fs::write(&here, with_bad_at(1)).unwrap();
+    std::fs::write(&moved, with_bad_at(2)).unwrap();
+    let prints = |path: &Path| {
+        let out = run(
+            &["verify", "--output", "sarif", path.to_str().unwrap()],
+            b"",
+        );
+        let log: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        log["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let line = r["locations"][0]["physicalLocation"]["region"]["startLine"].clone();
+                let print = r["partialFingerprints"]["aoitapFinding/v1"].clone();
+                (r["ruleId"].as_str().unwrap().to_string(), line, print)
+            })
+            .collect::<Vec<_>>()
+    };
+    let once = prints(&here);
+    assert_eq!(once, prints(&here), "the same input, the same fingerprints");
+    let invalid = |all: &[(String, serde_json::Value, serde_json::Value)]| {
+        all.iter()
+            .find(|(rule, ..)| rule == "json.invalid")
+            .unwrap()
+            .clone()
+    };
+    let (a, b) = (invalid(&once), invalid(&prints(&moved)));
+    assert_ne!(a.1, b.1, "the line moved");
+    assert_ne!(a.2, b.2, "so did the fingerprint");
+
+    let out = run(
+        &[
+            "verify",
+            "--output",
+            "sarif",
+            &stream("retryable-failure.jsonl"),
+        ],
+        b"",
+    );
+    let log: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    let run_result = results
+        .iter()
+        .find(|r| r["ruleId"] == "run.retryable")
+        .unwrap();
+    assert_eq!(run_result["level"], "warning");
+    assert_eq!(
+        run_result["locations"][0]["physicalLocation"]["region"]["startLine"],
+        1
+    );
+    let dir = multitool_dir();
+    if peer(dir.is_some(), "sarif-multitool") {
+        let said = validated(&dir.unwrap(), &out.stdout);
+        assert!(said.iter().all(|(l, _, _)| l == "note"), "{said:?}");
     }
 }
 
@@ -367,9 +251,9 @@ fn verify_github_writes_commands_the_problem_matcher_reads() {
     let retryable = stream("retryable-failure.jsonl");
     let out = three_reported("github", &[&retryable]);
     // The shape GitHub's workflow commands take, as a problem matcher's
-    // regexp reads them: ::LEVEL file=F,line=N,title=T::MESSAGE.
+    // regexp reads them: ::LEVEL title=T,file=F,line=N::MESSAGE.
     let matcher = regex::Regex::new(
-        r"^::(error|warning|notice) file=([^,:]+)(?:,line=(\d+))?,title=([^:]+)::(.+)$",
+        r"^::(error|warning|notice) title=([^,:]+),file=([^,:]+)(?:,line=(\d+))?::(.+)$",
     )
     .unwrap();
     let commands: Vec<_> = out
@@ -382,10 +266,10 @@ fn verify_github_writes_commands_the_problem_matcher_reads() {
                 .unwrap_or_else(|| panic!("not a workflow command: {l}"))
         })
         .collect();
-    let titled = |t: &str| commands.iter().find(|c| &c[4] == t);
+    let titled = |t: &str| commands.iter().find(|c| &c[2] == t);
     let missing = titled("summary.missing").expect("the cut end is annotated");
     assert_eq!(&missing[1], "error");
-    assert!(missing[2].ends_with("no-summary.jsonl") && missing[3].parse::<u64>().unwrap() > 0);
+    assert!(missing[3].ends_with("no-summary.jsonl") && missing[4].parse::<u64>().unwrap() > 0);
     assert!(titled("summary.count-mismatch").is_some(), "{}", out.stdout);
     // A run its producer failed, with no finding of its own.
     let failed = titled("run retryable").expect("the retryable run is annotated");
@@ -409,8 +293,8 @@ fn github_values_are_escaped_as_the_runner_unescapes_them() {
         b"",
     );
     assert!(
-        out.stdout
-            .contains("a%2Cb%3Ac.jsonl,line=1,title=json.invalid::"),
+        out.stdout.contains("title=json.invalid,file=")
+            && out.stdout.contains("a%2Cb%3Ac.jsonl,line=1::"),
         "{}",
         out.stdout
     );
@@ -574,4 +458,128 @@ fn completions_offer_rule_ids_after_allow_and_deny() {
     let out = run(&["verify", "--allow", "seq.nope"], b"");
     assert_eq!(out.code, 64);
     assert!(out.stderr.contains("unknown rule"), "{}", out.stderr);
+}
+
+/// `@actions/core`, where CI installed it (`AOITAP_ACTIONS_CORE`, the
+/// package's directory).
+fn actions_core() -> Option<PathBuf> {
+    let dir = PathBuf::from(std::env::var_os("AOITAP_ACTIONS_CORE")?);
+    dir.join("package.json").is_file().then_some(dir)
+}
+
+/// `--output github` writes the bytes `@actions/core` writes for the same
+/// annotations (docs/contract.md §21): the toolkit itself, run by node,
+/// is given each finding and failed run as `--output jsonl` reports them
+/// (their decoded values: one truth), and its lines are compared with
+/// aoitap's, byte for byte. The values carry `%`, CR, LF, `:`, `,` and
+/// non-ASCII, in data and in properties, and the file's name has a line
+/// break.
+#[test]
+fn github_commands_are_the_toolkits_own_bytes() {
+    let core = actions_core();
+    if !peer(core.is_some(), "@actions/core") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a%b:c,d é\nx.jsonl");
+    // A run its producer failed, conformingly, and a cut one.
+    let meta = |id: &str| {
+        serde_json::json!({"type": "aoi:meta", "aoi": {"seq": 0, "run": id}, "tool": "t",
+            "tool_version": "1.0.0", "aoi_version": "1.0-alpha", "schema_name": "com.example.t",
+            "schema_version": "1.0.0", "command": "c"})
+    };
+    let summary = |id: &str, seq: u64, ok: bool| {
+        let mut s = meta(id);
+        s["type"] = "aoi:summary".into();
+        s["aoi"]["seq"] = seq.into();
+        s["ok"] = ok.into();
+        s["event_count"] = (seq + 1).into();
+        if !ok {
+            s["reason"] = "failed".into();
+        }
+        s
+    };
+    let (failed, cut) = ("R:1,%\r\nx é", "S:2");
+    let lines = [
+        meta(failed),
+        meta(cut),
+        serde_json::json!({"type": "hit", "aoi": {"seq": 1, "run": failed}, "note": "50%: a, b é"}),
+        serde_json::json!({"type": "aoi:error", "aoi": {"seq": 2, "run": failed}, "category": "io",
+            "code": "E_FIFTY", "message": "50% done: a, b é", "scope": "process", "retryable": false}),
+        summary(failed, 3, false),
+        serde_json::json!({"type": "hit", "aoi": {"seq": 2, "run": cut}}),
+        summary(cut, 3, true),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    let file = path.to_str().unwrap();
+    let github = run(&["verify", "--multi-run", "--output", "github", file], b"");
+    let jsonl = run(&["verify", "--multi-run", "--output", "jsonl", file], b"");
+    assert_eq!(github.code, jsonl.code);
+    // What the toolkit is asked to say: [function, message, properties].
+    let mut asked = vec![];
+    for ev in jsonl.events() {
+        let of_run = |message: &str| match ev["run"].as_str() {
+            Some(run) => format!("{message} (run {run})"),
+            None => message.to_string(),
+        };
+        match ev["type"].as_str().unwrap() {
+            "finding" => {
+                let function = match ev["severity"].as_str().unwrap() {
+                    "error" => "error",
+                    "warning" => "warning",
+                    _ => "notice",
+                };
+                let mut props = serde_json::json!({"title": ev["rule"], "file": file});
+                if ev["line_number"].as_u64().unwrap() > 0 {
+                    props["startLine"] = ev["line_number"].clone();
+                }
+                asked.push(serde_json::json!([
+                    function,
+                    of_run(ev["message"].as_str().unwrap()),
+                    props
+                ]));
+            }
+            "run" if matches!(ev["verdict"].as_str(), Some("failed" | "retryable")) => {
+                let function = match ev["verdict"].as_str().unwrap() {
+                    "failed" => "error",
+                    _ => "warning",
+                };
+                let title = format!("run {}", ev["verdict"].as_str().unwrap());
+                let props = serde_json::json!({"title": title, "file": file, "startLine": ev["first_line"]});
+                asked.push(serde_json::json!([
+                    function,
+                    of_run(ev["message"].as_str().unwrap()),
+                    props
+                ]));
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        asked.iter().any(|a| a[1].as_str().unwrap().contains('\r')),
+        "a message with CR: {asked:?}"
+    );
+    let script = "const core = require(process.argv[1]);\n\
+                  const asked = JSON.parse(require('fs').readFileSync(0, 'utf8'));\n\
+                  for (const [f, message, props] of asked) core[f](message, props);";
+    let mut node = Command::new("node")
+        .args(["-e", script])
+        .arg(core.unwrap())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = serde_json::to_vec(&asked).unwrap();
+    std::io::Write::write_all(&mut node.stdin.take().unwrap(), &input).unwrap();
+    let toolkit = node.wait_with_output().unwrap();
+    assert!(toolkit.status.success());
+    let ours: String = github
+        .stdout
+        .split_inclusive('\n')
+        .filter(|l| l.starts_with("::"))
+        .collect();
+    assert_eq!(ours, String::from_utf8(toolkit.stdout).unwrap());
+    assert!(ours.contains("title=run failed"), "{ours}");
+    assert!(ours.contains("title=seq.gap"), "{ours}");
 }

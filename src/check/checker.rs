@@ -72,6 +72,8 @@ pub struct OpenRun {
     /// What its `aoi:meta` said, if it was read: a cancelled report still
     /// names its upstream (docs/contract.md §13).
     pub identity: Option<Identity>,
+    /// How long it was open, when runs are timed (`Config::timed`).
+    pub took: Option<std::time::Duration>,
 }
 
 /// What `Checker::stalled` remembers of each open run: (slot, first line)
@@ -101,6 +103,7 @@ pub struct Checker<'c> {
 impl<'c> Checker<'c> {
     pub fn new(cfg: &'c Config) -> Checker<'c> {
         let mut runs = Runs::new(cfg.multi_run);
+        runs.timed(cfg.timed);
         if !cfg.multi_run {
             runs.current(0);
         }
@@ -275,6 +278,7 @@ impl<'c> Checker<'c> {
                 lines: r.lines,
                 domain: r.domain,
                 identity: r.meta.clone(),
+                took: r.since.map(|s| s.elapsed()),
             })
             .collect();
         open.sort_by_key(|r| r.first_line);

@@ -37,6 +37,10 @@ pub struct Config {
     pub redact: bool,
     /// `verify --schema`: the events' JSON Schema, compiled.
     pub schema: Option<Arc<EventSchema>>,
+    /// Each run's time, from its first line to its verdict, as read: what
+    /// a JUnit testcase's `time` says (docs/contract.md §21). Off for the
+    /// other formats, which never read the clock per run.
+    pub timed: bool,
 }
 
 /// `--expect-schema NAME[@MAJOR]`.

@@ -4,6 +4,7 @@
 //! its protocol fill it in; the verdict reads it once the run is over.
 
 use std::any::Any;
+use std::time::Instant;
 
 use super::config::Protocol;
 
@@ -79,6 +80,8 @@ pub(super) struct RunState {
     pub(super) protocol: Option<Protocol>,
     /// The protocol's own part, made by the protocol when it first asks.
     part: Option<Box<dyn Part>>,
+    /// When its first line was read, if runs are timed (`Config::timed`).
+    pub(super) since: Option<Instant>,
 }
 
 impl RunState {
@@ -106,6 +109,7 @@ impl RunState {
             repeats: 0,
             protocol: None,
             part: None,
+            since: None,
         }
     }
 

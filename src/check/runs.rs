@@ -38,6 +38,8 @@ pub(super) enum Target {
 /// The open runs, each in a slot that is reused once the run is judged.
 pub(super) struct Runs {
     multi_run: bool,
+    /// Whether a run notes when it opened (`Config::timed`).
+    timed: bool,
     /// Open runs at most (`MAX_OPEN_RUNS`; smaller in tests).
     cap: usize,
     slots: Vec<Option<RunState>>,
@@ -62,9 +64,15 @@ impl Runs {
         Runs::with_cap(multi_run, MAX_OPEN_RUNS)
     }
 
+    /// Runs opened from now on note when (`Config::timed`).
+    pub(super) fn timed(&mut self, on: bool) {
+        self.timed = on;
+    }
+
     fn with_cap(multi_run: bool, cap: usize) -> Runs {
         Runs {
             multi_run,
+            timed: false,
             cap,
             slots: vec![],
             free: vec![],
@@ -104,7 +112,10 @@ impl Runs {
     /// Open a run at `line` (lines count from 1; a run opened before any
     /// line starts at line 1).
     fn open(&mut self, id: Option<Box<[u8]>>, name: Option<String>, line: u64) -> usize {
-        let run = RunState::new(id.clone(), name, line.max(1));
+        let mut run = RunState::new(id.clone(), name, line.max(1));
+        if self.timed {
+            run.since = Some(std::time::Instant::now());
+        }
         let slot = match self.free.pop() {
             Some(i) => {
                 self.slots[i] = Some(run);

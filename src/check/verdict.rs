@@ -48,6 +48,9 @@ pub struct RunVerdict {
     pub uses_seq: bool,
     pub error_findings: u64,
     pub protocol: Protocol,
+    /// From its first line to its verdict, when runs are timed
+    /// (`Config::timed`).
+    pub took: Option<std::time::Duration>,
 }
 
 /// What a run's protocol says of its end (its `Contract::end`): the
@@ -182,6 +185,7 @@ pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol, end: End) -
         uses_seq: end.uses_seq,
         error_findings: run.error_findings,
         protocol,
+        took: run.since.map(|s| s.elapsed()),
     }
 }
 

@@ -542,7 +542,7 @@ pub(super) enum OutputArg {
     Junit,
     /// SARIF 2.1.0: a result per finding with its file and line, the rule catalogue as the tool's rules (GitHub code scanning).
     Sarif,
-    /// GitHub Actions workflow commands: ::error file=F,line=N,title=RULE::message per finding.
+    /// GitHub Actions workflow commands: ::error title=RULE,file=F,line=N::message per finding.
     Github,
 }
 

@@ -518,6 +518,7 @@ impl StreamArgs {
                 secret_names: self.secret_name,
                 redact: false,
                 schema: None,
+                timed: format == Format::Junit,
             },
             max_line_bytes: self.max_line_bytes,
             report: self.report,

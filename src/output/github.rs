@@ -1,9 +1,17 @@
-//! `--output github` (verify, run; docs/contract.md §19): GitHub Actions workflow
-//! commands, which the runner turns into annotations on the file and line:
-//! `::error file=F,line=N,title=RULE::message` per finding (`::warning`,
-//! `::notice` by severity), and one for each run that failed without a
-//! finding of its own (its producer said `ok:false`). Anything else is a
-//! plain log line.
+//! `--output github` (verify, run; docs/contract.md §19, §21): GitHub Actions
+//! workflow commands, which the runner turns into annotations on the file
+//! and line: `::error title=RULE,file=F,line=N::message` per finding
+//! (`::warning`, `::notice` by severity), and one for each run that failed
+//! without a finding of its own (its producer said `ok:false`), naming its
+//! run as a finding does. Anything else is a plain log line.
+//!
+//! Each command is the bytes `@actions/core`'s `issueCommand` writes for
+//! the same message and properties: properties in its order (title, file,
+//! line), `%`, CR and LF escaped in both, `:` and `,` in properties too
+//! (tests/ci.rs runs the toolkit itself and compares). Before escaping,
+//! text from the input is cleaned of terminal controls and bidi marks
+//! (`text::clean`), but its CR and LF are kept for the escaping to carry:
+//! a file name with a line break names its own path.
 
 use std::io::{self, Write};
 
@@ -92,11 +100,13 @@ pub fn finding(file: Option<&str>, f: &Finding) -> String {
         Severity::Warning => "warning",
         Severity::Info => "notice",
     };
-    let mut message = f.message.clone();
-    if let Some(run) = &f.run {
-        message.push_str(&format!(" (run {run})"));
-    }
-    line(command, file, f.line, f.rule.id(), &message)
+    line(
+        command,
+        file,
+        f.line,
+        f.rule.id(),
+        &of_run(&f.message, &f.run),
+    )
 }
 
 /// A run that failed or is retryable by its producer's word: its own
@@ -109,7 +119,16 @@ pub fn run(file: Option<&str>, r: &RunVerdict) -> Option<String> {
         Verdict::Pass | Verdict::Nonconforming => return None,
     };
     let title = format!("run {}", r.verdict.name());
-    Some(line(command, file, r.first_line, &title, &r.message))
+    let message = of_run(&r.message, &r.run);
+    Some(line(command, file, r.first_line, &title, &message))
+}
+
+/// A message that names the run it is about, if it has an id.
+fn of_run(message: &str, run: &Option<String>) -> String {
+    match run {
+        Some(run) => format!("{message} (run {run})"),
+        None => message.to_string(),
+    }
 }
 
 /// A failure of aoitap itself (an input it cannot read): an error of no
@@ -118,7 +137,7 @@ pub fn local_error(code: &str, message: &str) -> String {
     format!(
         "::error title={}::{}\n",
         property(code),
-        data(&clean(message))
+        data(&shown(message))
     )
 }
 
@@ -127,22 +146,34 @@ pub fn local_warning(code: &str, message: &str) -> String {
     format!(
         "::warning title={}::{}\n",
         property(code),
-        data(&clean(message))
+        data(&shown(message))
     )
 }
 
-/// Every value cleaned as human output cleans it (no terminal control, no
-/// bidi override reaches the log), then escaped for the runner.
+/// Every value `shown`, then escaped for the runner; the properties in
+/// the toolkit's order.
 fn line(command: &str, file: Option<&str>, at: u64, title: &str, message: &str) -> String {
-    let mut props = String::new();
+    let mut props = format!("title={}", property(&shown(title)));
     if let Some(file) = file {
-        props.push_str(&format!("file={},", property(&clean(file))));
+        props.push_str(&format!(",file={}", property(&shown(file))));
         if at > 0 {
-            props.push_str(&format!("line={at},"));
+            props.push_str(&format!(",line={at}"));
         }
     }
-    props.push_str(&format!("title={}", property(&clean(title))));
-    format!("::{command} {props}::{}\n", data(&clean(message)))
+    format!("::{command} {props}::{}\n", data(&shown(message)))
+}
+
+/// Text as the log shows it: cleaned as human output cleans it (no
+/// terminal control, no bidi override reaches the log), but with its CR
+/// and LF, which `data` and `property` escape as the toolkit does.
+fn shown(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for piece in s.split_inclusive(['\r', '\n']) {
+        let text = piece.trim_end_matches(['\r', '\n']);
+        out.push_str(&clean(text));
+        out.push_str(&piece[text.len()..]);
+    }
+    out
 }
 
 /// A command's data: `%`, CR and LF escaped, as the runner unescapes them
@@ -169,7 +200,12 @@ mod tests {
         assert_eq!(property("a,b:c%"), "a%2Cb%3Ac%25");
         assert_eq!(
             line("error", Some("x,y.jsonl"), 3, "seq.gap", "gap: 2"),
-            "::error file=x%2Cy.jsonl,line=3,title=seq.gap::gap: 2\n"
+            "::error title=seq.gap,file=x%2Cy.jsonl,line=3::gap: 2\n"
+        );
+        // CR and LF are escaped, not cleaned; an ESC is cleaned.
+        assert_eq!(
+            line("error", Some("a\nb"), 0, "t", "x\r\n\u{1b}[1m"),
+            "::error title=t,file=a%0Ab::x%0D%0A\\u{1b}[1m\n"
         );
     }
 }

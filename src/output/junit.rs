@@ -12,7 +12,16 @@
 //! aoitap itself (an input it cannot read) is an `<error>`.
 //!
 //! A run still open when reading stopped (a signal) is an `<error>` of
-//! type `cancelled`, with its findings.
+//! type `cancelled`, with its findings: `errors` counts what could not be
+//! judged (docs/contract.md §21).
+//!
+//! Every suite and case has a `time` in seconds, as Surefire's schema asks
+//! (`tests/fixtures/schemas/junit/`): a run's from its first line to its
+//! verdict as read, an attempt's wall time under `run`, a lint check's
+//! from the result before it; a suite's is its cases' sum. A rerun
+//! (`flakyFailure`, `rerunFailure`) carries its findings, or failing those
+//! its message, as its `stackTrace`, and comes before an `<error>`, in
+//! the order Surefire's schema gives a testcase's children.
 //!
 //! The counts of a `<testsuite>` come before its cases, so a suite is
 //! written once its last case is known (the next suite begins, or the
@@ -24,6 +33,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Seek, Write};
+use std::time::{Duration, Instant};
 
 use crate::check::{Finding, OpenRun, RunVerdict, Tally, Verdict};
 use crate::exit::Exit;
@@ -47,6 +57,8 @@ pub struct Junit {
     /// `run`: what each case of the attempts retried so far said, by its
     /// place in the attempt.
     reruns: Vec<Vec<Report>>,
+    /// `lint`: when the last check's result (or the report's start) came.
+    last_check: Option<Instant>,
 }
 
 /// A suite whose cases are still coming: their XML, and their counts.
@@ -56,6 +68,7 @@ struct Suite {
     failures: u64,
     errors: u64,
     skipped: u64,
+    time: Duration,
     body: Vec<u8>,
     spilled: Option<File>,
 }
@@ -68,6 +81,7 @@ impl Suite {
             failures: 0,
             errors: 0,
             skipped: 0,
+            time: Duration::ZERO,
             body: vec![],
             spilled: None,
         }
@@ -75,6 +89,7 @@ impl Suite {
 
     fn add(&mut self, c: &Case) -> io::Result<()> {
         self.tests += 1;
+        self.time += c.time;
         match c.outcome {
             CaseResult::Pass => {}
             CaseResult::Failure(_) => self.failures += 1,
@@ -98,12 +113,13 @@ impl Suite {
     /// The suite, whole.
     fn write(mut self, out: &mut dyn Write) -> io::Result<()> {
         let head = format!(
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n",
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{}\">\n",
             xml(&self.name),
             self.tests,
             self.failures,
             self.errors,
             self.skipped,
+            seconds(self.time),
         );
         out.write_all(head.as_bytes())?;
         if let Some(mut file) = self.spilled.take() {
@@ -118,6 +134,7 @@ impl Suite {
 struct Case {
     name: String,
     classname: String,
+    time: Duration,
     outcome: CaseResult,
     /// The findings, for the failure's text or `<system-out>`.
     text: String,
@@ -200,6 +217,7 @@ impl Junit {
         let case = Case {
             name,
             classname: file.to_string(),
+            time: r.took.unwrap_or_default(),
             outcome,
             text,
             reruns: vec![],
@@ -217,18 +235,18 @@ impl Junit {
         &mut self,
         out: &mut dyn Write,
         file: &str,
-        run: Option<&str>,
-        first_line: u64,
+        run: &OpenRun,
         message: &str,
     ) -> io::Result<()> {
-        let text = self.findings_of(&run.map(str::to_string));
-        let name = match run {
+        let text = self.findings_of(&run.name);
+        let name = match &run.name {
             Some(id) => format!("run {id}"),
-            None => format!("run from line {first_line}"),
+            None => format!("run from line {}", run.first_line),
         };
         let case = Case {
             name,
             classname: file.to_string(),
+            time: run.took.unwrap_or_default(),
             outcome: CaseResult::Error(Report {
                 kind: "cancelled".to_string(),
                 message: message.to_string(),
@@ -255,15 +273,16 @@ impl Junit {
     /// cancelled, before a run was judged). Its cases are named by CMD and
     /// their place, so each attempt's are the same testcases; a retried
     /// attempt's are reruns of the next one's.
-    fn attempt_case(
-        &mut self,
-        out: &mut dyn Write,
-        command: &str,
-        number: u32,
-        stopped: Option<&str>,
-        retried: bool,
-        message: &str,
-    ) -> io::Result<()> {
+    fn attempt_case(&mut self, out: &mut dyn Write, e: &Ended<'_>) -> io::Result<()> {
+        let (a, message) = (e.attempt, e.message);
+        let (command, number) = (a.command, a.attempt);
+        let stopped = match (a.timed_out, a.cancelled) {
+            (true, _) => Some("timeout"),
+            (_, true) => Some("cancelled"),
+            _ => None,
+        };
+        let retried = a.retry_in_ms.is_some();
+        let took = Duration::from_millis(a.elapsed_ms);
         let mut cases = std::mem::take(&mut self.attempt);
         if let Some(why) = stopped {
             // Timed out or cancelled: the attempt is a case of its own,
@@ -275,6 +294,7 @@ impl Junit {
             cases.push(Case {
                 name: String::new(),
                 classname: String::new(),
+                time: Duration::ZERO,
                 outcome: outcome(Report {
                     kind: why.to_string(),
                     message: message.to_string(),
@@ -287,6 +307,7 @@ impl Junit {
             cases.push(Case {
                 name: String::new(),
                 classname: String::new(),
+                time: Duration::ZERO,
                 outcome: CaseResult::Failure(Report {
                     kind: stopped.unwrap_or("failed").to_string(),
                     message: message.to_string(),
@@ -302,6 +323,8 @@ impl Junit {
                 _ => format!("{command} (run {})", k + 1),
             };
             case.classname = command.to_string();
+            // The attempt's runs were read as it ran: each is timed by it.
+            case.time = took;
         }
         if retried {
             for (k, case) in cases.iter().enumerate() {
@@ -347,9 +370,15 @@ impl Junit {
             Some(command) => format!("{suite} {command}"),
             None => suite.to_string(),
         };
+        let now = Instant::now();
+        let time = self
+            .last_check
+            .replace(now)
+            .map_or(Duration::ZERO, |then| now - then);
         let case = Case {
             name: c.name.to_string(),
             classname,
+            time,
             outcome,
             text: String::new(),
             reruns: vec![],
@@ -369,6 +398,7 @@ impl Junit {
         let case = Case {
             name: code.to_string(),
             classname: suite.to_string(),
+            time: Duration::ZERO,
             outcome: CaseResult::Error(Report {
                 kind: code.to_string(),
                 message: message.to_string(),
@@ -412,6 +442,7 @@ impl Junit {
             let case = Case {
                 name: "findings of no judged run".to_string(),
                 classname: command.to_string(),
+                time: Duration::ZERO,
                 outcome: CaseResult::Error(Report {
                     kind: "unjudged".to_string(),
                     message: result.to_string(),
@@ -435,6 +466,7 @@ impl Junit {
             let case = Case {
                 name: "result".to_string(),
                 classname: command.to_string(),
+                time: Duration::ZERO,
                 outcome,
                 text: String::new(),
                 reruns: vec![],
@@ -464,6 +496,7 @@ impl Junit {
 
 impl Printer for Junit {
     fn begin(&mut self, out: &mut dyn Write, at: &At<'_>) -> io::Result<()> {
+        self.last_check = Some(Instant::now());
         self.head(out, at.command)
     }
 
@@ -494,8 +527,7 @@ impl Printer for Junit {
         run: &OpenRun,
         text: &str,
     ) -> io::Result<()> {
-        let (name, first) = (run.name.as_deref(), run.first_line);
-        self.open_case(out, at.file, name, first, text.trim_end())
+        self.open_case(out, at.file, run, text.trim_end())
     }
 
     fn run(
@@ -518,14 +550,7 @@ impl Printer for Junit {
     }
 
     fn attempt(&mut self, out: &mut dyn Write, _at: &At<'_>, e: &Ended<'_>) -> io::Result<()> {
-        let a = e.attempt;
-        let stopped = match (a.timed_out, a.cancelled) {
-            (true, _) => Some("timeout"),
-            (_, true) => Some("cancelled"),
-            _ => None,
-        };
-        let retried = a.retry_in_ms.is_some();
-        self.attempt_case(out, a.command, a.attempt, stopped, retried, e.message)
+        self.attempt_case(out, e)
     }
 
     fn end(
@@ -540,11 +565,14 @@ impl Printer for Junit {
     }
 }
 
+/// One testcase, its children in the order Surefire's schema gives them:
+/// failure, reruns, skipped, error, system-out.
 fn case(x: &mut String, c: &Case) {
     x.push_str(&format!(
-        "    <testcase name=\"{}\" classname=\"{}\"",
+        "    <testcase name=\"{}\" classname=\"{}\" time=\"{}\"",
         xml(&c.name),
-        xml(&c.classname)
+        xml(&c.classname),
+        seconds(c.time)
     ));
     let passed = matches!(c.outcome, CaseResult::Pass);
     if passed && c.reruns.is_empty() && c.text.is_empty() {
@@ -552,13 +580,8 @@ fn case(x: &mut String, c: &Case) {
         return;
     }
     x.push_str(">\n");
-    match &c.outcome {
-        CaseResult::Pass => {}
-        CaseResult::Failure(r) => element(x, "failure", r),
-        CaseResult::Error(r) => element(x, "error", r),
-        CaseResult::Skipped(why) => {
-            x.push_str(&format!("      <skipped message=\"{}\"/>\n", xml(why)));
-        }
+    if let CaseResult::Failure(r) = &c.outcome {
+        element(x, "failure", r);
     }
     // nextest's names: a rerun that failed before a pass is flaky.
     let rerun = if passed {
@@ -567,17 +590,24 @@ fn case(x: &mut String, c: &Case) {
         "rerunFailure"
     };
     for r in &c.reruns {
-        let (kind, message) = (xml(&r.kind), xml(&r.message));
-        if r.text.is_empty() {
-            x.push_str(&format!(
-                "      <{rerun} type=\"{kind}\" message=\"{message}\"/>\n"
-            ));
+        let trace = if r.text.is_empty() {
+            &r.message
         } else {
-            x.push_str(&format!(
-                "      <{rerun} type=\"{kind}\" message=\"{message}\">\n        <system-out>{}</system-out>\n      </{rerun}>\n",
-                xml(&r.text)
-            ));
+            &r.text
+        };
+        x.push_str(&format!(
+            "      <{rerun} type=\"{}\" message=\"{}\">\n        <stackTrace>{}</stackTrace>\n      </{rerun}>\n",
+            xml(&r.kind),
+            xml(&r.message),
+            xml(trace)
+        ));
+    }
+    match &c.outcome {
+        CaseResult::Skipped(why) => {
+            x.push_str(&format!("      <skipped message=\"{}\"/>\n", xml(why)));
         }
+        CaseResult::Error(r) => element(x, "error", r),
+        CaseResult::Pass | CaseResult::Failure(_) => {}
     }
     if passed && !c.text.is_empty() {
         x.push_str(&format!(
@@ -595,6 +625,11 @@ fn element(x: &mut String, name: &str, r: &Report) {
         xml(&r.message),
         xml(&r.text)
     ));
+}
+
+/// A time as Surefire writes it: seconds, to the millisecond.
+fn seconds(d: Duration) -> String {
+    format!("{:.3}", d.as_secs_f64())
 }
 
 /// Text as XML 1.0 holds it, in an attribute or an element: the five

@@ -45,7 +45,7 @@ pub mod summary;
 pub mod tap;
 mod words;
 
-pub use identity::{AOI_VERSION, SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
+pub use identity::{AOI_VERSION, INFORMATION_URI, SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
 
 pub struct Emitter<W: Write> {
     out: W,

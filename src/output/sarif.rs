@@ -7,16 +7,52 @@
 //! findings come, inside the `results` array the header opens, so a long
 //! report is never held; the end closes it with the invocation's exit
 //! status.
+//!
+//! For GitHub code scanning (docs/contract.md §21): the driver's
+//! `informationUri`, the run's `automationDetails.id` (`aoitap/verify/`,
+//! one category), and on every result a `partialFingerprints` entry that
+//! is the same for the same finding on the same content and moves with
+//! its line. A run that did not pass is a result of its own, of its
+//! verdict's descriptor (`run.failed`, `run.retryable`,
+//! `run.nonconforming`), at the line it began: these three follow the
+//! catalogue in the driver's `rules`, and name verdicts, not findings (no
+//! `--allow` reaches them).
 
 use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
-use super::identity::{TOOL, TOOL_VERSION};
+use super::identity::{INFORMATION_URI, TOOL, TOOL_VERSION};
 use super::printer::{At, Printer};
 use crate::check::rules::{Rule, Severity};
-use crate::check::{Finding, Tally};
+use crate::check::{Finding, RunVerdict, Tally, Verdict};
 use crate::exit::Exit;
+
+/// The descriptors of a run's verdict, after the catalogue's rules: id,
+/// level, what it means.
+const VERDICTS: [(Verdict, &str, Severity, &str); 3] = [
+    (
+        Verdict::Failed,
+        "run.failed",
+        Severity::Error,
+        "the run's producer reported that it failed (ok:false or its protocol's word)",
+    ),
+    (
+        Verdict::Retryable,
+        "run.retryable",
+        Severity::Warning,
+        "the run's producer reported a failure that may pass if tried again",
+    ),
+    (
+        Verdict::Nonconforming,
+        "run.nonconforming",
+        Severity::Error,
+        "the run broke its contract: its findings say where",
+    ),
+];
+
+/// The key of aoitap's own fingerprint in `partialFingerprints`.
+const FINGERPRINT: &str = "aoitapFinding/v1";
 
 #[derive(Default)]
 pub struct Sarif {
@@ -44,7 +80,34 @@ impl Printer for Sarif {
     }
 
     fn finding(&mut self, out: &mut dyn Write, at: &At<'_>, f: &Finding) -> io::Result<()> {
-        self.result(out, at.file, f)
+        let index = Rule::ALL.iter().position(|r| *r == f.rule).unwrap_or(0);
+        let place = Place {
+            rule: f.rule.id(),
+            index,
+            level: f.severity,
+            line: f.line,
+        };
+        self.result(out, at.file, &place, &of_run(&f.message, &f.run))
+    }
+
+    fn run(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        r: &RunVerdict,
+        _path: Option<&str>,
+    ) -> io::Result<()> {
+        let Some(k) = VERDICTS.iter().position(|(v, ..)| *v == r.verdict) else {
+            return Ok(());
+        };
+        let (_, id, level, _) = VERDICTS[k];
+        let place = Place {
+            rule: id,
+            index: Rule::ALL.len() + k,
+            level,
+            line: r.first_line,
+        };
+        self.result(out, at.file, &place, &of_run(&r.message, &r.run))
     }
 
     fn end(
@@ -62,40 +125,52 @@ impl Printer for Sarif {
 impl Sarif {
     /// The log's head, up to the opening of `results`.
     fn head(&mut self, out: &mut dyn Write) -> io::Result<()> {
-        let rules: Vec<Value> = Rule::ALL.iter().map(|r| rule(*r)).collect();
+        let mut rules: Vec<Value> = Rule::ALL.iter().map(|r| rule(*r)).collect();
+        rules.extend(
+            VERDICTS
+                .iter()
+                .map(|&(_, id, level, what)| verdict_rule(id, level, what)),
+        );
         let driver = json!({
             "name": TOOL,
             "version": TOOL_VERSION,
             "semanticVersion": TOOL_VERSION,
+            "informationUri": INFORMATION_URI,
             "rules": rules,
         });
+        let automation = json!({"id": "aoitap/verify/"});
         let head = format!(
             "{{\"$schema\":\"https://json.schemastore.org/sarif-2.1.0.json\",\"version\":\"2.1.0\",\
-             \"runs\":[{{\"tool\":{{\"driver\":{driver}}},\"columnKind\":\"unicodeCodePoints\",\"results\":["
+             \"runs\":[{{\"tool\":{{\"driver\":{driver}}},\"automationDetails\":{automation},\
+             \"columnKind\":\"unicodeCodePoints\",\"results\":["
         );
         out.write_all(head.as_bytes())
     }
 
-    /// One finding of the input `file`.
-    fn result(&mut self, out: &mut dyn Write, file: &str, f: &Finding) -> io::Result<()> {
-        let index = Rule::ALL.iter().position(|r| *r == f.rule).unwrap_or(0);
-        let mut message = f.message.clone();
-        if let Some(run) = &f.run {
-            message.push_str(&format!(" (run {run})"));
-        }
+    /// One result about the input `file`.
+    fn result(
+        &mut self,
+        out: &mut dyn Write,
+        file: &str,
+        at: &Place<'_>,
+        message: &str,
+    ) -> io::Result<()> {
         // SARIF lines count from 1: a finding about the whole input (line
         // 0) is placed at its start.
+        let (uri, line) = (uri(file), at.line.max(1));
+        let print = fingerprint(&[at.rule, &uri, &line.to_string(), message]);
         let result = json!({
-            "ruleId": f.rule.id(),
-            "ruleIndex": index,
-            "level": level(f.severity),
-            "message": {"text": sentence(&message)},
+            "ruleId": at.rule,
+            "ruleIndex": at.index,
+            "level": level(at.level),
+            "message": {"text": sentence(message)},
             "locations": [{
                 "physicalLocation": {
-                    "artifactLocation": {"uri": uri(file)},
-                    "region": {"startLine": f.line.max(1)},
+                    "artifactLocation": {"uri": uri},
+                    "region": {"startLine": line},
                 },
             }],
+            "partialFingerprints": {FINGERPRINT: print},
         });
         if self.results > 0 {
             out.write_all(b",")?;
@@ -111,6 +186,50 @@ impl Sarif {
         let invocation = json!({"executionSuccessful": executed, "exitCode": exit_code});
         out.write_all(format!("],\"invocations\":[{invocation}]}}]}}\n").as_bytes())
     }
+}
+
+/// Where a result points: its rule (id and place in the driver's
+/// `rules`), level and line.
+struct Place<'a> {
+    rule: &'a str,
+    index: usize,
+    level: Severity,
+    line: u64,
+}
+
+/// A message that names the run it is about, if it has an id.
+fn of_run(message: &str, run: &Option<String>) -> String {
+    match run {
+        Some(run) => format!("{message} (run {run})"),
+        None => message.to_string(),
+    }
+}
+
+/// A result's fingerprint: FNV-1a (64 bits) over its rule, file, line and
+/// message, each ended by a NUL, in hex. The same finding on the same
+/// content has the same one in every run of aoitap, of any build (a
+/// fixed function, not std's seeded hasher); a line moved moves it.
+fn fingerprint(parts: &[&str]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for &b in part.as_bytes().iter().chain(&[0]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
+/// A verdict's reporting descriptor.
+fn verdict_rule(id: &str, level_of: Severity, what: &str) -> Value {
+    json!({
+        "id": id,
+        "shortDescription": {"text": sentence(what)},
+        "fullDescription": {"text": sentence(what)},
+        "help": {"text": sentence(&format!("{what} (a run's verdict, docs/contract.md §4)"))},
+        "defaultConfiguration": {"level": level(level_of)},
+        "properties": {"spec": "AOI-CLI §9"},
+    })
 }
 
 /// A catalogue rule as a SARIF reporting descriptor.
@@ -179,6 +298,17 @@ mod tests {
         assert_eq!(uri("/tmp/x#1.jsonl"), "file:///tmp/x%231.jsonl");
         assert_eq!(uri("<stdin>"), "%3Cstdin%3E");
         assert_eq!(uri("é"), "%C3%A9");
+    }
+
+    #[test]
+    fn a_fingerprint_is_fixed_and_moves_with_the_line() {
+        // FNV-1a's published value for the empty input.
+        assert_eq!(fingerprint(&[]), "cbf29ce484222325");
+        let a = fingerprint(&["seq.gap", "x.jsonl", "3", "gap"]);
+        assert_eq!(a, fingerprint(&["seq.gap", "x.jsonl", "3", "gap"]));
+        assert_ne!(a, fingerprint(&["seq.gap", "x.jsonl", "4", "gap"]));
+        // Parts are kept apart: "ab"+"c" is not "a"+"bc".
+        assert_ne!(fingerprint(&["ab", "c"]), fingerprint(&["a", "bc"]));
     }
 
     #[test]

@@ -199,6 +199,7 @@ fn config(schema: Option<Arc<EventSchema>>) -> Config {
         secret_names: vec![],
         redact: false,
         schema,
+        timed: false,
     }
 }
 
