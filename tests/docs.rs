@@ -410,3 +410,63 @@ fn readme_and_docs_point_inside_the_clone() {
         }
     }
 }
+
+/// Every link in the README and docs/ resolves in a clone: a relative
+/// one to a file of the repository (an anchor to a heading of the file),
+/// and every path of the repository named in backquotes exists; the
+/// README links the public spec.
+#[test]
+fn every_link_and_path_in_the_docs_resolves_in_the_clone() {
+    let link = regex::Regex::new(r"\]\(([^)\s]+)\)").unwrap();
+    let path = regex::Regex::new(
+        r"`((?:src|tests|docs|man|benches|scripts|packaging|\.ci)/[A-Za-z0-9_./-]*[A-Za-z0-9_])`",
+    )
+    .unwrap();
+    let anchor = |text: &str, id: &str| {
+        text.lines().filter(|l| l.starts_with('#')).any(|h| {
+            let words = h.trim_start_matches('#').trim().to_lowercase();
+            let slug: String = words
+                .chars()
+                .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+                .map(|c| if c == ' ' { '-' } else { c })
+                .collect();
+            slug == id
+        })
+    };
+    let mut bad = vec![];
+    for name in ["README.md", "docs/contract.md", "docs/architecture.md"] {
+        let text = read(name);
+        let dir = root().join(name).parent().unwrap().to_path_buf();
+        for m in link.captures_iter(&text) {
+            let target = &m[1];
+            if target.starts_with("https://") || target.starts_with("http://") {
+                continue;
+            }
+            let (file, id) = target.split_once('#').unwrap_or((target, ""));
+            let (file_text, exists) = if file.is_empty() {
+                (text.clone(), true)
+            } else {
+                let p = dir.join(file);
+                (std::fs::read_to_string(&p).unwrap_or_default(), p.exists())
+            };
+            if !exists || (!id.is_empty() && !anchor(&file_text, id)) {
+                bad.push(format!("{name}: ]({target})"));
+            }
+        }
+        for m in path.captures_iter(&text) {
+            let named = m[1].trim_end_matches('/');
+            // A glob or a placeholder names no one file.
+            if named.contains('*') || named.contains("NAME") {
+                continue;
+            }
+            if !root().join(named).exists() {
+                bad.push(format!("{name}: `{named}`"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "not in the clone: {bad:#?}");
+    assert!(
+        read("README.md").contains("](https://www.machinemode.io/spec)"),
+        "the README links the public spec"
+    );
+}

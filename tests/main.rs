@@ -14,6 +14,7 @@ mod edges;
 mod filter;
 mod follow;
 mod hostile;
+mod install;
 mod junit;
 mod layers;
 mod lint;
