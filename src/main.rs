@@ -11,6 +11,15 @@ use aoitap::exit::{Error, Exit, Machine, Problem, Refusal};
 use aoitap::output;
 
 fn main() -> ExitCode {
+    // A panic is a bug that ends the process at once, whatever the build's
+    // panic strategy (release aborts; the quick profile the tests build
+    // unwinds, Cargo.toml says why): the default message, then abort, so
+    // no thread's panic leaves the others running.
+    let said = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        said(info);
+        std::process::abort();
+    }));
     let parsed = cli::parse().and_then(cmd::load);
     let machine = parsed.as_ref().ok().and_then(Invocation::machine);
     let result = match parsed {

@@ -410,3 +410,75 @@ fn lint_junit_of_a_failing_producer_is_valid() {
     assert!(out.stdout.contains("<failure "), "{}", out.stdout);
     read(&out.stdout);
 }
+
+/// A signal while `run --retries` waits to try again keeps the attempts
+/// made: reruns of a case cancelled, counted in `errors`.
+#[test]
+fn a_cancel_during_the_backoff_keeps_the_attempts_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let count = dir.path().join("count");
+    let child = Command::new(bin())
+        .args([
+            "run",
+            "--output",
+            "junit",
+            "--retries",
+            "3",
+            "--backoff",
+            "5s",
+        ])
+        .args(["--save", "/dev/null", "--", &producer("flaky.sh"), "9"])
+        .arg(&count)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let xml = String::from_utf8(out.stdout).unwrap();
+    assert!(xml.matches("<rerunFailure ").count() >= 1, "{xml}");
+    assert!(xml.contains("<error type=\"cancelled\""), "{xml}");
+    assert!(
+        xml.contains("<testcase name=\"") && xml.contains("flaky.sh"),
+        "{xml}"
+    );
+    assert!(xml.contains("errors=\"1\""), "{xml}");
+    read(&xml);
+}
+
+/// A run id names a run within its FILE: a finding about a run already
+/// judged never lands on another file's run of the same id.
+#[test]
+fn a_late_finding_stays_with_its_own_file() {
+    let good = std::fs::read_to_string(stream("ok-complete.jsonl")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let late = dir.path().join("late.jsonl");
+    let after = "{\"type\":\"hit\",\"aoi\":{\"seq\":8,\"run\":\"01JZQ7X4TQ9\"}}\n";
+    std::fs::write(&late, format!("{good}{after}")).unwrap();
+    let ok = stream("ok-complete.jsonl");
+    let out = run(
+        &[
+            "verify",
+            "--multi-run",
+            "--output",
+            "junit",
+            late.to_str().unwrap(),
+            &ok,
+        ],
+        b"",
+    );
+    assert_eq!(out.code, 65);
+    let xml = &out.stdout;
+    let ok_suite = xml
+        .split("<testsuite ")
+        .find(|s| s.starts_with(&format!("name=\"{ok}\"")))
+        .unwrap();
+    assert!(!ok_suite.contains("summary.not-last"), "{xml}");
+    assert!(xml.contains("summary.not-last"), "{xml}");
+    read(xml);
+}

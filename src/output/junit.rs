@@ -51,12 +51,15 @@ pub struct Junit {
     suite: Option<Suite>,
     any: bool,
     /// Findings of each open run, waiting for its verdict.
-    pending: HashMap<Option<String>, Listed>,
+    /// (file, run): a run id names a run within its FILE only.
+    pending: HashMap<(String, Option<String>), Listed>,
     /// `run`: the cases of the attempt under way.
     attempt: Vec<Case>,
     /// `run`: what each case of the attempts retried so far said, by its
     /// place in the attempt.
     reruns: Vec<Vec<Report>>,
+    /// `run`: the CMD the attempts ran, which names their cases.
+    ran: Option<String>,
     /// `lint`: when the last check's result (or the report's start) came.
     last_check: Option<Instant>,
 }
@@ -100,12 +103,15 @@ impl Suite {
         case(&mut x, c);
         self.body.extend_from_slice(x.as_bytes());
         if self.body.len() > SPILL {
-            let file = match &mut self.spilled {
-                Some(f) => f,
-                None => self.spilled.insert(tempfile::tempfile()?),
-            };
-            file.write_all(&self.body)?;
-            self.body.clear();
+            if self.spilled.is_none() {
+                // No temporary file (TMPDIR missing, /tmp full): the cases
+                // wait in memory instead, and the report stays whole.
+                self.spilled = tempfile::tempfile().ok();
+            }
+            if let Some(file) = &mut self.spilled {
+                file.write_all(&self.body)?;
+                self.body.clear();
+            }
         }
         Ok(())
     }
@@ -174,8 +180,9 @@ impl Listed {
 
 impl Junit {
     /// Held until its run's verdict.
-    fn pend(&mut self, f: &Finding) {
-        let listed = self.pending.entry(f.run.clone()).or_default();
+    fn pend(&mut self, file: &str, f: &Finding) {
+        let key = (file.to_string(), f.run.clone());
+        let listed = self.pending.entry(key).or_default();
         if listed.lines.len() >= LISTED {
             listed.more += 1;
             return;
@@ -201,7 +208,7 @@ impl Junit {
         r: &RunVerdict,
         under_run: bool,
     ) -> io::Result<()> {
-        let text = self.findings_of(&r.run);
+        let text = self.findings_of(file, &r.run);
         let outcome = match r.verdict {
             Verdict::Pass => CaseResult::Pass,
             v => CaseResult::Failure(Report {
@@ -238,7 +245,7 @@ impl Junit {
         run: &OpenRun,
         message: &str,
     ) -> io::Result<()> {
-        let text = self.findings_of(&run.name);
+        let text = self.findings_of(file, &run.name);
         let name = match &run.name {
             Some(id) => format!("run {id}"),
             None => format!("run from line {}", run.first_line),
@@ -260,9 +267,13 @@ impl Junit {
 
     /// The findings held for `run`, and those about no run (the input's),
     /// which go with the next case.
-    fn findings_of(&mut self, run: &Option<String>) -> String {
-        let mut found = self.pending.remove(run).unwrap_or_default();
-        if let Some(loose) = self.pending.remove(&None) {
+    fn findings_of(&mut self, file: &str, run: &Option<String>) -> String {
+        let file = file.to_string();
+        let mut found = self
+            .pending
+            .remove(&(file.clone(), run.clone()))
+            .unwrap_or_default();
+        if let Some(loose) = self.pending.remove(&(file, None)) {
             found.more += loose.more;
             found.lines.extend(loose.lines);
         }
@@ -276,6 +287,7 @@ impl Junit {
     fn attempt_case(&mut self, out: &mut dyn Write, e: &Ended<'_>) -> io::Result<()> {
         let (a, message) = (e.attempt, e.message);
         let (command, number) = (a.command, a.attempt);
+        self.ran = Some(command.to_string());
         let stopped = match (a.timed_out, a.cancelled) {
             (true, _) => Some("timeout"),
             (_, true) => Some("cancelled"),
@@ -432,16 +444,42 @@ impl Junit {
         for case in std::mem::take(&mut self.attempt) {
             self.push(out, command, case)?;
         }
-        // Findings of runs never judged nor named open.
-        if !self.pending.is_empty() {
-            let text = std::mem::take(&mut self.pending)
-                .into_values()
-                .map(|l| l.text())
-                .collect::<Vec<_>>()
-                .join("\n");
+        // Attempts retried before a signal stopped the wait for the next:
+        // kept, as reruns of the attempt that never came, cancelled.
+        if self.reruns.iter().any(|r| !r.is_empty()) {
+            let reruns = std::mem::take(&mut self.reruns).concat();
+            let ran = self.ran.clone().unwrap_or_else(|| command.to_string());
+            let case = Case {
+                name: ran.clone(),
+                classname: ran.clone(),
+                time: Duration::ZERO,
+                outcome: CaseResult::Error(Report {
+                    kind: "cancelled".to_string(),
+                    message: result.to_string(),
+                    text: String::new(),
+                }),
+                text: String::new(),
+                reruns,
+            };
+            self.push(out, &ran, case)?;
+        }
+        // Findings of runs never judged nor named open (an event after its
+        // run's summary), each in its own FILE's suite.
+        let mut left: Vec<_> = std::mem::take(&mut self.pending).into_iter().collect();
+        left.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut files: Vec<(String, Vec<String>)> = vec![];
+        for ((file, _), listed) in left {
+            match files.last_mut() {
+                Some((f, texts)) if *f == file => texts.push(listed.text()),
+                _ => files.push((file, vec![listed.text()])),
+            }
+        }
+        for (file, texts) in files {
+            let suite = if file.is_empty() { command } else { &file };
+            let text = texts.join("\n");
             let case = Case {
                 name: "findings of no judged run".to_string(),
-                classname: command.to_string(),
+                classname: suite.to_string(),
                 time: Duration::ZERO,
                 outcome: CaseResult::Error(Report {
                     kind: "unjudged".to_string(),
@@ -451,7 +489,7 @@ impl Junit {
                 text,
                 reruns: vec![],
             };
-            self.push(out, command, case)?;
+            self.push(out, suite, case)?;
         }
         if !self.any {
             let outcome = if pass {
@@ -515,8 +553,8 @@ impl Printer for Junit {
         self.error_case(out, at.file, code, message)
     }
 
-    fn finding(&mut self, _out: &mut dyn Write, _at: &At<'_>, f: &Finding) -> io::Result<()> {
-        self.pend(f);
+    fn finding(&mut self, _out: &mut dyn Write, at: &At<'_>, f: &Finding) -> io::Result<()> {
+        self.pend(at.file, f);
         Ok(())
     }
 

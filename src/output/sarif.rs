@@ -117,7 +117,9 @@ impl Printer for Sarif {
         exit: Exit,
         _tally: &Tally,
     ) -> io::Result<()> {
-        let executed = self.errors == 0;
+        // A signal stopped the reading: runs were left unjudged, so the
+        // invocation did not execute whole (its exit code says which).
+        let executed = self.errors == 0 && !exit.cancelled();
         self.finish(out, i32::from(exit.code()), executed)
     }
 }
