@@ -51,6 +51,12 @@ const VERDICTS: [(Verdict, &str, Severity, &str); 3] = [
     ),
 ];
 
+/// The ids of the verdicts' descriptors (`run.failed`, ...), which the
+/// contract names beside the rules.
+pub fn verdict_ids() -> impl Iterator<Item = &'static str> {
+    VERDICTS.iter().map(|&(_, id, ..)| id)
+}
+
 /// The key of aoitap's own fingerprint in `partialFingerprints`.
 const FINGERPRINT: &str = "aoitapFinding/v1";
 
