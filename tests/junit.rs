@@ -161,24 +161,13 @@ fn junit_names_a_run_left_open_as_an_error() {
                 + "\n"
         })
         .collect();
-    let mut child = std::process::Command::new(bin())
-        .args(["verify", "--multi-run", "--output", "junit"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    std::io::Write::write_all(&mut stdin, format!("{good}{open}").as_bytes()).unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::Signal::INT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
-    drop(stdin);
-    assert_eq!(out.status.code(), Some(130));
-    let xml = String::from_utf8(out.stdout).unwrap();
+    let input = format!("{good}{open}");
+    let (code, xml) = interrupted(
+        Command::new(bin()).args(["verify", "--multi-run", "--output", "junit"]),
+        Some(input.as_bytes()),
+        500,
+    );
+    assert_eq!(code, Some(130));
     assert!(xml.contains("<error type=\"cancelled\""), "{xml}");
     assert!(
         xml.contains("run OPEN1") && xml.contains("seq.gap"),
@@ -288,6 +277,32 @@ fn lint_junit_is_a_testcase_per_check() {
     }
 }
 
+/// `command`'s exit status and stdout when SIGINT reaches it `ms` after
+/// it starts, `input` written to a stdin kept open till it ends.
+fn interrupted(command: &mut Command, input: Option<&[u8]>, ms: u64) -> (Option<i32>, String) {
+    if input.is_some() {
+        command.stdin(std::process::Stdio::piped());
+    }
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = input.map(|bytes| {
+        let mut stdin = child.stdin.take().unwrap();
+        std::io::Write::write_all(&mut stdin, bytes).unwrap();
+        stdin
+    });
+    std::thread::sleep(std::time::Duration::from_millis(ms));
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    (out.status.code(), String::from_utf8(out.stdout).unwrap())
+}
+
 /// Every suite and case has its time, in seconds to the millisecond;
 /// `errors` counts what could not be judged: an unreadable FILE, here.
 #[test]
@@ -378,21 +393,14 @@ fn run_junit_for_a_timeout_and_a_cancel_is_valid() {
     assert!(took >= 0.3, "{took}: {}", out.stdout);
     read(&out.stdout);
 
-    let child = Command::new(bin())
-        .args(["run", "--output", "junit", "--save", "/dev/null", "--"])
-        .args([&hang, "4567.5"])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::Signal::INT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130));
-    let xml = String::from_utf8(out.stdout).unwrap();
+    let (code, xml) = interrupted(
+        Command::new(bin())
+            .args(["run", "--output", "junit", "--save", "/dev/null", "--"])
+            .args([&hang, "4567.5"]),
+        None,
+        500,
+    );
+    assert_eq!(code, Some(130));
     // The attempt, and the run it left open: neither could be judged.
     assert_eq!(xml.matches("<error type=\"cancelled\"").count(), 2, "{xml}");
     assert!(xml.contains("errors=\"2\""), "{xml}");
@@ -417,7 +425,8 @@ fn lint_junit_of_a_failing_producer_is_valid() {
 fn a_cancel_during_the_backoff_keeps_the_attempts_made() {
     let dir = tempfile::tempdir().unwrap();
     let count = dir.path().join("count");
-    let child = Command::new(bin())
+    let mut retried = Command::new(bin());
+    retried
         .args([
             "run",
             "--output",
@@ -428,19 +437,9 @@ fn a_cancel_during_the_backoff_keeps_the_attempts_made() {
             "5s",
         ])
         .args(["--save", "/dev/null", "--", &producer("flaky.sh"), "9"])
-        .arg(&count)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::Signal::INT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130));
-    let xml = String::from_utf8(out.stdout).unwrap();
+        .arg(&count);
+    let (code, xml) = interrupted(&mut retried, None, 1500);
+    assert_eq!(code, Some(130));
     assert!(xml.matches("<rerunFailure ").count() >= 1, "{xml}");
     assert!(xml.contains("<error type=\"cancelled\""), "{xml}");
     assert!(

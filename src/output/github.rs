@@ -105,7 +105,7 @@ pub fn finding(file: Option<&str>, f: &Finding) -> String {
         file,
         f.line,
         f.rule.id(),
-        &of_run(&f.message, &f.run),
+        &words::of_run(&f.message, &f.run),
     )
 }
 
@@ -119,16 +119,8 @@ pub fn run(file: Option<&str>, r: &RunVerdict) -> Option<String> {
         Verdict::Pass | Verdict::Nonconforming => return None,
     };
     let title = format!("run {}", r.verdict.name());
-    let message = of_run(&r.message, &r.run);
+    let message = words::of_run(&r.message, &r.run);
     Some(line(command, file, r.first_line, &title, &message))
-}
-
-/// A message that names the run it is about, if it has an id.
-fn of_run(message: &str, run: &Option<String>) -> String {
-    match run {
-        Some(run) => format!("{message} (run {run})"),
-        None => message.to_string(),
-    }
 }
 
 /// A failure of aoitap itself (an input it cannot read): an error of no

@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 
 use super::identity::{INFORMATION_URI, TOOL, TOOL_VERSION};
 use super::printer::{At, Printer};
+use super::words::of_run;
 use crate::check::rules::{Rule, Severity};
 use crate::check::{Finding, RunVerdict, Tally, Verdict};
 use crate::exit::Exit;
@@ -203,14 +204,6 @@ struct Place<'a> {
     index: usize,
     level: Severity,
     line: u64,
-}
-
-/// A message that names the run it is about, if it has an id.
-fn of_run(message: &str, run: &Option<String>) -> String {
-    match run {
-        Some(run) => format!("{message} (run {run})"),
-        None => message.to_string(),
-    }
 }
 
 /// A result's fingerprint: FNV-1a (64 bits) over its rule, file, line and

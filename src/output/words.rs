@@ -13,6 +13,15 @@ use crate::check::{Tally, Verdict};
 use crate::exit::Exit;
 use crate::text::{clean, plural};
 
+/// A message that names the run it is about, if it has an id (what
+/// GitHub's annotations and SARIF's results say).
+pub fn of_run(message: &str, run: &Option<String>) -> String {
+    match run {
+        Some(run) => format!("{message} (run {run})"),
+        None => message.to_string(),
+    }
+}
+
 /// `run`'s attempt as a line of its own, for the formats that log attempts.
 pub fn attempt(out: &mut dyn Write, at: &At<'_>, a: &Ended<'_>) -> io::Result<()> {
     let text = format!("{}: {}\n", clean(at.file), clean(a.message));
