@@ -369,7 +369,7 @@ fn summarize_names_the_protocol_and_counts_by_its_discriminator() {
         serde_json::from_str(&run(&["capabilities"], b"").stdout).unwrap();
     assert_eq!(
         caps["commands"][0]["input_protocols"],
-        serde_json::json!(["aoi", "aoi-0.2", "afdata", "ndjson", "aiocs"])
+        serde_json::json!(["aoi", "aoi-0.2", "afdata", "ndjson", "aiocs", "jsonl"])
     );
     // OKF's error envelope is a command's stderr: run's alone.
     let run_cmd = caps["commands"]
@@ -380,7 +380,9 @@ fn summarize_names_the_protocol_and_counts_by_its_discriminator() {
         .unwrap();
     assert_eq!(
         run_cmd["input_protocols"],
-        serde_json::json!(["aoi", "aoi-0.2", "afdata", "ndjson", "aiocs", "okf"])
+        serde_json::json!([
+            "aoi", "aoi-0.2", "afdata", "ndjson", "aiocs", "okf", "jsonl"
+        ])
     );
 }
 

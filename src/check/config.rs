@@ -71,16 +71,20 @@ pub enum Protocol {
     /// An OKF command under `run`: one JSON document on stdout, and on
     /// failure the error envelope on stderr. Never guessed.
     Okf,
+    /// Plain JSON lines: every object a domain event, the run ended by
+    /// the input (or by `run`'s command). Never guessed.
+    Jsonl,
 }
 
 impl Protocol {
-    pub const ALL: [Protocol; 6] = [
+    pub const ALL: [Protocol; 7] = [
         Protocol::Aoi,
         Protocol::Aoi02,
         Protocol::Afdata,
         Protocol::Ndjson,
         Protocol::Aiocs,
         Protocol::Okf,
+        Protocol::Jsonl,
     ];
 
     pub fn name(self) -> &'static str {
@@ -91,6 +95,7 @@ impl Protocol {
             Protocol::Ndjson => "ndjson",
             Protocol::Aiocs => "aiocs",
             Protocol::Okf => "okf",
+            Protocol::Jsonl => "jsonl",
         }
     }
 
@@ -103,7 +108,7 @@ impl Protocol {
     pub fn runs_by_position(self) -> bool {
         matches!(
             self,
-            Protocol::Afdata | Protocol::Ndjson | Protocol::Aiocs | Protocol::Okf
+            Protocol::Afdata | Protocol::Ndjson | Protocol::Aiocs | Protocol::Okf | Protocol::Jsonl
         )
     }
 }

@@ -122,6 +122,9 @@ impl Reporter<'_> {
         if severity == Severity::Error {
             run.error_findings += 1;
             run.first_error.get_or_insert_with(|| message.clone());
+            if f.rule.loses_lines() {
+                run.lost.get_or_insert_with(|| message.clone());
+            }
         }
         self.sink.finding(&Finding {
             rule: f.rule,

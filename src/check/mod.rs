@@ -45,7 +45,9 @@ pub use finding::{Discard, Finding, SchemaPlace, Sink};
 pub use id::{ByDigest, digest, id_key};
 pub use marker::Markers;
 pub use protocols::detect::major;
-pub use protocols::{Captured, Exited, LineKind, OKF_MAX_ERROR_BYTES, SeqPlace};
+pub use protocols::{
+    Captured, Exited, LineKind, OKF_MAX_ERROR_BYTES, SeqPlace, payload_retry_after_ms,
+};
 pub use run_state::{Cause, Identity};
 pub use runs::{Run, RunKey, RunRef};
 pub use secrets::{

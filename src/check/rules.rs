@@ -185,6 +185,30 @@ impl Rule {
                 | Rule::StreamIdle
         )
     }
+
+    /// The rule finds lines lost in transport (a cut end, a cut head, a
+    /// gap, an elision, a line dropped as too long), not lines that are
+    /// wrong: `upgrade` says such an upstream was cut (spec §13.1,
+    /// docs/contract.md §22).
+    pub fn loses_lines(self) -> bool {
+        matches!(
+            self,
+            Rule::LineUnterminated
+                | Rule::LineTooLong
+                | Rule::LineElided
+                | Rule::SeqGap
+                | Rule::SeqNotFromZero
+                | Rule::SummaryMissing
+                | Rule::SummaryEventCountMismatch
+                | Rule::SummaryCountMismatch
+                | Rule::AfdataTerminalMissing
+                | Rule::AiocsDocumentCut
+                | Rule::AiocsDocumentMissing
+                | Rule::OkfDocumentCut
+                | Rule::NdjsonFirstWrong
+                | Rule::NdjsonLastMissing
+        )
+    }
 }
 
 impl fmt::Display for Rule {

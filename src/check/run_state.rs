@@ -18,6 +18,15 @@ pub struct Cause {
     pub retry_after_ms: Option<u64>,
 }
 
+impl Cause {
+    /// Whether this cause, of a failure that is `final_` or retryable,
+    /// says more than the one `kept`: a final failure's over a retryable
+    /// one's, and among retryable ones the longer wait (§13.1).
+    pub fn outweighs(&self, kept: Option<&Cause>, final_: bool) -> bool {
+        kept.is_none_or(|k| k.retryable && (final_ || self.retry_after_ms > k.retry_after_ms))
+    }
+}
+
 /// What a stream says it is (§5).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Identity {
@@ -72,6 +81,8 @@ pub(super) struct RunState {
     pub(super) local_process_error: Option<Cause>,
     pub(super) error_findings: u64,
     pub(super) first_error: Option<String>,
+    /// The first error finding that says lines were lost (`Rule::loses_lines`).
+    pub(super) lost: Option<String>,
     pub(super) unsupported: bool,
     /// Events missing (by seq, or by a count) and seqs repeated.
     pub(super) missing: u64,
@@ -104,6 +115,7 @@ impl RunState {
             local_process_error: None,
             error_findings: 0,
             first_error: None,
+            lost: None,
             unsupported: false,
             missing: 0,
             repeats: 0,

@@ -80,20 +80,15 @@ impl Tally {
             self.upstream(id);
         }
         if let Some(c) = &r.cause {
-            match r.verdict {
-                Verdict::Failed if self.cause.as_ref().is_none_or(|k| k.retryable) => {
-                    self.cause = Some(c.clone());
-                }
-                Verdict::Retryable => {
-                    let longer = match &self.cause {
-                        None => true,
-                        Some(k) => k.retryable && c.retry_after_ms > k.retry_after_ms,
-                    };
-                    if longer {
-                        self.cause = Some(c.clone());
-                    }
-                }
-                _ => {}
+            let failed = match r.verdict {
+                Verdict::Failed => Some(true),
+                Verdict::Retryable => Some(false),
+                _ => None,
+            };
+            if let Some(final_) = failed
+                && c.outweighs(self.cause.as_ref(), final_)
+            {
+                self.cause = Some(c.clone());
             }
         }
     }

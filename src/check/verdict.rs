@@ -47,6 +47,9 @@ pub struct RunVerdict {
     pub repeats: u64,
     pub uses_seq: bool,
     pub error_findings: u64,
+    /// What said lines of the run were lost in transport (its end or its
+    /// middle cut), when something did: the first such error finding.
+    pub lost: Option<String>,
     pub protocol: Protocol,
     /// From its first line to its verdict, when runs are timed
     /// (`Config::timed`).
@@ -184,6 +187,7 @@ pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol, end: End) -
         repeats: run.repeats,
         uses_seq: end.uses_seq,
         error_findings: run.error_findings,
+        lost: run.lost,
         protocol,
         took: run.since.map(|s| s.elapsed()),
     }

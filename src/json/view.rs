@@ -91,24 +91,43 @@ impl<'a> Event<'a> {
     /// comma after it (or, when it is the last member, the one before it):
     /// what is left is the same object, byte for byte, without it.
     pub fn aoi_cut(&self) -> Option<(usize, usize)> {
-        let m = self.top[self.index.first(Tag::Aoi)?];
+        Some(self.cut(&self.top[self.index.first(Tag::Aoi)?]))
+    }
+
+    /// As `aoi_cut`, for the first top-level member named `key`, among
+    /// those the index keeps (`None` past them).
+    pub fn member_cut(&self, key: &str) -> Option<(usize, usize)> {
+        let m = self
+            .top
+            .iter()
+            .find(|m| m.key(self.line).as_ref() == key.as_bytes())?;
+        Some(self.cut(m))
+    }
+
+    fn cut(&self, m: &Member) -> (usize, usize) {
         let (quote, end) = (m.key_start as usize - 1, m.value_end as usize);
         let b = self.line;
         // The line is valid JSON: only whitespace stands between a member
         // and the comma or brace next to it.
         let after = ws(b, end);
         if b.get(after) == Some(&b',') {
-            return Some((quote, after + 1));
+            return (quote, after + 1);
         }
         let mut before = quote;
         while before > 0 && matches!(b[before - 1], b' ' | b'\t' | b'\r' | b'\n') {
             before -= 1;
         }
         if before > 0 && b[before - 1] == b',' {
-            Some((before - 1, end))
+            (before - 1, end)
         } else {
-            Some((quote, end))
+            (quote, end)
         }
+    }
+
+    /// Where the value of `type` ends, when `type` is the first member.
+    pub fn leading_type_end(&self) -> Option<usize> {
+        let m = self.top.first()?;
+        (m.tag == Tag::Type).then_some(m.value_end as usize)
     }
 
     /// The first top-level member named `key` (decoded).

@@ -238,15 +238,8 @@ fn retry_after_s(
     let Some(v) = v else {
         return Ok(None);
     };
-    let seconds = (v.kind() == Kind::Number)
-        .then(|| std::str::from_utf8(v.raw()).ok()?.parse::<f64>().ok())
-        .flatten()
-        .filter(|s| s.is_finite() && *s >= 0.0);
-    match seconds {
-        // Whole milliseconds, rounded up: never sooner than asked. `u64::MAX
-        // as f64` is 2^64, so the strict compare keeps the cast exact
-        // rather than saturated (docs/contract.md §13: never 18446744073709551615).
-        Some(s) if (s * 1000.0).ceil() < u64::MAX as f64 => Ok(Some((s * 1000.0).ceil() as u64)),
+    match seconds_as_ms(v) {
+        Some(ms) => Ok(Some(ms)),
         _ => {
             let msg = format!(
                 "error.retry_after_s is {}, not a number >= 0 that aoitap can carry",
@@ -255,5 +248,28 @@ fn retry_after_s(
             out.report(run, Rule::ErrorRetryAfterInvalid, None, msg)?;
             Ok(None)
         }
+    }
+}
+
+/// `retry_after_s` in whole milliseconds, rounded up (never sooner than
+/// asked): a number >= 0 that fits, else `None`. `u64::MAX as f64` is
+/// 2^64, so the strict compare keeps the cast exact rather than saturated
+/// (docs/contract.md §13: never 18446744073709551615).
+fn seconds_as_ms(v: Value<'_>) -> Option<u64> {
+    let seconds = (v.kind() == Kind::Number)
+        .then(|| std::str::from_utf8(v.raw()).ok()?.parse::<f64>().ok())
+        .flatten()
+        .filter(|s| s.is_finite() && *s >= 0.0)?;
+    let ms = (seconds * 1000.0).ceil();
+    (ms < u64::MAX as f64).then_some(ms as u64)
+}
+
+/// An error payload's retry hint in milliseconds, as the verdict reads it
+/// (`retry_after_ms`, else `retry_after_s`), with no finding: what
+/// `upgrade` writes as the forwarded error's `retry_after_ms`.
+pub fn payload_retry_after_ms(p: Value<'_>) -> Option<u64> {
+    match p.field("retry_after_ms") {
+        Some(ms) => ms.uint(),
+        None => p.field("retry_after_s").and_then(seconds_as_ms),
     }
 }

@@ -4,8 +4,8 @@
 //! event streams (`afdata.rs`; the types its key suffixes name in
 //! `afdata_suffixes.rs`, which `--names afdata` applies to any protocol),
 //! typed NDJSON such as a daemon's log (`ndjson.rs`), the aiocs one-shot
-//! envelope (`aiocs.rs`) and an OKF command's output and error envelope
-//! under `run` (`okf.rs`); the framework events 1.x and 0.2 share are
+//! envelope (`aiocs.rs`), an OKF command's output and error envelope
+//! under `run` (`okf.rs`) and plain JSON lines (`jsonl.rs`); the framework events 1.x and 0.2 share are
 //! `framework.rs`. A new protocol is a variant of `Protocol`, its
 //! detection, its module and its arm in `contract_of`; its module holds
 //! its state beyond what every run keeps (a `run_state::Part`) and the
@@ -28,9 +28,11 @@ mod aoi02;
 mod contract;
 pub(in crate::check) mod detect;
 mod framework;
+mod jsonl;
 mod ndjson;
 mod okf;
 
+pub use afdata::payload_retry_after_ms;
 pub(in crate::check) use contract::Contract;
 pub use contract::{Captured, Exited, LineKind, SeqPlace};
 pub(in crate::check) use framework::typed;
@@ -46,6 +48,7 @@ pub(in crate::check) fn contract_of(protocol: Protocol) -> &'static dyn Contract
         Protocol::Ndjson => &ndjson::Ndjson,
         Protocol::Aiocs => &aiocs::Aiocs,
         Protocol::Okf => &okf::Okf,
+        Protocol::Jsonl => &jsonl::Jsonl,
     }
 }
 
@@ -70,7 +73,10 @@ pub(in crate::check) fn decide(
     // document is any object.
     let mismatch = pinned.is_some_and(|pin| {
         pin != seen
-            && !matches!(pin, Protocol::Ndjson | Protocol::Aiocs | Protocol::Okf)
+            && !matches!(
+                pin,
+                Protocol::Ndjson | Protocol::Aiocs | Protocol::Okf | Protocol::Jsonl
+            )
             && !(pin == Protocol::Aoi && seen == Protocol::Aoi02)
     });
     if mismatch {

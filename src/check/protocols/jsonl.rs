@@ -1,0 +1,68 @@
+//! Plain JSON lines (`--protocol jsonl`, docs/contract.md §9, §22): the
+//! output of a tool that speaks no protocol. Every line is a JSON object
+//! and a domain event; nothing marks a run's end, so the run ends where
+//! the input does, and under `run` the command's exit status is its
+//! outcome. Never guessed: any AOI stream is also JSON lines.
+
+use std::io;
+
+use super::contract::{Contract, Exited, LineKind, Ruling};
+use crate::check::config::Config;
+use crate::check::config::Protocol;
+use crate::check::finding::Reporter;
+use crate::check::rules::Rule;
+use crate::check::run_state::{RunState, SummaryClaim};
+use crate::check::verdict::End;
+use crate::json::Event;
+
+pub(in crate::check) struct Jsonl;
+
+impl Contract for Jsonl {
+    fn event(
+        &self,
+        run: &mut RunState,
+        _out: &mut Reporter<'_>,
+        _ev: &Event<'_>,
+    ) -> io::Result<Ruling> {
+        run.count_line();
+        run.domain += 1;
+        Ok(Ruling::seen(LineKind {
+            event: true,
+            protocol: Protocol::Jsonl,
+            ..LineKind::default()
+        }))
+    }
+
+    /// The input's end is the run's: nothing was promised that it lacks.
+    fn close(&self, _run: &mut RunState, _out: &mut Reporter<'_>) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn end(&self, _run: &RunState, _cfg: &Config) -> End {
+        End {
+            passed: "ended with its input",
+            end: "the end of its input",
+            missing: Rule::SummaryMissing,
+            unbounded: "plain JSON lines, ended with the input",
+            ok_with_error: "the command exited 0, but the run reported an error",
+            bounded: false,
+            uses_seq: false,
+            unscoped: None,
+        }
+    }
+
+    /// Under `run`, the exit status says how the command did: a failure
+    /// is the run's (docs/contract.md §22).
+    fn exited(
+        &self,
+        run: &mut RunState,
+        _out: &mut Reporter<'_>,
+        ended: &Exited<'_>,
+    ) -> io::Result<()> {
+        run.summary = Some(SummaryClaim {
+            ok: Some(ended.success()),
+            ..SummaryClaim::default()
+        });
+        Ok(())
+    }
+}
