@@ -82,6 +82,7 @@ add reconcile "exec '$aoitap' reconcile -q $ok '$stream'"
 add relay "cat '$stream' | '$aoitap' verify --relay -q $ok | cat > /dev/null"
 add redact "cat '$stream' | '$aoitap' verify --relay --redact -q $ok | cat > /dev/null"
 add strip "exec '$aoitap' strip-envelope -q $ok '$stream' > /dev/null"
+add upgrade "exec '$aoitap' upgrade -q $ok '$stream' > /dev/null"
 if [ -n "${BASELINE:-}" ]; then
   base=$(realpath "$BASELINE")
   add old_verify "exec '$base' verify -q $ok '$stream'"
@@ -127,7 +128,9 @@ echo "| summarize / verify | $(ratio "${wall[summarize]}" "${wall[verify]}")x | 
 echo "| reconcile / verify | $(ratio "${wall[reconcile]}" "${wall[verify]}")x | <= 1.3x |"
 echo "| cat \| verify --relay \| cat / cat \| cat | $(ratio "${wall[relay]}" "${wall[catcat]}")x | <= 1.3x |"
 echo "| cat \| verify --relay --redact \| cat / cat \| cat | $(ratio "${wall[redact]}" "${wall[catcat]}")x | <= 1.5x |"
+echo "| upgrade / verify | $(ratio "${wall[upgrade]}" "${wall[verify]}")x | <= 1.5x |"
 echo "| verify peak RSS | ${rss[verify]} KiB | < 32768 KiB |"
+echo "| upgrade peak RSS | ${rss[upgrade]} KiB | < 32768 KiB |"
 echo "| summarize, reconcile peak RSS | ${rss[summarize]}, ${rss[reconcile]} KiB | < 32768 KiB |"
 if [ -n "${BASELINE:-}" ]; then
   echo "| verify / baseline verify | $(ratio "${wall[verify]}" "${wall[old_verify]}")x | <= 1.03x |"

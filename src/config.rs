@@ -21,6 +21,7 @@ use crate::output::style::{Format, Style};
 pub enum Invocation {
     Verify(StreamOptions),
     StripEnvelope(StripOptions),
+    Upgrade(UpgradeOptions),
     SplitByRun(SplitOptions),
     Summarize(SummarizeOptions),
     Reconcile(ReconcileOptions),
@@ -71,6 +72,8 @@ impl Invocation {
         let (name, stream) = match self {
             Invocation::Verify(o) => ("verify", o),
             Invocation::StripEnvelope(o) => ("strip-envelope", &o.stream),
+            // stdout is an AOI stream whatever the report's format.
+            Invocation::Upgrade(_) => return Some("upgrade"),
             Invocation::Filter(o) => ("filter", &o.stream),
             Invocation::SplitByRun(o) => ("split-by-run", &o.stream),
             Invocation::Summarize(o) => ("summarize", &o.stream),
@@ -122,6 +125,9 @@ pub struct StreamOptions {
     pub idle_timeout_ms: Option<u64>,
     /// verify --relay: the input is copied to stdout.
     pub relay: bool,
+    /// `run --upgrade`: the relay is CMD's stream upgraded to AOI 1.0,
+    /// written by the command as each line is judged (docs/contract.md §22).
+    pub upgrade: bool,
     /// Exposed secrets are written as "***" (relay, strip, split).
     pub redact: bool,
     /// run --save: the relay goes to this file instead of stdout.
@@ -288,6 +294,11 @@ pub struct StripOptions {
     pub types: Vec<String>,
     /// Only this run.
     pub run: Option<String>,
+}
+
+/// `aoitap upgrade`.
+pub struct UpgradeOptions {
+    pub stream: StreamOptions,
 }
 
 pub struct SummarizeOptions {

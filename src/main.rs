@@ -26,6 +26,7 @@ fn main() -> ExitCode {
         Err(err) => refused(err),
         Ok(Invocation::Verify(opts)) => cmd::verify::run(&opts),
         Ok(Invocation::StripEnvelope(opts)) => cmd::strip::run(&opts),
+        Ok(Invocation::Upgrade(opts)) => cmd::upgrade::run(&opts),
         Ok(Invocation::SplitByRun(opts)) => cmd::split::run(&opts),
         Ok(Invocation::Summarize(opts)) => cmd::summarize::run(&opts),
         Ok(Invocation::Reconcile(opts)) => cmd::reconcile::run(&opts),

@@ -204,7 +204,12 @@ fn the_schema_is_closed_where_the_shape_is_fixed() {
     let mut bad_rule = finding;
     bad_rule["rule"] = json!("no.such-rule");
     assert!(!v.is_valid(&bad_rule));
-    assert!(!v.is_valid(&json!({"type": "mystery", "aoi": {"seq": 0, "run": "R"}})));
+    // A type aoitap does not write is an upstream's domain event, which
+    // `upgrade` forwards under aoitap's envelope (contract §22): valid with
+    // the envelope, never without it, and never in the aoi: namespace.
+    assert!(v.is_valid(&json!({"type": "mystery", "aoi": {"seq": 0, "run": "R"}})));
+    assert!(!v.is_valid(&json!({"type": "mystery"})));
+    assert!(!v.is_valid(&json!({"type": "aoi:mystery", "aoi": {"seq": 0, "run": "R"}})));
 }
 
 #[test]
@@ -416,8 +421,8 @@ fn check_13_schema_version_reported_and_honoured() {
     let out = verify(&[], &lines(&good(1)));
     let meta = &out.events()[0];
     assert_eq!(meta["schema_name"], "dev.aoitap.events");
-    assert_eq!(meta["schema_version"], "1.7.0");
-    assert_eq!(out.summary()["schema_version"], "1.7.0");
+    assert_eq!(meta["schema_version"], "1.8.0");
+    assert_eq!(out.summary()["schema_version"], "1.8.0");
     assert_eq!(run(&["schema", "--schema-version", "1"], b"").code, 0);
     assert_eq!(run(&["schema", "--schema-version", "2"], b"").code, 64);
 }

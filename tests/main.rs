@@ -32,4 +32,5 @@ mod split;
 mod strip;
 mod summarize;
 mod truth;
+mod upgrade;
 mod verify;

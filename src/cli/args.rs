@@ -53,6 +53,20 @@ pub(super) enum Command {
     )]
     StripEnvelope(StripArgs),
 
+    /// Any stream aoitap reads (AOI 0.2, AFDATA, aiocs, NDJSON, plain JSON lines, AOI 1.0), written out as one conforming AOI 1.0 stream.
+    #[command(
+        long_about = "Any stream aoitap reads (AOI 0.2, AFDATA, aiocs, NDJSON, plain JSON lines, AOI 1.0), written out as one conforming AOI 1.0 stream.\n\n\
+                      stdout is aoitap's own stream: its aoi:meta first, each upstream domain event with aoitap's envelope \
+                      (aoi.seq from 0, its own aoi.run; every other member as it came), upstream errors and warnings forwarded \
+                      as AOI 1.0 ones tagged with origin, never an upstream meta or summary, and a terminal aoi:summary \
+                      that says the upstream's verdict (ok, reason, caused_by with its retry fields, upstream with its identity). \
+                      A cut or non-conforming upstream ends ok:false after an aoi:error (category io when lines were lost). \
+                      With --multi-run each upstream run becomes a run of its own. The findings go to stderr.",
+        after_help = "Example: set -o pipefail; legacy-tool --json | aoitap upgrade --protocol jsonl | agent-harness\n         aoitap upgrade old-0.2.jsonl > new.jsonl && aoitap verify new.jsonl\n\n\
+                      Exit status is the verdict of the stream read (as verify): 0, 1, 75, 65."
+    )]
+    Upgrade(UpgradeArgs),
+
     /// De-interleave: each run's lines to a file of its own in DIR.
     #[command(
         name = "split-by-run",
@@ -283,6 +297,12 @@ pub(super) struct StripArgs {
 }
 
 #[derive(Args, Debug)]
+pub(super) struct UpgradeArgs {
+    #[command(flatten)]
+    pub(super) stream: StreamArgs,
+}
+
+#[derive(Args, Debug)]
 pub(super) struct SplitArgs {
     #[command(flatten)]
     pub(super) stream: StreamArgs,
@@ -391,6 +411,10 @@ pub(super) struct RunArgs {
     #[arg(long)]
     pub(super) redact: bool,
 
+    /// Relay CMD's stream as one conforming AOI 1.0 stream, as aoitap upgrade writes it (with --protocol jsonl, CMD's exit status decides ok).
+    #[arg(long, conflicts_with = "redact")]
+    pub(super) upgrade: bool,
+
     /// Write CMD's stdout to FILE instead of relaying it; the report then goes to stdout. With --retries FILE holds the final attempt's stream, one conforming stream; each earlier attempt N is moved beside it to FILE.attempt-N.
     #[arg(long, value_name = "FILE")]
     pub(super) save: Option<PathBuf>,
@@ -478,6 +502,10 @@ pub(super) struct StreamArgs {
     /// Item-level aoi:error events do not fail the verdict (spec §13).
     #[arg(long)]
     pub(super) continue_on_error: bool,
+
+    /// The version of aoitap's own event schema to write (spec §5): it serves one (`aoitap schema`); another major is refused (64).
+    #[arg(long, value_name = "VERSION", value_parser = values::parse_served_version)]
+    pub(super) schema_version: Option<String>,
 
     /// Require this schema_name, and major schema_version if given (spec §5), e.g. com.example.events@1.
     #[arg(long, value_name = "NAME[@MAJOR]", value_parser = values::parse_pin)]
@@ -585,6 +613,8 @@ pub(super) enum ProtocolArg {
     Aiocs,
     /// An OKF command (okn --error-format json): one JSON document on stdout, and on failure the error envelope on stderr.
     Okf,
+    /// Plain JSON lines of a tool that speaks no protocol: every object a domain event, the run ended by the input (or by run's command).
+    Jsonl,
 }
 
 impl ProtocolArg {
@@ -593,8 +623,8 @@ impl ProtocolArg {
     pub(super) fn of(command: &str) -> &'static [ProtocolArg] {
         use ProtocolArg::*;
         match command {
-            "run" => &[Auto, Aoi, Aoi02, Afdata, Ndjson, Aiocs, Okf],
-            _ => &[Auto, Aoi, Aoi02, Afdata, Ndjson, Aiocs],
+            "run" => &[Auto, Aoi, Aoi02, Afdata, Ndjson, Aiocs, Okf, Jsonl],
+            _ => &[Auto, Aoi, Aoi02, Afdata, Ndjson, Aiocs, Jsonl],
         }
     }
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::args::{
     ColorArg, Command, FilterArgs, FollowArgs, LintArgs, LintOutputArg, NamesArg, OutputArg,
     ProtocolArg, ReconcileArgs, RunArgs, ShellArg, SplitArgs, StreamArgs, StripArgs, SummarizeArgs,
-    VerifyArgs,
+    UpgradeArgs, VerifyArgs,
 };
 use super::usage;
 use crate::check::rules::Levels;
@@ -17,7 +17,7 @@ use crate::check::{Config, Protocol};
 use crate::config::{
     CapabilitiesOptions, CompletionsOptions, FilterOptions, Follow, Input, Invocation, LintOptions,
     ReconcileOptions, ReportTo, RunOptions, SchemaOptions, Shell, SplitOptions, StreamOptions,
-    StripOptions, SummarizeOptions,
+    StripOptions, SummarizeOptions, UpgradeOptions,
 };
 use crate::exit::Error;
 use crate::input::file_id::input_files;
@@ -45,6 +45,7 @@ pub(super) fn lower(command: Command) -> Result<Invocation, Error> {
         })),
         Command::Verify(a) => verify(a).map(Invocation::Verify),
         Command::StripEnvelope(a) => strip(a).map(Invocation::StripEnvelope),
+        Command::Upgrade(a) => upgrade(a).map(Invocation::Upgrade),
         Command::SplitByRun(a) => split(a).map(Invocation::SplitByRun),
         Command::Summarize(a) => summarize(a).map(Invocation::Summarize),
         Command::Reconcile(a) => reconcile(a).map(Invocation::Reconcile),
@@ -111,6 +112,20 @@ fn strip(mut a: StripArgs) -> Result<StripOptions, Error> {
         types: a.types,
         run: a.run,
     })
+}
+
+fn upgrade(mut a: UpgradeArgs) -> Result<UpgradeOptions, Error> {
+    walked(&mut a.stream.files);
+    usage::stream(&a.stream, "upgrade")?;
+    if a.stream.files.len() > 1 {
+        let problem = "upgrade reads one stream: give one FILE (or none, for standard input)";
+        return Err(usage::refuse("upgrade", problem, a.stream.output));
+    }
+    let mut stream = a.stream.into_options(ReportTo::Stderr);
+    // stdout is the upgraded stream; the report speaks when something is
+    // wrong.
+    stream.style.quiet_pass = true;
+    Ok(UpgradeOptions { stream })
 }
 
 fn filter(mut a: FilterArgs) -> Result<FilterOptions, Error> {
@@ -316,6 +331,7 @@ fn run(a: RunArgs) -> Result<RunOptions, Error> {
     stream.relay = relay || save.is_some();
     stream.save = save;
     stream.redact = a.redact;
+    stream.upgrade = a.upgrade;
     // Only a relay is written redacted.
     stream.check.redact = a.redact && stream.relay;
     Ok(RunOptions {
@@ -490,6 +506,8 @@ impl StreamArgs {
                 })
                 .collect()
         };
+        // Its parser took only the version aoitap serves, the one it writes.
+        let _served = self.schema_version;
         StreamOptions {
             inputs,
             style: Style {
@@ -526,6 +544,7 @@ impl StreamArgs {
             idle_timeout_ms: self.idle_timeout_ms,
             relay: false,
             redact: false,
+            upgrade: false,
             save: None,
             jobs: 1,
             follow: None,
@@ -544,6 +563,7 @@ impl ProtocolArg {
             ProtocolArg::Ndjson => Some(Protocol::Ndjson),
             ProtocolArg::Aiocs => Some(Protocol::Aiocs),
             ProtocolArg::Okf => Some(Protocol::Okf),
+            ProtocolArg::Jsonl => Some(Protocol::Jsonl),
         }
     }
 }

@@ -65,6 +65,7 @@ impl Command {
         match self {
             Command::Verify(a) => Some(&mut a.stream),
             Command::StripEnvelope(a) => Some(&mut a.stream),
+            Command::Upgrade(a) => Some(&mut a.stream),
             Command::SplitByRun(a) => Some(&mut a.stream),
             Command::Summarize(a) => Some(&mut a.stream),
             Command::Reconcile(a) => Some(&mut a.stream),

@@ -135,6 +135,11 @@ pub(super) fn run(a: &RunArgs) -> Result<(), Error> {
                 save.display()
             ))
         }
+        (None, None, _)
+            if a.upgrade && matches!(a.stream.output, OutputArg::Tap | OutputArg::Junit) =>
+        {
+            Some("--upgrade writes CMD's stream upgraded, and with this --output stdout is the report's: give --save FILE".to_string())
+        }
         _ => None,
     };
     match problem {
@@ -255,6 +260,10 @@ fn args_lossy() -> Vec<String> {
 fn machine(output: OutputArg, command: &str, args: &[String]) -> Option<Machine> {
     let data_on_stdout = matches!(command, "filter" | "strip-envelope")
         || (command == "verify" && args.iter().any(|a| a == "--relay"));
+    // upgrade's stdout is an AOI stream, whatever its report's format.
+    if command == "upgrade" {
+        return Some(Machine::Jsonl { on_stderr: false });
+    }
     match output {
         OutputArg::Jsonl => Some(Machine::Jsonl {
             on_stderr: data_on_stdout,

@@ -130,6 +130,19 @@ impl clap::builder::TypedValueParser for RuleId {
     }
 }
 
+/// `--schema-version` of a stream command: a version of the schema aoitap
+/// serves, by its major (`1`, `1.8.0`); it writes that one (spec §5).
+pub(super) fn parse_served_version(s: &str) -> Result<String, String> {
+    let served = crate::output::SCHEMA_VERSION;
+    if crate::check::major(s).is_some() && crate::check::major(s) == crate::check::major(served) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "schema version {s} is not served; aoitap serves {served}"
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

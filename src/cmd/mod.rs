@@ -12,6 +12,7 @@ pub mod schema;
 pub mod split;
 pub mod strip;
 pub mod summarize;
+pub mod upgrade;
 pub mod verify;
 
 use crate::check::schema::load_schema;

@@ -102,7 +102,9 @@ impl Consumer for Strip<'_> {
                 // Only AOI 1.x has an envelope to take off.
                 Protocol::Aoi => ((0, bytes.len()), ev.aoi_cut()),
                 // (An OKF document is `run`'s only.)
-                Protocol::Aoi02 | Protocol::Ndjson | Protocol::Okf => ((0, bytes.len()), None),
+                Protocol::Aoi02 | Protocol::Ndjson | Protocol::Okf | Protocol::Jsonl => {
+                    ((0, bytes.len()), None)
+                }
             };
             let exposures = match (self.opts.stream.redact, decided.document) {
                 (false, _) => &[],

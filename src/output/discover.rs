@@ -42,6 +42,19 @@ const SUMMARIZE_EVENTS: &[&str] = &[
     "aoi:summary",
 ];
 const LINT_EVENTS: &[&str] = &["aoi:meta", "aoi:check", "aoi:error", "aoi:summary"];
+/// `upgrade`: its own meta, error and summary, what it forwards of the
+/// upstream's framework events, and the upstream's domain events (`*`:
+/// whatever types the upstream has).
+const UPGRADE_EVENTS: &[&str] = &[
+    "aoi:meta",
+    "aoi:error",
+    "aoi:warning",
+    "aoi:check",
+    "aoi:plan",
+    "aoi:progress",
+    "aoi:summary",
+    "*",
+];
 const RECONCILE_EVENTS: &[&str] = &[
     "aoi:meta",
     "gap",
@@ -87,6 +100,32 @@ fn identity_props() -> Value {
         "aoi_version": {"const": AOI_VERSION},
         "schema_name": {"const": SCHEMA_NAME},
         "schema_version": {"const": SCHEMA_VERSION},
+    })
+}
+
+/// An `aoi:*` event whose members past the envelope are the producer's.
+fn open_event(ty: &str) -> Value {
+    json!({
+        "type": "object",
+        "properties": {"type": {"const": ty}, "aoi": {"$ref": "#/$defs/envelope"}},
+        "required": ["type", "aoi"],
+    })
+}
+
+/// The optional members of a 1.0 error (and warning) that aoitap writes
+/// only when it forwards an upstream's (spec §8.1, §9.1).
+fn spec_error_members() -> Value {
+    json!({
+        "domain": text(),
+        "target": text(),
+        "item_index": count(),
+        "line_number": count(),
+        "field": text(),
+        "wrapped": {"type": "object"},
+        "hint": text(),
+        "docs": text(),
+        "details": {"type": "object"},
+        "properties": {"type": "object"},
     })
 }
 
@@ -211,7 +250,7 @@ pub fn schema() -> Value {
         })), &["ok", "event_count", "count", "warning_count", "error_count",
                "tool", "tool_version", "aoi_version", "schema_name", "schema_version"]),
         json!({"if": {"properties": {"ok": {"const": false}}}, "then": {"required": ["reason"]}})),
-        "aoi:error": merge(event("aoi:error", json!({
+        "aoi:error": merge(event("aoi:error", merge(json!({
             "category": {"enum": CATEGORIES},
             "code": {"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$"},
             "message": {"type": "string", "pattern": "^[^\\n\\r\\u001b]*$"},
@@ -219,27 +258,37 @@ pub fn schema() -> Value {
             "retry_after_ms": count(),
             "scope": {"enum": ["process", "item"]},
             "origin": text(),
-        }), &["category", "code", "message", "retryable"]),
+        }), spec_error_members()), &["category", "code", "message", "retryable"]),
         json!({"if": {"properties": {"retryable": {"const": false}}}, "then": {"not": {"required": ["retry_after_ms"]}}})),
-        "aoi:warning": event("aoi:warning", json!({
+        "aoi:warning": event("aoi:warning", merge(json!({
             "category": {"enum": CATEGORIES},
             "code": {"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$"},
             "message": text(),
             "origin": text(),
-        }), &["code", "message"]),
+        }), spec_error_members()), &["code", "message"]),
+        // Forwarded by `upgrade` as the upstream wrote them: the spec
+        // fixes no members of their own (§8.3).
+        "aoi:plan": open_event("aoi:plan"),
+        "aoi:progress": open_event("aoi:progress"),
+        "forwarded": {
+            "description": "upgrade: an upstream domain event under aoitap's envelope, its other members as the upstream wrote them",
+            "type": "object",
+            "properties": {
+                "type": {"type": "string", "not": {"pattern": "^aoi:"}},
+                "aoi": {"$ref": "#/$defs/envelope"},
+            },
+            "required": ["type", "aoi"],
+        },
+        // lint's checks (their names are `lint_checks::CHECKS`' ids, their
+        // properties check, factor, result and command), and an
+        // upstream's, which `upgrade` forwards: the spec's shape (§8.3).
         "aoi:check": event("aoi:check", json!({
-            "name": {"enum": crate::check::lint_checks::CHECKS.iter().map(|c| c.id).collect::<Vec<_>>()},
+            "name": text(),
             "ok": {"type": "boolean"},
             "severity": {"enum": ["error", "warning", "info"]},
             "detail": text(),
-            "properties": closed(json!({
-                "check": {"type": "integer", "minimum": 1, "maximum": 16},
-                "factor": text(),
-                "result": {"enum": ["pass", "fail", "not-claimed", "inconclusive", "skipped",
-                                    "expected-failure", "stale"]},
-                "command": text(),
-            }), &["check", "factor", "result"]),
-        }), &["name", "ok", "severity", "detail", "properties"]),
+            "properties": {"type": "object"},
+        }), &["name", "ok"]),
         "finding": event("finding", json!({
             "rule": {"enum": rule_ids},
             "severity": {"enum": ["error", "warning", "info"]},
@@ -336,6 +385,8 @@ pub fn schema() -> Value {
         "aoi:error",
         "aoi:warning",
         "aoi:check",
+        "aoi:plan",
+        "aoi:progress",
         "finding",
         "run",
         "open_run",
@@ -353,6 +404,12 @@ pub fn schema() -> Value {
             })
         })
         .collect();
+    // Any other type is an upstream's domain event, forwarded by upgrade.
+    let mut branches = branches;
+    branches.push(json!({
+        "if": {"not": {"properties": {"type": {"enum": types}}}},
+        "then": {"$ref": "#/$defs/forwarded"},
+    }));
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": schema_id(),
@@ -360,7 +417,7 @@ pub fn schema() -> Value {
         "description": "One event per line. `type` is the discriminator; aoi:* events carry only spec-defined fields, tool additions go in `properties` (AOI-CLI §8.1).",
         "type": "object",
         "required": ["type", "aoi"],
-        "properties": {"type": {"enum": types}},
+        "properties": {"type": {"type": "string"}},
         "allOf": branches,
         "$defs": defs,
     })
@@ -417,6 +474,8 @@ pub fn capabilities() -> Value {
     run_command["input_modes"] = json!(["command"]);
     run_command["bounded"] = json!(false);
     let filter = stream("filter", VERIFY_EVENTS, true, &["human", "jsonl"]);
+    // Its stdout is always an AOI 1.0 stream; `outputs` are its report's.
+    let upgrade = stream("upgrade", UPGRADE_EVENTS, true, &["human", "jsonl"]);
     json!({
         "tool": TOOL,
         "tool_version": TOOL_VERSION,
@@ -429,6 +488,7 @@ pub fn capabilities() -> Value {
             stream("verify", VERIFY_EVENTS, true, &["human", "jsonl", "tap", "junit", "sarif", "github"]),
             run_command,
             stream("strip-envelope", VERIFY_EVENTS, true, &["human", "jsonl"]),
+            upgrade,
             stream("split-by-run", VERIFY_EVENTS, false, &["human", "jsonl"]),
             stream("summarize", SUMMARIZE_EVENTS, true, &["human", "jsonl", "json"]),
             stream("reconcile", RECONCILE_EVENTS, true, &["human", "jsonl"]),

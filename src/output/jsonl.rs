@@ -122,17 +122,8 @@ impl Jsonl {
             },
             file,
         };
-        let mut buf = serde_json::to_vec(&head).map_err(io::Error::other)?;
-        match body.strip_prefix(b"{") {
-            Some(b"}") => {}
-            Some(fields) => {
-                buf.pop();
-                buf.push(b',');
-                buf.extend_from_slice(fields);
-            }
-            None => return Err(io::Error::other("an event's body is not a JSON object")),
-        }
-        buf.push(b'\n');
+        let mut buf = Vec::with_capacity(64 + body.len());
+        splice(&mut buf, &head, body)?;
         self.seq += 1;
         out.write_all(&buf)
     }
@@ -404,12 +395,12 @@ impl Printer for Jsonl {
             truncated: at.dropped > 0,
             caused_by,
             upstream,
-            properties: Properties {
+            properties: Some(Properties {
                 error_findings: t.findings[Severity::Error as usize],
                 warning_findings: t.findings[Severity::Warning as usize],
                 info_findings: t.findings[Severity::Info as usize],
                 findings_not_shown: at.dropped,
-            },
+            }),
             identity: IDENTITY,
         };
         self.event(out, "aoi:summary", None, summary)
@@ -418,14 +409,33 @@ impl Printer for Jsonl {
 
 /// The head of one line of aoitap's stream: the type, the envelope (spec
 /// §8.1), `file` on events about an input; the event's own fields follow
-/// (`Jsonl::line`).
+/// (`splice`).
 #[derive(Serialize)]
-struct Head<'a> {
+pub struct Head<'a> {
     #[serde(rename = "type")]
-    ty: &'a str,
-    aoi: Envelope<'a>,
+    pub ty: &'a str,
+    pub aoi: Envelope<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    file: Option<&'a str>,
+    pub file: Option<&'a str>,
+}
+
+/// The one splice of a line aoitap writes: `head`'s members, then
+/// `body`'s (one JSON object's bytes) in the same object, as
+/// `#[serde(flatten)]` would put them, and the line's break. Every
+/// event of aoitap's own, `upgrade`'s too, is written by it.
+pub fn splice(buf: &mut Vec<u8>, head: &Head<'_>, body: &[u8]) -> io::Result<()> {
+    serde_json::to_writer(&mut *buf, head).map_err(io::Error::other)?;
+    match body.strip_prefix(b"{") {
+        Some(b"}") => {}
+        Some(fields) => {
+            buf.pop();
+            buf.push(b',');
+            buf.extend_from_slice(fields);
+        }
+        None => return Err(io::Error::other("an event's body is not a JSON object")),
+    }
+    buf.push(b'\n');
+    Ok(())
 }
 
 #[derive(Serialize)]
@@ -495,7 +505,10 @@ pub struct Summary<'a> {
     pub caused_by: Option<CausedBy<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Upstream<'a>>,
-    pub properties: Properties,
+    /// aoitap's findings about its input; `upgrade`'s stream, which is the
+    /// upstream's events under aoitap's envelope, carries none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub properties: Option<Properties>,
     #[serde(flatten)]
     pub identity: Identity,
 }

@@ -56,9 +56,10 @@ pub fn run(
         None if to == ReportTo::Stderr => Box::new(io::stderr()),
         None => Box::new(io::stdout()),
     };
-    // With --redact the relay is written line by line by the command
-    // (`output::relay`, for verify and run), once each line is judged.
-    let relay = if opts.relay && !opts.redact {
+    // With --redact (and run's --upgrade) the relay is written line by
+    // line by the command (`output::relay`, for verify and run), once
+    // each line is judged.
+    let relay = if opts.relay && !opts.redact && !opts.upgrade {
         match &opts.save {
             Some(path) => match File::create(path) {
                 Ok(f) => Some(f),

@@ -37,7 +37,7 @@ mod report;
 mod retry;
 
 use child::{Limits, Running, SignalCount};
-use relay::Relay;
+use relay::{Relay, Rewrite, Upgrading};
 use report::{Counts, Ended, Watch, describe, human};
 use retry::Jitter;
 
@@ -48,8 +48,16 @@ pub fn run(opts: &RunOptions) -> Result<Exit> {
     } else {
         ReportTo::Stdout
     };
-    // With --redact the lines are relayed by the pass, once judged.
-    let redacted = if stream.relay && stream.redact {
+    let name = opts
+        .command
+        .first()
+        .map(|c| c.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // With --redact the lines are relayed by the pass, once judged; with
+    // --upgrade, as aoitap upgrade writes them, each attempt a run of
+    // aoitap's whose errors, when the stream names no tool, are CMD's
+    // (docs/contract.md §22).
+    let rewrite = if stream.relay && (stream.redact || stream.upgrade) {
         let out = match &stream.save {
             Some(path) => match File::create(path) {
                 Ok(f) => f,
@@ -62,20 +70,26 @@ pub fn run(opts: &RunOptions) -> Result<Exit> {
             },
             None => source::stdout_file()?,
         };
-        Some(Redacted::new(BufWriter::with_capacity(256 * 1024, out)))
+        let out = BufWriter::with_capacity(256 * 1024, out);
+        Some(match stream.upgrade {
+            true => Rewrite::upgraded(
+                Upgrading {
+                    multi_run: stream.check.multi_run,
+                    type_field: stream.check.type_field.clone(),
+                    origin: name.clone(),
+                },
+                out,
+            ),
+            false => Rewrite::Redacted(Redacted::new(out)),
+        })
     } else {
         None
     };
-    let name = opts
-        .command
-        .first()
-        .map(|c| c.to_string_lossy().into_owned())
-        .unwrap_or_default();
     let holds = opts.retries > 0 && !opts.live && stream.relay && stream.save.is_none();
     let mut consumer = Attempts {
         opts,
         name,
-        relay: Relay::new(redacted, holds),
+        relay: Relay::new(rewrite, holds),
         running: None,
         flags: None,
         attempt: 0,
@@ -199,6 +213,7 @@ impl Consumer for Attempts<'_> {
         let mut watch = Watch {
             report,
             retry_after_ms: &mut self.retry_after_ms,
+            relay: &mut self.relay,
         };
         let decided = check.judge(line, &mut watch)?;
         self.relay.line(line, &decided)?;
@@ -240,8 +255,11 @@ impl Consumer for Attempts<'_> {
             let mut watch = Watch {
                 report,
                 retry_after_ms: &mut self.retry_after_ms,
+                relay: &mut self.relay,
             };
             check.finish_complete(&mut watch)?;
+            self.relay
+                .attempt_over(exit, status.timed_out && caught.is_none())?;
             self.last = Some(exit);
             let retry = status.timed_out && caught.is_none();
             let (retry_in_ms, note) = if retry { self.plan(None) } else { (None, None) };
@@ -290,9 +308,11 @@ impl Consumer for Attempts<'_> {
         let mut watch = Watch {
             report,
             retry_after_ms: &mut self.retry_after_ms,
+            relay: &mut self.relay,
         };
         check.finish(&mut watch)?;
         let exit = Counts::of(report).since(self.before);
+        self.relay.attempt_over(exit, false)?;
         self.last = Some(exit);
         report.out.reason = None;
         let (retry_in_ms, note) = if exit == Exit::Retryable {

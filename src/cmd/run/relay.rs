@@ -3,22 +3,75 @@
 //! §20): relaying to stdout with `--retries` (not `--live`), each attempt
 //! is held in an unlinked file until no retry follows it; with `--save
 //! FILE`, the attempt before a retry is moved beside it, to
-//! `FILE.attempt-N`. With `--redact` the lines are written here, once
-//! judged.
+//! `FILE.attempt-N`. With `--redact` (or `--upgrade`) the lines are
+//! written here, once judged: redacted, or as one AOI 1.0 stream per
+//! attempt (`cmd::upgrade`), its summary written when the attempt ends.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, Write};
 use std::path::Path;
 
-use crate::check::Decision;
+use crate::check::{Decision, Finding, RunVerdict};
+use crate::cmd::upgrade::Upgrader;
+use crate::exit::Exit;
 use crate::input::scan::Line;
 use crate::input::source::{self, RelayError};
 use crate::output::relay::Redacted;
 
+/// What writes the relayed lines, when the loop does not copy the bytes.
+pub enum Rewrite {
+    Redacted(Redacted),
+    /// `--upgrade`: the attempt's upgraded stream, and the verdicts of
+    /// runs whose line is not written yet.
+    Upgraded {
+        up: Box<Upgrader>,
+        out: BufWriter<File>,
+        held: Vec<RunVerdict>,
+        made: Upgrading,
+    },
+}
+
+/// How each attempt's upgrader is made (`Upgrader::new`'s arguments).
+#[derive(Clone)]
+pub struct Upgrading {
+    pub multi_run: bool,
+    pub type_field: String,
+    pub origin: String,
+}
+
+impl Rewrite {
+    /// The same writer, begun anew on `file` (an attempt's own).
+    fn anew(&self, file: File) -> Rewrite {
+        let out = BufWriter::with_capacity(256 * 1024, file);
+        match self {
+            Rewrite::Redacted(_) => Rewrite::Redacted(Redacted::new(out)),
+            Rewrite::Upgraded { made, .. } => Rewrite::upgraded(made.clone(), out),
+        }
+    }
+
+    /// An upgraded stream on `out`; its meta is written as each attempt
+    /// begins (`Relay::begin`).
+    pub fn upgraded(made: Upgrading, out: BufWriter<File>) -> Rewrite {
+        let up = Upgrader::new(made.multi_run, &made.type_field, Some(made.origin.clone()));
+        Rewrite::Upgraded {
+            up: Box::new(up),
+            out,
+            held: vec![],
+            made,
+        }
+    }
+}
+
+/// A write error of the relay, named as the relay's (`RelayError`).
+fn relay_failed(e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), RelayError(e))
+}
+
 /// The relay of `run`'s attempts.
 pub struct Relay {
-    /// With `--redact`: the writer the pass relays each judged line to.
-    redacted: Option<Redacted>,
+    /// With `--redact` or `--upgrade`: the writer the pass relays each
+    /// judged line to.
+    rewrite: Option<Rewrite>,
     /// Whether each attempt's relayed stream is held until its end decides
     /// that no retry follows: `--retries` relaying to stdout, not `--live`.
     /// So `run --retries N -- CMD > out.jsonl` leaves one stream to verify,
@@ -29,9 +82,9 @@ pub struct Relay {
 }
 
 impl Relay {
-    pub fn new(redacted: Option<Redacted>, holds: bool) -> Relay {
+    pub fn new(rewrite: Option<Rewrite>, holds: bool) -> Relay {
         Relay {
-            redacted,
+            rewrite,
             holds,
             held: None,
         }
@@ -50,20 +103,64 @@ impl Relay {
         if self.holds {
             relay = self.hold()?;
         }
+        if let Some(Rewrite::Upgraded { up, out, .. }) = &mut self.rewrite {
+            up.begin(out).map_err(relay_failed)?;
+        }
         Ok(relay)
     }
 
-    /// Relay `line`, just judged, when `--redact` writes the stream.
+    /// Relay `line`, just judged, when `--redact` or `--upgrade` writes
+    /// the stream; then the verdicts it brought.
     pub fn line(&mut self, line: &Line<'_>, decided: &Decision<'_>) -> io::Result<()> {
-        match &mut self.redacted {
-            Some(r) => r.line(line, decided),
+        match &mut self.rewrite {
+            Some(Rewrite::Redacted(r)) => r.line(line, decided),
+            Some(Rewrite::Upgraded { up, out, .. }) => {
+                up.line(out, line, decided).map_err(relay_failed)?;
+                self.judged()
+            }
             None => Ok(()),
         }
     }
 
+    /// A finding, for the upgraded stream's summary.
+    pub fn finding(&mut self, f: &Finding) {
+        if let Some(Rewrite::Upgraded { up, .. }) = &mut self.rewrite {
+            up.finding(f);
+        }
+    }
+
+    /// A run judged: its summary waits for the line that ended it.
+    pub fn verdict(&mut self, r: &RunVerdict) {
+        if let Some(Rewrite::Upgraded { held, .. }) = &mut self.rewrite {
+            held.push(r.clone());
+        }
+    }
+
+    /// The verdicts held, written as the summaries of their runs.
+    pub fn judged(&mut self) -> io::Result<()> {
+        if let Some(Rewrite::Upgraded { up, out, held, .. }) = &mut self.rewrite {
+            for r in held.drain(..) {
+                up.verdict(out, &r).map_err(relay_failed)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The attempt is over with `exit` (`timed_out`: stopped at
+    /// `--timeout`): its upgraded stream ends.
+    pub fn attempt_over(&mut self, exit: Exit, timed_out: bool) -> io::Result<()> {
+        self.judged()?;
+        if let Some(Rewrite::Upgraded { up, out, .. }) = &mut self.rewrite {
+            up.end_as(out, exit, timed_out).map_err(relay_failed)?;
+            out.flush().map_err(relay_failed)?;
+        }
+        Ok(())
+    }
+
     pub fn flush(&mut self) -> io::Result<()> {
-        match &mut self.redacted {
-            Some(r) => r.flush(),
+        match &mut self.rewrite {
+            Some(Rewrite::Redacted(r)) => r.flush(),
+            Some(Rewrite::Upgraded { out, .. }) => out.flush().map_err(relay_failed),
             None => Ok(()),
         }
     }
@@ -93,8 +190,8 @@ impl Relay {
         let file = File::create(&path).map_err(|e| {
             io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display()))
         })?;
-        if let Some(r) = &mut self.redacted {
-            *r = Redacted::new(BufWriter::with_capacity(256 * 1024, file));
+        if let Some(r) = &mut self.rewrite {
+            *r = r.anew(file);
             return Ok(None);
         }
         Ok(Some(file))
@@ -108,8 +205,8 @@ impl Relay {
             io::Error::new(e.kind(), format!("cannot hold the attempt's stream: {e}"))
         })?;
         self.held = Some(file.try_clone()?);
-        if let Some(r) = &mut self.redacted {
-            *r = Redacted::new(BufWriter::with_capacity(256 * 1024, file));
+        if let Some(r) = &mut self.rewrite {
+            *r = r.anew(file);
             return Ok(None);
         }
         Ok(Some(file))
@@ -122,9 +219,7 @@ impl Relay {
         let Some(mut held) = self.held.take() else {
             return Ok(());
         };
-        if let Some(r) = &mut self.redacted {
-            r.flush()?;
-        }
+        self.flush()?;
         held.rewind()?;
         let mut out = source::stdout_file()?;
         let mut buf = vec![0; 64 * 1024];

@@ -2,6 +2,8 @@
 //! own verdict, and the longest wait its retryable runs asked for.
 
 use std::io;
+
+use super::relay::Relay;
 use std::os::unix::process::ExitStatusExt;
 use std::time::Duration;
 
@@ -41,10 +43,13 @@ pub struct Ended {
 pub struct Watch<'a> {
     pub report: &'a mut Report,
     pub retry_after_ms: &'a mut Option<u64>,
+    /// `--upgrade`'s stream hears every finding and verdict too.
+    pub relay: &'a mut Relay,
 }
 
 impl Sink for Watch<'_> {
     fn finding(&mut self, f: &Finding) -> io::Result<()> {
+        self.relay.finding(f);
         self.report.finding(f)
     }
 
@@ -54,6 +59,7 @@ impl Sink for Watch<'_> {
         {
             *self.retry_after_ms = Some(self.retry_after_ms.map_or(ms, |m| m.max(ms)));
         }
+        self.relay.verdict(r);
         self.report.run(r)
     }
 }

@@ -1,0 +1,426 @@
+//! What each upstream event becomes in the upgraded stream
+//! (docs/contract.md §22, spec §13.1). A domain event keeps every member
+//! but its protocol's envelope byte for byte, and takes aoitap's envelope
+//! after its `type`; an upstream error or warning is forwarded as a 1.0
+//! one tagged with `origin`; an upstream meta or summary is never
+//! forwarded (its identity and outcome are the summary's).
+//!
+//! Per protocol:
+//! - AOI 1.x and 0.2: a domain event re-enveloped (1.x's `aoi` member
+//!   goes); `aoi:error`/`aoi:warning` forwarded as they are when they are
+//!   1.0's, else rewritten as 1.0's with the upstream event whole under
+//!   `properties.upstream`; `aoi:check`, `aoi:plan` and `aoi:progress`
+//!   re-enveloped; `aoi:heartbeat` (the upstream's liveness, not ours) and
+//!   `aoi:*` types aoitap does not know (the verdict names them) dropped.
+//! - AFDATA: `kind` becomes `type` in its place, so `result`, `progress`
+//!   and `log` are domain events of those types, payload and `trace` as
+//!   they came; a `log` whose `level` is warn or warning is an
+//!   `aoi:warning`; an `error` an `aoi:error`, its hint in milliseconds.
+//! - ndjson and plain JSON lines: the event as it came; one without a
+//!   string `type` takes the discriminator's value (ndjson) or `record`.
+//! - aiocs: the envelope as a `result` (its `ok` goes), or its error as
+//!   an `aoi:error`; a pretty-printed document is one line.
+//! - OKF: the document, whole, as the `document` member of a `document`.
+//!
+//! A value that cannot be a domain type of its own (`aoi:`-prefixed, or
+//! not a string) is kept whole instead: `{"type":"record",...,"record":
+//! <the line>}`.
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+
+use super::codes::{category_of, category_of_code, code_is_valid, code_of, message_of};
+use super::own::OwnRun;
+use super::splice::{reenvelope, rewritten, wrapped};
+use crate::check::Protocol;
+use crate::check::payload_retry_after_ms;
+use crate::check::rules::CATEGORIES;
+use crate::json::{Event, Kind, Uint, Value};
+
+/// What a line was written as, for the counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Became {
+    Domain,
+    Error,
+    Warning,
+    Framework,
+    Dropped,
+}
+
+/// The members a 1.0 `aoi:error` may carry (spec §8.1, §9.1).
+const ERROR_MEMBERS: &[&str] = &[
+    "type",
+    "aoi",
+    "category",
+    "code",
+    "message",
+    "retryable",
+    "retry_after_ms",
+    "domain",
+    "origin",
+    "scope",
+    "target",
+    "item_index",
+    "line_number",
+    "field",
+    "wrapped",
+    "hint",
+    "docs",
+    "details",
+    "properties",
+];
+
+/// The members a 1.0 `aoi:warning` may carry: an error's, less the retry
+/// disposition a warning does not have.
+const WARNING_MEMBERS: &[&str] = &[
+    "type",
+    "aoi",
+    "category",
+    "code",
+    "message",
+    "domain",
+    "origin",
+    "target",
+    "item_index",
+    "line_number",
+    "field",
+    "hint",
+    "docs",
+    "details",
+    "properties",
+];
+
+/// The optional 1.0 members a rewritten error or warning copies as they
+/// came, with the JSON kind each must have.
+const COPIED: &[(&str, Kind)] = &[
+    ("domain", Kind::String),
+    ("target", Kind::String),
+    ("item_index", Kind::Number),
+    ("line_number", Kind::Number),
+    ("field", Kind::String),
+    ("wrapped", Kind::Object),
+    ("hint", Kind::String),
+    ("docs", Kind::String),
+    ("details", Kind::Object),
+];
+
+/// How one upstream event is read: its protocol, the discriminator of
+/// ndjson, and the tool an error is said to come from when it names
+/// none.
+pub struct Upstream<'a> {
+    pub protocol: Protocol,
+    pub type_field: &'a str,
+    pub origin: &'a str,
+}
+
+/// Write `ev` into `line` (cleared first) as what it becomes, its line
+/// break included; nothing for what is dropped.
+pub fn forward(ev: &Event<'_>, up: &Upstream<'_>, own: &mut OwnRun, line: &mut Vec<u8>) -> Became {
+    line.clear();
+    let became = match up.protocol {
+        Protocol::Aoi | Protocol::Aoi02 => aoi(ev, up, own, line),
+        Protocol::Afdata => afdata(ev, up, own, line),
+        Protocol::Ndjson | Protocol::Jsonl => {
+            let ty = match up.type_field {
+                _ if up.protocol == Protocol::Jsonl => None,
+                "type" => None,
+                field => ev.get(field),
+            };
+            typed(ev, ty, up.protocol == Protocol::Jsonl, own, line)
+        }
+        Protocol::Aiocs => aiocs(ev, up, own, line),
+        Protocol::Okf => {
+            wrapped(ev, "document", own, line);
+            Became::Domain
+        }
+    };
+    if became != Became::Dropped {
+        // A pretty-printed document's line breaks are whitespace between
+        // tokens (a string holds none raw): as spaces, it is one line.
+        for b in line.iter_mut() {
+            if matches!(*b, b'\n' | b'\r') {
+                *b = b' ';
+            }
+        }
+        line.push(b'\n');
+    }
+    became
+}
+
+fn aoi(ev: &Event<'_>, up: &Upstream<'_>, own: &mut OwnRun, line: &mut Vec<u8>) -> Became {
+    let Some(ty) = ev.ty() else {
+        return Became::Dropped;
+    };
+    match &*ty {
+        "aoi:error" => framework_event(ev, "aoi:error", up, own, line),
+        "aoi:warning" => framework_event(ev, "aoi:warning", up, own, line),
+        // Its identity is the summary's `upstream`; its tool, the origin
+        // of what it forwards.
+        "aoi:meta" => {
+            own.tool = ev.get("tool").and_then(|v| v.as_str()).map(Cow::into_owned);
+            Became::Dropped
+        }
+        "aoi:check" | "aoi:plan" | "aoi:progress" => {
+            reenvelope(ev, ev.aoi_cut(), None, None, own, line);
+            Became::Framework
+        }
+        t if t.starts_with("aoi:") => Became::Dropped,
+        _ => {
+            reenvelope(ev, ev.aoi_cut(), None, None, own, line);
+            Became::Domain
+        }
+    }
+}
+
+/// ndjson and plain JSON lines: a string `type` that is not `aoi:` is the
+/// event's own; without one, the discriminator's value (`ty`) or `record`
+/// is added.
+fn typed(
+    ev: &Event<'_>,
+    ty: Option<Value<'_>>,
+    record: bool,
+    own: &mut OwnRun,
+    line: &mut Vec<u8>,
+) -> Became {
+    match ev.get("type") {
+        Some(t) if domain_type(t) => reenvelope(ev, None, None, None, own, line),
+        Some(_) => wrapped(ev, "record", own, line),
+        None => match ty {
+            Some(t) if domain_type(t) => reenvelope(ev, None, Some(t.raw()), None, own, line),
+            _ if record => reenvelope(ev, None, Some(br#""record""#), None, own, line),
+            _ => wrapped(ev, "record", own, line),
+        },
+    }
+    Became::Domain
+}
+
+/// A string that is not a framework type (spec §8.2: `aoi:` is closed).
+fn domain_type(v: Value<'_>) -> bool {
+    v.as_str().is_some_and(|s| !s.starts_with("aoi:"))
+}
+
+fn afdata(ev: &Event<'_>, up: &Upstream<'_>, own: &mut OwnRun, line: &mut Vec<u8>) -> Became {
+    let kind = ev.get("kind").filter(|k| k.kind() == Kind::String);
+    let (Some(kind), Some(cut)) = (kind, ev.member_cut("kind")) else {
+        wrapped(ev, "record", own, line);
+        return Became::Domain;
+    };
+    let name = kind.as_str().unwrap_or_default();
+    let payload = ev.get(&name);
+    let warns = || {
+        let level = payload
+            .and_then(|p| p.field("level"))
+            .and_then(|v| v.as_str());
+        level.is_some_and(|l| l.eq_ignore_ascii_case("warn") || l.eq_ignore_ascii_case("warning"))
+    };
+    let origin = own.origin(up.origin);
+    match &*name {
+        "error" => {
+            let p = payload.filter(|p| p.kind() == Kind::Object);
+            let error = payload_error(p, &origin, true);
+            let hint = p
+                .and_then(|p| p.field("hint"))
+                .filter(|h| h.kind() == Kind::String);
+            rewritten(
+                ev,
+                "aoi:error",
+                &error,
+                hint.map(|h| ("hint", h)),
+                Some(cut),
+                own,
+                line,
+            );
+            Became::Error
+        }
+        "log" if warns() => {
+            let text = |k: &str| payload.and_then(|p| p.field(k)).and_then(|v| v.as_str());
+            let warning = Rewritten {
+                origin: &origin,
+                category: None,
+                code: "LOG_WARNING".into(),
+                message: message_of(text("message").as_deref()),
+                retryable: None,
+                retry_after_ms: None,
+                scope: None,
+            };
+            rewritten(ev, "aoi:warning", &warning, None, Some(cut), own, line);
+            Became::Warning
+        }
+        _ if ev.get("type").is_some() => {
+            wrapped(ev, "record", own, line);
+            Became::Domain
+        }
+        _ => {
+            reenvelope(ev, Some(cut), Some(kind.raw()), None, own, line);
+            Became::Domain
+        }
+    }
+}
+
+fn aiocs(ev: &Event<'_>, up: &Upstream<'_>, own: &mut OwnRun, line: &mut Vec<u8>) -> Became {
+    let cut = ev.member_cut("ok");
+    if ev.get("ok").and_then(|v| v.as_bool()) != Some(false) {
+        match cut {
+            Some(cut) if ev.get("type").is_none() => {
+                reenvelope(ev, Some(cut), Some(br#""result""#), None, own, line);
+            }
+            _ => wrapped(ev, "record", own, line),
+        }
+        return Became::Domain;
+    }
+    let origin = own.origin(up.origin);
+    let p = ev.get("error").filter(|p| p.kind() == Kind::Object);
+    let error = payload_error(p, &origin, false);
+    rewritten(ev, "aoi:error", &error, None, None, own, line);
+    Became::Error
+}
+
+/// An error payload of `code` and `message` with no category (AFDATA's,
+/// aiocs'), as a 1.0 error's fields; `hinted`: its retry hint is read
+/// (AFDATA's `retry_after_ms` or `retry_after_s`).
+fn payload_error<'a>(p: Option<Value<'_>>, origin: &'a str, hinted: bool) -> Rewritten<'a> {
+    let text = |k: &str| p.and_then(|p| p.field(k)).and_then(|v| v.as_str());
+    let retryable = p
+        .and_then(|p| p.field("retryable"))
+        .and_then(|v| v.as_bool())
+        == Some(true);
+    let code = text("code");
+    Rewritten {
+        origin,
+        category: Some(category_of_code(code.as_deref(), retryable)),
+        code: code_of(code.as_deref(), "UPSTREAM_ERROR"),
+        message: message_of(text("message").as_deref()),
+        retryable: Some(retryable),
+        retry_after_ms: p
+            .filter(|_| hinted && retryable)
+            .and_then(payload_retry_after_ms),
+        scope: Some("process"),
+    }
+}
+
+/// An upstream `aoi:error` or `aoi:warning`: as it came when it is 1.0's
+/// (its envelope aoitap's, `origin` added when it has none), else
+/// rewritten as 1.0's.
+fn framework_event(
+    ev: &Event<'_>,
+    ty: &str,
+    up: &Upstream<'_>,
+    own: &mut OwnRun,
+    line: &mut Vec<u8>,
+) -> Became {
+    let error = ty == "aoi:error";
+    let became = if error {
+        Became::Error
+    } else {
+        Became::Warning
+    };
+    if conforms(ev, error) {
+        let origin = match ev.get("origin") {
+            Some(_) => None,
+            None => Some(own.origin(up.origin)),
+        };
+        reenvelope(ev, ev.aoi_cut(), None, origin.as_deref(), own, line);
+        return became;
+    }
+    let text = |k: &str| ev.get(k).and_then(|v| v.as_str());
+    let retryable = ev.get("retryable").and_then(|v| v.as_bool()) == Some(true);
+    let category = text("category").map(|c| category_of(&c));
+    let origin = text("origin")
+        .map(Cow::into_owned)
+        .unwrap_or_else(|| own.origin(up.origin));
+    let rewritten_event = Rewritten {
+        origin: &origin,
+        category: category.or_else(|| error.then(|| "internal".into())),
+        code: code_of(
+            text("code").as_deref(),
+            if error {
+                "UPSTREAM_ERROR"
+            } else {
+                "UPSTREAM_WARNING"
+            },
+        ),
+        message: message_of(text("message").as_deref()),
+        retryable: error.then_some(retryable),
+        retry_after_ms: ev
+            .get("retry_after_ms")
+            .and_then(|v| v.uint())
+            .filter(|_| error && retryable),
+        scope: text("scope")
+            .filter(|s| error && matches!(&**s, "process" | "item"))
+            .map(|s| if s == "item" { "item" } else { "process" }),
+    };
+    let copied = COPIED
+        .iter()
+        .filter_map(|(k, kind)| Some((*k, ev.get(k).filter(|v| v.kind() == *kind)?)));
+    rewritten(ev, ty, &rewritten_event, copied, ev.aoi_cut(), own, line);
+    became
+}
+
+/// A 1.0 `aoi:error` or `aoi:warning` in every member (spec §9.1): only
+/// its members, each of the kind it must be.
+fn conforms(ev: &Event<'_>, error: bool) -> bool {
+    let allowed = if error {
+        ERROR_MEMBERS
+    } else {
+        WARNING_MEMBERS
+    };
+    let mut all_known = true;
+    for (k, _) in ev.members() {
+        all_known &= std::str::from_utf8(&k).is_ok_and(|k| allowed.contains(&k));
+    }
+    let text = |k: &str| ev.get(k).and_then(|v| v.as_str());
+    let code_ok = text("code").is_some_and(|c| code_is_valid(&c));
+    let message_ok = text("message").is_some_and(|m| !m.contains(['\n', '\r', '\u{1b}']));
+    let category_ok = match text("category") {
+        Some(c) => CATEGORIES.contains(&&*c),
+        None => !error && ev.get("category").is_none(),
+    };
+    let single = [
+        "type",
+        "aoi",
+        "category",
+        "code",
+        "message",
+        "retryable",
+        "origin",
+    ]
+    .iter()
+    .all(|k| ev.count(k) <= 1);
+    let kinds_ok = COPIED
+        .iter()
+        .all(|(k, kind)| ev.get(k).is_none_or(|v| v.kind() == *kind))
+        && ev.get("origin").is_none_or(|v| v.kind() == Kind::String)
+        && ev
+            .get("properties")
+            .is_none_or(|v| v.kind() == Kind::Object);
+    let retry_ok = !error || {
+        let retryable = ev.get("retryable").and_then(|v| v.as_bool());
+        let after = ev.get("retry_after_ms");
+        let scope = ev.get("scope");
+        retryable.is_some()
+            && match after {
+                None => true,
+                Some(v) => retryable == Some(true) && matches!(v.as_uint(), Uint::Int(_)),
+            }
+            && scope.is_none_or(|s| matches!(s.as_str().as_deref(), Some("process" | "item")))
+    };
+    all_known && code_ok && message_ok && category_ok && single && kinds_ok && retry_ok
+}
+
+/// The spec fields of a rewritten error or warning, in the order a 1.0
+/// event writes them.
+#[derive(Serialize)]
+struct Rewritten<'a> {
+    origin: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    category: Option<Cow<'a, str>>,
+    code: String,
+    message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retryable: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_after_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scope: Option<&'static str>,
+}

@@ -1,0 +1,260 @@
+//! One run of the upgraded stream, aoitap's own (spec §8.1, §13.1): its
+//! meta first, each line's envelope (`aoi.seq` from 0 on one `aoi.run`),
+//! and its terminal summary, whose counts are those of the lines it wrote.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use super::codes::{category_of, category_of_code, code_of};
+use crate::check::{Cause, Identity};
+use crate::json::{Arena, Parser};
+use crate::output::jsonl::{self, CausedBy, Envelope, Head, IDENTITY, Meta, Summary, Upstream};
+use crate::text::one_line;
+
+/// How the upstream run ended, as the summary says it (spec §13.1).
+pub struct Outcome<'a> {
+    pub ok: bool,
+    /// `reason` when not ok: failed, cancelled.
+    pub reason: &'static str,
+    /// The upstream error behind a failure, retry fields and all.
+    pub cause: Option<&'a Cause>,
+    pub identity: Option<&'a Identity>,
+    /// Lines were lost upstream: what said so.
+    pub lost: Option<&'a str>,
+    /// Why the upstream does not conform, when that is why it fails.
+    pub nonconforming: Option<&'a str>,
+    /// The input could not be opened or read whole.
+    pub unread: bool,
+    /// `run --timeout` stopped the command.
+    pub timed_out: bool,
+    /// Whose error a cause is, when the upstream names no tool.
+    pub origin: &'a str,
+}
+
+pub struct OwnRun {
+    id: String,
+    seq: u64,
+    /// Domain events written: the summary's `count`.
+    pub count: u64,
+    /// Upstream domain events read: `input_count`.
+    pub input: u64,
+    /// `aoi:error` and `aoi:warning` lines written, forwarded or aoitap's.
+    pub errors: u64,
+    pub warnings: u64,
+    /// The upstream's tool, from its meta: the origin of what is
+    /// forwarded.
+    pub tool: Option<String>,
+    /// The most severe error forwarded, as written: what `caused_by`
+    /// says when the upstream's verdict names no cause of its own.
+    forwarded: Option<Cause>,
+}
+
+impl OwnRun {
+    /// A run not yet begun: `begin` writes its meta.
+    pub fn new() -> OwnRun {
+        OwnRun {
+            id: jsonl::ulid(),
+            seq: 0,
+            count: 0,
+            input: 0,
+            errors: 0,
+            warnings: 0,
+            tool: None,
+            forwarded: None,
+        }
+    }
+
+    /// An error was forwarded as `line` says it: kept when it is more
+    /// severe than the one kept (a final one over a retryable one, else
+    /// the longer wait), as the verdict weighs them.
+    pub fn forwarded(&mut self, line: &[u8]) {
+        let mut arena = Arena::default();
+        let Ok(index) = Parser::new().parse(line, &mut arena) else {
+            return;
+        };
+        let ev = index.event(line, &arena);
+        let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
+        let c = Cause {
+            origin: text("origin"),
+            category: text("category"),
+            code: text("code"),
+            retryable: ev.get("retryable").and_then(|v| v.as_bool()) == Some(true),
+            retry_after_ms: ev.get("retry_after_ms").and_then(|v| v.uint()),
+        };
+        if c.outweighs(self.forwarded.as_ref(), !c.retryable) {
+            self.forwarded = Some(c);
+        }
+    }
+
+    /// Whose an upstream error is: its tool, else `unnamed`.
+    pub fn origin(&self, unnamed: &str) -> String {
+        self.tool.clone().unwrap_or_else(|| unnamed.to_string())
+    }
+
+    pub fn begun(&self) -> bool {
+        self.seq > 0
+    }
+
+    /// Its meta, written at once: a reader can tell "started" from
+    /// "wedged" before the upstream says anything (spec §13.1). Once.
+    pub fn begin(&mut self, out: &mut dyn Write, command: &str) -> io::Result<()> {
+        if self.begun() {
+            return Ok(());
+        }
+        let meta = Meta {
+            identity: IDENTITY,
+            command,
+        };
+        self.own_line(out, "aoi:meta", &meta)
+    }
+
+    /// `"aoi":{"seq":N,"run":"ID"}`, this line's: the next seq is taken.
+    pub fn envelope(&mut self, buf: &mut Vec<u8>) {
+        let envelope = Envelope {
+            seq: self.seq,
+            run: &self.id,
+        };
+        buf.extend_from_slice(br#""aoi":"#);
+        serde_json::to_writer(&mut *buf, &envelope).expect("a struct of a number and a string");
+        self.seq += 1;
+    }
+
+    /// One event of aoitap's own: its type, its envelope, `body`'s fields.
+    fn own_line<T: Serialize>(
+        &mut self,
+        out: &mut dyn Write,
+        ty: &str,
+        body: &T,
+    ) -> io::Result<()> {
+        let body = serde_json::to_vec(body).map_err(io::Error::other)?;
+        let head = Head {
+            ty,
+            aoi: Envelope {
+                seq: self.seq,
+                run: &self.id,
+            },
+            file: None,
+        };
+        let mut line = Vec::with_capacity(64 + body.len());
+        jsonl::splice(&mut line, &head, &body)?;
+        self.seq += 1;
+        out.write_all(&line)
+    }
+
+    /// The terminal summary, after aoitap's own `aoi:error` when the
+    /// upstream was cut (category `io`, spec §13.1) or does not conform:
+    /// `ok` and `reason` are the upstream's verdict, `caused_by` its retry
+    /// fields, `upstream` its identity. A run never begun begins here.
+    pub fn end(mut self, out: &mut dyn Write, command: &str, o: &Outcome<'_>) -> io::Result<()> {
+        if !self.begun() {
+            self.begin(out, command)?;
+        }
+        // aoitap's own error, when it writes one, is why the run fails:
+        // never a forwarded retryable one that a cut or broken upstream
+        // happens to hold.
+        let mut own_cause = None;
+        if !o.ok {
+            let (category, code, msg) = match (o.lost, o.nonconforming) {
+                _ if o.timed_out => (
+                    "timeout",
+                    "TIMEOUT",
+                    "the command was stopped at run's --timeout".to_string(),
+                ),
+                (Some(why), _) => (
+                    "io",
+                    "UPSTREAM_CUT",
+                    format!("the upstream stream was cut: {why}"),
+                ),
+                (None, Some(why)) => (
+                    "validation",
+                    "UPSTREAM_NONCONFORMING",
+                    format!("the upstream stream does not conform: {why}"),
+                ),
+                (None, None) if o.unread => (
+                    "io",
+                    "UPSTREAM_UNREADABLE",
+                    "the upstream stream could not be read whole".to_string(),
+                ),
+                (None, None) => ("", "", String::new()),
+            };
+            if !code.is_empty() {
+                self.errors += 1;
+                // A timeout is retryable (spec §9.2); the rest is not.
+                let error = jsonl::Error {
+                    category,
+                    code,
+                    message: &one_line(&msg),
+                    retryable: o.timed_out,
+                    scope: "process",
+                };
+                self.own_line(out, "aoi:error", &error)?;
+                own_cause = Some(Cause {
+                    origin: Some(crate::output::TOOL.to_string()),
+                    category: Some(category.to_string()),
+                    code: Some(code.to_string()),
+                    retryable: o.timed_out,
+                    retry_after_ms: None,
+                });
+            }
+        }
+        let forwarded = self.forwarded.take();
+        let cause = own_cause
+            .as_ref()
+            .or(o.cause)
+            .or(forwarded.as_ref())
+            .filter(|_| !o.ok)
+            .map(|c| {
+                let category = match &c.category {
+                    Some(k) => category_of(k),
+                    None => category_of_code(c.code.as_deref(), c.retryable),
+                };
+                (c, category, code_of(c.code.as_deref(), "UPSTREAM_ERROR"))
+            });
+        let id = o.identity;
+        let text = |f: fn(&Identity) -> &Option<String>| id.and_then(|i| f(i).as_deref());
+        let summary = Summary {
+            ok: o.ok,
+            reason: (!o.ok).then_some(o.reason),
+            // This summary is one of the events.
+            event_count: self.seq + 1,
+            count: self.count,
+            input_count: self.input,
+            warning_count: self.warnings,
+            error_count: self.errors,
+            partial: false,
+            truncated: false,
+            // As the forwarded error says them: a 1.0 category and code.
+            caused_by: cause.as_ref().map(|(c, category, code)| CausedBy {
+                origin: c.origin.as_deref().or(text(|i| &i.tool)).or(Some(o.origin)),
+                category: Some(category),
+                code: Some(code),
+                retryable: c.retryable,
+                retry_after_ms: c.retry_after_ms.filter(|_| c.retryable),
+            }),
+            // Omitted, never nulls, when the upstream said nothing of
+            // itself (spec §13.1).
+            upstream: id
+                .filter(|i| i.tool.is_some() || i.schema_name.is_some())
+                .map(|_| Upstream {
+                    tool: text(|i| &i.tool),
+                    tool_version: text(|i| &i.tool_version),
+                    schema_name: text(|i| &i.schema_name),
+                    schema_version: text(|i| &i.schema_version),
+                }),
+            properties: None,
+            identity: IDENTITY,
+        };
+        self.own_line(out, "aoi:summary", &summary)
+    }
+}
+
+/// `v`'s members after those already in `buf`: `,` and its object's
+/// inside, without its braces.
+pub fn members<T: Serialize>(buf: &mut Vec<u8>, v: &T) {
+    let body = serde_json::to_vec(v).expect("a struct of strings, numbers and booleans");
+    if body.len() > 2 {
+        buf.push(b',');
+        buf.extend_from_slice(&body[1..body.len() - 1]);
+    }
+}

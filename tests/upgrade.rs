@@ -1,0 +1,482 @@
+//! `aoitap upgrade` and `run --upgrade` (docs/contract.md §22): every
+//! stream aoitap reads, written out as one conforming AOI 1.0 stream that
+//! keeps the upstream's verdict, its retry fields and its events' bytes,
+//! and in which a cut made downstream is found.
+
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use crate::util::{bin, fixture, raw, run};
+
+/// A stream to upgrade: its name, its bytes, the flags that read it.
+struct Case {
+    name: String,
+    bytes: Vec<u8>,
+    args: Vec<&'static str>,
+}
+
+const AIOCS_OK: &str = r#"{"ok":true,"command":"refresh","data":{"refreshed":["a","b"],"failed":[]}}
+"#;
+const AIOCS_PRETTY_FAILED: &str = "{\n  \"ok\": false,\n  \"command\": \"refresh\",\n  \"error\": {\"code\": \"rate_limit\", \"message\": \"slow down\", \"retryable\": true}\n}\n";
+const PLAIN: &str = r#"{"path":"a.txt","size":3}
+{"type":"hit","id":"x"}
+  { "path" : "b.txt" , "size" : 4 }  
+{}
+"#;
+const V02_RETRYABLE: &str = r#"{"type":"aoi:meta","tool":"fetcher","tool_version":"0.1.0","aoi_version":"0.2","schema_name":"com.example.fetcher.events","schema_version":"1.0.0","command":"get"}
+{"type":"page","n":1}
+{"type":"aoi:error","code":"UPSTREAM_BUSY","category":"temporary","message":"try later","retryable":true,"retry_after_ms":1500}
+{"type":"aoi:summary","ok":false,"reason":"failed","count":4,"warning_count":0,"error_count":1,"truncated":false}
+"#;
+
+/// The shared sample streams (with the flags their expected verdict was
+/// given with) and a fixture of every protocol aoitap reads.
+fn cases() -> Vec<Case> {
+    let read = |name: &str| std::fs::read(fixture(name)).unwrap();
+    let mut cases = vec![];
+    let table = String::from_utf8(read("streams/expected.tsv")).unwrap();
+    for row in table.lines().filter(|l| !l.starts_with('#')) {
+        let cols: Vec<&str> = row.split('\t').collect();
+        let args: Vec<&'static str> = cols[1]
+            .split_whitespace()
+            .map(|a| &*Box::leak(a.to_string().into_boxed_str()))
+            .collect();
+        // Judged as 0.2 under --protocol aoi, it is a stream aoitap does
+        // not read as AOI at all: not one to upgrade.
+        if args.contains(&"aoi") {
+            continue;
+        }
+        cases.push(Case {
+            name: format!("{} {}", cols[0], cols[1]),
+            bytes: read(&format!("streams/{}", cols[0])),
+            args,
+        });
+    }
+    for f in [
+        "streams/v0.2-machinemode-ls-warning.jsonl",
+        "streams/v0.2-sdk-partial.jsonl",
+        "streams/v0.2-docs-count-between.jsonl",
+        "lint/sdk-ts-0.2.jsonl",
+    ] {
+        cases.push(Case {
+            name: f.to_string(),
+            bytes: read(f),
+            args: vec![],
+        });
+    }
+    for (name, text, args) in [
+        ("aiocs compact", AIOCS_OK, vec![]),
+        ("aiocs pretty-printed", AIOCS_PRETTY_FAILED, vec![]),
+        ("plain JSON lines", PLAIN, vec!["--protocol", "jsonl"]),
+        ("0.2 retryable", V02_RETRYABLE, vec![]),
+    ] {
+        cases.push(Case {
+            name: name.to_string(),
+            bytes: text.as_bytes().to_vec(),
+            args,
+        });
+    }
+    cases
+}
+
+fn upgrade(c: &Case) -> (i32, String) {
+    let mut args = vec!["upgrade"];
+    args.extend(&c.args);
+    let (code, out, err) = raw(&args, &c.bytes);
+    assert!(
+        !err.contains("panicked"),
+        "{}: upgrade panicked: {err}",
+        c.name
+    );
+    (code, String::from_utf8(out).expect("upgrade writes UTF-8"))
+}
+
+/// verify's exit status for `stream`, and its jsonl report.
+fn verify(stream: &[u8], multi_run: bool) -> (i32, Vec<Value>) {
+    let mut args = vec!["verify", "--output", "jsonl"];
+    if multi_run {
+        args.push("--multi-run");
+    }
+    let out = run(&args, stream);
+    (out.code, out.events())
+}
+
+fn multi(c: &Case) -> bool {
+    c.args.contains(&"--multi-run")
+}
+
+#[test]
+fn every_stream_upgrades_to_a_conforming_stream_with_its_verdict() {
+    let schema: Value = serde_json::from_str(&run(&["schema"], b"").stdout).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for c in cases() {
+        let mut args = vec!["verify"];
+        args.extend(&c.args);
+        let upstream = run(&args, &c.bytes).code;
+        let (code, out) = upgrade(&c);
+        assert_eq!(
+            code, upstream,
+            "{}: upgrade exits with the upstream's verdict",
+            c.name
+        );
+        let (downstream, report) = verify(out.as_bytes(), multi(&c));
+        let errors: Vec<&Value> = report
+            .iter()
+            .filter(|e| e["type"] == "finding" && e["severity"] == "error")
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{}: the upgraded stream conforms: {errors:?}\n{out}",
+            c.name
+        );
+        let events: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        for e in &events {
+            let wrong: Vec<String> = validator.iter_errors(e).map(|x| x.to_string()).collect();
+            assert!(
+                wrong.is_empty(),
+                "{}: {e} against aoitap schema: {wrong:?}",
+                c.name
+            );
+        }
+        let summaries: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["type"] == "aoi:summary")
+            .collect();
+        let ok = summaries.iter().all(|s| s["ok"] == true);
+        match upstream {
+            0 | 1 | 75 => assert_eq!(
+                downstream, upstream,
+                "{}: verify of the upgraded stream\n{out}",
+                c.name
+            ),
+            65 => {
+                assert_eq!(
+                    downstream, 1,
+                    "{}: a conforming stream that failed\n{out}",
+                    c.name
+                );
+                assert!(!ok, "{}: ok:false", c.name);
+                let before = &events[events.len() - 2];
+                assert_eq!(
+                    before["type"], "aoi:error",
+                    "{}: aoitap's error before the summary",
+                    c.name
+                );
+                assert!(
+                    ["io", "validation"].contains(&before["category"].as_str().unwrap()),
+                    "{}: {before}",
+                    c.name
+                );
+            }
+            n => panic!("{}: unexpected upstream verdict {n}", c.name),
+        }
+        assert_eq!(
+            ok,
+            upstream == 0,
+            "{}: ok is the upstream's verdict",
+            c.name
+        );
+        // Counts that add up: domain events written and read, forwarded
+        // errors and warnings among the lines.
+        if !multi(&c) {
+            let s = summaries[0];
+            let of = |t: &str| events.iter().filter(|e| e["type"] == t).count() as u64;
+            let domain = events
+                .iter()
+                .filter(|e| !e["type"].as_str().unwrap().starts_with("aoi:"))
+                .count() as u64;
+            assert_eq!(s["count"], domain, "{}", c.name);
+            assert_eq!(s["input_count"], domain, "{}: nothing dropped", c.name);
+            assert_eq!(s["error_count"], of("aoi:error"), "{}", c.name);
+            assert_eq!(s["warning_count"], of("aoi:warning"), "{}", c.name);
+        }
+    }
+}
+
+/// The upgraded stream's lines, one dropped.
+fn without(out: &str, k: usize) -> Vec<u8> {
+    let mut kept: Vec<&str> = out.lines().collect();
+    kept.remove(k);
+    kept.iter()
+        .flat_map(|l| format!("{l}\n").into_bytes())
+        .collect()
+}
+
+#[test]
+fn a_cut_made_after_upgrade_is_found_in_every_protocol() {
+    for c in cases().into_iter().filter(|c| !multi(c)) {
+        let (_, out) = upgrade(&c);
+        let n = out.lines().count();
+        assert!(n >= 2, "{}", c.name);
+        // The middle: a line between the meta and the summary when there
+        // is one, else the meta itself (the head cut).
+        let (middle_code, middle) = verify(&without(&out, n / 2), false);
+        let rules: Vec<&str> = middle.iter().filter_map(|e| e["rule"].as_str()).collect();
+        assert_eq!(
+            middle_code, 65,
+            "{}: a line dropped is found: {rules:?}",
+            c.name
+        );
+        if n >= 3 {
+            assert!(rules.contains(&"seq.gap"), "{}: {rules:?}", c.name);
+        }
+        let (end_code, end) = verify(&without(&out, n - 1), false);
+        let rules: Vec<&str> = end.iter().filter_map(|e| e["rule"].as_str()).collect();
+        assert_eq!(end_code, 65, "{}", c.name);
+        assert!(rules.contains(&"summary.missing"), "{}: {rules:?}", c.name);
+    }
+}
+
+#[test]
+fn retry_fields_survive_the_upgrade() {
+    let afdata = std::fs::read(fixture("streams/afdata-retryable-error.jsonl")).unwrap();
+    let aoi = std::fs::read(fixture("streams/retryable-failure.jsonl")).unwrap();
+    for (name, bytes, ms) in [
+        ("AFDATA retry_after_s 30", afdata, 30_000),
+        ("AOI 1.0", aoi, 4_500),
+        ("AOI 0.2", V02_RETRYABLE.as_bytes().to_vec(), 1_500),
+    ] {
+        let (code, out, _) = raw(&["upgrade"], &bytes);
+        assert_eq!(code, 75, "{name}");
+        let out = String::from_utf8(out).unwrap();
+        let summary: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+        let cause = &summary["caused_by"];
+        assert_eq!(cause["retryable"], true, "{name}: {summary}");
+        assert_eq!(cause["retry_after_ms"], ms, "{name}: {summary}");
+        let (downstream, report) = verify(out.as_bytes(), false);
+        assert_eq!(downstream, 75, "{name}");
+        let run = report.iter().find(|e| e["type"] == "run").unwrap();
+        assert_eq!(
+            run["retry_after_ms"], ms,
+            "{name}: the same hint downstream"
+        );
+    }
+}
+
+/// `{"aoi":{...}}` of aoitap's envelope, and the comma beside it, out of
+/// an upgraded line.
+fn without_envelope(line: &str) -> String {
+    let at = line.find(r#""aoi":{"seq":"#).expect("aoitap's envelope");
+    let end = at + line[at..].find('}').unwrap() + 1;
+    let (before, after) = (&line[..at], &line[end..]);
+    match (before.strip_suffix(','), after.strip_prefix(',')) {
+        (_, Some(after)) => format!("{before}{after}"),
+        (Some(before), None) => format!("{before}{after}"),
+        (None, None) => format!("{before}{after}"),
+    }
+}
+
+/// `line` without its first member named `key` (and a comma beside it),
+/// the rest as it is: what `strip-envelope` cuts, done by hand.
+fn without_member(line: &str, key: &str) -> String {
+    let v: Value = serde_json::from_str(line).unwrap();
+    if v.get(key).is_none() {
+        return line.to_string();
+    }
+    let name = format!("\"{key}\":");
+    let at = line
+        .find(&name)
+        .unwrap_or_else(|| panic!("{key} written compactly in {line}"));
+    // The value's extent, as a JSON reader finds it: its own bytes,
+    // whatever the order of its members.
+    let value = &line[at + name.len()..];
+    let mut values = serde_json::Deserializer::from_str(value).into_iter::<Value>();
+    values.next().unwrap().unwrap();
+    let end = at + name.len() + values.byte_offset();
+    let (before, after) = (&line[..at], &line[end..]);
+    match after.strip_prefix(',') {
+        Some(after) => format!("{before}{after}"),
+        None => format!("{}{after}", before.strip_suffix(',').unwrap_or(before)),
+    }
+}
+
+#[test]
+fn forwarded_domain_events_keep_their_bytes() {
+    let mut compared = 0;
+    for c in cases().into_iter().filter(|c| !multi(c)) {
+        let (_, out) = upgrade(&c);
+        let text = String::from_utf8(c.bytes.clone()).unwrap();
+        let upstream: Vec<&str> = text
+            .lines()
+            // What is around a line's object is the line's, not the event's.
+            .map(|l| l.trim())
+            .filter(|l| l.starts_with('{') && serde_json::from_str::<Value>(l).is_ok())
+            .collect();
+        for line in out.lines() {
+            let ev: Value = serde_json::from_str(line).unwrap();
+            let ty = ev["type"].as_str().unwrap();
+            if ty.starts_with("aoi:") || ty == "record" && ev.get("record").is_some() {
+                continue;
+            }
+            let ours = without_envelope(line);
+            // The upstream line it came from, its own envelope removed:
+            // 1.x's `aoi`, AFDATA's `kind` (which is now `type`, in its
+            // place), aiocs' `ok`; a type added where there was none.
+            let found = upstream.iter().any(|up| {
+                let plain = without_member(&without_member(up, "aoi"), "ok");
+                let renamed = up.replacen(r#""kind":"#, r#""type":"#, 1);
+                [plain.clone(), renamed].contains(&ours) || without_member(&ours, "type") == plain
+            });
+            assert!(found, "{}: {line} keeps an upstream line's bytes", c.name);
+            compared += 1;
+        }
+    }
+    assert!(compared > 60, "{compared} events compared");
+}
+
+#[test]
+fn the_sdk_consume_reads_every_upgraded_stream() {
+    for c in cases() {
+        let (_, out) = upgrade(&c);
+        let mut node = Command::new("node")
+            .arg(fixture("sdk/read.cjs"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("node runs the SDK's consume()");
+        use std::io::Write;
+        node.stdin
+            .take()
+            .unwrap()
+            .write_all(out.as_bytes())
+            .unwrap();
+        let done = node.wait_with_output().unwrap();
+        assert!(
+            done.status.success(),
+            "{}: consume() rejected: {}",
+            c.name,
+            String::from_utf8_lossy(&done.stderr)
+        );
+        let said: Value = serde_json::from_slice(&done.stdout).unwrap();
+        assert_eq!(
+            said["events"],
+            out.lines().count(),
+            "{}: every line dispatched",
+            c.name
+        );
+    }
+}
+
+#[test]
+fn multi_run_input_becomes_one_run_of_aoitaps_per_upstream_run() {
+    let bytes = std::fs::read(fixture("streams/interleaved-two-runs.jsonl")).unwrap();
+    let (code, out, _) = raw(&["upgrade", "--multi-run"], &bytes);
+    assert_eq!(code, 0);
+    let out = String::from_utf8(out).unwrap();
+    let events: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let metas = events.iter().filter(|e| e["type"] == "aoi:meta").count();
+    let summaries = events.iter().filter(|e| e["type"] == "aoi:summary").count();
+    assert_eq!((metas, summaries), (2, 2), "{out}");
+    let runs: std::collections::BTreeSet<&str> = events
+        .iter()
+        .map(|e| e["aoi"]["run"].as_str().unwrap())
+        .collect();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(verify(out.as_bytes(), true).0, 0);
+}
+
+#[test]
+fn an_upgraded_stream_upgrades_to_the_same_verdict() {
+    for c in cases().into_iter().filter(|c| !multi(c)) {
+        let (first, out) = upgrade(&c);
+        let (again, twice, _) = raw(&["upgrade"], out.as_bytes());
+        let expected = if first == 65 { 1 } else { first };
+        assert_eq!(again, expected, "{}", c.name);
+        assert_eq!(verify(&twice, false).0, expected, "{}", c.name);
+    }
+}
+
+#[test]
+fn a_file_that_cannot_be_read_still_gives_a_whole_stream() {
+    let out = run(&["upgrade", "/nonexistent/stream.jsonl"], b"");
+    assert_eq!(out.code, 66);
+    let events = out.events();
+    assert_eq!(events[0]["type"], "aoi:meta");
+    assert_eq!(out.summary()["ok"], false);
+    assert_eq!(verify(out.stdout.as_bytes(), false).0, 1);
+    let usage = run(&["upgrade", "a.jsonl", "b.jsonl"], b"");
+    assert_eq!(usage.code, 64);
+    assert_eq!(usage.events()[1]["category"], "usage", "{}", usage.stdout);
+}
+
+/// `aoitap run --upgrade` over a shell command.
+fn run_upgrade(extra: &[&str], script: &str) -> (i32, String) {
+    let mut args = vec!["run", "--upgrade"];
+    args.extend(extra);
+    args.extend(["--", "sh", "-c", script]);
+    let (code, out, _) = raw(&args, b"");
+    (code, String::from_utf8(out).unwrap())
+}
+
+#[test]
+fn run_upgrade_judges_a_plain_tool_by_its_exit_status() {
+    let lines = r#"printf '{"path":"a"}\n{"path":"b"}\n'"#;
+    let (ok, out) = run_upgrade(&["--protocol", "jsonl"], lines);
+    assert_eq!(ok, 0, "{out}");
+    assert_eq!(verify(out.as_bytes(), false).0, 0);
+    let (failed, out) = run_upgrade(&["--protocol", "jsonl"], &format!("{lines}; exit 3"));
+    assert_eq!(failed, 1, "{out}");
+    let summary: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["ok"], false);
+    assert_eq!(summary["count"], 2);
+    assert_eq!(verify(out.as_bytes(), false).0, 1);
+    let (timed_out, out) = run_upgrade(
+        &["--protocol", "jsonl", "--timeout", "1s"],
+        &format!("{lines}; sleep 30"),
+    );
+    assert_eq!(timed_out, 75, "{out}");
+    assert_eq!(verify(out.as_bytes(), false).0, 75, "{out}");
+}
+
+#[test]
+fn run_upgrade_with_retries_writes_the_final_attempt_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let flag = dir.path().join("tried");
+    let script = format!(
+        r#"if [ -e {f} ]; then printf '{{"kind":"result","result":{{"n":1}}}}\n'; else touch {f}; printf '{{"kind":"error","error":{{"code":"busy","message":"busy","retryable":true,"retry_after_ms":1}}}}\n'; exit 75; fi"#,
+        f = flag.display()
+    );
+    let (code, out) = run_upgrade(&["--retries", "2", "--backoff", "1ms"], &script);
+    assert_eq!(code, 0, "{out}");
+    let metas = out
+        .lines()
+        .filter(|l| l.contains(r#""type":"aoi:meta""#))
+        .count();
+    assert_eq!(metas, 1, "one stream, the final attempt's:\n{out}");
+    assert_eq!(verify(out.as_bytes(), false).0, 0, "{out}");
+}
+
+#[test]
+fn lint_passes_upgrade_on_check_16_and_every_check_it_claims() {
+    let out = Command::new(bin())
+        .args(["lint", "--output", "jsonl", "--"])
+        .arg(bin())
+        .arg("upgrade")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let checks: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "aoi:check")
+        .collect();
+    let failed: Vec<&Value> = checks
+        .iter()
+        .filter(|c| c["properties"]["result"] == "fail")
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+    let transformer = checks
+        .iter()
+        .find(|c| c["properties"]["check"] == 16)
+        .expect("check 16 made");
+    assert_eq!(transformer["properties"]["result"], "pass", "{transformer}");
+    assert_eq!(out.status.code(), Some(0), "{text}");
+}
