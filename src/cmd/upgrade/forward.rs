@@ -138,9 +138,12 @@ pub fn forward(ev: &Event<'_>, up: &Upstream<'_>, own: &mut OwnRun, line: &mut V
     if became != Became::Dropped {
         // A pretty-printed document's line breaks are whitespace between
         // tokens (a string holds none raw): as spaces, it is one line.
-        for b in line.iter_mut() {
-            if matches!(*b, b'\n' | b'\r') {
-                *b = b' ';
+        // Only a document spans lines.
+        if matches!(up.protocol, Protocol::Aiocs | Protocol::Okf) {
+            let mut from = 0;
+            while let Some(k) = memchr::memchr2(b'\n', b'\r', &line[from..]) {
+                line[from + k] = b' ';
+                from += k + 1;
             }
         }
         line.push(b'\n');

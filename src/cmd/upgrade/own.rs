@@ -34,6 +34,8 @@ pub struct Outcome<'a> {
 
 pub struct OwnRun {
     id: String,
+    /// `,"run":"ID"}`: how every envelope of the run ends.
+    run_tail: Vec<u8>,
     seq: u64,
     /// Domain events written: the summary's `count`.
     pub count: u64,
@@ -53,8 +55,13 @@ pub struct OwnRun {
 impl OwnRun {
     /// A run not yet begun: `begin` writes its meta.
     pub fn new() -> OwnRun {
+        let id = jsonl::ulid();
+        let mut run_tail = br#","run":"#.to_vec();
+        serde_json::to_writer(&mut run_tail, &id).expect("a string");
+        run_tail.push(b'}');
         OwnRun {
-            id: jsonl::ulid(),
+            id,
+            run_tail,
             seq: 0,
             count: 0,
             input: 0,
@@ -110,13 +117,12 @@ impl OwnRun {
     }
 
     /// `"aoi":{"seq":N,"run":"ID"}`, this line's: the next seq is taken.
+    /// (What `Envelope` serializes to, its run made once: this is written
+    /// on every line.)
     pub fn envelope(&mut self, buf: &mut Vec<u8>) {
-        let envelope = Envelope {
-            seq: self.seq,
-            run: &self.id,
-        };
-        buf.extend_from_slice(br#""aoi":"#);
-        serde_json::to_writer(&mut *buf, &envelope).expect("a struct of a number and a string");
+        buf.extend_from_slice(br#""aoi":{"seq":"#);
+        serde_json::to_writer(&mut *buf, &self.seq).expect("a number");
+        buf.extend_from_slice(&self.run_tail);
         self.seq += 1;
     }
 
