@@ -32,7 +32,7 @@ use serde::Serialize;
 
 use super::codes::{category_of, category_of_code, code_is_valid, code_of, message_of};
 use super::own::OwnRun;
-use super::splice::{reenvelope, rewritten, wrapped};
+use super::splice::{Spliced, reenvelope, rewritten, wrapped};
 use crate::check::Protocol;
 use crate::check::payload_retry_after_ms;
 use crate::check::rules::CATEGORIES;
@@ -114,10 +114,14 @@ pub struct Upstream<'a> {
     pub origin: &'a str,
 }
 
-/// Write `ev` into `line` (cleared first) as what it becomes, its line
-/// break included; nothing for what is dropped.
-pub fn forward(ev: &Event<'_>, up: &Upstream<'_>, own: &mut OwnRun, line: &mut Vec<u8>) -> Became {
-    line.clear();
+/// Write `ev` into `line` (a line begun empty) as what it becomes;
+/// nothing for what is dropped.
+pub fn forward<'a>(
+    ev: &Event<'a>,
+    up: &Upstream<'_>,
+    own: &mut OwnRun,
+    line: &mut Spliced<'a>,
+) -> Became {
     let became = match up.protocol {
         Protocol::Aoi | Protocol::Aoi02 => aoi(ev, up, own, line),
         Protocol::Afdata => afdata(ev, up, own, line),
@@ -135,23 +139,21 @@ pub fn forward(ev: &Event<'_>, up: &Upstream<'_>, own: &mut OwnRun, line: &mut V
             Became::Domain
         }
     };
-    if became != Became::Dropped {
-        // A pretty-printed document's line breaks are whitespace between
-        // tokens (a string holds none raw): as spaces, it is one line.
-        // Only a document spans lines.
-        if matches!(up.protocol, Protocol::Aiocs | Protocol::Okf) {
-            let mut from = 0;
-            while let Some(k) = memchr::memchr2(b'\n', b'\r', &line[from..]) {
-                line[from + k] = b' ';
-                from += k + 1;
-            }
+    // A pretty-printed document's line breaks are whitespace between
+    // tokens (a string holds none raw): as spaces, it is one line. Only a
+    // document spans lines.
+    if became != Became::Dropped && matches!(up.protocol, Protocol::Aiocs | Protocol::Okf) {
+        let line = line.whole();
+        let mut from = 0;
+        while let Some(k) = memchr::memchr2(b'\n', b'\r', &line[from..]) {
+            line[from + k] = b' ';
+            from += k + 1;
         }
-        line.push(b'\n');
     }
     became
 }
 
-fn aoi(ev: &Event<'_>, up: &Upstream<'_>, own: &mut OwnRun, line: &mut Vec<u8>) -> Became {
+fn aoi<'a>(ev: &Event<'a>, up: &Upstream<'_>, own: &mut OwnRun, line: &mut Spliced<'a>) -> Became {
     let Some(ty) = ev.ty() else {
         return Became::Dropped;
     };
@@ -179,12 +181,12 @@ fn aoi(ev: &Event<'_>, up: &Upstream<'_>, own: &mut OwnRun, line: &mut Vec<u8>) 
 /// ndjson and plain JSON lines: a string `type` that is not `aoi:` is the
 /// event's own; without one, the discriminator's value (`ty`) or `record`
 /// is added.
-fn typed(
-    ev: &Event<'_>,
+fn typed<'a>(
+    ev: &Event<'a>,
     ty: Option<Value<'_>>,
     record: bool,
     own: &mut OwnRun,
-    line: &mut Vec<u8>,
+    line: &mut Spliced<'a>,
 ) -> Became {
     match ev.get("type") {
         Some(t) if domain_type(t) => reenvelope(ev, None, None, None, own, line),
@@ -203,7 +205,12 @@ fn domain_type(v: Value<'_>) -> bool {
     v.as_str().is_some_and(|s| !s.starts_with("aoi:"))
 }
 
-fn afdata(ev: &Event<'_>, up: &Upstream<'_>, own: &mut OwnRun, line: &mut Vec<u8>) -> Became {
+fn afdata<'a>(
+    ev: &Event<'a>,
+    up: &Upstream<'_>,
+    own: &mut OwnRun,
+    line: &mut Spliced<'a>,
+) -> Became {
     let kind = ev.get("kind").filter(|k| k.kind() == Kind::String);
     let (Some(kind), Some(cut)) = (kind, ev.member_cut("kind")) else {
         wrapped(ev, "record", own, line);
@@ -261,7 +268,12 @@ fn afdata(ev: &Event<'_>, up: &Upstream<'_>, own: &mut OwnRun, line: &mut Vec<u8
     }
 }
 
-fn aiocs(ev: &Event<'_>, up: &Upstream<'_>, own: &mut OwnRun, line: &mut Vec<u8>) -> Became {
+fn aiocs<'a>(
+    ev: &Event<'a>,
+    up: &Upstream<'_>,
+    own: &mut OwnRun,
+    line: &mut Spliced<'a>,
+) -> Became {
     let cut = ev.member_cut("ok");
     if ev.get("ok").and_then(|v| v.as_bool()) != Some(false) {
         match cut {
@@ -305,12 +317,12 @@ fn payload_error<'a>(p: Option<Value<'_>>, origin: &'a str, hinted: bool) -> Rew
 /// An upstream `aoi:error` or `aoi:warning`: as it came when it is 1.0's
 /// (its envelope aoitap's, `origin` added when it has none), else
 /// rewritten as 1.0's.
-fn framework_event(
-    ev: &Event<'_>,
+fn framework_event<'a>(
+    ev: &Event<'a>,
     ty: &str,
     up: &Upstream<'_>,
     own: &mut OwnRun,
-    line: &mut Vec<u8>,
+    line: &mut Spliced<'a>,
 ) -> Became {
     let error = ty == "aoi:error";
     let became = if error {

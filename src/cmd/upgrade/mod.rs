@@ -31,6 +31,7 @@ mod splice;
 
 use forward::{Became, Upstream};
 use own::{Outcome, OwnRun};
+use splice::Spliced;
 
 /// Whose errors they are, when the upstream names no tool.
 const UNNAMED: &str = "upstream";
@@ -190,7 +191,8 @@ impl Upgrader {
         if !own.begun() {
             own.begin(out, "upgrade")?;
         }
-        let became = forward::forward(&ev, &up, own, &mut self.line);
+        let mut made = Spliced::new(std::mem::take(&mut self.line));
+        let became = forward::forward(&ev, &up, own, &mut made);
         match became {
             Became::Domain => {
                 own.count += 1;
@@ -198,12 +200,17 @@ impl Upgrader {
             }
             Became::Error => {
                 own.errors += 1;
-                own.forwarded(&self.line);
+                own.forwarded(made.whole());
             }
             Became::Warning => own.warnings += 1,
             Became::Framework | Became::Dropped => {}
         }
-        out.write_all(&self.line)
+        let written = match became {
+            Became::Dropped => Ok(()),
+            _ => made.write_to(out),
+        };
+        self.line = made.into_room();
+        written
     }
 
     pub fn finding(&mut self, f: &Finding) {

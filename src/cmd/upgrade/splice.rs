@@ -2,10 +2,91 @@
 //! upstream's object, every other member kept as it came (docs/contract.md
 //! §22).
 
+use std::io::{self, Write};
+
 use serde::Serialize;
 
 use super::own::{OwnRun, members};
 use crate::json::{Event, Value};
+
+/// One line of the upgraded stream as it is written: the bytes aoitap
+/// makes, then the rest of the upstream's object, borrowed as it came. A
+/// forwarded event's members are never copied: a line of 100 MiB costs
+/// its own buffer, not a second one.
+pub struct Spliced<'a> {
+    made: Vec<u8>,
+    rest: [&'a [u8]; 2],
+}
+
+impl<'a> Spliced<'a> {
+    /// A line begun in `buf`'s room (what it holds is cleared).
+    pub fn new(mut buf: Vec<u8>) -> Spliced<'a> {
+        buf.clear();
+        Spliced {
+            made: buf,
+            rest: [&[], &[]],
+        }
+    }
+
+    /// The room, for the next line.
+    pub fn into_room(self) -> Vec<u8> {
+        self.made
+    }
+
+    pub fn push(&mut self, b: u8) {
+        self.settle();
+        self.made.push(b);
+    }
+
+    pub fn extend_from_slice(&mut self, b: &[u8]) {
+        self.settle();
+        self.made.extend_from_slice(b);
+    }
+
+    /// The line ends with `head` and `tail` of the upstream's line, the
+    /// whitespace after its object (a CR before its break) left off: it
+    /// is the line's, not the event's.
+    fn borrow(&mut self, head: &'a [u8], tail: &'a [u8]) {
+        let trim = |b: &'a [u8]| b.trim_ascii_end();
+        self.rest = match tail.trim_ascii_end() {
+            [] => [trim(head), &[]],
+            tail => [head, tail],
+        };
+    }
+
+    /// The whole line in one buffer: for a line read again (a forwarded
+    /// error) or rewritten (a document's line breaks).
+    pub fn whole(&mut self) -> &mut Vec<u8> {
+        self.settle();
+        &mut self.made
+    }
+
+    fn settle(&mut self) {
+        for part in std::mem::take(&mut self.rest) {
+            self.made.extend_from_slice(part);
+        }
+    }
+
+    /// The line and its break.
+    pub fn write_to(&self, out: &mut dyn Write) -> io::Result<()> {
+        out.write_all(&self.made)?;
+        for part in self.rest {
+            out.write_all(part)?;
+        }
+        out.write_all(b"\n")
+    }
+}
+
+impl Write for Spliced<'_> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.extend_from_slice(b);
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
 
 /// The opening `{` of the line's object.
 fn open(ev: &Event<'_>) -> usize {
@@ -38,14 +119,14 @@ fn is_empty(rest: (&[u8], &[u8])) -> bool {
 /// first member (as the spec writes events), else first, with `ty` as a
 /// `type` before it when the event has none; `origin` after the
 /// envelope; then the event's own members as they came, `cut` (its
-/// protocol's envelope) left out, up to the object's closing `}`.
-pub fn reenvelope(
-    ev: &Event<'_>,
+/// protocol's envelope) left out, up to the object's closing `}`, borrowed.
+pub fn reenvelope<'a>(
+    ev: &Event<'a>,
     cut: Option<(usize, usize)>,
     ty: Option<&[u8]>,
     origin: Option<&str>,
     own: &mut OwnRun,
-    line: &mut Vec<u8>,
+    line: &mut Spliced<'a>,
 ) {
     let (mut head, mut tail) = rest(ev, cut);
     line.push(b'{');
@@ -75,7 +156,7 @@ pub fn reenvelope(
         }
         (None, _) => {}
     }
-    own.envelope(line);
+    own.envelope(line.whole());
     if let Some(origin) = origin {
         line.extend_from_slice(br#","origin":"#);
         serde_json::to_writer(&mut *line, origin).expect("a string");
@@ -83,11 +164,7 @@ pub fn reenvelope(
     if !is_empty((head, tail)) {
         line.push(b',');
     }
-    line.extend_from_slice(head);
-    line.extend_from_slice(tail);
-    // Whitespace around the object (a CR before its break) is the line's,
-    // not the event's: the object is written as its members are.
-    trim_end(line);
+    line.borrow(head, tail);
 }
 
 /// `{"type":TYPE,"aoi":...,FIELDS,COPIED,"properties":{"upstream":EVENT}}`:
@@ -100,8 +177,9 @@ pub fn rewritten<'a>(
     copied: impl IntoIterator<Item = (&'static str, Value<'a>)>,
     cut: Option<(usize, usize)>,
     own: &mut OwnRun,
-    line: &mut Vec<u8>,
+    line: &mut Spliced<'a>,
 ) {
+    let line = line.whole();
     line.extend_from_slice(br#"{"type":"#);
     serde_json::to_writer(&mut *line, ty).expect("a string");
     line.push(b',');
@@ -136,7 +214,8 @@ fn trim_end(line: &mut Vec<u8>) {
 
 /// `{"type":NAME,"aoi":...,"NAME":<the line>}`: an event that cannot be a
 /// domain event as it stands, kept whole.
-pub fn wrapped(ev: &Event<'_>, name: &str, own: &mut OwnRun, line: &mut Vec<u8>) {
+pub fn wrapped(ev: &Event<'_>, name: &str, own: &mut OwnRun, line: &mut Spliced<'_>) {
+    let line = line.whole();
     line.extend_from_slice(br#"{"type":"#);
     serde_json::to_writer(&mut *line, name).expect("a string");
     line.push(b',');
