@@ -31,8 +31,9 @@ enum LastRun {
         id: Option<Box<[u8]>>,
         first_line: u64,
         meta: bool,
-        /// The slot it had, if it had one.
+        /// The slot it had, if it had one, and its number.
         slot: Option<usize>,
+        serial: Option<u64>,
     },
 }
 
@@ -51,6 +52,10 @@ pub struct Decision<'a> {
     /// line ended it): a hint for state kept per run beside the checker,
     /// never an identity, since a slot is reused once its run is judged.
     pub slot: Option<usize>,
+    /// Its run's number, never given to another run in the process: the
+    /// identity a hint is checked by. A run with an id keeps it for its
+    /// whole life, so an equal number with `Run::Id` is an equal id.
+    pub serial: Option<u64>,
     /// Its exposed secrets, late lines' too: what `--redact` writes over.
     pub exposures: &'a [Exposure],
     /// The JSON document over several lines that this line closed, as one
@@ -61,6 +66,25 @@ pub struct Decision<'a> {
     /// Whether `--redact` must write a placeholder instead of the line,
     /// and why (docs/contract.md §13).
     pub withheld: Option<Withholding>,
+}
+
+/// Where per-run state kept beside the checker was found for a line's
+/// run before: the checker's slot, and the run's number, which says
+/// whether the state found there is still the run's (`Decision::serial`).
+#[derive(Clone, Copy)]
+pub struct Hint {
+    pub slot: usize,
+    pub serial: u64,
+}
+
+impl Decision<'_> {
+    /// The hint for state kept per run beside the checker.
+    pub fn hint(&self) -> Option<Hint> {
+        Some(Hint {
+            slot: self.slot?,
+            serial: self.serial?,
+        })
+    }
 }
 
 /// A run not yet judged when reading stopped.
@@ -143,6 +167,11 @@ impl<'c> Checker<'c> {
             slot: match self.last_run {
                 LastRun::Slot(s) => Some(s),
                 LastRun::Gone { slot, .. } => slot,
+                LastRun::Nowhere => None,
+            },
+            serial: match self.last_run {
+                LastRun::Slot(s) => self.runs.get(s).map(|r| r.serial),
+                LastRun::Gone { serial, .. } => serial,
                 LastRun::Nowhere => None,
             },
             exposures: &self.exposures,
@@ -545,6 +574,7 @@ impl<'c> Checker<'c> {
                     first_line: 0,
                     meta: true,
                     slot: None,
+                    serial: None,
                 };
                 return Ok(LineKind { late: true, ..seen });
             }
@@ -623,6 +653,7 @@ impl<'c> Checker<'c> {
                 first_line: run.first_line,
                 meta: run.meta.is_some() || protocol.runs_by_position(),
                 slot: Some(slot),
+                serial: Some(run.serial),
             };
         }
         let end = contract.end(&run, cfg);

@@ -58,8 +58,13 @@ pub(super) trait Part: Any + Send {
     fn unreadable(&mut self) {}
 }
 
+/// The next run's number: from 1, so no run's is 0.
+static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 pub(super) struct RunState {
     pub(super) id: Option<Box<[u8]>>,
+    /// The run's number, given once in the process (see `Decision::serial`).
+    pub(super) serial: u64,
     pub(super) name: Option<String>,
     pub(super) first_line: u64,
     pub(super) lines: u64,
@@ -99,6 +104,7 @@ impl RunState {
     pub(super) fn new(id: Option<Box<[u8]>>, name: Option<String>, first_line: u64) -> RunState {
         RunState {
             id,
+            serial: SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             name,
             first_line,
             lines: 0,

@@ -36,15 +36,26 @@ pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
         stats: PerRun::default(),
         width: summary::terminal_width(),
         room: MAX_KEPT,
+        names: Names::default(),
     };
     stream::run(&opts.stream, "summarize", ReportTo::Stdout, &mut consumer)
 }
 
-/// What is counted of one run.
+/// What is counted of one run: what every line touches, and the rest
+/// (`Counts`) apart. Ten thousand interleaved runs' state is not all in
+/// the cache; a line costs one miss on its run's few words, not several
+/// on all it keeps (docs/contract.md §23).
 #[derive(Default)]
 struct Stats {
     lines: u64,
     bytes: u64,
+    last: Option<Last>,
+    counts: Box<Counts>,
+}
+
+/// What a run's lines are counted as, by name and kind.
+#[derive(Default)]
+struct Counts {
     domain: BTreeMap<String, u64>,
     framework: BTreeMap<String, u64>,
     warnings: Vec<Problem>,
@@ -53,7 +64,9 @@ struct Stats {
     outcome: Option<Ending>,
     /// Names this run holds against `MAX_KEPT`.
     kept: usize,
-    last: Option<Last>,
+    /// The name the last event was counted under (`Last`), and whether
+    /// it is a framework type's.
+    last_key: Option<(bool, String)>,
 }
 
 struct Summarize<'o> {
@@ -63,6 +76,7 @@ struct Summarize<'o> {
     width: Option<usize>,
     /// Names that may still be kept (`MAX_KEPT` less those held).
     room: usize,
+    names: Names,
 }
 
 /// Type names are counted by at most this many bytes (longer ones by
@@ -91,16 +105,48 @@ fn bump(map: &mut BTreeMap<String, u64>, name: &str, room: &mut Room) -> Option<
     Some(name.to_string())
 }
 
-/// The name the run's last event was counted under, and the events since
-/// that have the same name, not yet added to its count. Most lines repeat
-/// the type of the line before: each then costs one compare of decoded
-/// bytes, with no UTF-8 check and no map lookup. Equal decoded bytes give
-/// the same name, so the count is the one `bump` would have kept.
+/// The decoded type of the run's last event, counted under its own name
+/// (`Counts::last_key`), and the events since that have the same type,
+/// not yet added to its count. Most lines repeat the type of the line
+/// before: each then costs one compare of decoded bytes, with no UTF-8
+/// check and no map lookup. Equal decoded bytes give the same name, so
+/// the count is the one `bump` would have kept.
 struct Last {
-    decoded: Vec<u8>,
-    framework: bool,
-    key: String,
+    /// The decoded bytes, as a number in `Names`.
+    decoded: u32,
     pending: u64,
+}
+
+/// The decoded type names the runs' `Last` stand for, each kept once for
+/// all runs: ten thousand interleaved runs compare against a few names
+/// that stay in the cache, not against a copy of their own each, which
+/// does not. At most `MAX_NAMES`; past them a run keeps no `Last`, and
+/// each of its lines is counted by `bump`.
+#[derive(Default)]
+struct Names {
+    list: Vec<Box<[u8]>>,
+    numbers: std::collections::HashMap<Box<[u8]>, u32>,
+}
+
+const MAX_NAMES: usize = 4096;
+
+impl Names {
+    fn is(&self, n: u32, decoded: &[u8]) -> bool {
+        *self.list[n as usize] == *decoded
+    }
+
+    fn number(&mut self, decoded: &[u8]) -> Option<u32> {
+        if let Some(&n) = self.numbers.get(decoded) {
+            return Some(n);
+        }
+        if self.list.len() >= MAX_NAMES || decoded.len() > NAME_BYTES {
+            return None;
+        }
+        let n = self.list.len() as u32;
+        self.list.push(decoded.into());
+        self.numbers.insert(decoded.into(), n);
+        Some(n)
+    }
 }
 
 /// A run's claim on the names all runs may keep.
@@ -128,14 +174,15 @@ impl Stats {
         line: u64,
         protocol: Protocol,
         left: &mut usize,
+        names: &mut Names,
     ) {
+        let counts = &mut self.counts;
         if protocol == Protocol::Afdata {
-            self.afdata(ev, line);
+            counts.afdata(ev, line);
         }
         if protocol == Protocol::Aiocs {
-            self.aiocs(ev, line);
+            counts.aiocs(ev, line);
         }
-        let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
         let aoi_type = ev.ty_bytes();
         // Most streams count by `type`: decoded once for both uses.
         let counted = match type_field {
@@ -143,38 +190,86 @@ impl Stats {
             field => ev.get(field).and_then(|v| v.decoded()),
         };
         match (&mut self.last, counted) {
-            (Some(last), Some(d)) if last.decoded == *d => last.pending += 1,
+            (Some(last), Some(d)) if names.is(last.decoded, &d) => last.pending += 1,
             (_, counted) => {
                 self.flush();
-                let ty = match type_field {
-                    "type" => ev.ty(),
-                    field => ev.get(field).and_then(|v| v.as_str()),
-                };
-                let name = ty.as_deref().unwrap_or("(none)");
-                let framework = name.starts_with("aoi:");
-                let map = if framework {
-                    &mut self.framework
-                } else {
-                    &mut self.domain
-                };
-                let mut room = Room {
-                    left,
-                    taken: &mut self.kept,
-                };
-                let key = bump(map, name, &mut room);
-                self.last = counted.zip(key).map(|(d, key)| Last {
-                    decoded: d.into_owned(),
-                    framework,
-                    key,
+                let own_name = self.counts.count(ev, type_field, left);
+                let decoded = counted.and_then(|d| names.number(&d));
+                self.last = decoded.filter(|_| own_name).map(|decoded| Last {
+                    decoded,
                     pending: 0,
                 });
             }
         }
+        self.counts
+            .framework_event(ev, aoi_type.as_deref(), line, left);
+    }
+
+    /// Add the counts `last` holds to its map: before the name changes,
+    /// and before the counts are read.
+    fn flush(&mut self) {
+        if let Some(last) = self.last.as_mut().filter(|l| l.pending > 0) {
+            let c = &mut *self.counts;
+            if let Some((framework, key)) = &c.last_key {
+                let map = if *framework {
+                    &mut c.framework
+                } else {
+                    &mut c.domain
+                };
+                *map.get_mut(key).expect("counted under its own name") += last.pending;
+            }
+            last.pending = 0;
+        }
+    }
+
+    /// What the reports show of the run (`flush` first).
+    fn counted(&self) -> Counted<'_> {
+        let c = &self.counts;
+        Counted {
+            lines: self.lines,
+            bytes: self.bytes,
+            domain: &c.domain,
+            framework: &c.framework,
+            warnings: &c.warnings,
+            errors: &c.errors,
+            outcome: c.outcome.as_ref(),
+        }
+    }
+}
+
+impl Counts {
+    /// Count the event by its type (or `type_field`); whether it was
+    /// counted under its own name, not `(other)`.
+    fn count(&mut self, ev: &Event<'_>, type_field: &str, left: &mut usize) -> bool {
+        let ty = match type_field {
+            "type" => ev.ty(),
+            field => ev.get(field).and_then(|v| v.as_str()),
+        };
+        let name = ty.as_deref().unwrap_or("(none)");
+        let framework = name.starts_with("aoi:");
+        let map = if framework {
+            &mut self.framework
+        } else {
+            &mut self.domain
+        };
         let mut room = Room {
             left,
             taken: &mut self.kept,
         };
-        match aoi_type.as_deref() {
+        let key = bump(map, name, &mut room);
+        self.last_key = key.map(|k| (framework, k));
+        self.last_key.is_some()
+    }
+
+    /// An `aoi:error` or `aoi:warning` by category and code, and the
+    /// summary's outcome.
+    fn framework_event(&mut self, ev: &Event<'_>, ty: Option<&[u8]>, line: u64, left: &mut usize) {
+        let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
+        let mut room = Room {
+            left,
+            taken: &mut self.kept,
+        };
+        match ty {
             Some(t @ (b"aoi:error" | b"aoi:warning")) => {
                 let list = if t == b"aoi:error" {
                     &mut self.errors
@@ -218,34 +313,7 @@ impl Stats {
     }
 }
 
-impl Stats {
-    /// What the reports show of the run (`flush` first).
-    fn counted(&self) -> Counted<'_> {
-        Counted {
-            lines: self.lines,
-            bytes: self.bytes,
-            domain: &self.domain,
-            framework: &self.framework,
-            warnings: &self.warnings,
-            errors: &self.errors,
-            outcome: self.outcome.as_ref(),
-        }
-    }
-
-    /// Add the counts `last` holds to its map: before the name changes,
-    /// and before the counts are read.
-    fn flush(&mut self) {
-        if let Some(last) = self.last.as_mut().filter(|l| l.pending > 0) {
-            let map = if last.framework {
-                &mut self.framework
-            } else {
-                &mut self.domain
-            };
-            *map.get_mut(&last.key).expect("counted under its own name") += last.pending;
-            last.pending = 0;
-        }
-    }
-
+impl Counts {
     /// The aiocs envelope is the run's outcome; its error is counted by
     /// code.
     fn aiocs(&mut self, ev: &Event<'_>, line: u64) {
@@ -336,7 +404,14 @@ impl Consumer for Summarize<'_> {
                 Protocol::Afdata if self.type_field == "type" => "kind",
                 _ => self.type_field,
             };
-            st.event(&ev, field, number, seen.protocol, &mut self.room);
+            st.event(
+                &ev,
+                field,
+                number,
+                seen.protocol,
+                &mut self.room,
+                &mut self.names,
+            );
         }
         for r in done {
             self.emit(&r, report)?;
@@ -367,7 +442,7 @@ impl Summarize<'_> {
         report.tally.run(r);
         let mut st = self.stats.remove(&RunKey::of_report(r)).unwrap_or_default();
         st.flush();
-        self.room += st.kept;
+        self.room += st.counts.kept;
         let counted = st.counted();
         report.out.summarized(r, &counted, self.width)
     }

@@ -9,10 +9,10 @@ use std::io::{self, Write};
 use super::printer::{At, Check, Ended, Printer, Reconciled, Summarized};
 use super::reconcile::{Account, range_text};
 use super::style::{self, BAD, GOOD, NOTE, WARN};
-use super::summary::{Counted, Problem};
+use super::summary::Counted;
 use super::words;
 use crate::check::rules::Severity;
-use crate::check::{Finding, Identity, OpenRun, Protocol, RunVerdict, Tally, Verdict};
+use crate::check::{Finding, OpenRun, Protocol, RunVerdict, Tally, Verdict};
 use crate::exit::Exit;
 use crate::text::{clean, plural};
 
@@ -234,7 +234,8 @@ pub fn run_name(r: &RunVerdict) -> String {
 }
 
 /// A block per run, cut to `width` columns on a terminal (never in a
-/// pipe, where a reader wants every name whole).
+/// pipe, where a reader wants every name whole). Written into one buffer:
+/// a log of ten thousand runs is ten thousand blocks (docs/contract.md §23).
 pub fn summary_block(
     r: &RunVerdict,
     st: &Counted<'_>,
@@ -242,119 +243,121 @@ pub fn summary_block(
     color: bool,
     width: Option<usize>,
 ) -> String {
-    let fit = |s: &str, room: usize| match width {
-        Some(w) => fit(s, (room + w).saturating_sub(80).max(20)),
-        None => s.to_string(),
-    };
-    let paint = |text: &str, style| style::paint(color, style, text);
+    use std::fmt::Write as _;
+    let room = |room: usize| width.map(|w| (room + w).saturating_sub(80).max(20));
     let (word, code) = verdict(r.verdict);
-    let who = run_name(r);
-    let place = format!("{who} ({}:{})", clean(file), r.first_line);
-    let mut out = format!("{}  {}\n", fit(&place, 62), paint(word, code));
-    let mut row = |label: &str, value: String| {
-        if !value.is_empty() {
-            // Every value may come from the input: no control byte
-            // reaches the terminal (docs/contract.md §8).
-            out.push_str(&format!("  {label:<10} {}\n", fit(&clean(&value), 66)));
+    let place = format!("{} ({}:{})", run_name(r), clean(file), r.first_line);
+    let mut out = String::with_capacity(512);
+    push_fitted(&mut out, &place, room(62));
+    let _ = writeln!(out, "  {}", style::paint(color, code, word));
+    // Each row's value is made in `v`, then shown: every value may come
+    // from the input, so no control byte reaches the terminal
+    // (docs/contract.md §8).
+    let mut v = String::with_capacity(128);
+    let row = |out: &mut String, label: &str, v: &str| {
+        if !v.is_empty() {
+            let _ = write!(out, "  {label:<10} ");
+            push_fitted(out, &clean(v), room(66));
+            out.push('\n');
         }
     };
     let id = r.identity.clone().unwrap_or_default();
-    let joined = |parts: &[&Option<String>]| {
-        parts
-            .iter()
-            .filter_map(|p| p.as_deref())
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    row("tool", joined(&[&id.tool, &id.tool_version, &id.command]));
-    let Identity {
-        schema_name,
-        schema_version,
-        aoi_version,
-        ..
-    } = &id;
-    let aoi = aoi_version.as_ref().map(|v| format!("(aoi {v})"));
-    row("schema", joined(&[schema_name, schema_version, &aoi]));
-    if r.protocol != Protocol::Aoi {
-        row("protocol", r.protocol.name().to_string());
-    }
-    let seq = if !r.uses_seq {
-        "no seq: cuts in the middle cannot be seen".to_string()
-    } else if r.missing == 0 && r.repeats == 0 {
-        "seq complete".to_string()
-    } else {
-        let mut s = format!("{} missing", plural(r.missing, "event"));
-        if r.repeats > 0 {
-            s.push_str(&format!(", {} repeated", r.repeats));
+    let joined = |v: &mut String, parts: &[Option<&str>]| {
+        v.clear();
+        for p in parts.iter().flatten() {
+            if !v.is_empty() {
+                v.push(' ');
+            }
+            v.push_str(p);
         }
-        s
     };
-    row(
-        "lines",
-        format!("{} ({}), {seq}", st.lines, bytes_text(st.bytes)),
+    joined(
+        &mut v,
+        &[
+            id.tool.as_deref(),
+            id.tool_version.as_deref(),
+            id.command.as_deref(),
+        ],
     );
-    let list = |m: &BTreeMap<String, u64>| {
-        m.iter()
-            .map(|(k, v)| format!("{} {v}", clean(k)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    row("domain", list(st.domain));
-    row("framework", list(st.framework));
-    let problems = |ps: &[Problem]| {
-        ps.iter()
-            .map(|p| {
-                format!(
-                    "{}/{} x{} \"{}\" (line {})",
-                    p.category,
-                    p.code,
-                    p.count,
-                    clean(&p.first_message),
-                    p.first_line
-                )
-            })
-            .collect::<Vec<_>>()
-    };
-    for (label, items) in [
-        ("warnings", problems(st.warnings)),
-        ("errors", problems(st.errors)),
-    ] {
-        for (i, item) in items.iter().enumerate() {
-            row(if i == 0 { label } else { "" }, clean(item));
-        }
+    row(&mut out, "tool", &v);
+    let aoi = id.aoi_version.as_ref().map(|v| format!("(aoi {v})"));
+    joined(
+        &mut v,
+        &[
+            id.schema_name.as_deref(),
+            id.schema_version.as_deref(),
+            aoi.as_deref(),
+        ],
+    );
+    row(&mut out, "schema", &v);
+    if r.protocol != Protocol::Aoi {
+        row(&mut out, "protocol", r.protocol.name());
     }
-    if let Some(o) = st.outcome {
-        let mut parts = vec![];
-        match o.ok {
-            Some(true) => parts.push("ok".to_string()),
-            Some(false) => parts.push(format!(
-                "not ok ({})",
-                o.reason.as_deref().unwrap_or("no reason")
-            )),
-            None => parts.push("ok missing".to_string()),
-        }
-        if o.partial == Some(true) {
-            parts.push("partial".into());
-        }
-        if o.truncated == Some(true) {
-            parts.push(
-                if o.next_cursor {
-                    "truncated, more with cursor"
-                } else {
-                    "truncated"
-                }
-                .into(),
-            );
-        }
-        if let Some(ms) = o.elapsed_ms {
-            parts.push(format!("{ms} ms"));
-        }
-        row("outcome", parts.join(", "));
+    v.clear();
+    let _ = write!(v, "{} ({}), ", st.lines, bytes_text(st.bytes));
+    if !r.uses_seq {
+        v.push_str("no seq: cuts in the middle cannot be seen");
+    } else if r.missing == 0 && r.repeats == 0 {
+        v.push_str("seq complete");
     } else {
-        row("outcome", "no aoi:summary".to_string());
+        v.push_str(&plural(r.missing, "event"));
+        v.push_str(" missing");
+        if r.repeats > 0 {
+            let _ = write!(v, ", {} repeated", r.repeats);
+        }
     }
+    row(&mut out, "lines", &v);
+    let list = |v: &mut String, m: &BTreeMap<String, u64>| {
+        v.clear();
+        for (i, (k, n)) in m.iter().enumerate() {
+            let sep = if i == 0 { "" } else { ", " };
+            let _ = write!(v, "{sep}{k} {n}");
+        }
+    };
+    list(&mut v, st.domain);
+    row(&mut out, "domain", &v);
+    list(&mut v, st.framework);
+    row(&mut out, "framework", &v);
+    for (label, ps) in [("warnings", st.warnings), ("errors", st.errors)] {
+        for (i, p) in ps.iter().enumerate() {
+            v.clear();
+            let _ = write!(
+                v,
+                "{}/{} x{} \"{}\" (line {})",
+                p.category, p.code, p.count, p.first_message, p.first_line
+            );
+            row(&mut out, if i == 0 { label } else { "" }, &v);
+        }
+    }
+    v.clear();
+    match st.outcome {
+        Some(o) => {
+            match o.ok {
+                Some(true) => v.push_str("ok"),
+                Some(false) => {
+                    let why = o.reason.as_deref().unwrap_or("no reason");
+                    let _ = write!(v, "not ok ({why})");
+                }
+                None => v.push_str("ok missing"),
+            }
+            if o.partial == Some(true) {
+                v.push_str(", partial");
+            }
+            if o.truncated == Some(true) {
+                v.push_str(match o.next_cursor {
+                    true => ", truncated, more with cursor",
+                    false => ", truncated",
+                });
+            }
+            if let Some(ms) = o.elapsed_ms {
+                let _ = write!(v, ", {ms} ms");
+            }
+        }
+        None => v.push_str("no aoi:summary"),
+    }
+    row(&mut out, "outcome", &v);
     if r.verdict != Verdict::Pass {
-        row("verdict", clean(&r.message));
+        row(&mut out, "verdict", &r.message);
     }
     out.push('\n');
     out
@@ -365,6 +368,15 @@ fn bytes_text(n: u64) -> String {
         0..1024 => plural(n, "byte"),
         1024..1_048_576 => format!("{:.1} KiB", n as f64 / 1024.0),
         _ => format!("{:.1} MiB", n as f64 / 1_048_576.0),
+    }
+}
+
+/// `s` into `out`, cut to `width` characters when there is one (see
+/// `fit`).
+fn push_fitted(out: &mut String, s: &str, width: Option<usize>) {
+    match width {
+        Some(w) => out.push_str(&fit(s, w)),
+        None => out.push_str(s),
     }
 }
 

@@ -1,24 +1,42 @@
 //! Values kept per run, by the run's digest and key: the one table
 //! PerRun and split-by-run's open files both stand on.
 
-use crate::check::{ByDigest, Decision, RunKey, RunRef};
+use crate::check::{ByDigest, Decision, Hint, Run, RunKey, RunRef};
 
 /// Values kept per run, each in a slot that stays put while its run has
 /// it: found by the run's digest, then its key (two runs' digests may be
 /// equal: a run whose digest another has already is kept in `collided`).
 /// Finding one costs a digest and a lookup, never a move or an
-/// allocation: a thousand interleaved runs switch on every line (docs/contract.md
-/// §14).
+/// allocation: a thousand interleaved runs switch on every line
+/// (docs/contract.md §14).
+///
+/// Most are found for less (docs/contract.md §23): a value made for a
+/// line's run goes in the slot of the same number as the checker's for
+/// that run when it is free (the two are let go together), so the run is
+/// found there by its number (`Decision::serial`), with no lookup and no
+/// compare of its id; ten thousand runs' state is not all in the cache,
+/// and each array more a line reads is one miss more.
 pub struct RunSlots<T> {
-    slots: Vec<Option<(RunKey, T)>>,
+    slots: Vec<Option<Held<T>>>,
+    /// Slots let go; one taken since by a checker's slot number is
+    /// skipped when it comes up.
     free: Vec<usize>,
     by_digest: ByDigest<usize>,
     collided: Vec<usize>,
-    /// By the checker's slot of a run (`Decision::slot`), the slot here
-    /// it was last found in: tried first, and trusted only when it holds
-    /// the run, so a thousand interleaved runs cost a key compare a line,
-    /// not a digest and a lookup.
+    /// By the checker's slot of a run, the slot here it was last found
+    /// in, when that is another: tried next, and trusted only when it
+    /// holds the run.
     hints: Vec<usize>,
+}
+
+/// A run's value, its key, and the number of the checker's run it was
+/// last found for (0 for none): a run with an id is known to hold its
+/// slot by this number.
+#[repr(C)]
+struct Held<T> {
+    serial: u64,
+    value: T,
+    key: RunKey,
 }
 
 /// No hint for this checker slot yet.
@@ -37,31 +55,58 @@ impl<T> Default for RunSlots<T> {
 }
 
 impl<T> RunSlots<T> {
-    /// As `find`, trying first the slot last found for the checker's
-    /// slot `hint`.
-    pub fn find_at(&mut self, run: RunRef<'_>, hint: Option<usize>) -> Option<usize> {
-        let hinted = hint.and_then(|c| self.hints.get(c)).copied();
-        if let Some(s) = hinted.filter(|&s| s != NO_HINT && self.is(s, run)) {
-            return Some(s);
+    /// As `find`, trying first the slots where the checker's run `hint`
+    /// names was found before.
+    pub fn find_at(&mut self, run: RunRef<'_>, hint: Option<Hint>) -> Option<usize> {
+        if let Some(h) = hint {
+            let moved = self.hints.get(h.slot).copied().unwrap_or(NO_HINT);
+            for s in [h.slot, moved] {
+                if s != NO_HINT && self.holds(s, run, hint) {
+                    return Some(s);
+                }
+            }
         }
         let s = self.find(run)?;
         self.remember(hint, s);
         Some(s)
     }
 
-    /// As `insert`, remembering the slot for the checker's slot `hint`.
-    pub fn insert_at(&mut self, key: RunKey, value: T, hint: Option<usize>) -> usize {
-        let s = self.insert(key, value);
+    /// Does `slot` hold `run`'s value? For a run with an id and a hint,
+    /// by its number alone (an equal number is an equal id:
+    /// `Decision::serial`); a "no" then may be wrong, never a "yes", and
+    /// every caller looks the run up by its key after a "no". Else by its
+    /// key.
+    pub fn holds(&self, slot: usize, run: RunRef<'_>, hint: Option<Hint>) -> bool {
+        let Some(held) = self.slots.get(slot).and_then(Option::as_ref) else {
+            return false;
+        };
+        match (run, hint) {
+            (Run::Id(_), Some(h)) => held.serial == h.serial,
+            _ => held.key.as_ref() == run,
+        }
+    }
+
+    /// As `insert`, in the slot of the checker's run `hint` names when
+    /// that is free, and remembered for it.
+    pub fn insert_at(&mut self, key: RunKey, value: T, hint: Option<Hint>) -> usize {
+        let wanted = hint
+            .map(|h| h.slot)
+            .filter(|&s| self.slots.get(s).is_none_or(Option::is_none));
+        let s = self.insert_in(wanted, key, value);
         self.remember(hint, s);
         s
     }
 
-    fn remember(&mut self, hint: Option<usize>, slot: usize) {
-        if let Some(c) = hint {
-            if self.hints.len() <= c {
-                self.hints.resize(c + 1, NO_HINT);
+    fn remember(&mut self, hint: Option<Hint>, slot: usize) {
+        let Some(h) = hint else { return };
+        if let Some(Some(held)) = self.slots.get_mut(slot) {
+            held.serial = h.serial;
+        }
+        if slot != h.slot {
+            if self.hints.len() <= h.slot {
+                self.hints.resize(h.slot + 1, NO_HINT);
             }
-            self.hints[c] = slot;
+            self.hints[h.slot] = slot;
         }
     }
 
@@ -89,22 +134,37 @@ impl<T> RunSlots<T> {
         self.slots
             .get(slot)
             .and_then(Option::as_ref)
-            .is_some_and(|(k, _)| k.as_ref() == run)
+            .is_some_and(|h| h.key.as_ref() == run)
     }
 
     /// Keep `value` for `key`, which has none; its slot.
     pub fn insert(&mut self, key: RunKey, value: T) -> usize {
+        self.insert_in(None, key, value)
+    }
+
+    /// Keep `value` for `key` in slot `wanted`, which is free, or else in
+    /// any free one.
+    fn insert_in(&mut self, wanted: Option<usize>, key: RunKey, value: T) -> usize {
         let d = crate::check::digest(&key.as_ref());
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.slots[s] = Some((key, value));
-                s
-            }
-            None => {
-                self.slots.push(Some((key, value)));
-                self.slots.len() - 1
-            }
+        let slot = match wanted {
+            Some(s) => s,
+            None => loop {
+                match self.free.pop() {
+                    // Taken since it was let go (by `wanted`).
+                    Some(s) if self.slots[s].is_some() => continue,
+                    Some(s) => break s,
+                    None => break self.slots.len(),
+                }
+            },
         };
+        if self.slots.len() <= slot {
+            self.slots.resize_with(slot + 1, || None);
+        }
+        self.slots[slot] = Some(Held {
+            serial: 0,
+            value,
+            key,
+        });
         match self.by_digest.entry(d) {
             std::collections::hash_map::Entry::Occupied(_) => self.collided.push(slot),
             std::collections::hash_map::Entry::Vacant(e) => {
@@ -116,30 +176,33 @@ impl<T> RunSlots<T> {
 
     /// Take the value out of `slot`, which holds one.
     pub fn remove(&mut self, slot: usize) -> (RunKey, T) {
-        let (key, value) = self.slots[slot].take().expect("a held slot");
-        let d = crate::check::digest(&key.as_ref());
+        let held = self.slots[slot].take().expect("a held slot");
+        let d = crate::check::digest(&held.key.as_ref());
         if self.by_digest.get(&d) == Some(&slot) {
             self.by_digest.remove(&d);
         } else {
             self.collided.retain(|&s| s != slot);
         }
         self.free.push(slot);
-        (key, value)
+        (held.key, held.value)
     }
 
     /// The value in `slot`, if it holds one.
     pub fn held(&self, slot: usize) -> Option<&T> {
-        self.slots.get(slot)?.as_ref().map(|(_, v)| v)
+        self.slots.get(slot)?.as_ref().map(|h| &h.value)
     }
 
     /// The value in `slot`, which holds one.
     pub fn value(&mut self, slot: usize) -> &mut T {
-        &mut self.slots[slot].as_mut().expect("a held slot").1
+        &mut self.slots[slot].as_mut().expect("a held slot").value
     }
 
     /// Every run's key and value, in the order the slots hold them.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (&RunKey, &mut T)> {
-        self.slots.iter_mut().flatten().map(|(k, v)| (&*k, v))
+        self.slots
+            .iter_mut()
+            .flatten()
+            .map(|h| (&h.key, &mut h.value))
     }
 
     /// Take every value out.
@@ -147,7 +210,7 @@ impl<T> RunSlots<T> {
         self.by_digest.clear();
         self.collided.clear();
         self.free.clear();
-        self.slots.drain(..).flatten()
+        self.slots.drain(..).flatten().map(|h| (h.key, h.value))
     }
 }
 
@@ -176,20 +239,20 @@ impl<T> PerRun<T> {
 
     /// The state of the run `decided` says a line went to.
     pub fn of(&mut self, decided: &Decision<'_>, new: impl FnOnce() -> T) -> &mut T {
-        self.get_hinted(decided.run, decided.slot, new)
+        self.get_hinted(decided.run, decided.hint(), new)
     }
 
     fn get_hinted(
         &mut self,
         run: RunRef<'_>,
-        checker_slot: Option<usize>,
+        hint: Option<Hint>,
         new: impl FnOnce() -> T,
     ) -> &mut T {
-        let slot = match self.current.filter(|&s| self.runs.is(s, run)) {
+        let slot = match self.current.filter(|&s| self.runs.holds(s, run, hint)) {
             Some(s) => s,
-            None => match self.runs.find_at(run, checker_slot) {
+            None => match self.runs.find_at(run, hint) {
                 Some(s) => s,
-                None => self.runs.insert_at(run.to_key(), new(), checker_slot),
+                None => self.runs.insert_at(run.to_key(), new(), hint),
             },
         };
         self.current = Some(slot);
@@ -252,19 +315,35 @@ pub(crate) mod tests {
     /// once the run is gone and its slot reused, the run is found by key.
     #[test]
     fn a_stale_hint_is_never_trusted() {
+        let h = |slot, serial| Some(Hint { slot, serial });
         let mut slots = RunSlots::default();
-        let a = slots.insert_at(Run::Id(b"a"[..].into()), 'a', Some(3));
-        assert_eq!(slots.find_at(Run::Id(b"a"), Some(3)), Some(a));
+        let a = slots.insert_at(Run::Id(b"a"[..].into()), 'a', h(3, 10));
+        assert_eq!(a, 3, "placed in the checker's slot, which is free");
+        assert_eq!(slots.find_at(Run::Id(b"a"), h(3, 10)), Some(a));
         slots.remove(a);
-        let b = slots.insert_at(Run::Id(b"b"[..].into()), 'b', Some(0));
+        // Run a's number, after its slot went to b: not trusted.
+        let b = slots.insert_at(Run::Id(b"b"[..].into()), 'b', h(3, 11));
         assert_eq!(b, a, "the slot is reused");
-        // Checker slot 3 now holds another run, "c": its hint points at b.
-        assert_eq!(slots.find_at(Run::Id(b"c"), Some(3)), None);
-        let c = slots.insert_at(Run::Id(b"c"[..].into()), 'c', Some(3));
-        assert_ne!(c, b);
-        assert_eq!(slots.find_at(Run::Id(b"c"), Some(3)), Some(c));
-        assert_eq!(slots.find_at(Run::Id(b"b"), Some(3)), Some(b));
-        assert_eq!(*slots.value(b), 'b');
+        assert_eq!(slots.find_at(Run::Id(b"a"), h(3, 10)), None);
+        // The checker's slot 5 holds run c, but slot 5 here is taken: c
+        // goes elsewhere, and is found there by the hint.
+        let d = slots.insert_at(Run::Id(b"d"[..].into()), 'd', h(5, 12));
+        slots.remove(b);
+        assert_eq!(d, 5);
+        let c = slots.insert_at(Run::Id(b"c"[..].into()), 'c', h(5, 13));
+        assert_ne!(c, d);
+        assert_eq!(slots.find_at(Run::Id(b"c"), h(5, 13)), Some(c));
+        assert_eq!(slots.find_at(Run::Id(b"d"), h(9, 12)), Some(d));
+        assert_eq!(*slots.value(c), 'c');
+        // A slot freed, then taken by a checker's number, is never given
+        // out again while held.
+        let e = slots.insert(Run::Id(b"e"[..].into()), 'e');
+        assert!(![c, d].contains(&e));
+        // Without an id, the key decides, whatever the number says.
+        let f = slots.insert_at(Run::FromLine(7), 'f', h(6, 14));
+        assert!(slots.holds(f, Run::FromLine(7), h(6, 14)));
+        assert!(!slots.holds(f, Run::FromLine(8), h(6, 14)));
+        assert_eq!(slots.len(), 4);
     }
 
     #[test]

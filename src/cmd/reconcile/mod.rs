@@ -12,7 +12,7 @@
 use std::io;
 
 use crate::check::{
-    Checker, LineKind, Markers, Run, RunKey, RunRef, RunVerdict, SeqPlace, Verdict,
+    Checker, Decision, LineKind, Markers, Run, RunKey, RunVerdict, SeqPlace, Verdict,
 };
 use crate::config::{ReconcileOptions, ReportTo};
 use crate::exit::{Error, Exit, Result};
@@ -86,7 +86,7 @@ impl Consumer for Reconcile {
         {
             match line.event() {
                 Some(ev) => {
-                    self.event(decided.run, &ev, bytes, number, &seen, report)?;
+                    self.event(&decided, &ev, bytes, number, &seen, report)?;
                 }
                 None => self.text(bytes, number),
             }
@@ -148,10 +148,10 @@ impl Reconcile {
         }
     }
 
-    /// An event of `run`.
+    /// An event of the run `decided` names.
     fn event(
         &mut self,
-        run: RunRef<'_>,
+        decided: &Decision<'_>,
         ev: &Event<'_>,
         bytes: &[u8],
         number: u64,
@@ -160,7 +160,7 @@ impl Reconcile {
     ) -> io::Result<()> {
         // Compared, never shown: the decoded bytes, with no UTF-8 pass.
         let ty = ev.ty_bytes();
-        let r = self.runs.get(run, || Recon::new(number));
+        let r = self.runs.of(decided, || Recon::new(number));
         r.protocol = seen.protocol;
         r.lines += 1;
         // Stepped as the checker stepped it: the two count one gap.

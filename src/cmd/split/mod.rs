@@ -20,7 +20,8 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use crate::check::{
-    Checker, Exposure, Finding, LineKind, Run, RunKey, RunRef, RunVerdict, Sink, redact, redaction,
+    Checker, Exposure, Finding, Hint, LineKind, Run, RunKey, RunRef, RunVerdict, Sink, redact,
+    redaction,
 };
 use crate::config::{FileId, ReportTo, SplitOptions};
 use crate::exit::{Error, Exit, Result};
@@ -210,7 +211,7 @@ impl Files {
 
     /// Append one line to the file of `key`, opening (or creating) it.
     /// `hint`: the checker's slot of the run (`Decision::slot`).
-    fn write(&mut self, run: RunRef<'_>, hint: Option<usize>, line: &[u8]) -> Result<()> {
+    fn write(&mut self, run: RunRef<'_>, hint: Option<Hint>, line: &[u8]) -> Result<()> {
         // Found by the run's digest, so a line costs no allocation: the
         // name is made only when the file is opened.
         let slot = match self.open.find(run, hint) {
@@ -358,7 +359,7 @@ impl Consumer for Split {
         let Line::Complete { bytes, .. } = *line else {
             return Ok(seen);
         };
-        let (run, hint) = (decided.run, decided.slot);
+        let (run, hint) = (decided.run, decided.hint());
         if !self.redact {
             return self.files.write(run, hint, bytes).map(|()| seen);
         }

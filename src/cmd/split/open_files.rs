@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 
 use super::writer::RunFile;
-use crate::check::{RunKey, RunRef};
+use crate::check::{Hint, RunKey, RunRef};
 use crate::stream::RunSlots;
 
 struct Open {
@@ -36,8 +36,8 @@ impl OpenFiles {
     }
 
     /// The slot of `run`'s file, if it is open, marked as used now;
-    /// `hint` is the checker's slot of the run (`Decision::slot`).
-    pub fn find(&mut self, run: RunRef<'_>, hint: Option<usize>) -> Option<usize> {
+    /// `hint` is where the checker's run was found before (`Decision::hint`).
+    pub fn find(&mut self, run: RunRef<'_>, hint: Option<Hint>) -> Option<usize> {
         let slot = self.files.find_at(run, hint)?;
         self.touch(slot);
         Some(slot)
@@ -66,7 +66,7 @@ impl OpenFiles {
 
     /// Open the file `name` of `key` (room made first with `evict`); its
     /// slot.
-    pub fn insert(&mut self, key: RunKey, name: String, w: RunFile, hint: Option<usize>) -> usize {
+    pub fn insert(&mut self, key: RunKey, name: String, w: RunFile, hint: Option<Hint>) -> usize {
         let open = Open { name, w, used: 0 };
         let slot = self.files.insert_at(key, open, hint);
         self.touch(slot);
