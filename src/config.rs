@@ -60,6 +60,11 @@ impl Invocation {
     /// jsonl goes to stderr where that report does (filter, strip-envelope,
     /// verify --relay: stdout is the data); a TAP bail out goes to stdout.
     pub fn machine(&self) -> Option<(&'static str, Machine)> {
+        match self {
+            Invocation::Upgrade(_) => return Some(("upgrade", Machine::Upgraded)),
+            Invocation::Run(o) if o.stream.upgrade => return Some(("run", Machine::Upgraded)),
+            _ => {}
+        }
         let jsonl = self.jsonl_command().map(|c| {
             let on_stderr = self.report_on_stderr();
             (c, Machine::Jsonl { on_stderr })
@@ -72,8 +77,6 @@ impl Invocation {
         let (name, stream) = match self {
             Invocation::Verify(o) => ("verify", o),
             Invocation::StripEnvelope(o) => ("strip-envelope", &o.stream),
-            // stdout is an AOI stream whatever the report's format.
-            Invocation::Upgrade(_) => return Some("upgrade"),
             Invocation::Filter(o) => ("filter", &o.stream),
             Invocation::SplitByRun(o) => ("split-by-run", &o.stream),
             Invocation::Summarize(o) => ("summarize", &o.stream),

@@ -309,6 +309,9 @@ pub enum Machine {
     Jsonl { on_stderr: bool },
     /// A TAP bail out with the problem as its reason.
     Tap,
+    /// stdout is an upgraded stream (`upgrade`, `run --upgrade`): a whole
+    /// one of aoitap's, failed on the problem (docs/contract.md §22).
+    Upgraded,
 }
 
 impl Refusal {

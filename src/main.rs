@@ -90,6 +90,9 @@ fn say_fatal(err: &Error, machine: Option<(&str, Machine)>) {
         Some((_, Machine::Tap)) if exit != Exit::BrokenPipe => {
             let _ = output::tap::bail_out(&err.to_string());
         }
+        Some((_, Machine::Upgraded)) if exit != Exit::BrokenPipe => {
+            let _ = cmd::upgrade::refused(&mut std::io::stdout().lock(), exit, &err.to_string());
+        }
         _ => {}
     }
 }

@@ -604,8 +604,13 @@ fn capabilities_lists_every_subcommand_its_outputs_and_input_modes() {
         if arg("command").is_some() {
             modes.push("command");
         }
-        if arg("files").is_some() {
-            modes.extend(["directories", "files", "stdin"]);
+        // A FILE operand that takes many takes a directory's files too;
+        // one that takes one (upgrade's) does not.
+        if let Some(files) = arg("files") {
+            modes.extend(["files", "stdin"]);
+            if files.get_num_args().is_none_or(|n| n.max_values() > 1) {
+                modes.push("directories");
+            }
         }
         if arg("follow").is_some() {
             modes.push("follow");

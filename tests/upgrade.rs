@@ -456,10 +456,20 @@ fn run_upgrade_with_retries_writes_the_final_attempt_alone() {
 
 #[test]
 fn lint_passes_upgrade_on_check_16_and_every_check_it_claims() {
+    // Reading stdin, and reading a FILE (where `--limit` was once claimed
+    // though it bounds only the findings: check 11 failed).
+    let file = fixture("streams/ok-complete.jsonl");
+    for operand in [None, Some(&file)] {
+        lint_upgrade(operand);
+    }
+}
+
+fn lint_upgrade(operand: Option<&std::path::PathBuf>) {
     let out = Command::new(bin())
         .args(["lint", "--output", "jsonl", "--"])
         .arg(bin())
         .arg("upgrade")
+        .args(operand)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -473,10 +483,203 @@ fn lint_passes_upgrade_on_check_16_and_every_check_it_claims() {
         .filter(|c| c["properties"]["result"] == "fail")
         .collect();
     assert!(failed.is_empty(), "{failed:#?}");
+    // Check 16 feeds a stream on stdin: decided when upgrade reads it.
     let transformer = checks
         .iter()
         .find(|c| c["properties"]["check"] == 16)
         .expect("check 16 made");
-    assert_eq!(transformer["properties"]["result"], "pass", "{transformer}");
+    let expected = if operand.is_none() {
+        "pass"
+    } else {
+        "inconclusive"
+    };
+    assert_eq!(
+        transformer["properties"]["result"], expected,
+        "{transformer}"
+    );
     assert_eq!(out.status.code(), Some(0), "{text}");
+}
+
+/// What broke the promise once (an attacker's findings): an upstream
+/// whose lines would have made the upgraded stream non-conforming or
+/// another verdict. Each still upgrades to a stream that conforms, passes
+/// aoitap's schema, and gives the upstream's verdict downstream.
+#[test]
+fn hostile_upstreams_still_give_a_conforming_stream_with_their_verdict() {
+    let meta = r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"R"}}"#;
+    let summary = |n: u32, ok: &str, rest: &str| {
+        format!(
+            r#"{{"type":"aoi:summary","aoi":{{"seq":{},"run":"R"}},"ok":{ok},"event_count":{},"count":0{rest}}}"#,
+            n - 1,
+            n
+        )
+    };
+    let aoi = |lines: &[&str]| -> Vec<u8> {
+        let mut s = String::new();
+        for l in lines {
+            s.push_str(l);
+            s.push('\n');
+        }
+        s.into_bytes()
+    };
+    let failed = summary(3, "false", r#","reason":"failed","error_count":1"#);
+    let cases: Vec<(&str, Vec<u8>, Vec<&str>)> = vec![
+        // An `aoi` member of the upstream's own, beside aoitap's envelope.
+        (
+            "aoi member, jsonl",
+            b"{\"x\":1,\"aoi\":{\"seq\":7,\"run\":\"Z\"}}\n".to_vec(),
+            vec!["--protocol", "jsonl"],
+        ),
+        (
+            "aoi member, afdata",
+            b"{\"kind\":\"result\",\"result\":{\"a\":1},\"aoi\":1}\n".to_vec(),
+            vec![],
+        ),
+        (
+            "escaped aoi member, aiocs",
+            b"{\"ok\":true,\"command\":\"x\",\"data\":1,\"\\u0061oi\":{}}\n".to_vec(),
+            vec!["--protocol", "aiocs"],
+        ),
+        (
+            "aoi member, ndjson",
+            b"{\"type\":\"t\",\"aoi\":{\"a\":1}}\n".to_vec(),
+            vec!["--protocol", "ndjson"],
+        ),
+        // Its type twice.
+        (
+            "type twice, jsonl",
+            b"{\"type\":\"a\",\"type\":\"b\"}\n".to_vec(),
+            vec!["--protocol", "jsonl"],
+        ),
+        (
+            "escaped type twice, ndjson",
+            b"{\"type\":\"a\",\"\\u0074ype\":\"b\"}\n".to_vec(),
+            vec!["--protocol", "ndjson"],
+        ),
+        // One of aoitap's own report types.
+        (
+            "report types",
+            b"{\"type\":\"run\",\"name\":\"job 1\"}\n{\"type\":\"finding\",\"what\":\"x\"}\n"
+                .to_vec(),
+            vec!["--protocol", "jsonl"],
+        ),
+        // A verdict field twice on an upstream error.
+        (
+            "retry hint twice",
+            aoi(&[
+                meta,
+                r#"{"type":"aoi:error","aoi":{"seq":1,"run":"R"},"category":"unavailable","code":"E","message":"m","retryable":true,"retry_after_ms":5,"retry_after_ms":9}"#,
+                &failed,
+            ]),
+            vec![],
+        ),
+        // A retryable item error in a run that failed for good: 1, not 75.
+        (
+            "retryable item error",
+            aoi(&[
+                meta,
+                r#"{"type":"aoi:error","aoi":{"seq":1,"run":"R"},"category":"unavailable","code":"E","message":"m","retryable":true,"retry_after_ms":5,"scope":"item"}"#,
+                &failed,
+            ]),
+            vec![],
+        ),
+        // Members of a forwarded event the schema holds to a shape.
+        (
+            "odd check and warning",
+            aoi(&[
+                meta,
+                r#"{"type":"aoi:warning","aoi":{"seq":1,"run":"R"},"code":"W","message":"m","line_number":-1}"#,
+                r#"{"type":"aoi:check","aoi":{"seq":2,"run":"R"},"name":"a","ok":true,"foo":1}"#,
+                &summary(4, "true", r#","warning_count":1"#),
+            ]),
+            vec![],
+        ),
+        // An exposed secret: written over, never forwarded.
+        (
+            "exposed secret",
+            aoi(&[
+                meta,
+                r#"{"type":"hit","aoi":{"seq":1,"run":"R"},"api_secret":"hunter2"}"#,
+                &summary(3, "true", ""),
+            ]),
+            vec![],
+        ),
+        // Lines after a run was judged: no run says so but aoitap's own.
+        (
+            "event after the summary",
+            aoi(&[
+                meta,
+                &summary(2, "true", ""),
+                r#"{"type":"hit","aoi":{"seq":2,"run":"R"}}"#,
+            ]),
+            vec!["--multi-run"],
+        ),
+    ];
+    let schema: Value = serde_json::from_str(&run(&["schema"], b"").stdout).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for (name, bytes, args) in cases {
+        let mut verify_args = vec!["verify"];
+        verify_args.extend(&args);
+        let upstream = run(&verify_args, &bytes).code;
+        let c = Case {
+            name: name.to_string(),
+            bytes,
+            args,
+        };
+        let (code, out) = upgrade(&c);
+        assert_eq!(
+            code, upstream,
+            "{name}: upgrade exits as verify does\n{out}"
+        );
+        assert!(
+            !out.contains("hunter2"),
+            "{name}: a secret is never written"
+        );
+        let expected = if upstream == 65 { 1 } else { upstream };
+        let (downstream, report) = verify(out.as_bytes(), multi(&c));
+        assert_eq!(downstream, expected, "{name}: {report:?}\n{out}");
+        for line in out.lines() {
+            let e: Value = serde_json::from_str(line).unwrap();
+            assert!(validator.is_valid(&e), "{name}: {e} against aoitap schema");
+        }
+    }
+}
+
+#[test]
+fn a_usage_error_or_a_command_that_cannot_start_still_gives_a_whole_stream() {
+    for args in [
+        &["upgrade", "--bogus"][..],
+        &["upgrade", "--schema-version", "2"],
+        &["upgrade", "a.jsonl", "b.jsonl"],
+        &["run", "--upgrade", "--bogus", "--", "true"],
+        &["run", "--upgrade", "--", "/nonexistent/command"],
+    ] {
+        let out = run(args, b"");
+        assert!([64, 127].contains(&out.code), "{args:?}: {}", out.code);
+        let events = out.events();
+        assert_eq!(events[0]["type"], "aoi:meta", "{args:?}: {}", out.stdout);
+        let summary = out.summary();
+        assert_eq!(summary["ok"], false);
+        assert!(summary.get("properties").is_none(), "{summary}");
+        assert_eq!(summary["caused_by"]["origin"], "aoitap", "{summary}");
+        assert_eq!(verify(out.stdout.as_bytes(), false).0, 1, "{args:?}");
+    }
+}
+
+#[test]
+fn a_cancelled_upgrade_names_the_upstream_it_read() {
+    let head: String = std::fs::read_to_string(fixture("streams/ok-complete.jsonl"))
+        .unwrap()
+        .lines()
+        .take(3)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let (code, out) = run_upgrade(
+        &["--timeout", "1s"],
+        &format!("printf '%s' '{head}'; sleep 30"),
+    );
+    assert_eq!(code, 75, "{out}");
+    let summary: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["reason"], "timeout");
+    assert_eq!(summary["upstream"]["tool"], "outline", "{summary}");
 }

@@ -61,9 +61,11 @@ pub(super) enum Command {
                       as AOI 1.0 ones tagged with origin, never an upstream meta or summary, and a terminal aoi:summary \
                       that says the upstream's verdict (ok, reason, caused_by with its retry fields, upstream with its identity). \
                       A cut or non-conforming upstream ends ok:false after an aoi:error (category io when lines were lost). \
-                      With --multi-run each upstream run becomes a run of its own. The findings go to stderr.",
+                      With --multi-run each upstream run becomes a run of its own (read the result with verify --multi-run). \
+                      The findings go to stderr, and only when something is wrong.",
         after_help = "Example: set -o pipefail; legacy-tool --json | aoitap upgrade --protocol jsonl | agent-harness\n         aoitap upgrade old-0.2.jsonl > new.jsonl && aoitap verify new.jsonl\n\n\
-                      Exit status is the verdict of the stream read (as verify): 0, 1, 75, 65."
+                      Exit status is the verdict of the stream read (as verify): 0, 1, 75, 65; 64 on a usage error and 66 \
+                      for a FILE that is not there (stdout still a whole stream, ok:false)."
     )]
     Upgrade(UpgradeArgs),
 
@@ -296,7 +298,15 @@ pub(super) struct StripArgs {
     pub(super) redact: bool,
 }
 
+/// One stream (docs/contract.md §22): one FILE or stdin, and no --follow
+/// for --idle-timeout-ms to speak of.
 #[derive(Args, Debug)]
+#[command(mut_arg("files", |a| a
+    .num_args(0..=1)
+    .action(clap::ArgAction::Set)
+    .help("The stream to upgrade, one FILE; none or \"-\" reads stdin.")))]
+#[command(mut_arg("idle_timeout_ms", |a| a
+    .help("Report stream.idle when no input arrives for this many milliseconds (a live pipe), then go on.")))]
 pub(super) struct UpgradeArgs {
     #[command(flatten)]
     pub(super) stream: StreamArgs,
@@ -399,6 +409,8 @@ pub(super) struct LintArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(mut_arg("quiet", |a| a
+    .help("Print nothing: no report, and no relay of CMD's stdout (--save still saves; --upgrade's stream is still written); the exit status is the answer.")))]
 pub(super) struct RunArgs {
     #[command(flatten)]
     pub(super) stream: StreamArgs,
@@ -467,7 +479,7 @@ pub(super) struct StreamArgs {
     #[arg(long, value_name = "REGEX", value_parser = values::parse_marker)]
     pub(super) marker: Vec<String>,
 
-    /// The contract the input follows; auto decides per run from its first object (aoi:meta of version 0 is aoi-0.2, a kind of result, error, progress or log is afdata, else aoi). ndjson is never guessed.
+    /// The contract the input follows; auto decides per run from its first object (aoi:meta of version 0 is aoi-0.2, a kind of result, error, progress or log is afdata, a boolean ok beside a string command, with no type or kind, is aiocs; else aoi). ndjson and jsonl are never guessed.
     #[arg(long, value_enum, default_value_t = ProtocolArg::Auto, value_name = "PROTOCOL")]
     pub(super) protocol: ProtocolArg,
 

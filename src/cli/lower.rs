@@ -315,12 +315,13 @@ fn lint(a: LintArgs) -> Result<LintOptions, Error> {
 fn run(a: RunArgs) -> Result<RunOptions, Error> {
     usage::stream(&a.stream, "run")?;
     usage::run(&a)?;
-    // -q silences the relay and the report; --save still saves. With
+    // -q silences the relay and the report; --save still saves; the
+    // stream --upgrade writes is the product, not a relay, and stays. With
     // --output tap stdout is the TAP and nothing else, so `prove` can read
     // it: CMD's stdout is saved or discarded (docs/contract.md §13).
     // So with --output junit: the XML is stdout's alone.
     let tap = matches!(a.stream.output, OutputArg::Tap | OutputArg::Junit);
-    let relay = !a.stream.quiet && a.save.is_none() && !tap;
+    let relay = (a.upgrade || !a.stream.quiet) && a.save.is_none() && !tap;
     let save = a.save;
     let mut stream = a.stream.into_options(if relay {
         ReportTo::Stderr

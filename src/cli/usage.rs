@@ -61,7 +61,9 @@ pub(super) fn stream(args: &StreamArgs, command: &str) -> Result<(), Error> {
         && let Error::Refused(refusal) = &mut err
     {
         refusal.machine = match refusal.machine {
-            Some(Machine::Jsonl { .. }) => Some(Machine::Jsonl { on_stderr: true }),
+            Some(Machine::Jsonl { .. } | Machine::Upgraded) => {
+                Some(Machine::Jsonl { on_stderr: true })
+            }
             _ => None,
         };
     }
@@ -162,7 +164,11 @@ pub(super) fn clap_refused(e: clap::Error) -> Error {
     Error::Refused(Box::new(Refusal {
         problem: Problem::Clap(rendered(&e)),
         command: command_name(&args),
-        machine: wants_output(&args).and_then(|o| machine(o, &command_name(&args), &args)),
+        machine: machine(
+            wants_output(&args).unwrap_or(OutputArg::Human),
+            &command_name(&args),
+            &args,
+        ),
     }))
 }
 
@@ -261,8 +267,13 @@ fn machine(output: OutputArg, command: &str, args: &[String]) -> Option<Machine>
     let data_on_stdout = matches!(command, "filter" | "strip-envelope")
         || (command == "verify" && args.iter().any(|a| a == "--relay"));
     // upgrade's stdout is an AOI stream, whatever its report's format.
-    if command == "upgrade" {
-        return Some(Machine::Jsonl { on_stderr: false });
+    let upgrading = args
+        .iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--upgrade");
+    if command == "upgrade" || (command == "run" && upgrading) {
+        return Some(Machine::Upgraded);
     }
     match output {
         OutputArg::Jsonl => Some(Machine::Jsonl {

@@ -41,6 +41,19 @@ const SUMMARIZE_EVENTS: &[&str] = &[
     "aoi:error",
     "aoi:summary",
 ];
+/// The types of aoitap's own report events, which the schema holds to
+/// their shapes: `upgrade` never forwards an upstream event under one of
+/// them (it is kept whole, as a `record`'s member).
+pub const REPORT_TYPES: &[&str] = &[
+    "finding",
+    "run",
+    "open_run",
+    "gap",
+    "difference",
+    "run_summary",
+    "attempt",
+];
+
 const LINT_EVENTS: &[&str] = &["aoi:meta", "aoi:check", "aoi:error", "aoi:summary"];
 /// `upgrade`: its own meta, error and summary, what it forwards of the
 /// upstream's framework events, and the upstream's domain events (`*`:
@@ -379,7 +392,7 @@ pub fn schema() -> Value {
             "runs": {"type": "array", "items": closed(run_summary_props(), RUN_SUMMARY_REQUIRED)},
         }), &["tool", "tool_version", "schema_name", "schema_version", "runs"]),
     });
-    let types = [
+    let types: Vec<&str> = [
         "aoi:meta",
         "aoi:summary",
         "aoi:error",
@@ -387,14 +400,10 @@ pub fn schema() -> Value {
         "aoi:check",
         "aoi:plan",
         "aoi:progress",
-        "finding",
-        "run",
-        "open_run",
-        "gap",
-        "difference",
-        "run_summary",
-        "attempt",
-    ];
+    ]
+    .into_iter()
+    .chain(REPORT_TYPES.iter().copied())
+    .collect();
     let branches: Vec<Value> = types
         .iter()
         .map(|t| {
@@ -475,7 +484,11 @@ pub fn capabilities() -> Value {
     run_command["bounded"] = json!(false);
     let filter = stream("filter", VERIFY_EVENTS, true, &["human", "jsonl"]);
     // Its stdout is always an AOI 1.0 stream; `outputs` are its report's.
-    let upgrade = stream("upgrade", UPGRADE_EVENTS, true, &["human", "jsonl"]);
+    // It reads one stream (stdin or one FILE), and --limit bounds its
+    // findings, never the stream it writes.
+    let mut upgrade = stream("upgrade", UPGRADE_EVENTS, true, &["human", "jsonl"]);
+    upgrade["input_modes"] = json!(["stdin", "files"]);
+    upgrade["supports_limit"] = json!(false);
     json!({
         "tool": TOOL,
         "tool_version": TOOL_VERSION,

@@ -71,7 +71,7 @@ impl Contract for Aiocs {
         }
         // The command is the run's identity: summarize shows it.
         run.meta = Some(Identity {
-            command: command.map(|c| c.into_owned()),
+            command: command.map(|c| super::framework::identity_text(&c)),
             ..Identity::default()
         });
         let mut cause = None;

@@ -350,8 +350,26 @@ impl std::fmt::Display for Count<'_> {
     }
 }
 
+/// An identity's names are kept to this many bytes each (longer ones cut,
+/// marked `…`): a run holds its identity while it is open, and ten
+/// thousand open runs of megabyte names would hold gigabytes; a name is
+/// shown, never compared (docs/contract.md §8).
+pub const IDENTITY_BYTES: usize = 1024;
+
+/// `s`, cut to `IDENTITY_BYTES`.
+pub fn identity_text(s: &str) -> String {
+    if s.len() <= IDENTITY_BYTES {
+        return s.to_string();
+    }
+    format!("{}…", crate::text::prefix(s, IDENTITY_BYTES))
+}
+
 pub(super) fn identity(ev: &Event<'_>) -> Identity {
-    let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
+    let text = |k: &str| {
+        ev.get(k)
+            .and_then(|v| v.as_str())
+            .map(|s| identity_text(&s))
+    };
     Identity {
         tool: text("tool"),
         tool_version: text("tool_version"),

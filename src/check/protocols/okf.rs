@@ -262,7 +262,7 @@ fn envelope_of(
     }
     // The command it names is the run's identity: summarize shows it.
     run.meta = Some(Identity {
-        command: text("command"),
+        command: text("command").map(|c| super::framework::identity_text(&c)),
         ..Identity::default()
     });
     Ok(Cause {

@@ -172,7 +172,7 @@ pub fn render() -> String {
     for c in &streams[1..] {
         common = common.intersection(&long_names(c)).cloned().collect();
     }
-    out.push_str(".SH COMMON OPTIONS\nThese options are shared by \\fBverify\\fR, \\fBstrip\\-envelope\\fR, \\fBsplit\\-by\\-run\\fR, \\fBsummarize\\fR, \\fBreconcile\\fR and \\fBrun\\fR.\n");
+    out.push_str(".SH COMMON OPTIONS\nThese options are shared by \\fBverify\\fR, \\fBstrip\\-envelope\\fR, \\fBupgrade\\fR, \\fBfilter\\fR, \\fBsplit\\-by\\-run\\fR, \\fBsummarize\\fR, \\fBreconcile\\fR and \\fBrun\\fR.\n");
     out.push_str(
         &options(streams[0], &BTreeSet::new())
             .split(".TP\n")

@@ -191,6 +191,17 @@ impl Consumer for Attempts<'_> {
                     io::ErrorKind::PermissionDenied => "permission denied".to_string(),
                     _ => e.to_string(),
                 };
+                // --upgrade: its stream ends whole, failed on this.
+                let said = format!("{}: {why}", self.name);
+                if let Err(e) = self.relay.not_started(status, &said) {
+                    return Some(OpenInput {
+                        label,
+                        file: Err(e),
+                        unopened: Exit::Io,
+                        wake: None,
+                        relay,
+                    });
+                }
                 (Err(io::Error::new(e.kind(), why)), status)
             }
         };
@@ -258,6 +269,7 @@ impl Consumer for Attempts<'_> {
                 relay: &mut self.relay,
             };
             check.finish_complete(&mut watch)?;
+            self.relay.left_open(&check.open_runs());
             self.relay
                 .attempt_over(exit, status.timed_out && caught.is_none())?;
             self.last = Some(exit);

@@ -11,7 +11,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, Write};
 use std::path::Path;
 
-use crate::check::{Decision, Finding, RunVerdict};
+use crate::check::{Decision, Finding, OpenRun, RunVerdict};
 use crate::cmd::upgrade::Upgrader;
 use crate::exit::Exit;
 use crate::input::scan::Line;
@@ -152,6 +152,24 @@ impl Relay {
         self.judged()?;
         if let Some(Rewrite::Upgraded { up, out, .. }) = &mut self.rewrite {
             up.end_as(out, exit, timed_out).map_err(relay_failed)?;
+            out.flush().map_err(relay_failed)?;
+        }
+        Ok(())
+    }
+
+    /// Runs left open by a signal or `--timeout`: what they said of their
+    /// upstream, for the summary.
+    pub fn left_open(&mut self, open: &[OpenRun]) {
+        if let Some(Rewrite::Upgraded { up, .. }) = &mut self.rewrite {
+            up.left_open(open);
+        }
+    }
+
+    /// The attempt's command could not start (`exit`, 126 or 127): its
+    /// upgraded stream ends on aoitap's own error, whole.
+    pub fn not_started(&mut self, exit: Exit, why: &str) -> io::Result<()> {
+        if let Some(Rewrite::Upgraded { up, out, .. }) = &mut self.rewrite {
+            up.not_started(out, exit, why).map_err(relay_failed)?;
             out.flush().map_err(relay_failed)?;
         }
         Ok(())

@@ -22,21 +22,26 @@
 //!   an `aoi:error`; a pretty-printed document is one line.
 //! - OKF: the document, whole, as the `document` member of a `document`.
 //!
-//! A value that cannot be a domain type of its own (`aoi:`-prefixed, or
-//! not a string) is kept whole instead: `{"type":"record",...,"record":
-//! <the line>}`.
+//! An event that cannot be forwarded as it is, under aoitap's envelope,
+//! and still conform is kept whole instead: `{"type":"record",...,
+//! "record":<the line>}`. That is one whose type is not a string, is
+//! `aoi:`-prefixed or is one of aoitap's own report types (whose shapes
+//! aoitap's schema fixes); one with its `type` twice, or an `aoi` member
+//! besides its protocol's envelope (it would stand beside aoitap's); and
+//! an `aoi:check` that is not one of the spec's shape.
 
 use std::borrow::Cow;
 
 use serde::Serialize;
 
-use super::codes::{category_of, category_of_code, code_is_valid, code_of, message_of};
+use super::codes::{category_of, category_of_code, code_of, message_of};
 use super::own::OwnRun;
+use super::shapes::{COPIED, check_conforms, conforms, copied, plain};
 use super::splice::{Spliced, reenvelope, rewritten, wrapped};
 use crate::check::Protocol;
 use crate::check::payload_retry_after_ms;
-use crate::check::rules::CATEGORIES;
-use crate::json::{Event, Kind, Uint, Value};
+use crate::json::{Event, Kind, Value};
+use crate::output::discover::REPORT_TYPES;
 
 /// What a line was written as, for the counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,63 +52,6 @@ pub enum Became {
     Framework,
     Dropped,
 }
-
-/// The members a 1.0 `aoi:error` may carry (spec §8.1, §9.1).
-const ERROR_MEMBERS: &[&str] = &[
-    "type",
-    "aoi",
-    "category",
-    "code",
-    "message",
-    "retryable",
-    "retry_after_ms",
-    "domain",
-    "origin",
-    "scope",
-    "target",
-    "item_index",
-    "line_number",
-    "field",
-    "wrapped",
-    "hint",
-    "docs",
-    "details",
-    "properties",
-];
-
-/// The members a 1.0 `aoi:warning` may carry: an error's, less the retry
-/// disposition a warning does not have.
-const WARNING_MEMBERS: &[&str] = &[
-    "type",
-    "aoi",
-    "category",
-    "code",
-    "message",
-    "domain",
-    "origin",
-    "target",
-    "item_index",
-    "line_number",
-    "field",
-    "hint",
-    "docs",
-    "details",
-    "properties",
-];
-
-/// The optional 1.0 members a rewritten error or warning copies as they
-/// came, with the JSON kind each must have.
-const COPIED: &[(&str, Kind)] = &[
-    ("domain", Kind::String),
-    ("target", Kind::String),
-    ("item_index", Kind::Number),
-    ("line_number", Kind::Number),
-    ("field", Kind::String),
-    ("wrapped", Kind::Object),
-    ("hint", Kind::String),
-    ("docs", Kind::String),
-    ("details", Kind::Object),
-];
 
 /// How one upstream event is read: its protocol, the discriminator of
 /// ndjson, and the tool an error is said to come from when it names
@@ -163,16 +111,29 @@ fn aoi<'a>(ev: &Event<'a>, up: &Upstream<'_>, own: &mut OwnRun, line: &mut Splic
         // Its identity is the summary's `upstream`; its tool, the origin
         // of what it forwards.
         "aoi:meta" => {
-            own.tool = ev.get("tool").and_then(|v| v.as_str()).map(Cow::into_owned);
+            own.tool = ev
+                .get("tool")
+                .and_then(|v| v.as_str())
+                .map(|t| crate::check::identity_text(&t));
             Became::Dropped
         }
-        "aoi:check" | "aoi:plan" | "aoi:progress" => {
+        "aoi:check" if !check_conforms(ev) => {
+            wrapped(ev, "record", own, line);
+            Became::Domain
+        }
+        "aoi:check" | "aoi:plan" | "aoi:progress" if plain(ev, true) => {
             reenvelope(ev, ev.aoi_cut(), None, None, own, line);
             Became::Framework
         }
-        t if t.starts_with("aoi:") => Became::Dropped,
-        _ => {
+        t if t.starts_with("aoi:") && !matches!(t, "aoi:check" | "aoi:plan" | "aoi:progress") => {
+            Became::Dropped
+        }
+        t if plain(ev, true) && !REPORT_TYPES.contains(&t) => {
             reenvelope(ev, ev.aoi_cut(), None, None, own, line);
+            Became::Domain
+        }
+        _ => {
+            wrapped(ev, "record", own, line);
             Became::Domain
         }
     }
@@ -188,6 +149,10 @@ fn typed<'a>(
     own: &mut OwnRun,
     line: &mut Spliced<'a>,
 ) -> Became {
+    if !plain(ev, false) {
+        wrapped(ev, "record", own, line);
+        return Became::Domain;
+    }
     match ev.get("type") {
         Some(t) if domain_type(t) => reenvelope(ev, None, None, None, own, line),
         Some(_) => wrapped(ev, "record", own, line),
@@ -200,9 +165,11 @@ fn typed<'a>(
     Became::Domain
 }
 
-/// A string that is not a framework type (spec §8.2: `aoi:` is closed).
+/// A string that is not a framework type (spec §8.2: `aoi:` is closed)
+/// nor one of aoitap's own report types.
 fn domain_type(v: Value<'_>) -> bool {
-    v.as_str().is_some_and(|s| !s.starts_with("aoi:"))
+    v.as_str()
+        .is_some_and(|s| !s.starts_with("aoi:") && !REPORT_TYPES.contains(&&*s))
 }
 
 fn afdata<'a>(
@@ -211,7 +178,7 @@ fn afdata<'a>(
     own: &mut OwnRun,
     line: &mut Spliced<'a>,
 ) -> Became {
-    let kind = ev.get("kind").filter(|k| k.kind() == Kind::String);
+    let kind = ev.get("kind").filter(|k| domain_type(*k));
     let (Some(kind), Some(cut)) = (kind, ev.member_cut("kind")) else {
         wrapped(ev, "record", own, line);
         return Became::Domain;
@@ -257,7 +224,7 @@ fn afdata<'a>(
             rewritten(ev, "aoi:warning", &warning, None, Some(cut), own, line);
             Became::Warning
         }
-        _ if ev.get("type").is_some() => {
+        _ if ev.get("type").is_some() || !plain(ev, false) => {
             wrapped(ev, "record", own, line);
             Became::Domain
         }
@@ -277,7 +244,7 @@ fn aiocs<'a>(
     let cut = ev.member_cut("ok");
     if ev.get("ok").and_then(|v| v.as_bool()) != Some(false) {
         match cut {
-            Some(cut) if ev.get("type").is_none() => {
+            Some(cut) if ev.get("type").is_none() && plain(ev, false) => {
                 reenvelope(ev, Some(cut), Some(br#""result""#), None, own, line);
             }
             _ => wrapped(ev, "record", own, line),
@@ -365,62 +332,11 @@ fn framework_event<'a>(
             .filter(|s| error && matches!(&**s, "process" | "item"))
             .map(|s| if s == "item" { "item" } else { "process" }),
     };
-    let copied = COPIED
+    let members = COPIED
         .iter()
-        .filter_map(|(k, kind)| Some((*k, ev.get(k).filter(|v| v.kind() == *kind)?)));
-    rewritten(ev, ty, &rewritten_event, copied, ev.aoi_cut(), own, line);
+        .filter_map(|(k, kind)| Some((*k, ev.get(k).filter(|v| copied(k, *kind, *v))?)));
+    rewritten(ev, ty, &rewritten_event, members, ev.aoi_cut(), own, line);
     became
-}
-
-/// A 1.0 `aoi:error` or `aoi:warning` in every member (spec §9.1): only
-/// its members, each of the kind it must be.
-fn conforms(ev: &Event<'_>, error: bool) -> bool {
-    let allowed = if error {
-        ERROR_MEMBERS
-    } else {
-        WARNING_MEMBERS
-    };
-    let mut all_known = true;
-    for (k, _) in ev.members() {
-        all_known &= std::str::from_utf8(&k).is_ok_and(|k| allowed.contains(&k));
-    }
-    let text = |k: &str| ev.get(k).and_then(|v| v.as_str());
-    let code_ok = text("code").is_some_and(|c| code_is_valid(&c));
-    let message_ok = text("message").is_some_and(|m| !m.contains(['\n', '\r', '\u{1b}']));
-    let category_ok = match text("category") {
-        Some(c) => CATEGORIES.contains(&&*c),
-        None => !error && ev.get("category").is_none(),
-    };
-    let single = [
-        "type",
-        "aoi",
-        "category",
-        "code",
-        "message",
-        "retryable",
-        "origin",
-    ]
-    .iter()
-    .all(|k| ev.count(k) <= 1);
-    let kinds_ok = COPIED
-        .iter()
-        .all(|(k, kind)| ev.get(k).is_none_or(|v| v.kind() == *kind))
-        && ev.get("origin").is_none_or(|v| v.kind() == Kind::String)
-        && ev
-            .get("properties")
-            .is_none_or(|v| v.kind() == Kind::Object);
-    let retry_ok = !error || {
-        let retryable = ev.get("retryable").and_then(|v| v.as_bool());
-        let after = ev.get("retry_after_ms");
-        let scope = ev.get("scope");
-        retryable.is_some()
-            && match after {
-                None => true,
-                Some(v) => retryable == Some(true) && matches!(v.as_uint(), Uint::Int(_)),
-            }
-            && scope.is_none_or(|s| matches!(s.as_str().as_deref(), Some("process" | "item")))
-    };
-    all_known && code_ok && message_ok && category_ok && single && kinds_ok && retry_ok
 }
 
 /// The spec fields of a rewritten error or warning, in the order a 1.0

@@ -16,7 +16,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
 use crate::check::{
-    Checker, Decision, Finding, LineKind, RunKey, RunVerdict, Sink, Tally, Verdict,
+    Checker, Decision, Finding, LineKind, OpenRun, RunKey, RunVerdict, Sink, Tally, Verdict,
 };
 use crate::config::{ReportTo, UpgradeOptions};
 use crate::exit::{Exit, Result};
@@ -27,6 +27,7 @@ use crate::stream::{self, Consumer, PerRun, Report};
 mod codes;
 mod forward;
 mod own;
+mod shapes;
 mod splice;
 
 use forward::{Became, Upstream};
@@ -69,6 +70,12 @@ pub struct Upgrader {
     /// made of (every finding and run verdict, as verify weighs them).
     single: Option<(OwnRun, Weighed)>,
     runs: PerRun<OwnRun>,
+    /// With `--multi-run`: every finding, and whether a run of aoitap's
+    /// ended non-conforming. A finding that belongs to no run (a line
+    /// after its run was judged) makes the stream non-conforming with no
+    /// run to say so: a run of aoitap's own then does (`end_as`).
+    stray: Weighed,
+    said_nonconforming: bool,
     line: Vec<u8>,
 }
 
@@ -129,6 +136,7 @@ impl Weighed {
             },
             timed_out,
             cause,
+            retryable: exit == Exit::Retryable,
             identity: self.tally.identity.as_ref(),
             lost: self.lost.as_deref().filter(|_| exit == Exit::Nonconforming),
             nonconforming: self
@@ -136,6 +144,7 @@ impl Weighed {
                 .as_deref()
                 .filter(|_| exit == Exit::Nonconforming),
             unread: !judged && !exit.cancelled() && !timed_out,
+            failure: None,
             origin,
         }
     }
@@ -150,6 +159,8 @@ impl Upgrader {
             origin: origin.unwrap_or_else(|| UNNAMED.to_string()),
             single: (!multi_run).then(|| (OwnRun::new(), Weighed::default())),
             runs: PerRun::default(),
+            stray: Weighed::default(),
+            said_nonconforming: false,
             line: Vec::with_capacity(4096),
         }
     }
@@ -191,31 +202,40 @@ impl Upgrader {
         if !own.begun() {
             own.begin(out, "upgrade")?;
         }
+        // An exposed secret is written over, as `--redact` writes it
+        // (docs/contract.md §13): an upstream that exposed one does not
+        // conform, and the stream written of it must (a rare line, so it
+        // is made again and parsed again).
+        let exposures = match decided.document {
+            Some(_) => decided.document_exposures,
+            None => decided.exposures,
+        };
+        if !exposures.is_empty() {
+            let mut redacted = Vec::with_capacity(ev.line().len());
+            let whole = (0, ev.line().len());
+            crate::check::redact(ev.line(), whole, None, exposures, &mut redacted)?;
+            let mut arena = crate::json::Arena::default();
+            let index = crate::json::Parser::new()
+                .parse(&redacted, &mut arena)
+                .map_err(|_| io::Error::other("a redacted line that does not parse"))?;
+            let ev = index.event(&redacted, &arena);
+            let mut made = Spliced::new(std::mem::take(&mut self.line));
+            let became = forward::forward(&ev, &up, own, &mut made);
+            let written = written(own, became, &mut made, out);
+            self.line = made.into_room();
+            return written;
+        }
         let mut made = Spliced::new(std::mem::take(&mut self.line));
         let became = forward::forward(&ev, &up, own, &mut made);
-        match became {
-            Became::Domain => {
-                own.count += 1;
-                own.input += 1;
-            }
-            Became::Error => {
-                own.errors += 1;
-                own.forwarded(made.whole());
-            }
-            Became::Warning => own.warnings += 1,
-            Became::Framework | Became::Dropped => {}
-        }
-        let written = match became {
-            Became::Dropped => Ok(()),
-            _ => made.write_to(out),
-        };
+        let written = written(own, became, &mut made, out);
         self.line = made.into_room();
         written
     }
 
     pub fn finding(&mut self, f: &Finding) {
-        if let Some((_, weighed)) = &mut self.single {
-            weighed.finding(f);
+        match &mut self.single {
+            Some((_, weighed)) => weighed.finding(f),
+            None => self.stray.finding(f),
         }
     }
 
@@ -232,6 +252,7 @@ impl Upgrader {
         let mut weighed = Weighed::default();
         weighed.run(r);
         let exit = weighed.tally.exit();
+        self.said_nonconforming |= exit == Exit::Nonconforming;
         own.end(out, "upgrade", &weighed.outcome(exit, &self.origin, false))
     }
 
@@ -240,6 +261,36 @@ impl Upgrader {
     /// signal stopped the reading) end cancelled.
     pub fn end(&mut self, out: &mut dyn Write, exit: Exit) -> io::Result<()> {
         self.end_as(out, exit, false)
+    }
+
+    /// Runs left open by a signal or `run --timeout`: the upstream's
+    /// identity they read, for the summary's `upstream` when no verdict
+    /// gave one (spec §13.1). (With `--multi-run` each open run ends
+    /// cancelled under its own summary, which names no upstream.)
+    pub fn left_open(&mut self, open: &[OpenRun]) {
+        if let Some((_, w)) = &mut self.single
+            && w.tally.identity.is_none()
+        {
+            w.tally.identity = open.iter().find_map(|r| r.identity.clone());
+        }
+    }
+
+    /// The command could not start (`exit`, 126 or 127, `why`): the
+    /// run begun for it ends failed on aoitap's own error.
+    pub fn not_started(&mut self, out: &mut dyn Write, exit: Exit, why: &str) -> io::Result<()> {
+        let (category, code) = own_failure(exit);
+        let own = match self.single.take() {
+            Some((own, _)) => {
+                self.single = Some((OwnRun::new(), Weighed::default()));
+                own
+            }
+            None => OwnRun::new(),
+        };
+        own.end(
+            out,
+            "upgrade",
+            &Outcome::failed(category, code, why.to_string()),
+        )
     }
 
     /// As `end`; `timed_out`: `run --timeout` stopped the command, and the
@@ -263,6 +314,7 @@ impl Upgrader {
                 } else {
                     Exit::Nonconforming
                 };
+                self.said_nonconforming |= gone == Exit::Nonconforming;
                 own.end(
                     out,
                     "upgrade",
@@ -270,7 +322,60 @@ impl Upgrader {
                 )?;
             }
         }
+        if exit == Exit::Nonconforming && !std::mem::take(&mut self.said_nonconforming) {
+            let stray = std::mem::take(&mut self.stray);
+            let outcome = stray.outcome(exit, &self.origin, false);
+            OwnRun::new().end(out, "upgrade", &outcome)?;
+        }
         Ok(())
+    }
+}
+
+/// Count what `made` became in `own`, and write it.
+fn written(
+    own: &mut OwnRun,
+    became: Became,
+    made: &mut Spliced<'_>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match became {
+        Became::Domain => {
+            own.count += 1;
+            own.input += 1;
+        }
+        Became::Error => {
+            own.errors += 1;
+            own.forwarded(made.whole());
+        }
+        Became::Warning => own.warnings += 1,
+        Became::Framework | Became::Dropped => {}
+    }
+    match became {
+        Became::Dropped => Ok(()),
+        _ => made.write_to(out),
+    }
+}
+
+/// A whole upgraded stream for a command line refused, or a command that
+/// could not start (docs/contract.md §22: stdout is a whole stream
+/// whatever happens): aoitap's meta, its error, its failed summary.
+pub fn refused(out: &mut dyn Write, exit: Exit, message: &str) -> io::Result<()> {
+    let (category, code) = own_failure(exit);
+    let outcome = Outcome::failed(category, code, message.to_string());
+    OwnRun::new().end(out, "upgrade", &outcome)?;
+    out.flush()
+}
+
+/// The category and code of aoitap's own error for a command that ended
+/// with `exit` before reading anything (spec §9.4's categories).
+fn own_failure(exit: Exit) -> (&'static str, &'static str) {
+    match exit {
+        Exit::Usage => ("usage", "USAGE"),
+        Exit::NoInput => ("not_found", "INPUT_NOT_FOUND"),
+        Exit::CommandNotFound => ("not_found", "COMMAND_NOT_FOUND"),
+        Exit::CannotExecute => ("usage", "COMMAND_NOT_EXECUTABLE"),
+        Exit::CantCreate => ("conflict", "OUTPUT_FAILED"),
+        _ => ("io", "IO_FAILED"),
     }
 }
 
@@ -335,11 +440,14 @@ impl Consumer for Upgrade {
 
     fn input_read(
         &mut self,
-        _check: &mut Checker,
+        check: &mut Checker,
         _report: &mut Report,
         cancelled: bool,
     ) -> Result<Option<&'static str>> {
         self.cancelled |= cancelled;
+        if cancelled {
+            self.up.left_open(&check.open_runs());
+        }
         Ok(cancelled.then_some("cancelled"))
     }
 

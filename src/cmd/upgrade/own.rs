@@ -19,6 +19,10 @@ pub struct Outcome<'a> {
     pub reason: &'static str,
     /// The upstream error behind a failure, retry fields and all.
     pub cause: Option<&'a Cause>,
+    /// The upstream's verdict is retryable (75): a cause said in its
+    /// place must be as retryable as the verdict, or a reader would find
+    /// another verdict downstream.
+    pub retryable: bool,
     pub identity: Option<&'a Identity>,
     /// Lines were lost upstream: what said so.
     pub lost: Option<&'a str>,
@@ -28,6 +32,10 @@ pub struct Outcome<'a> {
     pub unread: bool,
     /// `run --timeout` stopped the command.
     pub timed_out: bool,
+    /// aoitap's own error that ended the run before the upstream could be
+    /// read (a usage error, a command that could not start): category,
+    /// code, message.
+    pub failure: Option<(&'static str, &'static str, String)>,
     /// Whose error a cause is, when the upstream names no tool.
     pub origin: &'a str,
 }
@@ -44,12 +52,34 @@ pub struct OwnRun {
     /// `aoi:error` and `aoi:warning` lines written, forwarded or aoitap's.
     pub errors: u64,
     pub warnings: u64,
+    /// Item-scope `aoi:error` lines forwarded: with domain events written,
+    /// the run is partial (spec §8.3, §9.2).
+    item_errors: u64,
     /// The upstream's tool, from its meta: the origin of what is
     /// forwarded.
     pub tool: Option<String>,
     /// The most severe error forwarded, as written: what `caused_by`
     /// says when the upstream's verdict names no cause of its own.
     forwarded: Option<Cause>,
+}
+
+impl Outcome<'_> {
+    /// A run that failed on aoitap's own error, before anything was read.
+    pub fn failed(category: &'static str, code: &'static str, message: String) -> Outcome<'static> {
+        Outcome {
+            ok: false,
+            reason: "failed",
+            cause: None,
+            retryable: false,
+            identity: None,
+            lost: None,
+            nonconforming: None,
+            unread: false,
+            timed_out: false,
+            failure: Some((category, code, message)),
+            origin: crate::output::TOOL,
+        }
+    }
 }
 
 impl OwnRun {
@@ -67,6 +97,7 @@ impl OwnRun {
             input: 0,
             errors: 0,
             warnings: 0,
+            item_errors: 0,
             tool: None,
             forwarded: None,
         }
@@ -82,6 +113,9 @@ impl OwnRun {
         };
         let ev = index.event(line, &arena);
         let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
+        if text("scope").as_deref() == Some("item") {
+            self.item_errors += 1;
+        }
         let c = Cause {
             origin: text("origin"),
             category: text("category"),
@@ -162,6 +196,7 @@ impl OwnRun {
         let mut own_cause = None;
         if !o.ok {
             let (category, code, msg) = match (o.lost, o.nonconforming) {
+                _ if o.failure.is_some() => o.failure.clone().expect("matched"),
                 _ if o.timed_out => (
                     "timeout",
                     "TIMEOUT",
@@ -204,7 +239,16 @@ impl OwnRun {
                 });
             }
         }
-        let forwarded = self.forwarded.take();
+        // The most severe error forwarded, when the verdict names no
+        // cause: as retryable as the verdict is (a retryable item error in
+        // a run that failed for good is no reason to retry the run).
+        let forwarded = self.forwarded.take().map(|mut c| {
+            if c.retryable != o.retryable {
+                c.retryable = o.retryable;
+                c.retry_after_ms = None;
+            }
+            c
+        });
         let cause = own_cause
             .as_ref()
             .or(o.cause)
@@ -228,7 +272,8 @@ impl OwnRun {
             input_count: self.input,
             warning_count: self.warnings,
             error_count: self.errors,
-            partial: false,
+            // As the spec weighs it: item errors beside domain output.
+            partial: self.item_errors > 0 && self.count > 0,
             truncated: false,
             // As the forwarded error says them: a 1.0 category and code.
             caused_by: cause.as_ref().map(|(c, category, code)| CausedBy {
