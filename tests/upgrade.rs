@@ -683,3 +683,55 @@ fn a_cancelled_upgrade_names_the_upstream_it_read() {
     assert_eq!(summary["reason"], "timeout");
     assert_eq!(summary["upstream"]["tool"], "outline", "{summary}");
 }
+
+/// Lines lost upstream are no partial success: a reader that accepts
+/// one (`--accept-partial`) still finds the upgraded stream failed.
+#[test]
+fn a_cut_upstream_is_never_a_partial_success_downstream() {
+    let cut = concat!(
+        r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"R"},"tool":"t","aoi_version":"1.0-alpha","command":"c"}"#,
+        "\n",
+        r#"{"type":"hit","aoi":{"seq":1,"run":"R"}}"#,
+        "\n",
+        r#"{"type":"aoi:error","aoi":{"seq":2,"run":"R"},"scope":"item","category":"validation","code":"X","message":"m","retryable":false}"#,
+        "\n"
+    );
+    let (code, out, _) = raw(&["upgrade"], cut.as_bytes());
+    assert_eq!(code, 65);
+    let accepted = run(&["verify", "--accept-partial"], &out);
+    assert_eq!(accepted.code, 1, "{}", String::from_utf8_lossy(&out));
+}
+
+/// A hangup ends `upgrade` as SIGTERM does: its stream whole, cancelled.
+#[test]
+fn a_hangup_still_ends_the_upgraded_stream() {
+    let mut child = Command::new(bin())
+        .arg("upgrade")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let head: String = std::fs::read_to_string(fixture("streams/ok-complete.jsonl"))
+        .unwrap()
+        .lines()
+        .take(2)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    use std::io::Write;
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(head.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    Command::new("kill")
+        .args(["-HUP", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(129));
+    let summary: Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(summary["reason"], "cancelled", "{summary}");
+    assert_eq!(summary["upstream"]["tool"], "outline", "{summary}");
+}

@@ -55,6 +55,9 @@ pub struct OwnRun {
     /// Item-scope `aoi:error` lines forwarded: with domain events written,
     /// the run is partial (spec §8.3, §9.2).
     item_errors: u64,
+    /// What the upstream's meta said of it, and its summary's `partial`.
+    pub upstream: Option<Identity>,
+    pub upstream_partial: Option<bool>,
     /// The upstream's tool, from its meta: the origin of what is
     /// forwarded.
     pub tool: Option<String>,
@@ -98,6 +101,8 @@ impl OwnRun {
             errors: 0,
             warnings: 0,
             item_errors: 0,
+            upstream: None,
+            upstream_partial: None,
             tool: None,
             forwarded: None,
         }
@@ -261,7 +266,8 @@ impl OwnRun {
                 };
                 (c, category, code_of(c.code.as_deref(), "UPSTREAM_ERROR"))
             });
-        let id = o.identity;
+        let upstream = self.upstream.take();
+        let id = o.identity.or(upstream.as_ref());
         let text = |f: fn(&Identity) -> &Option<String>| id.and_then(|i| f(i).as_deref());
         let summary = Summary {
             ok: o.ok,
@@ -272,8 +278,14 @@ impl OwnRun {
             input_count: self.input,
             warning_count: self.warnings,
             error_count: self.errors,
-            // As the spec weighs it: item errors beside domain output.
-            partial: self.item_errors > 0 && self.count > 0,
+            // The upstream's own word, else as the spec weighs it (item
+            // errors beside domain output); never when the run fails on
+            // aoitap's own error: lines lost or a broken upstream are no
+            // partial success a reader may accept.
+            partial: own_cause.is_none()
+                && self
+                    .upstream_partial
+                    .unwrap_or(self.item_errors > 0 && self.count > 0),
             truncated: false,
             // As the forwarded error says them: a 1.0 category and code.
             caused_by: cause.as_ref().map(|(c, category, code)| CausedBy {

@@ -75,7 +75,7 @@ pub(super) fn plain(ev: &Event<'_>, envelope: bool) -> bool {
 
 /// Whether every member name of `ev` is its own (framework events only:
 /// the names are sorted, which a domain event is not worth).
-fn names_unique(ev: &Event<'_>) -> bool {
+pub(super) fn names_unique(ev: &Event<'_>) -> bool {
     let mut names: Vec<_> = ev.members().map(|(k, _)| k).collect();
     names.sort_unstable();
     names.windows(2).all(|w| w[0] != w[1])
