@@ -46,7 +46,7 @@ pub use id::{ByDigest, digest, id_key};
 pub use marker::Markers;
 pub use protocols::detect::major;
 pub use protocols::{
-    Captured, Exited, LineKind, OKF_MAX_ERROR_BYTES, SeqPlace, identity_text,
+    Captured, Exited, LineKind, OKF_MAX_ERROR_BYTES, SeqPlace, identity, identity_text,
     payload_retry_after_ms,
 };
 pub use run_state::{Cause, Identity};

@@ -18,6 +18,21 @@ use crate::check::{self, RunVerdict, Tally, Verdict};
 use crate::exit::{self, Exit};
 use crate::text::{one_line, plural};
 
+/// The category and code of aoitap's own error for a command that ended
+/// with `exit` before it could do its work (spec §9.4's categories): the
+/// one table of them, for the failed run of `--output jsonl` and
+/// `upgrade`'s stream alike.
+pub fn failure_of(exit: Exit) -> (&'static str, &'static str) {
+    match exit {
+        Exit::Usage => ("usage", "USAGE"),
+        Exit::NoInput => ("not_found", "INPUT_NOT_FOUND"),
+        Exit::CantCreate => ("conflict", "OUTPUT_FAILED"),
+        Exit::CommandNotFound => ("not_found", "COMMAND_NOT_FOUND"),
+        Exit::CannotExecute => ("usage", "COMMAND_NOT_EXECUTABLE"),
+        _ => ("io", "IO_FAILED"),
+    }
+}
+
 /// A command that could not start, as a whole AOI stream (meta, the
 /// error, the summary), for a reader that asked for jsonl and parses the
 /// stream whatever happens. `on_stderr`: the command's report goes there
@@ -42,14 +57,7 @@ pub fn error_stream(command: &str, err: &exit::Error, on_stderr: bool) -> io::Re
         result: None,
     };
     let exit = err.exit();
-    let (category, code) = match exit {
-        Exit::Usage => ("usage", "USAGE"),
-        Exit::NoInput => ("not_found", "INPUT_NOT_FOUND"),
-        Exit::CantCreate => ("conflict", "OUTPUT_FAILED"),
-        Exit::CommandNotFound => ("not_found", "COMMAND_NOT_FOUND"),
-        Exit::CannotExecute => ("usage", "COMMAND_NOT_EXECUTABLE"),
-        _ => ("io", "IO_FAILED"),
-    };
+    let (category, code) = failure_of(exit);
     let mut out: Box<dyn Write> = if on_stderr {
         Box::new(io::stderr())
     } else {

@@ -364,7 +364,7 @@ pub fn identity_text(s: &str) -> String {
     format!("{}…", crate::text::prefix(s, IDENTITY_BYTES))
 }
 
-pub(super) fn identity(ev: &Event<'_>) -> Identity {
+pub fn identity(ev: &Event<'_>) -> Identity {
     let text = |k: &str| {
         ev.get(k)
             .and_then(|v| v.as_str())

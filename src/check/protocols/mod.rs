@@ -35,8 +35,8 @@ mod okf;
 pub use afdata::payload_retry_after_ms;
 pub(in crate::check) use contract::Contract;
 pub use contract::{Captured, Exited, LineKind, SeqPlace};
-pub use framework::identity_text;
 pub(in crate::check) use framework::typed;
+pub use framework::{identity, identity_text};
 pub(in crate::check) use ndjson::opens;
 pub use okf::MAX_ERROR_BYTES as OKF_MAX_ERROR_BYTES;
 

@@ -38,8 +38,8 @@ use super::codes::{category_of, category_of_code, code_of, message_of};
 use super::own::OwnRun;
 use super::shapes::{COPIED, check_conforms, conforms, copied, names_unique, plain};
 use super::splice::{Spliced, reenvelope, rewritten, wrapped};
+use crate::check::Protocol;
 use crate::check::payload_retry_after_ms;
-use crate::check::{Identity, Protocol};
 use crate::json::{Event, Kind, Value};
 use crate::output::discover::REPORT_TYPES;
 
@@ -111,20 +111,9 @@ fn aoi<'a>(ev: &Event<'a>, up: &Upstream<'_>, own: &mut OwnRun, line: &mut Splic
         // Its identity is the summary's `upstream`; its tool, the origin
         // of what it forwards.
         "aoi:meta" => {
-            let text = |k: &str| {
-                ev.get(k)
-                    .and_then(|v| v.as_str())
-                    .map(|t| crate::check::identity_text(&t))
-            };
-            own.tool = text("tool");
-            own.upstream = Some(Identity {
-                tool: text("tool"),
-                tool_version: text("tool_version"),
-                aoi_version: text("aoi_version"),
-                schema_name: text("schema_name"),
-                schema_version: text("schema_version"),
-                command: text("command"),
-            });
+            let identity = crate::check::identity(ev);
+            own.tool = identity.tool.clone();
+            own.upstream = Some(identity);
             Became::Dropped
         }
         // Its outcome is the summary's to say; its `partial`, kept.

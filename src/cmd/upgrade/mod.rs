@@ -278,7 +278,7 @@ impl Upgrader {
     /// The command could not start (`exit`, 126 or 127, `why`): the
     /// run begun for it ends failed on aoitap's own error.
     pub fn not_started(&mut self, out: &mut dyn Write, exit: Exit, why: &str) -> io::Result<()> {
-        let (category, code) = own_failure(exit);
+        let (category, code) = crate::output::jsonl::failure_of(exit);
         let own = match self.single.take() {
             Some((own, _)) => {
                 self.single = Some((OwnRun::new(), Weighed::default()));
@@ -360,23 +360,10 @@ fn written(
 /// could not start (docs/contract.md §22: stdout is a whole stream
 /// whatever happens): aoitap's meta, its error, its failed summary.
 pub fn refused(out: &mut dyn Write, exit: Exit, message: &str) -> io::Result<()> {
-    let (category, code) = own_failure(exit);
+    let (category, code) = crate::output::jsonl::failure_of(exit);
     let outcome = Outcome::failed(category, code, message.to_string());
     OwnRun::new().end(out, "upgrade", &outcome)?;
     out.flush()
-}
-
-/// The category and code of aoitap's own error for a command that ended
-/// with `exit` before reading anything (spec §9.4's categories).
-fn own_failure(exit: Exit) -> (&'static str, &'static str) {
-    match exit {
-        Exit::Usage => ("usage", "USAGE"),
-        Exit::NoInput => ("not_found", "INPUT_NOT_FOUND"),
-        Exit::CommandNotFound => ("not_found", "COMMAND_NOT_FOUND"),
-        Exit::CannotExecute => ("usage", "COMMAND_NOT_EXECUTABLE"),
-        Exit::CantCreate => ("conflict", "OUTPUT_FAILED"),
-        _ => ("io", "IO_FAILED"),
-    }
 }
 
 /// `aoitap upgrade`: the stream engine's consumer.
