@@ -668,12 +668,7 @@ fn a_usage_error_or_a_command_that_cannot_start_still_gives_a_whole_stream() {
 
 #[test]
 fn a_cancelled_upgrade_names_the_upstream_it_read() {
-    let head: String = std::fs::read_to_string(fixture("streams/ok-complete.jsonl"))
-        .unwrap()
-        .lines()
-        .take(3)
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let head = sample_head(3);
     let (code, out) = run_upgrade(
         &["--timeout", "1s"],
         &format!("printf '%s' '{head}'; sleep 30"),
@@ -712,12 +707,7 @@ fn a_hangup_still_ends_the_upgraded_stream() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let head: String = std::fs::read_to_string(fixture("streams/ok-complete.jsonl"))
-        .unwrap()
-        .lines()
-        .take(2)
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let head = sample_head(2);
     use std::io::Write;
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(head.as_bytes()).unwrap();
@@ -734,4 +724,14 @@ fn a_hangup_still_ends_the_upgraded_stream() {
         serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
     assert_eq!(summary["reason"], "cancelled", "{summary}");
     assert_eq!(summary["upstream"]["tool"], "outline", "{summary}");
+}
+
+/// The first `n` lines of the sample stream (its meta, then events).
+fn sample_head(n: usize) -> String {
+    std::fs::read_to_string(fixture("streams/ok-complete.jsonl"))
+        .unwrap()
+        .lines()
+        .take(n)
+        .map(|l| format!("{l}\n"))
+        .collect()
 }
