@@ -33,6 +33,11 @@ pub(super) fn glob_of(p: &Path) -> Option<Glob> {
 }
 
 impl Glob {
+    /// Whether a file named `name` in any directory would match.
+    pub(super) fn matches_name(&self, name: &std::ffi::OsStr) -> bool {
+        glob_match(&self.pattern, name.as_encoded_bytes())
+    }
+
     /// The regular files that match now, sorted.
     pub(super) fn matches(&self) -> Vec<PathBuf> {
         let Ok(entries) = fs::read_dir(&self.dir) else {

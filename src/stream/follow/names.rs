@@ -51,14 +51,6 @@ pub(super) struct Name<'o> {
 pub(super) struct Open {
     pub cutter: Cutter<Upto>,
     pub id: FileId,
-    /// The file's first bytes as read: a copytruncate followed by more
-    /// bytes than were read before the next look leaves the file longer,
-    /// not shorter, and only its start tells it was written anew.
-    pub head: Vec<u8>,
-    /// The bytes just before where reading had got to at the last look,
-    /// and where they end: lines that start alike (a long run id first)
-    /// leave the head as it was, but rarely these.
-    pub mark: (u64, Vec<u8>),
 }
 
 /// A file a name read and let go: which, how far, and its first bytes (a
@@ -79,57 +71,116 @@ pub(super) struct Released {
 pub(super) struct Upto {
     pub file: File,
     pub end: Option<u64>,
+    /// What was read of the file, learnt as it is read.
+    pub seen: Seen,
+}
+
+/// The bytes a file held where it was read, up to `HEAD` of each: its
+/// first bytes (a copytruncate followed by more bytes than were read
+/// before the next look leaves the file longer, not shorter, and only its
+/// start tells it was written anew), and those just before where reading
+/// has got to, with where they end (lines that start alike, a long run id
+/// first, leave the head as it was, but rarely these). Both are taken from
+/// the bytes as they are read, never read again for it: the file may be
+/// written anew between a read and a later look, and what is there then
+/// is not what was read.
+#[derive(Default)]
+pub(super) struct Seen {
+    pub head: Vec<u8>,
+    pub mark: (u64, Vec<u8>),
+}
+
+impl Seen {
+    /// Learn `got`, read from `at`.
+    fn learn(&mut self, at: u64, got: &[u8]) {
+        if self.head.len() as u64 == at && self.head.len() < HEAD {
+            let more = (HEAD - self.head.len()).min(got.len());
+            self.head.extend_from_slice(&got[..more]);
+        }
+        let (end, mark) = &mut self.mark;
+        if *end != at {
+            mark.clear();
+        }
+        let keep = HEAD.saturating_sub(got.len()).min(mark.len());
+        mark.drain(..mark.len() - keep);
+        mark.extend_from_slice(&got[got.len().saturating_sub(HEAD)..]);
+        *end = at + got.len() as u64;
+    }
+
+    /// Whether `file` no longer holds these bytes where they were read
+    /// (then it was cut and written again since).
+    fn rewritten(&self, file: &File) -> bool {
+        let now = bytes_at(file, 0, self.head.len());
+        let known = now.len();
+        if now[..] != self.head[..known] {
+            return true;
+        }
+        !self.still_before(file, self.mark.0)
+    }
+
+    /// Whether `file` still holds, just before `at`, the bytes read there
+    /// (when they are known).
+    fn still_before(&self, file: &File, at: u64) -> bool {
+        let (end, ref was) = self.mark;
+        end != at || was.is_empty() || bytes_at(file, end - was.len() as u64, was.len()) == *was
+    }
+}
+
+impl Upto {
+    pub(super) fn new(file: File) -> Upto {
+        Upto {
+            file,
+            end: None,
+            seen: Seen::default(),
+        }
+    }
 }
 
 impl io::Read for Upto {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let Some(end) = self.end else {
-            return self.file.read(buf);
+        let at = self.file.stream_position()?;
+        let room = match self.end {
+            Some(end) => end.saturating_sub(at).min(buf.len() as u64) as usize,
+            None => buf.len(),
         };
-        let room = end.saturating_sub(self.file.stream_position()?);
-        let room = room.min(buf.len() as u64) as usize;
         if room == 0 {
             return Ok(0);
         }
-        self.file.read(&mut buf[..room])
+        let got = self.file.read(&mut buf[..room])?;
+        // Cut and written anew between the last look and this read: what
+        // was read is the new file's, from the wrong place. Not taken; the
+        // next look finds the cut and reads from the start.
+        if got > 0 && !self.seen.still_before(&self.file, at) {
+            self.file.seek(SeekFrom::Start(at))?;
+            return Ok(0);
+        }
+        self.seen.learn(at, &buf[..got]);
+        Ok(got)
     }
 }
 
 impl Open {
     pub(super) fn new(file: File, id: FileId, max_line: usize) -> Open {
         Open {
-            cutter: Cutter::holding_tail(Upto { file, end: None }, max_line),
+            cutter: Cutter::holding_tail(Upto::new(file), max_line),
             id,
-            head: vec![],
-            mark: (0, vec![]),
         }
     }
 
-    /// Whether the file no longer holds the bytes it held where it was
-    /// read, at its start or just before where reading had got to (then it
-    /// was cut and written again since the last look); both are learnt as
-    /// the file is read, up to `HEAD` bytes each.
-    pub(super) fn rewritten(&mut self) -> bool {
-        let file = &mut self.cutter.reader().file;
-        let read_to = file.stream_position().unwrap_or(0);
-        let now = bytes_at(file, 0, (read_to as usize).min(HEAD));
-        let known = self.head.len().min(now.len());
-        if now[..known] != self.head[..known] {
-            return true;
-        }
-        if now.len() > self.head.len() {
-            self.head = now;
-        }
-        let (at, ref was) = self.mark;
-        let from = at - was.len() as u64;
-        if !was.is_empty() && bytes_at(file, from, was.len()) != *was {
-            return true;
-        }
-        if read_to != at {
-            let from = read_to.saturating_sub(HEAD as u64);
-            self.mark = (read_to, bytes_at(file, from, (read_to - from) as usize));
-        }
-        false
+    /// Whether the file was cut since it was read (copytruncate): it is
+    /// shorter than what was read, or no longer holds the bytes it held
+    /// where it was read, at its start or just before where reading had
+    /// got to (cut and written longer since).
+    pub(super) fn cut(&mut self) -> bool {
+        let upto = self.cutter.reader();
+        let read_to = upto.file.stream_position().unwrap_or(0);
+        let len = upto.file.metadata().map_or(read_to, |m| m.len());
+        len < read_to || upto.seen.rewritten(&upto.file)
+    }
+
+    /// The file's first bytes as read.
+    pub(super) fn head(&self) -> &[u8] {
+        &self.cutter.get_ref().seen.head
     }
 }
 
@@ -251,8 +302,10 @@ impl Name<'_> {
     /// that was given its inode number, read from its start.
     pub(super) fn skip_to(&mut self, read: &Released) {
         let Some(open) = &mut self.open else { return };
-        let file = &mut open.cutter.reader().file;
-        if starts_with(file, &read.head) && file.seek(SeekFrom::Start(read.pos)).is_ok() {
+        let upto = open.cutter.reader();
+        if starts_with(&upto.file, &read.head) && upto.file.seek(SeekFrom::Start(read.pos)).is_ok()
+        {
+            upto.seen.head = read.head.clone();
             self.pos = read.pos;
             self.silent_until = 0;
         }
@@ -290,7 +343,7 @@ pub(super) fn saved(names: &[Name<'_>]) -> Vec<Saved> {
                     label: n.label.clone(),
                     id: o.id,
                     offset,
-                    head: o.head.clone(),
+                    head: o.head().to_vec(),
                     mark,
                 }
             })
@@ -326,7 +379,7 @@ mod tests {
         let mut open = opened(&path);
         let mut lines = Lines::default();
         assert_eq!(look(&mut open, &mut lines), 2);
-        assert!(!open.rewritten());
+        assert!(!open.cut());
         // Appended to: the same file, read on.
         fs::OpenOptions::new()
             .append(true)
@@ -334,9 +387,9 @@ mod tests {
             .unwrap()
             .write_all(b"{\"e\":2}\n")
             .unwrap();
-        assert!(!open.rewritten());
+        assert!(!open.cut());
         assert_eq!(look(&mut open, &mut lines), 1);
-        assert!(!open.rewritten());
+        assert!(!open.cut());
         // copytruncate, then a new stream longer than what was read: the
         // length alone cannot tell, the bytes can.
         let f = fs::OpenOptions::new().write(true).open(&path).unwrap();
@@ -347,7 +400,31 @@ mod tests {
             0,
         )
         .unwrap();
-        assert!(open.rewritten());
+        assert!(open.cut());
+    }
+
+    #[test]
+    fn a_file_written_anew_after_it_was_read_is_told_by_the_bytes_read() {
+        // The first HEAD bytes are alike; the file is cut and written
+        // longer before any second look: only bytes kept as they were read
+        // (not read again at the next look) can tell.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent.log");
+        let id = "S-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+        let first = format!("{{\"run\":\"{id}-1\",\"n\":1}}\n");
+        fs::write(&path, &first).unwrap();
+        let mut open = opened(&path);
+        let mut lines = Lines::default();
+        assert_eq!(look(&mut open, &mut lines), 1);
+        let f = fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.set_len(0).unwrap();
+        use std::os::unix::fs::FileExt;
+        let again = format!("{{\"run\":\"{id}-2\",\"n\":1}}\n").repeat(3);
+        f.write_all_at(again.as_bytes(), 0).unwrap();
+        // Read on from where reading got to, the new bytes there are not
+        // taken for the old file's.
+        assert_eq!(look(&mut open, &mut lines), 0);
+        assert!(open.cut());
     }
 
     #[test]
@@ -355,10 +432,8 @@ mod tests {
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(b"abcdefgh").unwrap();
         f.rewind().unwrap();
-        let mut upto = Upto {
-            file: f,
-            end: Some(5),
-        };
+        let mut upto = Upto::new(f);
+        upto.end = Some(5);
         let mut out = String::new();
         io::Read::read_to_string(&mut upto, &mut out).unwrap();
         assert_eq!(out, "abcde");

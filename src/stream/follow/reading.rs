@@ -227,10 +227,7 @@ impl Reading<'_, '_> {
         let Some(open) = n.open.as_mut() else {
             return Ok(false);
         };
-        let file = &mut open.cutter.reader().file;
-        let read_to = file.stream_position().unwrap_or(0);
-        let len = file.metadata().map_or(read_to, |m| m.len());
-        if !(len < read_to || open.rewritten()) {
+        if !open.cut() {
             return Ok(false);
         }
         open.cutter.end_tail();
@@ -244,9 +241,7 @@ impl Reading<'_, '_> {
             return Ok(true);
         }
         let file = file.try_clone().map_err(Halt::writing)?;
-        open.cutter.restart(Upto { file, end: None });
-        open.head.clear();
-        open.mark = (0, vec![]);
+        open.cutter.restart(Upto::new(file));
         n.pos = 0;
         n.silent_until = 0;
         Ok(true)
@@ -310,7 +305,7 @@ impl Reading<'_, '_> {
             n.read_before.push(Released {
                 id: o.id,
                 pos: n.pos,
-                head: o.head.clone(),
+                head: o.head().to_vec(),
             });
         }
         (n.pos, n.silent_until) = kept;
