@@ -16,6 +16,13 @@
 //!
 //! A plan also says which of the event's top-level keys it reads: when
 //! the event is needed only through them, only they are made values.
+//!
+//! The string builtins most filters end in (`ascii_downcase`,
+//! `ascii_upcase`, `length`, `tostring`, `test("RE")`, `split("SEP")`)
+//! are planned on a string input, made as jaq-std makes them (its own
+//! division splits; `test`'s regex is built with the same crate and flags
+//! as jaq-std builds it, but once, not once an event); any other input is
+//! given back to jaq (docs/contract.md §23).
 
 use jaq_core::ValT;
 use jaq_core::load::lex::StrPart;
@@ -42,6 +49,19 @@ pub enum Plan {
     Logic(Box<Plan>, bool, Box<Plan>),
     Not,
     Empty,
+    /// A builtin on a string.
+    Str(StrFn),
+}
+
+/// A string builtin a plan runs (on a string input only).
+#[derive(Debug)]
+pub enum StrFn {
+    AsciiDowncase,
+    AsciiUpcase,
+    Length,
+    ToString,
+    Test(regex_bites::bytes::Regex),
+    Split(Val),
 }
 
 /// The plan gave the event back: jaq runs the program on it.
@@ -73,6 +93,8 @@ impl Plan {
                 true
             }
             Plan::Id | Plan::Lit(_) | Plan::Not | Plan::Empty => true,
+            // It reads its input whole: never the event's keys alone.
+            Plan::Str(_) => !root,
             Plan::Pipe(l, r) => l.reads(root, keys) && r.reads(root && l.gives_input(), keys),
             Plan::Comma(l, r) | Plan::Logic(l, _, r) => l.reads(root, keys) && r.reads(root, keys),
             // Truth: an object is true however few of its keys it has.
@@ -93,7 +115,12 @@ impl Plan {
             Plan::Keys(k) => k.is_empty(),
             Plan::Pipe(l, r) => l.gives_input() && r.gives_input(),
             Plan::Comma(l, r) => l.gives_input() || r.gives_input(),
-            Plan::Lit(_) | Plan::Cmp(..) | Plan::Logic(..) | Plan::Not | Plan::Empty => false,
+            Plan::Lit(_)
+            | Plan::Cmp(..)
+            | Plan::Logic(..)
+            | Plan::Not
+            | Plan::Empty
+            | Plan::Str(_) => false,
         }
     }
 
@@ -142,8 +169,65 @@ impl Plan {
             }),
             Plan::Not => out(Val::from(!input.as_bool())),
             Plan::Empty => Ok(()),
+            Plan::Str(f) => out(f.run(input)?),
         }
     }
+}
+
+impl StrFn {
+    /// What jaq-std gives of `input`, a string; any other input is jaq's
+    /// (an error, or a value of another kind: `length` of a number).
+    fn run(&self, input: &Val) -> Result<Val, GiveUp> {
+        let Val::TStr(bytes) = input else {
+            return Err(GiveUp);
+        };
+        Ok(match self {
+            // jaq-std: `map_utf8_str(to_ascii_lowercase)`.
+            StrFn::AsciiDowncase => Val::utf8_str(bytes.to_ascii_lowercase()),
+            StrFn::AsciiUpcase => Val::utf8_str(bytes.to_ascii_uppercase()),
+            // jaq-json: the characters of the string (an event's strings
+            // are UTF-8; what is not is jaq's to count).
+            StrFn::Length => {
+                let text = std::str::from_utf8(bytes).map_err(|_| GiveUp)?;
+                Val::from(text.chars().count())
+            }
+            // The prelude's `"\(.)"`: a string is itself.
+            StrFn::ToString => input.clone(),
+            // jaq-std: `matches(re; "") | any`, true when there is one.
+            StrFn::Test(re) => Val::Bool(re.is_match(bytes)),
+            // jaq-std: `. / $sep`, jaq-json's own division.
+            StrFn::Split(sep) => (input.clone() / sep.clone()).map_err(|_| GiveUp)?,
+        })
+    }
+}
+
+/// `test`'s regex, built as jaq-std builds it (`regex::Flags::regex`):
+/// `None` for flags a plan leaves to jaq (`n`, which drops empty matches,
+/// or one jaq refuses) or a pattern that does not compile (jaq says why,
+/// event by event).
+fn regex(re: &str, flags: &str) -> Option<regex_bites::bytes::Regex> {
+    let mut b = regex_bites::bytes::RegexBuilder::new(re);
+    let (mut i, mut m, mut s, mut l, mut x) = (false, false, false, false, false);
+    for f in flags.chars() {
+        match f {
+            // Global: every match, and one is enough to `test`.
+            'g' => {}
+            'i' => i = true,
+            'm' => m = true,
+            's' => s = true,
+            'l' => l = true,
+            'x' => x = true,
+            'p' => (m, s) = (true, true),
+            _ => return None,
+        }
+    }
+    b.case_insensitive(i)
+        .multi_line(m)
+        .dot_matches_new_line(s)
+        .swap_greed(l)
+        .ignore_whitespace(x)
+        .build()
+        .ok()
 }
 
 /// The one output of `p`: a comparison of many values is jaq's to make
@@ -179,6 +263,33 @@ fn plan(t: &Term<&str>, vars: &[(String, Val)]) -> Option<Plan> {
         Term::Call("not", args) if args.is_empty() => Plan::Not,
         Term::Call("empty", args) if args.is_empty() => Plan::Empty,
         Term::Call("select", args) if args.len() == 1 => Plan::Select(sub(&args[0])?),
+        Term::Call(name, args) if args.is_empty() => Plan::Str(match *name {
+            "ascii_downcase" => StrFn::AsciiDowncase,
+            "ascii_upcase" => StrFn::AsciiUpcase,
+            "length" => StrFn::Length,
+            "tostring" => StrFn::ToString,
+            _ => return None,
+        }),
+        Term::Call(name @ ("test" | "split"), args) if !args.is_empty() && args.len() <= 2 => {
+            let text = |t: &Term<&str>| match t {
+                Term::Str(None, parts) => literal(parts),
+                Term::Var(name) => match &vars.iter().find(|(n, _)| n == name)?.1 {
+                    Val::TStr(b) => String::from_utf8(b.to_vec()).ok(),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let first = text(&args[0])?;
+            Plan::Str(match (*name, args.get(1)) {
+                ("test", flags) => {
+                    let flags = flags.map_or(Some(String::new()), text)?;
+                    StrFn::Test(regex(&first, &flags)?)
+                }
+                // `split/2` splits by a regex: jaq's.
+                ("split", None) => StrFn::Split(Val::from(first)),
+                _ => return None,
+            })
+        }
         Term::Path(of, path) => {
             let mut keys = vec![];
             for (part, opt) in &path.0 {
@@ -244,7 +355,9 @@ mod tests {
             ".a?",
             ".[]",
             "def f: .; f",
-            ".a | length",
+            ".a | splits(\"x\")",
+            "test(\"(\")",
+            "test(\"a\"; \"n\")",
             "\"\\(.a)\"",
             "$__loc__",
             ". as $x | $x",
