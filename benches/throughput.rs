@@ -53,7 +53,7 @@ impl Sink for Count {
         self.0 += 1;
         Ok(())
     }
-    fn run(&mut self, _: &RunVerdict) -> io::Result<()> {
+    fn run(&mut self, _: RunVerdict) -> io::Result<()> {
         Ok(())
     }
 }

@@ -3,6 +3,8 @@
 //! it uses nothing of aoitap's (docs/contract.md §8: messages are single-line,
 //! escaped, and quote at most 80 bytes of any input value).
 
+use std::borrow::Cow;
+
 /// `1.25 s`, `350 ms`.
 pub fn seconds(ms: u64) -> String {
     if ms < 1000 {
@@ -36,7 +38,7 @@ pub fn quote(s: &str) -> String {
 /// As `quote`, for a raw JSON value (a number, a literal, a container).
 pub fn quote_raw(raw: &[u8]) -> String {
     let text = String::from_utf8_lossy(&raw[..raw.len().min(QUOTE_BYTES)]);
-    let mut q = clean(&text);
+    let mut q = clean(&text).into_owned();
     if raw.len() > QUOTE_BYTES {
         q.push_str(&format!("… ({} bytes)", raw.len()));
     }
@@ -47,7 +49,7 @@ pub fn quote_raw(raw: &[u8]) -> String {
 /// message from anywhere (a file name, an OS error) is written.
 pub fn one_line(s: &str) -> String {
     let head = prefix(s, MESSAGE_BYTES);
-    let mut t = clean(head);
+    let mut t = clean(head).into_owned();
     if head.len() < s.len() {
         t.push('…');
     }
@@ -71,25 +73,30 @@ const MESSAGE_BYTES: usize = 512;
 
 /// Text from the input, made safe for a terminal: control characters
 /// (an ESC from a hostile stream) are shown escaped, never interpreted.
-pub fn clean(s: &str) -> String {
+/// Text with nothing to escape is given back as it is: a report of ten
+/// thousand runs cleans every identity and message it shows
+/// (docs/contract.md §23).
+pub fn clean(s: &str) -> Cow<'_, str> {
     // Controls, and the characters that reorder or break a terminal line
     // without being controls: bidi overrides and isolates, U+2028/2029.
     let hidden = |c: char| {
         c.is_control()
             || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}')
     };
-    if !s.chars().any(hidden) {
-        return s.to_string();
+    // Printable ASCII holds none of them: most text is told by its bytes.
+    let printable = s.bytes().all(|b| (b' '..=b'~').contains(&b));
+    if printable || !s.chars().any(hidden) {
+        return Cow::Borrowed(s);
     }
-    s.chars()
-        .map(|c| {
-            if hidden(c) {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    let mut t = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if hidden(c) {
+            t.extend(c.escape_default());
+        } else {
+            t.push(c);
+        }
+    }
+    Cow::Owned(t)
 }
 
 #[cfg(test)]

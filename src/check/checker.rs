@@ -659,7 +659,7 @@ impl<'c> Checker<'c> {
             };
         }
         let end = contract.end(&run, cfg);
-        out.sink.run(&judge(cfg, run, protocol, end))
+        out.sink.run(judge(cfg, run, protocol, end))
     }
 }
 

@@ -31,7 +31,9 @@ pub use crate::input::line_check::SchemaPlace;
 /// Where findings and verdicts go.
 pub trait Sink {
     fn finding(&mut self, f: &Finding) -> io::Result<()>;
-    fn run(&mut self, r: &RunVerdict) -> io::Result<()>;
+    /// A run judged, given whole: a sink that keeps it keeps it without
+    /// a copy (ten thousand runs, docs/contract.md §23).
+    fn run(&mut self, r: RunVerdict) -> io::Result<()>;
 }
 
 /// A sink that keeps nothing: lines judged only for the state they leave
@@ -43,7 +45,7 @@ impl Sink for Discard {
         Ok(())
     }
 
-    fn run(&mut self, _: &RunVerdict) -> io::Result<()> {
+    fn run(&mut self, _: RunVerdict) -> io::Result<()> {
         Ok(())
     }
 }
@@ -192,8 +194,8 @@ pub(in crate::check) mod tests {
             self.findings.push(f.clone());
             Ok(())
         }
-        fn run(&mut self, r: &RunVerdict) -> io::Result<()> {
-            self.runs.push(r.clone());
+        fn run(&mut self, r: RunVerdict) -> io::Result<()> {
+            self.runs.push(r);
             Ok(())
         }
     }

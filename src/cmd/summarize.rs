@@ -37,6 +37,7 @@ pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
         width: summary::terminal_width(),
         room: MAX_KEPT,
         names: Names::default(),
+        ended: vec![],
     };
     stream::run(&opts.stream, "summarize", ReportTo::Stdout, &mut consumer)
 }
@@ -77,6 +78,9 @@ struct Summarize<'o> {
     /// Names that may still be kept (`MAX_KEPT` less those held).
     room: usize,
     names: Names,
+    /// Runs a line ended, as the checker gave them: kept empty between
+    /// lines.
+    ended: Vec<RunVerdict>,
 }
 
 /// Type names are counted by at most this many bytes (longer ones by
@@ -387,10 +391,13 @@ impl Consumer for Summarize<'_> {
         line: &Line<'_>,
         report: &mut Report,
     ) -> Result<LineKind> {
-        let mut held = Holder::counting(report);
+        let mut held = Holder::counting(report, std::mem::take(&mut self.ended));
         let decided = check.judge(line, &mut held)?;
         let seen = decided.kind;
-        let Holder { tally, runs: done } = held;
+        let Holder {
+            tally,
+            runs: mut done,
+        } = held;
         let report = tally.expect("given above");
         let number = decided.line;
         let st = self.stats.of(&decided, Stats::default);
@@ -413,14 +420,15 @@ impl Consumer for Summarize<'_> {
                 &mut self.names,
             );
         }
-        for r in done {
+        for r in done.drain(..) {
             self.emit(&r, report)?;
         }
+        self.ended = done;
         Ok(seen)
     }
 
     fn end_input(&mut self, check: Checker, report: &mut Report) -> Result<()> {
-        let mut held = Holder::counting(report);
+        let mut held = Holder::counting(report, vec![]);
         check.finish(&mut held)?;
         let Holder { tally, runs: done } = held;
         let report = tally.expect("given above");

@@ -168,7 +168,7 @@ pub fn finding(file: &str, f: &Finding, color: bool) -> String {
     let place = if f.line > 0 {
         format!("{}:{}", clean(file), f.line)
     } else {
-        clean(file)
+        clean(file).into_owned()
     };
     let run = f
         .run
@@ -246,22 +246,51 @@ pub fn summary_block(
     use std::fmt::Write as _;
     let room = |room: usize| width.map(|w| (room + w).saturating_sub(80).max(20));
     let (word, code) = verdict(r.verdict);
-    let place = format!("{} ({}:{})", run_name(r), clean(file), r.first_line);
+    // Made by hand, not by `format!`: this is the work each run's block
+    // costs, ten thousand times over (docs/contract.md §23).
+    let mut v = String::with_capacity(128);
+    match &r.run {
+        Some(id) => {
+            v.push_str("run ");
+            v.push_str(&clean(id));
+        }
+        None => {
+            v.push_str("run from line ");
+            push_number(&mut v, r.first_line);
+        }
+    }
+    v.push_str(" (");
+    v.push_str(&clean(file));
+    v.push(':');
+    push_number(&mut v, r.first_line);
+    v.push(')');
     let mut out = String::with_capacity(512);
-    push_fitted(&mut out, &place, room(62));
-    let _ = writeln!(out, "  {}", style::paint(color, code, word));
+    push_fitted(&mut out, &v, room(62));
+    out.push_str("  ");
+    if color {
+        out.push_str(&style::paint(color, code, word));
+    } else {
+        out.push_str(word);
+    }
+    out.push('\n');
     // Each row's value is made in `v`, then shown: every value may come
     // from the input, so no control byte reaches the terminal
     // (docs/contract.md §8).
-    let mut v = String::with_capacity(128);
     let row = |out: &mut String, label: &str, v: &str| {
         if !v.is_empty() {
-            let _ = write!(out, "  {label:<10} ");
+            // `{label:<10}`, without the formatter: labels are ASCII.
+            out.push_str("  ");
+            out.push_str(label);
+            out.extend(std::iter::repeat_n(
+                ' ',
+                11usize.saturating_sub(label.len()).max(1),
+            ));
             push_fitted(out, &clean(v), room(66));
             out.push('\n');
         }
     };
-    let id = r.identity.clone().unwrap_or_default();
+    let none = Default::default();
+    let id: &crate::check::Identity = r.identity.as_ref().unwrap_or(&none);
     let joined = |v: &mut String, parts: &[Option<&str>]| {
         v.clear();
         for p in parts.iter().flatten() {
@@ -280,21 +309,27 @@ pub fn summary_block(
         ],
     );
     row(&mut out, "tool", &v);
-    let aoi = id.aoi_version.as_ref().map(|v| format!("(aoi {v})"));
     joined(
         &mut v,
-        &[
-            id.schema_name.as_deref(),
-            id.schema_version.as_deref(),
-            aoi.as_deref(),
-        ],
+        &[id.schema_name.as_deref(), id.schema_version.as_deref()],
     );
+    if let Some(aoi) = &id.aoi_version {
+        if !v.is_empty() {
+            v.push(' ');
+        }
+        v.push_str("(aoi ");
+        v.push_str(aoi);
+        v.push(')');
+    }
     row(&mut out, "schema", &v);
     if r.protocol != Protocol::Aoi {
         row(&mut out, "protocol", r.protocol.name());
     }
     v.clear();
-    let _ = write!(v, "{} ({}), ", st.lines, bytes_text(st.bytes));
+    push_number(&mut v, st.lines);
+    v.push_str(" (");
+    push_bytes(&mut v, st.bytes);
+    v.push_str("), ");
     if !r.uses_seq {
         v.push_str("no seq: cuts in the middle cannot be seen");
     } else if r.missing == 0 && r.repeats == 0 {
@@ -310,8 +345,12 @@ pub fn summary_block(
     let list = |v: &mut String, m: &BTreeMap<String, u64>| {
         v.clear();
         for (i, (k, n)) in m.iter().enumerate() {
-            let sep = if i == 0 { "" } else { ", " };
-            let _ = write!(v, "{sep}{k} {n}");
+            if i > 0 {
+                v.push_str(", ");
+            }
+            v.push_str(k);
+            v.push(' ');
+            push_number(v, *n);
         }
     };
     list(&mut v, st.domain);
@@ -363,11 +402,46 @@ pub fn summary_block(
     out
 }
 
-fn bytes_text(n: u64) -> String {
+/// `n` in decimal.
+fn push_number(out: &mut String, n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| d as char));
+}
+
+/// `27 bytes`, `5.1 KiB`, `3.0 MiB`: a size as `{:.1}` would show it.
+fn push_bytes(out: &mut String, n: u64) {
+    use std::fmt::Write as _;
     match n {
-        0..1024 => plural(n, "byte"),
-        1024..1_048_576 => format!("{:.1} KiB", n as f64 / 1024.0),
-        _ => format!("{:.1} MiB", n as f64 / 1_048_576.0),
+        0..1024 => {
+            push_number(out, n);
+            out.push_str(if n == 1 { " byte" } else { " bytes" });
+        }
+        1024..1_048_576 => {
+            // n / 1024 to one decimal, as `{:.1}` rounds it (half to
+            // even: n / 1024 is exact in binary, so a tie is a true tie).
+            let scaled = n * 10;
+            let (mut tenths, rest) = (scaled / 1024, scaled % 1024);
+            if rest > 512 || (rest == 512 && tenths % 2 == 1) {
+                tenths += 1;
+            }
+            push_number(out, tenths / 10);
+            out.push('.');
+            push_number(out, tenths % 10);
+            out.push_str(" KiB");
+        }
+        _ => {
+            let _ = write!(out, "{:.1} MiB", n as f64 / 1_048_576.0);
+        }
     }
 }
 
@@ -522,4 +596,31 @@ fn fit_list(items: &[String]) -> String {
         out.push_str(it);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The block's numbers are made by hand: each must read as the
+    /// formatter would write it, rounding included.
+    #[test]
+    fn sizes_and_numbers_read_as_the_formatter_writes_them() {
+        let old = |n: u64| match n {
+            0..1024 => plural(n, "byte"),
+            1024..1_048_576 => format!("{:.1} KiB", n as f64 / 1024.0),
+            _ => format!("{:.1} MiB", n as f64 / 1_048_576.0),
+        };
+        let sizes = (0..1_050_000).chain([u64::MAX, 5 << 40, 1_572_864]);
+        for n in sizes {
+            let mut s = String::new();
+            push_bytes(&mut s, n);
+            assert_eq!(s, old(n), "{n} bytes");
+        }
+        for n in [0, 1, 9, 10, 99, 1000, 4_294_967_296, u64::MAX] {
+            let mut s = String::new();
+            push_number(&mut s, n);
+            assert_eq!(s, n.to_string());
+        }
+    }
 }

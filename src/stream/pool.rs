@@ -169,7 +169,7 @@ fn say(
             match said {
                 Said::Input(k) => report.out.file = opts.inputs[k].label(),
                 Said::Finding(f) => report.finding(&f).map_err(Halt::judging)?,
-                Said::Run(r) => report.run(&r).map_err(Halt::judging)?,
+                Said::Run(r) => report.run(*r).map_err(Halt::judging)?,
                 Said::Judged(n) => {
                     if let Some(p) = progress {
                         p.add(n);
@@ -312,7 +312,7 @@ impl Sink for Teller {
         self.tell(Said::Finding(f.clone()))
     }
 
-    fn run(&mut self, r: &RunVerdict) -> io::Result<()> {
-        self.tell(Said::Run(Box::new(r.clone())))
+    fn run(&mut self, r: RunVerdict) -> io::Result<()> {
+        self.tell(Said::Run(Box::new(r)))
     }
 }

@@ -34,8 +34,8 @@ impl Sink for Report {
         self.out.finding(f)
     }
 
-    fn run(&mut self, r: &RunVerdict) -> io::Result<()> {
-        self.run_at(r, None)
+    fn run(&mut self, r: RunVerdict) -> io::Result<()> {
+        self.run_at(&r, None)
     }
 }
 
@@ -195,11 +195,14 @@ pub struct Holder<'a> {
 }
 
 impl Holder<'_> {
-    /// Findings counted into `report`'s tally, verdicts held.
-    pub fn counting(report: &mut Report) -> Holder<'_> {
+    /// Findings counted into `report`'s tally, verdicts held in `runs`
+    /// (empty: a buffer kept from the line before, so a run ending costs
+    /// no allocation of its own).
+    pub fn counting(report: &mut Report, runs: Vec<RunVerdict>) -> Holder<'_> {
+        debug_assert!(runs.is_empty());
         Holder {
             tally: Some(report),
-            runs: vec![],
+            runs,
         }
     }
 }
@@ -212,8 +215,8 @@ impl Sink for Holder<'_> {
         Ok(())
     }
 
-    fn run(&mut self, r: &RunVerdict) -> io::Result<()> {
-        self.runs.push(r.clone());
+    fn run(&mut self, r: RunVerdict) -> io::Result<()> {
+        self.runs.push(r);
         Ok(())
     }
 }

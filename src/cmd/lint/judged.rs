@@ -292,8 +292,8 @@ impl Sink for Counted {
         Ok(())
     }
 
-    fn run(&mut self, r: &RunVerdict) -> io::Result<()> {
-        self.tally.run(r);
+    fn run(&mut self, r: RunVerdict) -> io::Result<()> {
+        self.tally.run(&r);
         Ok(())
     }
 }

@@ -50,6 +50,7 @@ pub fn run(opts: &ReconcileOptions) -> Result<Exit> {
         runs: PerRun::default(),
         wrong: false,
         against,
+        ended: vec![],
     };
     stream::run(&opts.stream, "reconcile", ReportTo::Stdout, &mut consumer)
 }
@@ -61,6 +62,9 @@ struct Reconcile {
     runs: PerRun<Recon>,
     wrong: bool,
     against: Option<Reference>,
+    /// Runs a line ended, as the checker gave them: kept empty between
+    /// lines.
+    ended: Vec<RunVerdict>,
 }
 
 impl Consumer for Reconcile {
@@ -73,10 +77,10 @@ impl Consumer for Reconcile {
         // The checker attributes each line and its findings count toward
         // the exit status; its verdicts are held, for reconcile reports
         // each run its own way once the line is accounted for.
-        let mut held = Holder::counting(report);
+        let mut held = Holder::counting(report, std::mem::take(&mut self.ended));
         let decided = check.judge(line, &mut held)?;
         let seen = decided.kind;
-        let closed = held.runs;
+        let mut closed = held.runs;
         let number = decided.line;
         // A late line of a judged run is the checker's finding; it opens
         // no run of reconcile's own.
@@ -91,15 +95,16 @@ impl Consumer for Reconcile {
                 None => self.text(bytes, number),
             }
         }
-        for r in closed {
+        for r in closed.drain(..) {
             report.tally.run(&r);
             self.close(&RunKey::of_report(&r), Some(&r), report)?;
         }
+        self.ended = closed;
         Ok(seen)
     }
 
     fn end_input(&mut self, check: Checker, report: &mut Report) -> Result<()> {
-        let mut held = Holder::counting(report);
+        let mut held = Holder::counting(report, vec![]);
         check.finish(&mut held)?;
         let closed = held.runs;
         for r in closed {

@@ -53,13 +53,13 @@ impl Sink for Watch<'_> {
         self.report.finding(f)
     }
 
-    fn run(&mut self, r: &RunVerdict) -> io::Result<()> {
+    fn run(&mut self, r: RunVerdict) -> io::Result<()> {
         if r.verdict == Verdict::Retryable
             && let Some(ms) = r.cause.as_ref().and_then(|c| c.retry_after_ms)
         {
             *self.retry_after_ms = Some(self.retry_after_ms.map_or(ms, |m| m.max(ms)));
         }
-        self.relay.verdict(r);
+        self.relay.verdict(&r);
         self.report.run(r)
     }
 }

@@ -326,7 +326,8 @@ impl Sink for WithPaths<'_> {
         self.report.finding(f)
     }
 
-    fn run(&mut self, r: &RunVerdict) -> io::Result<()> {
+    fn run(&mut self, r: RunVerdict) -> io::Result<()> {
+        let r = &r;
         let key = RunKey::of_report(r);
         let name = self.files.name(&key).to_string();
         // A run whose every line was over-long (never held, so never

@@ -389,8 +389,8 @@ impl Sink for Both<'_, '_> {
         self.report.finding(f)
     }
 
-    fn run(&mut self, r: &RunVerdict) -> io::Result<()> {
-        self.held.push(r.clone());
+    fn run(&mut self, r: RunVerdict) -> io::Result<()> {
+        self.held.push(r);
         Ok(())
     }
 }
@@ -400,7 +400,7 @@ impl Upgrade {
     fn judged(&mut self, held: Vec<RunVerdict>, report: &mut Report) -> io::Result<()> {
         for r in held {
             self.up.verdict(&mut self.out, &r)?;
-            report.run(&r)?;
+            report.run(r)?;
         }
         Ok(())
     }
