@@ -175,7 +175,8 @@ pub fn finding(file: &str, f: &Finding, color: bool) -> String {
         .as_ref()
         .map(|r| format!(" (run {})", clean(r)))
         .unwrap_or_default();
-    let head = style::paint(color, paint, &format!("{word}[{}]", f.rule));
+    let head = format!("{word}[{}]", f.rule);
+    let head = style::paint(color, paint, &head);
     format!("{place}: {head}: {}{run}\n", clean(&f.message))
 }
 
@@ -227,9 +228,22 @@ pub fn verdict(v: Verdict) -> (&'static str, anstyle::Style) {
 
 /// A run by its id (escaped), else by its first line.
 pub fn run_name(r: &RunVerdict) -> String {
+    let mut name = String::new();
+    push_run_name(&mut name, r);
+    name
+}
+
+/// `run_name` into `out`.
+fn push_run_name(out: &mut String, r: &RunVerdict) {
     match &r.run {
-        Some(id) => format!("run {}", clean(id)),
-        None => format!("run from line {}", r.first_line),
+        Some(id) => {
+            out.push_str("run ");
+            out.push_str(&clean(id));
+        }
+        None => {
+            out.push_str("run from line ");
+            push_number(out, r.first_line);
+        }
     }
 }
 
@@ -249,16 +263,7 @@ pub fn summary_block(
     // Made by hand, not by `format!`: this is the work each run's block
     // costs, ten thousand times over (docs/contract.md §23).
     let mut v = String::with_capacity(128);
-    match &r.run {
-        Some(id) => {
-            v.push_str("run ");
-            v.push_str(&clean(id));
-        }
-        None => {
-            v.push_str("run from line ");
-            push_number(&mut v, r.first_line);
-        }
-    }
+    push_run_name(&mut v, r);
     v.push_str(" (");
     v.push_str(&clean(file));
     v.push(':');
@@ -267,11 +272,7 @@ pub fn summary_block(
     let mut out = String::with_capacity(512);
     push_fitted(&mut out, &v, room(62));
     out.push_str("  ");
-    if color {
-        out.push_str(&style::paint(color, code, word));
-    } else {
-        out.push_str(word);
-    }
+    out.push_str(&style::paint(color, code, word));
     out.push('\n');
     // Each row's value is made in `v`, then shown: every value may come
     // from the input, so no control byte reaches the terminal

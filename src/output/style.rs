@@ -3,6 +3,7 @@
 //! styles aoitap paints with, and when it paints at all. Machine output is
 //! never painted.
 
+use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
 
 use anstream::{AutoStream, ColorChoice};
@@ -101,11 +102,12 @@ pub fn write_as_clap(text: &Rendered, on_stderr: bool) -> io::Result<()> {
     }
 }
 
-/// `text` in `style` when `on`, else as it is.
-pub fn paint(on: bool, style: Paint, text: &str) -> String {
+/// `text` in `style` when `on`, else as it is (no copy: most reports
+/// go to a pipe).
+pub fn paint(on: bool, style: Paint, text: &str) -> Cow<'_, str> {
     if on {
-        format!("{style}{text}{style:#}")
+        Cow::Owned(format!("{style}{text}{style:#}"))
     } else {
-        text.to_string()
+        Cow::Borrowed(text)
     }
 }

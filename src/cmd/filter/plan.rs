@@ -271,12 +271,9 @@ fn plan(t: &Term<&str>, vars: &[(String, Val)]) -> Option<Plan> {
             _ => return None,
         }),
         Term::Call(name @ ("test" | "split"), args) if !args.is_empty() && args.len() <= 2 => {
-            let text = |t: &Term<&str>| match t {
-                Term::Str(None, parts) => literal(parts),
-                Term::Var(name) => match &vars.iter().find(|(n, _)| n == name)?.1 {
-                    Val::TStr(b) => String::from_utf8(b.to_vec()).ok(),
-                    _ => None,
-                },
+            // A literal string or a bound one, as the plan of it gives it.
+            let text = |t: &Term<&str>| match plan(t, vars)? {
+                Plan::Lit(Val::TStr(b)) => String::from_utf8(b.to_vec()).ok(),
                 _ => None,
             };
             let first = text(&args[0])?;
