@@ -299,3 +299,61 @@ fn counts_survive_changing_and_escaped_types() {
     // line of the first column (four of them) and all of the second.
     assert_eq!(got["A"].domain["hit"], 4 + 6, "{}", json.stdout);
 }
+
+/// A run counts at most 256 domain and 256 framework type names by name;
+/// the rest, and a type that is itself called `(other)`, count under
+/// `(other)`. Names are kept once for all runs, but each run has its own
+/// bound: one run's overflow is not another's.
+#[test]
+fn type_names_past_the_bound_count_under_other() {
+    let line = |run: &str, seq: usize, ty: &str| {
+        format!("{{\"type\":\"{ty}\",\"aoi\":{{\"seq\":{seq},\"run\":\"{run}\"}}}}\n")
+    };
+    let mut input = String::new();
+    // Run A: 300 domain names, two of them twice, "(other)" once, and
+    // 260 framework names.
+    let mut seq = 0;
+    let mut push = |input: &mut String, run: &str, ty: &str| {
+        *input += &line(run, seq, ty);
+        seq += 1;
+    };
+    for k in 0..300 {
+        push(&mut input, "A", &format!("t{k:03}"));
+    }
+    push(&mut input, "A", "t000");
+    push(&mut input, "A", "t299");
+    push(&mut input, "A", "(other)");
+    for k in 0..260 {
+        push(&mut input, "A", &format!("aoi:x{k:03}"));
+    }
+    // Run B: names A counted under (other), by name here.
+    for k in 290..300 {
+        push(&mut input, "B", &format!("t{k:03}"));
+    }
+    let json = run(&["summarize", "--output", "json"], input.as_bytes());
+    let doc: Value = serde_json::from_str(&json.stdout).unwrap();
+    let runs = doc["runs"].as_array().unwrap();
+    let a = counts_of(&runs[0]);
+    // t000..t255 by name (t000 twice); t256..t299, t299 again and
+    // "(other)" itself: 44 + 1 + 1.
+    assert_eq!(a.domain.len(), 257, "{}", json.stdout);
+    assert_eq!(a.domain["t000"], 2);
+    assert_eq!(a.domain["t255"], 1);
+    assert!(!a.domain.contains_key("t256"));
+    assert_eq!(a.domain["(other)"], 46);
+    assert_eq!(a.framework.len(), 257);
+    assert_eq!(a.framework["(other)"], 4);
+    assert_eq!(a.domain.values().sum::<u64>(), 303);
+    let b = counts_of(&runs[1]);
+    assert_eq!(b.domain.len(), 10, "{}", json.stdout);
+    assert!(b.domain.values().all(|&n| n == 1));
+    // The human block lists the same counts, "(other)" in its sorted place.
+    let human = run(&["summarize", "--color", "never"], input.as_bytes());
+    assert!(
+        human
+            .stdout
+            .contains("domain     (other) 46, t000 2, t001 1,"),
+        "{}",
+        human.stdout
+    );
+}

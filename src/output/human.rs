@@ -3,7 +3,6 @@
 //! tools, messages) is escaped with `clean`, so no control byte reaches a
 //! terminal and no id can forge a line (docs/contract.md §8).
 
-use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use super::printer::{At, Check, Ended, Printer, Reconciled, Summarized};
@@ -343,7 +342,7 @@ pub fn summary_block(
         }
     }
     row(&mut out, "lines", &v);
-    let list = |v: &mut String, m: &BTreeMap<String, u64>| {
+    let list = |v: &mut String, m: &[(&str, u64)]| {
         v.clear();
         for (i, (k, n)) in m.iter().enumerate() {
             if i > 0 {

@@ -2,7 +2,6 @@
 //! (`RunSummary`) the machine formats write, run by run, so that no
 //! report holds more than one run at a time (docs/contract.md §13).
 
-use std::collections::BTreeMap;
 use std::io::{self, IsTerminal};
 
 use serde::Serialize;
@@ -13,8 +12,9 @@ use crate::check::{Identity, RunVerdict};
 pub struct Counted<'a> {
     pub lines: u64,
     pub bytes: u64,
-    pub domain: &'a BTreeMap<String, u64>,
-    pub framework: &'a BTreeMap<String, u64>,
+    /// Counts by type name, sorted by name.
+    pub domain: &'a [(&'a str, u64)],
+    pub framework: &'a [(&'a str, u64)],
     pub warnings: &'a [Problem],
     pub errors: &'a [Problem],
     pub outcome: Option<&'a Ending>,
@@ -79,8 +79,8 @@ pub struct RunSummary<'a> {
     aoi_version: Option<&'a str>,
     lines: u64,
     bytes: u64,
-    domain_types: &'a BTreeMap<String, u64>,
-    framework_types: &'a BTreeMap<String, u64>,
+    domain_types: ByName<'a>,
+    framework_types: ByName<'a>,
     warnings: &'a [Problem],
     errors: &'a [Problem],
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -115,8 +115,8 @@ impl<'a> RunSummary<'a> {
             aoi_version: id(|i| &i.aoi_version),
             lines: c.lines,
             bytes: c.bytes,
-            domain_types: c.domain,
-            framework_types: c.framework,
+            domain_types: ByName(c.domain),
+            framework_types: ByName(c.framework),
             warnings: c.warnings,
             errors: c.errors,
             outcome: c.outcome,
@@ -130,5 +130,14 @@ impl<'a> RunSummary<'a> {
             verdict: r.verdict.name(),
             message: &r.message,
         }
+    }
+}
+
+/// Counts by name, sorted by it, written as a JSON object.
+struct ByName<'a>(&'a [(&'a str, u64)]);
+
+impl Serialize for ByName<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(k, n)| (k, n)))
     }
 }

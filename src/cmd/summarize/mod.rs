@@ -10,7 +10,6 @@
 //! once its report is written; `--output json`'s one document is written
 //! run by run, so it holds no more than the other outputs (docs/contract.md §13).
 
-use std::collections::BTreeMap;
 use std::io;
 
 use crate::check::{Checker, LineKind, Protocol, RunKey, RunVerdict};
@@ -22,7 +21,9 @@ use crate::output::summary::{self, Counted, Ending, Problem};
 use crate::stream::{self, Consumer, Holder, PerRun, Report};
 use crate::text::one_line;
 
-const MAX_KINDS: usize = 256;
+mod types;
+
+use types::{Kinds, Last, MAX_KINDS, Names};
 
 /// Names kept over all open runs together (types, and category/code
 /// pairs): each costs up to a couple of hundred bytes, and 32,768 open
@@ -57,17 +58,13 @@ struct Stats {
 /// What a run's lines are counted as, by name and kind.
 #[derive(Default)]
 struct Counts {
-    domain: BTreeMap<String, u64>,
-    framework: BTreeMap<String, u64>,
+    kinds: Kinds,
     warnings: Vec<Problem>,
     errors: Vec<Problem>,
     summary_identity: bool,
     outcome: Option<Ending>,
-    /// Names this run holds against `MAX_KEPT`.
+    /// Names this run holds against `MAX_KEPT`, besides its types'.
     kept: usize,
-    /// The name the last event was counted under (`Last`), and whether
-    /// it is a framework type's.
-    last_key: Option<(bool, String)>,
 }
 
 struct Summarize<'o> {
@@ -81,76 +78,6 @@ struct Summarize<'o> {
     /// Runs a line ended, as the checker gave them: kept empty between
     /// lines.
     ended: Vec<RunVerdict>,
-}
-
-/// Type names are counted by at most this many bytes (longer ones by
-/// their prefix, marked `…`): with `MAX_KINDS`, the table is bounded in
-/// bytes, whatever the input (docs/contract.md §8).
-const NAME_BYTES: usize = 128;
-
-/// Count `name` in `map`; returns the key it was counted under when that
-/// is its own (perhaps cut) name, not `(other)`.
-fn bump(map: &mut BTreeMap<String, u64>, name: &str, room: &mut Room) -> Option<String> {
-    let cut;
-    let name = if name.len() > NAME_BYTES {
-        cut = format!("{}…", crate::text::prefix(name, NAME_BYTES));
-        &cut
-    } else {
-        name
-    };
-    if let Some(n) = map.get_mut(name) {
-        *n += 1;
-    } else if map.len() < MAX_KINDS && room.take() {
-        map.insert(name.to_string(), 1);
-    } else {
-        *map.entry("(other)".to_string()).or_default() += 1;
-        return None;
-    }
-    Some(name.to_string())
-}
-
-/// The decoded type of the run's last event, counted under its own name
-/// (`Counts::last_key`), and the events since that have the same type,
-/// not yet added to its count. Most lines repeat the type of the line
-/// before: each then costs one compare of decoded bytes, with no UTF-8
-/// check and no map lookup. Equal decoded bytes give the same name, so
-/// the count is the one `bump` would have kept.
-struct Last {
-    /// The decoded bytes, as a number in `Names`.
-    decoded: u32,
-    pending: u64,
-}
-
-/// The decoded type names the runs' `Last` stand for, each kept once for
-/// all runs: ten thousand interleaved runs compare against a few names
-/// that stay in the cache, not against a copy of their own each, which
-/// does not. At most `MAX_NAMES`; past them a run keeps no `Last`, and
-/// each of its lines is counted by `bump`.
-#[derive(Default)]
-struct Names {
-    list: Vec<Box<[u8]>>,
-    numbers: std::collections::HashMap<Box<[u8]>, u32>,
-}
-
-const MAX_NAMES: usize = 4096;
-
-impl Names {
-    fn is(&self, n: u32, decoded: &[u8]) -> bool {
-        *self.list[n as usize] == *decoded
-    }
-
-    fn number(&mut self, decoded: &[u8]) -> Option<u32> {
-        if let Some(&n) = self.numbers.get(decoded) {
-            return Some(n);
-        }
-        if self.list.len() >= MAX_NAMES || decoded.len() > NAME_BYTES {
-            return None;
-        }
-        let n = self.list.len() as u32;
-        self.list.push(decoded.into());
-        self.numbers.insert(decoded.into(), n);
-        Some(n)
-    }
 }
 
 /// A run's claim on the names all runs may keep.
@@ -193,78 +120,38 @@ impl Stats {
             "type" => aoi_type.clone(),
             field => ev.get(field).and_then(|v| v.decoded()),
         };
-        match (&mut self.last, counted) {
-            (Some(last), Some(d)) if names.is(last.decoded, &d) => last.pending += 1,
-            (_, counted) => {
-                self.flush();
-                let own_name = self.counts.count(ev, type_field, left);
-                let decoded = counted.and_then(|d| names.number(&d));
-                self.last = decoded.filter(|_| own_name).map(|decoded| Last {
-                    decoded,
-                    pending: 0,
-                });
-            }
+        let repeated = match (&mut self.last, &counted) {
+            (Some(last), Some(d)) => last.repeat(d, names, &mut counts.kinds),
+            _ => false,
+        };
+        if !repeated {
+            self.flush();
+            let counts = &mut self.counts;
+            let ty = match type_field {
+                "type" => ev.ty(),
+                field => ev.get(field).and_then(|v| v.as_str()),
+            };
+            let mut room = Room {
+                left,
+                taken: &mut counts.kept,
+            };
+            let place = counts.kinds.count(ty.as_deref(), names, || room.take());
+            self.last = place.zip(counted).and_then(|(p, d)| p.last(&d, names));
         }
         self.counts
             .framework_event(ev, aoi_type.as_deref(), line, left);
     }
 
-    /// Add the counts `last` holds to its map: before the name changes,
+    /// Add the counts `last` holds to theirs: before the type changes,
     /// and before the counts are read.
     fn flush(&mut self) {
-        if let Some(last) = self.last.as_mut().filter(|l| l.pending > 0) {
-            let c = &mut *self.counts;
-            if let Some((framework, key)) = &c.last_key {
-                let map = if *framework {
-                    &mut c.framework
-                } else {
-                    &mut c.domain
-                };
-                *map.get_mut(key).expect("counted under its own name") += last.pending;
-            }
-            last.pending = 0;
-        }
-    }
-
-    /// What the reports show of the run (`flush` first).
-    fn counted(&self) -> Counted<'_> {
-        let c = &self.counts;
-        Counted {
-            lines: self.lines,
-            bytes: self.bytes,
-            domain: &c.domain,
-            framework: &c.framework,
-            warnings: &c.warnings,
-            errors: &c.errors,
-            outcome: c.outcome.as_ref(),
+        if let Some(last) = self.last.as_mut() {
+            last.flush(&mut self.counts.kinds);
         }
     }
 }
 
 impl Counts {
-    /// Count the event by its type (or `type_field`); whether it was
-    /// counted under its own name, not `(other)`.
-    fn count(&mut self, ev: &Event<'_>, type_field: &str, left: &mut usize) -> bool {
-        let ty = match type_field {
-            "type" => ev.ty(),
-            field => ev.get(field).and_then(|v| v.as_str()),
-        };
-        let name = ty.as_deref().unwrap_or("(none)");
-        let framework = name.starts_with("aoi:");
-        let map = if framework {
-            &mut self.framework
-        } else {
-            &mut self.domain
-        };
-        let mut room = Room {
-            left,
-            taken: &mut self.kept,
-        };
-        let key = bump(map, name, &mut room);
-        self.last_key = key.map(|k| (framework, k));
-        self.last_key.is_some()
-    }
-
     /// An `aoi:error` or `aoi:warning` by category and code, and the
     /// summary's outcome.
     fn framework_event(&mut self, ev: &Event<'_>, ty: Option<&[u8]>, line: u64, left: &mut usize) {
@@ -451,7 +338,23 @@ impl Summarize<'_> {
         let mut st = self.stats.remove(&RunKey::of_report(r)).unwrap_or_default();
         st.flush();
         self.room += st.counts.kept;
-        let counted = st.counted();
-        report.out.summarized(r, &counted, self.width)
+        let c = &st.counts;
+        let (domain, framework) = (
+            c.kinds.sorted(&self.names, false),
+            c.kinds.sorted(&self.names, true),
+        );
+        let counted = Counted {
+            lines: st.lines,
+            bytes: st.bytes,
+            domain: &domain,
+            framework: &framework,
+            warnings: &c.warnings,
+            errors: &c.errors,
+            outcome: c.outcome.as_ref(),
+        };
+        let written = report.out.summarized(r, &counted, self.width);
+        drop((domain, framework));
+        c.kinds.release(&mut self.names);
+        written
     }
 }

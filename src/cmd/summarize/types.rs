@@ -1,0 +1,296 @@
+//! A run's events counted by type name (docs/contract.md §6): the names
+//! kept once for all open runs, each run's counts by the names' numbers,
+//! and the type its last event had, which most lines repeat.
+
+use std::collections::HashMap;
+
+/// At most this many type names are counted by name in a run, each of
+/// domain and framework types; the rest count under `(other)`.
+pub const MAX_KINDS: usize = 256;
+
+/// Type names are counted by at most this many bytes (longer ones by
+/// their prefix, marked `…`): with `MAX_KINDS`, the table is bounded in
+/// bytes, whatever the input (docs/contract.md §8).
+pub const NAME_BYTES: usize = 128;
+
+/// What overflowing names are counted under.
+const OTHER: &str = "(other)";
+
+/// The type names open runs count under, each kept once for all of them
+/// and known by a number: a run's counts are numbers, not copies of the
+/// names, and ten thousand runs with the same few types keep those few
+/// (docs/contract.md §23). A name is let go when the last run counting
+/// under it ends, so the table holds no more than the runs' own counts
+/// would (`MAX_KEPT` in all).
+#[derive(Default)]
+pub struct Names {
+    by_number: Vec<Option<Named>>,
+    numbers: HashMap<Box<str>, u32>,
+    free: Vec<u32>,
+}
+
+struct Named {
+    text: Box<str>,
+    /// Open runs counting under it.
+    runs: u32,
+}
+
+impl Names {
+    fn text(&self, n: u32) -> &str {
+        self.by_number[n as usize]
+            .as_ref()
+            .map_or("", |named| &named.text)
+    }
+
+    /// Is name `n` these decoded bytes?
+    fn is(&self, n: u32, decoded: &[u8]) -> bool {
+        self.text(n).as_bytes() == decoded
+    }
+
+    /// The number of `name`, held for one run more.
+    fn hold(&mut self, name: &str) -> u32 {
+        if let Some(&n) = self.numbers.get(name) {
+            if let Some(named) = self.by_number[n as usize].as_mut() {
+                named.runs += 1;
+            }
+            return n;
+        }
+        let named = Named {
+            text: name.into(),
+            runs: 1,
+        };
+        let n = match self.free.pop() {
+            Some(n) => {
+                self.by_number[n as usize] = Some(named);
+                n
+            }
+            None => {
+                self.by_number.push(Some(named));
+                (self.by_number.len() - 1) as u32
+            }
+        };
+        self.numbers.insert(name.into(), n);
+        n
+    }
+
+    /// A run counting under name `n` has ended.
+    fn release(&mut self, n: u32) {
+        let slot = &mut self.by_number[n as usize];
+        let Some(named) = slot.as_mut() else { return };
+        named.runs -= 1;
+        if named.runs == 0 {
+            let named = slot.take().expect("held above");
+            self.numbers.remove(&named.text);
+            self.free.push(n);
+        }
+    }
+}
+
+/// A run's counts by type name, domain and framework types apart.
+#[derive(Default)]
+pub struct Kinds {
+    /// (name number, count), in the order first seen.
+    lists: [Vec<(u32, u64)>; 2],
+    /// Counted under `(other)`.
+    other: [u64; 2],
+}
+
+/// The type of a run's last event, where it is counted, and the events
+/// since with the same decoded type, not yet added to its count. Most
+/// lines repeat the type of the line before: each then costs one compare
+/// of decoded bytes against a name all runs share, with no UTF-8 check
+/// and no lookup. Equal decoded bytes are the same name, so the count is
+/// the one `Kinds::count` would have kept.
+#[derive(Clone, Copy)]
+pub struct Last {
+    name: u32,
+    at: u16,
+    framework: bool,
+    pending: u32,
+}
+
+/// Where a name was counted, when it was its own (perhaps cut) name and
+/// not `(other)`.
+pub struct Place {
+    name: u32,
+    at: usize,
+    framework: bool,
+}
+
+impl Last {
+    /// One event more of the same type, when `decoded` is it; its count
+    /// is added to `kinds` before it could overflow.
+    #[inline]
+    pub fn repeat(&mut self, decoded: &[u8], names: &Names, kinds: &mut Kinds) -> bool {
+        if !names.is(self.name, decoded) {
+            return false;
+        }
+        self.pending += 1;
+        if self.pending == u32::MAX {
+            self.flush(kinds);
+        }
+        true
+    }
+
+    /// Add the events it holds to their count: before the type changes,
+    /// and before the counts are read.
+    pub fn flush(&mut self, kinds: &mut Kinds) {
+        let list = &mut kinds.lists[usize::from(self.framework)];
+        list[usize::from(self.at)].1 += u64::from(self.pending);
+        self.pending = 0;
+    }
+}
+
+impl Place {
+    /// The `Last` for the event just counted, when its decoded type is
+    /// the name it was counted under (not cut, not made valid UTF-8).
+    pub fn last(&self, decoded: &[u8], names: &Names) -> Option<Last> {
+        names.is(self.name, decoded).then_some(Last {
+            name: self.name,
+            at: self.at as u16,
+            framework: self.framework,
+            pending: 0,
+        })
+    }
+}
+
+impl Kinds {
+    /// Count one event of type `name` (`None`: it has none); where, when
+    /// under its own name. A new name takes room from `room`, or else is
+    /// counted under `(other)`.
+    pub fn count(
+        &mut self,
+        name: Option<&str>,
+        names: &mut Names,
+        mut room: impl FnMut() -> bool,
+    ) -> Option<Place> {
+        let name = name.unwrap_or("(none)");
+        let framework = name.starts_with("aoi:");
+        let cut;
+        let name = if name.len() > NAME_BYTES {
+            cut = format!("{}…", crate::text::prefix(name, NAME_BYTES));
+            &cut
+        } else {
+            name
+        };
+        let k = usize::from(framework);
+        let list = &mut self.lists[k];
+        let known = names.numbers.get(name).copied();
+        if let Some(at) = known.and_then(|n| list.iter().position(|&(m, _)| m == n)) {
+            list[at].1 += 1;
+            return Some(Place {
+                name: list[at].0,
+                at,
+                framework,
+            });
+        }
+        if list.len() < MAX_KINDS && room() {
+            let n = names.hold(name);
+            list.push((n, 1));
+            return Some(Place {
+                name: n,
+                at: list.len() - 1,
+                framework,
+            });
+        }
+        self.other[k] += 1;
+        None
+    }
+
+    /// The counts by name, sorted by name as bytes: domain types, or
+    /// framework types.
+    pub fn sorted<'n>(&self, names: &'n Names, framework: bool) -> Vec<(&'n str, u64)> {
+        let k = usize::from(framework);
+        let mut v: Vec<(&str, u64)> = self.lists[k]
+            .iter()
+            .map(|&(n, c)| (names.text(n), c))
+            .collect();
+        v.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        if self.other[k] > 0 {
+            // A type may itself be called `(other)`: one count, as a map
+            // by name would keep.
+            match v.binary_search_by(|p| p.0.cmp(OTHER)) {
+                Ok(i) => v[i].1 += self.other[k],
+                Err(i) => v.insert(i, (OTHER, self.other[k])),
+            }
+        }
+        v
+    }
+
+    /// The run has ended: the names it counted under are let go.
+    pub fn release(&self, names: &mut Names) {
+        for &(n, _) in self.lists.iter().flatten() {
+            names.release(n);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_shared_and_let_go_with_their_last_run() {
+        let mut names = Names::default();
+        let (mut a, mut b) = (Kinds::default(), Kinds::default());
+        let yes = || true;
+        a.count(Some("hit"), &mut names, yes);
+        b.count(Some("hit"), &mut names, yes);
+        b.count(Some("aoi:meta"), &mut names, yes);
+        assert_eq!(names.numbers.len(), 2);
+        a.release(&mut names);
+        assert_eq!(names.numbers.len(), 2, "b still counts hit");
+        b.release(&mut names);
+        assert!(names.numbers.is_empty());
+        // Numbers let go are given again, not grown.
+        let mut c = Kinds::default();
+        c.count(Some("x"), &mut names, yes);
+        assert_eq!(names.by_number.len(), 2);
+    }
+
+    #[test]
+    fn overflow_counts_under_other_and_merges_with_a_type_of_that_name() {
+        let mut names = Names::default();
+        let mut k = Kinds::default();
+        let mut room = 2;
+        let mut take = || {
+            let ok = room > 0;
+            room -= usize::from(ok);
+            ok
+        };
+        for t in ["b", "(other)", "c", "c", "a"] {
+            k.count(Some(t), &mut names, &mut take);
+        }
+        // "(other)" the type took the second name; c, c and a overflow.
+        assert_eq!(k.sorted(&names, false), [("(other)", 4), ("b", 1)]);
+        assert_eq!(room, 0);
+    }
+
+    #[test]
+    fn long_names_count_by_a_cut_prefix_and_keep_no_last() {
+        let mut names = Names::default();
+        let mut k = Kinds::default();
+        let long = "é".repeat(100);
+        let at = k.count(Some(&long), &mut names, || true).expect("own name");
+        assert!(at.last(long.as_bytes(), &names).is_none());
+        k.count(Some(&long), &mut names, || true);
+        let sorted = k.sorted(&names, false);
+        assert_eq!(sorted.len(), 1);
+        assert_eq!(sorted[0].1, 2);
+        assert!(sorted[0].0.len() <= NAME_BYTES + '…'.len_utf8());
+        assert!(sorted[0].0.ends_with('…'));
+    }
+
+    #[test]
+    fn a_repeat_is_counted_once_flushed() {
+        let mut names = Names::default();
+        let mut k = Kinds::default();
+        let c = k.count(Some("aoi:meta"), &mut names, || true).unwrap();
+        let mut last = c.last(b"aoi:meta", &names).unwrap();
+        assert!(last.repeat(b"aoi:meta", &names, &mut k));
+        assert!(!last.repeat(b"hit", &names, &mut k));
+        assert_eq!(k.sorted(&names, true), [("aoi:meta", 1)]);
+        last.flush(&mut k);
+        assert_eq!(k.sorted(&names, true), [("aoi:meta", 2)]);
+    }
+}
