@@ -77,19 +77,12 @@ const MESSAGE_BYTES: usize = 512;
 /// thousand runs cleans every identity and message it shows
 /// (docs/contract.md §23).
 pub fn clean(s: &str) -> Cow<'_, str> {
-    // Controls, and the characters that reorder or break a terminal line
-    // without being controls: bidi overrides and isolates, U+2028/2029.
-    let hidden = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}')
-    };
-    // Printable ASCII holds none of them: most text is told by its bytes.
-    let printable = s.bytes().all(|b| (b' '..=b'~').contains(&b));
-    if printable || !s.chars().any(hidden) {
+    let Some(at) = first_hidden(s) else {
         return Cow::Borrowed(s);
-    }
+    };
     let mut t = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
+    t.push_str(&s[..at]);
+    for c in s[at..].chars() {
         if hidden(c) {
             t.extend(c.escape_default());
         } else {
@@ -97,6 +90,34 @@ pub fn clean(s: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(t)
+}
+
+/// Controls, and the characters that reorder or break a terminal line
+/// without being controls: bidi marks, overrides and isolates,
+/// U+2028/2029.
+fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}')
+}
+
+/// Where the first `hidden` character of `s` starts. Told by bytes: only
+/// an ASCII control or the lead byte 0xC2 (U+0080-U+00BF, where the C1
+/// controls are) or 0xE2 (U+2000-U+2FFF, where the marks are) can start
+/// one, so a character is decoded only there, not at every byte of a
+/// message with an ellipsis or a quote in it.
+fn first_hidden(s: &str) -> Option<usize> {
+    let suspect = |b: &u8| *b < 0x20 || *b == 0x7f || *b == 0xc2 || *b == 0xe2;
+    let mut from = 0;
+    while let Some(k) = s.as_bytes()[from..].iter().position(suspect) {
+        let at = from + k;
+        // A suspect byte is ASCII or a lead byte: `at` is a character's start.
+        let c = s[at..].chars().next()?;
+        if hidden(c) {
+            return Some(at);
+        }
+        from = at + c.len_utf8();
+    }
+    None
 }
 
 #[cfg(test)]
@@ -107,5 +128,44 @@ mod tests {
     fn control_characters_are_shown_escaped() {
         assert_eq!(clean("a\u{1b}[31mb"), "a\\u{1b}[31mb");
         assert_eq!(clean("plain"), "plain");
+        assert_eq!(
+            clean("caf\u{e9} \u{2026} \u{202e}x"),
+            "caf\u{e9} \u{2026} \\u{202e}x"
+        );
+        assert_eq!(clean("\u{85}\u{a0}"), "\\u{85}\u{a0}");
+    }
+
+    /// The byte scan finds what a scan of every character finds: on
+    /// text drawn mostly from around the hidden characters' lead bytes.
+    #[test]
+    fn clean_escapes_what_a_scan_of_every_character_would() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
+        let near = prop_oneof![
+            any::<char>(),
+            (0u32..0x20).prop_map(|c| char::from_u32(c).unwrap()),
+            (0x7fu32..0xc0).prop_map(|c| char::from_u32(c).unwrap()),
+            (0x2000u32..0x2080).prop_map(|c| char::from_u32(c).unwrap()),
+            Just('a'),
+        ];
+        let mut runner = TestRunner::new(Config::with_cases(crate::proptest_cases() * 4));
+        runner
+            .run(&prop::collection::vec(near, 0..24), |cs| {
+                let s: String = cs.into_iter().collect();
+                let want: String = s
+                    .chars()
+                    .flat_map(|c| {
+                        let e: Vec<char> = if hidden(c) {
+                            c.escape_default().collect()
+                        } else {
+                            vec![c]
+                        };
+                        e
+                    })
+                    .collect();
+                prop_assert_eq!(clean(&s), want);
+                Ok(())
+            })
+            .unwrap();
     }
 }
