@@ -357,3 +357,61 @@ fn type_names_past_the_bound_count_under_other() {
         human.stdout
     );
 }
+
+/// Names kept over all open runs are bounded (100,000): past it, a new
+/// name counts under `(other)` until runs end and give their names back.
+/// A run whose first overflow came while the room was spent keeps
+/// `(other)` as one of its 256 entries, and counts 255 names besides.
+#[test]
+fn names_past_the_room_of_all_open_runs_count_under_other() {
+    let meta = |run: &str| {
+        format!(
+            "{{\"type\":\"aoi:meta\",\"aoi\":{{\"seq\":0,\"run\":\"{run}\"}},\"tool\":\"t\",\"tool_version\":\"1\",\"aoi_version\":\"1.0-alpha\",\"schema_name\":\"s\",\"schema_version\":\"1\",\"command\":\"c\"}}\n"
+        )
+    };
+    let line = |run: &str, seq: usize, ty: &str| {
+        format!("{{\"type\":\"{ty}\",\"aoi\":{{\"seq\":{seq},\"run\":\"{run}\"}}}}\n")
+    };
+    // Z opens; 390 runs of a meta and 256 names each ask for 100,230
+    // names, past the room: the last of them count some under (other).
+    let mut input = meta("Z");
+    for i in 0..390 {
+        let run = format!("R{i}");
+        input += &meta(&run);
+        for k in 0..256 {
+            input += &line(&run, k + 1, &format!("t{k}"));
+        }
+    }
+    input += &line("Z", 1, "early");
+    for i in 0..390 {
+        input += &line(&format!("R{i}"), 257, "aoi:summary");
+    }
+    // The room is back; Z has (other) already, and room for 255 more.
+    for k in 0..256 {
+        input += &line("Z", k + 2, &format!("z{k:03}"));
+    }
+    input += &line("Z", 258, "aoi:summary");
+    let json = run(&["summarize", "--output", "json"], input.as_bytes());
+    let doc: Value = serde_json::from_str(&json.stdout).unwrap();
+    let of = |id: &str| {
+        doc["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["run"] == id)
+            .map(counts_of)
+            .unwrap_or_else(|| panic!("no run {id}"))
+    };
+    let first = of("R0");
+    assert_eq!(first.domain.len(), 256);
+    assert!(!first.domain.contains_key("(other)"));
+    let last = of("R389");
+    assert!(last.domain.contains_key("(other)"), "{:?}", last.domain);
+    assert!(last.domain.len() < 256);
+    assert_eq!(last.domain.values().sum::<u64>(), 256);
+    let z = of("Z");
+    assert_eq!(z.domain.len(), 256, "{:?}", z.domain.keys());
+    assert_eq!(z.domain["(other)"], 2, "early, and z255");
+    assert!(!z.domain.contains_key("z255"));
+    assert_eq!(z.domain["z254"], 1);
+}

@@ -3,6 +3,7 @@
 //! and the type its last event had, which most lines repeat.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// At most this many type names are counted by name in a run, each of
 /// domain and framework types; the rest count under `(other)`.
@@ -25,12 +26,13 @@ const OTHER: &str = "(other)";
 #[derive(Default)]
 pub struct Names {
     by_number: Vec<Option<Named>>,
-    numbers: HashMap<Box<str>, u32>,
+    /// The same text as `by_number`'s, not a copy of it.
+    numbers: HashMap<Rc<str>, u32>,
     free: Vec<u32>,
 }
 
 struct Named {
-    text: Box<str>,
+    text: Rc<str>,
     /// Open runs counting under it.
     runs: u32,
 }
@@ -55,8 +57,9 @@ impl Names {
             }
             return n;
         }
+        let text: Rc<str> = name.into();
         let named = Named {
-            text: name.into(),
+            text: Rc::clone(&text),
             runs: 1,
         };
         let n = match self.free.pop() {
@@ -69,7 +72,7 @@ impl Names {
                 (self.by_number.len() - 1) as u32
             }
         };
-        self.numbers.insert(name.into(), n);
+        self.numbers.insert(text, n);
         n
     }
 
@@ -175,8 +178,11 @@ impl Kinds {
         };
         let k = usize::from(framework);
         let list = &mut self.lists[k];
-        let known = names.numbers.get(name).copied();
-        if let Some(at) = known.and_then(|n| list.iter().position(|&(m, _)| m == n)) {
+        let at_name = |list: &[(u32, u64)], name: &str| {
+            let n = names.numbers.get(name).copied()?;
+            list.iter().position(|&(m, _)| m == n)
+        };
+        if let Some(at) = at_name(list, name) {
             list[at].1 += 1;
             return Some(Place {
                 name: list[at].0,
@@ -184,7 +190,14 @@ impl Kinds {
                 framework,
             });
         }
-        if list.len() < MAX_KINDS && room() {
+        // As one map by name would count: the overflow and a type called
+        // `(other)` are one entry, and it is one of the run's MAX_KINDS.
+        if name == OTHER && self.other[k] > 0 {
+            self.other[k] += 1;
+            return None;
+        }
+        let entries = list.len() + usize::from(self.other[k] > 0);
+        if entries < MAX_KINDS && room() {
             let n = names.hold(name);
             list.push((n, 1));
             return Some(Place {
@@ -193,7 +206,10 @@ impl Kinds {
                 framework,
             });
         }
-        self.other[k] += 1;
+        match at_name(list, OTHER) {
+            Some(at) => list[at].1 += 1,
+            None => self.other[k] += 1,
+        }
         None
     }
 
@@ -207,12 +223,9 @@ impl Kinds {
             .collect();
         v.sort_unstable_by(|a, b| a.0.cmp(b.0));
         if self.other[k] > 0 {
-            // A type may itself be called `(other)`: one count, as a map
-            // by name would keep.
-            match v.binary_search_by(|p| p.0.cmp(OTHER)) {
-                Ok(i) => v[i].1 += self.other[k],
-                Err(i) => v.insert(i, (OTHER, self.other[k])),
-            }
+            // Not also a type called `(other)`: `count` keeps one of them.
+            let i = v.partition_point(|p| p.0 < OTHER);
+            v.insert(i, (OTHER, self.other[k]));
         }
         v
     }
@@ -264,6 +277,32 @@ mod tests {
         // "(other)" the type took the second name; c, c and a overflow.
         assert_eq!(k.sorted(&names, false), [("(other)", 4), ("b", 1)]);
         assert_eq!(room, 0);
+    }
+
+    /// As one map by name counted: the overflow, once there, is one of
+    /// the run's entries, and a type called `(other)` then joins it with
+    /// no room of its own.
+    #[test]
+    fn the_overflow_is_one_entry_that_a_type_of_its_name_joins() {
+        let mut names = Names::default();
+        let mut k = Kinds::default();
+        k.count(Some("early"), &mut names, || false);
+        let left = std::cell::Cell::new(MAX_KINDS);
+        let take = || {
+            let ok = left.get() > 0;
+            left.set(left.get() - usize::from(ok));
+            ok
+        };
+        k.count(Some("(other)"), &mut names, take);
+        assert_eq!(left.get(), MAX_KINDS, "joined the overflow, took no room");
+        for i in 0..MAX_KINDS {
+            k.count(Some(&format!("z{i:03}")), &mut names, take);
+        }
+        let sorted = k.sorted(&names, false);
+        assert_eq!(sorted.len(), MAX_KINDS);
+        // early, (other) and z255, the 257th entry.
+        assert_eq!(sorted[0], ("(other)", 3));
+        assert_eq!(left.get(), 1);
     }
 
     #[test]
