@@ -78,7 +78,11 @@ impl Consumer for Reconcile {
         // the exit status; its verdicts are held, for reconcile reports
         // each run its own way once the line is accounted for.
         let mut held = Holder::counting(report, std::mem::take(&mut self.ended));
-        let decided = check.judge(line, &mut held)?;
+        // Read where the checker wrote it, not copied (as in summarize).
+        let judged = check.judge(line, &mut held);
+        let Ok(decided) = &judged else {
+            return judged.map(|d| d.kind).map_err(Into::into);
+        };
         let seen = decided.kind;
         let mut closed = held.runs;
         let number = decided.line;
@@ -90,7 +94,7 @@ impl Consumer for Reconcile {
         {
             match line.event() {
                 Some(ev) => {
-                    self.event(&decided, &ev, bytes, number, &seen, report)?;
+                    self.event(decided, &ev, bytes, number, &seen, report)?;
                 }
                 None => self.text(bytes, number),
             }
