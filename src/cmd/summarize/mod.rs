@@ -63,7 +63,8 @@ struct Counts {
     errors: Vec<Problem>,
     summary_identity: bool,
     outcome: Option<Ending>,
-    /// Names this run holds against `MAX_KEPT`, besides its types'.
+    /// Names this run holds against `MAX_KEPT`: its types' and its
+    /// category/code pairs'.
     kept: usize,
 }
 
