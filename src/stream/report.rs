@@ -3,8 +3,9 @@
 
 use std::io::{self, BufWriter, Write};
 
-use crate::check::{Finding, OpenRun, RunVerdict, Sink, Tally};
+use crate::check::{Checker, Decision, Finding, OpenRun, RunVerdict, Sink, Tally};
 use crate::exit::{Error, Exit};
+use crate::input::scan::Line;
 use crate::output::Emitter;
 
 /// A stream command's report: what it writes (`out`) and the tally its
@@ -186,32 +187,50 @@ pub(super) fn fail(mut report: Report, e: Error) -> Error {
     }
 }
 
-/// A sink for commands that report runs their own way: verdicts raised
-/// while a line is judged are held (so the line can be counted first), and
-/// findings only counted into `tally`'s report, when there is one.
+/// The sink of commands that report runs their own way (summarize,
+/// reconcile): verdicts raised while a line is judged are held, so the
+/// line can be counted before its run is reported, and findings are only
+/// counted into the report's tally.
 pub struct Holder<'a> {
-    pub tally: Option<&'a mut Report>,
-    pub runs: Vec<RunVerdict>,
+    report: &'a mut Report,
+    runs: &'a mut Vec<RunVerdict>,
 }
 
 impl Holder<'_> {
-    /// Findings counted into `report`'s tally, verdicts held in `runs`
-    /// (empty: a buffer kept from the line before, so a run ending costs
-    /// no allocation of its own).
-    pub fn counting(report: &mut Report, runs: Vec<RunVerdict>) -> Holder<'_> {
-        debug_assert!(runs.is_empty());
-        Holder {
-            tally: Some(report),
-            runs,
-        }
+    /// Judge `line`; the runs it ended go to `ended`, which is empty: a
+    /// buffer kept from line to line, so a run ending costs no allocation
+    /// of its own. The caller reads the decision where it was written,
+    /// not a copy (docs/contract.md §23).
+    pub fn judge<'c>(
+        check: &'c mut Checker,
+        line: &Line<'_>,
+        report: &mut Report,
+        ended: &mut Vec<RunVerdict>,
+    ) -> io::Result<Decision<'c>> {
+        debug_assert!(ended.is_empty());
+        check.judge(
+            line,
+            &mut Holder {
+                report,
+                runs: ended,
+            },
+        )
+    }
+
+    /// Judge the runs still open at the end of an input: their verdicts.
+    pub fn finish(check: Checker, report: &mut Report) -> io::Result<Vec<RunVerdict>> {
+        let mut runs = vec![];
+        check.finish(&mut Holder {
+            report,
+            runs: &mut runs,
+        })?;
+        Ok(runs)
     }
 }
 
 impl Sink for Holder<'_> {
     fn finding(&mut self, f: &Finding) -> io::Result<()> {
-        if let Some(r) = self.tally.as_mut() {
-            r.tally.finding(f);
-        }
+        self.report.tally.finding(f);
         Ok(())
     }
 

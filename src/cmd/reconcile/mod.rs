@@ -77,14 +77,12 @@ impl Consumer for Reconcile {
         // The checker attributes each line and its findings count toward
         // the exit status; its verdicts are held, for reconcile reports
         // each run its own way once the line is accounted for.
-        let mut held = Holder::counting(report, std::mem::take(&mut self.ended));
-        // Read where the checker wrote it, not copied (as in summarize).
-        let judged = check.judge(line, &mut held);
+        let mut closed = std::mem::take(&mut self.ended);
+        let judged = Holder::judge(check, line, report, &mut closed);
         let Ok(decided) = &judged else {
             return judged.map(|d| d.kind).map_err(Into::into);
         };
         let seen = decided.kind;
-        let mut closed = held.runs;
         let number = decided.line;
         // A late line of a judged run is the checker's finding; it opens
         // no run of reconcile's own.
@@ -108,10 +106,7 @@ impl Consumer for Reconcile {
     }
 
     fn end_input(&mut self, check: Checker, report: &mut Report) -> Result<()> {
-        let mut held = Holder::counting(report, vec![]);
-        check.finish(&mut held)?;
-        let closed = held.runs;
-        for r in closed {
+        for r in Holder::finish(check, report)? {
             report.tally.run(&r);
             self.close(&RunKey::of_report(&r), Some(&r), report)?;
         }

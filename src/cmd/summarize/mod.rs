@@ -279,19 +279,12 @@ impl Consumer for Summarize<'_> {
         line: &Line<'_>,
         report: &mut Report,
     ) -> Result<LineKind> {
-        let mut held = Holder::counting(report, std::mem::take(&mut self.ended));
-        // Read where the checker wrote it: a copy of the whole decision
-        // was a quarter of this function's time (docs/contract.md §23).
-        let judged = check.judge(line, &mut held);
+        let mut ended = std::mem::take(&mut self.ended);
+        let judged = Holder::judge(check, line, report, &mut ended);
         let Ok(decided) = &judged else {
             return judged.map(|d| d.kind).map_err(Into::into);
         };
         let seen = decided.kind;
-        let Holder {
-            tally,
-            runs: mut done,
-        } = held;
-        let report = tally.expect("given above");
         let number = decided.line;
         let st = self.stats.of(decided, Stats::default);
         if !matches!(line, Line::Unterminated { .. }) {
@@ -313,19 +306,15 @@ impl Consumer for Summarize<'_> {
                 &mut self.names,
             );
         }
-        for r in done.drain(..) {
+        for r in ended.drain(..) {
             self.emit(&r, report)?;
         }
-        self.ended = done;
+        self.ended = ended;
         Ok(seen)
     }
 
     fn end_input(&mut self, check: Checker, report: &mut Report) -> Result<()> {
-        let mut held = Holder::counting(report, vec![]);
-        check.finish(&mut held)?;
-        let Holder { tally, runs: done } = held;
-        let report = tally.expect("given above");
-        for r in done {
+        for r in Holder::finish(check, report)? {
             self.emit(&r, report)?;
         }
         Ok(())
