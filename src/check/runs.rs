@@ -293,10 +293,14 @@ impl RunKey {
             Run::Nowhere => Run::Nowhere,
         }
     }
+}
 
-    pub fn of_report(r: &RunVerdict) -> RunKey {
+impl<'a> RunRef<'a> {
+    /// The run a verdict is of, borrowed from it: found and let go by a
+    /// command's per-run state with no copy of its id.
+    pub fn of_report(r: &'a RunVerdict) -> RunRef<'a> {
         match &r.id {
-            Some(id) => Run::Id(id.clone()),
+            Some(id) => Run::Id(id),
             None if r.identity.is_some() || r.protocol.runs_by_position() => {
                 Run::FromLine(r.first_line)
             }

@@ -267,9 +267,9 @@ impl<T> PerRun<T> {
         }
     }
 
-    /// The state of the run `key`, if it has one; it is forgotten.
-    pub fn remove(&mut self, key: &RunKey) -> Option<T> {
-        let slot = self.runs.find(key.as_ref())?;
+    /// The state of `run`, if it has one; it is forgotten.
+    pub fn remove(&mut self, run: RunRef<'_>) -> Option<T> {
+        let slot = self.runs.find(run)?;
         if self.current == Some(slot) {
             self.current = None;
         }
@@ -359,8 +359,8 @@ pub(crate) mod tests {
             7,
             "the run last asked for"
         );
-        assert_eq!(per.remove(&Run::Id(b"a"[..].into())), Some(4));
-        assert_eq!(per.remove(&Run::Id(b"a"[..].into())), None);
+        assert_eq!(per.remove(Run::Id(b"a")), Some(4));
+        assert_eq!(per.remove(Run::Id(b"a")), None);
         // A forgotten run starts anew; its slot is reused.
         assert_eq!(*per.get(Run::Id(b"a"), || 10), 10);
         assert_eq!(per.keys().len(), 3);

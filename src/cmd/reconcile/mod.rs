@@ -12,7 +12,7 @@
 use std::io;
 
 use crate::check::{
-    Checker, Decision, LineKind, Markers, Run, RunKey, RunVerdict, SeqPlace, Verdict,
+    Checker, Decision, LineKind, Markers, Run, RunRef, RunVerdict, SeqPlace, Verdict,
 };
 use crate::config::{ReconcileOptions, ReportTo};
 use crate::exit::{Error, Exit, Result};
@@ -99,7 +99,7 @@ impl Consumer for Reconcile {
         }
         for r in closed.drain(..) {
             report.tally.run(&r);
-            self.close(&RunKey::of_report(&r), Some(&r), report)?;
+            self.close(RunRef::of_report(&r), Some(&r), report)?;
         }
         self.ended = closed;
         Ok(seen)
@@ -108,12 +108,12 @@ impl Consumer for Reconcile {
     fn end_input(&mut self, check: Checker, report: &mut Report) -> Result<()> {
         for r in Holder::finish(check, report)? {
             report.tally.run(&r);
-            self.close(&RunKey::of_report(&r), Some(&r), report)?;
+            self.close(RunRef::of_report(&r), Some(&r), report)?;
         }
         // Runs the checker never opened (only text lines).
         let rest = self.runs.keys();
         for key in rest {
-            self.close(&key, None, report)?;
+            self.close(key.as_ref(), None, report)?;
         }
         if let Some(reference) = &mut self.against {
             self.wrong |= reference.differences(report)?;
@@ -198,7 +198,7 @@ impl Reconcile {
     /// Report a run and let it go; `judged` is the checker's report of it.
     fn close(
         &mut self,
-        key: &RunKey,
+        key: RunRef<'_>,
         judged: Option<&RunVerdict>,
         report: &mut Report,
     ) -> io::Result<()> {

@@ -328,7 +328,7 @@ impl Sink for WithPaths<'_> {
 
     fn run(&mut self, r: RunVerdict) -> io::Result<()> {
         let r = &r;
-        let key = RunKey::of_report(r);
+        let key = RunRef::of_report(r).to_key();
         let name = self.files.name(&key).to_string();
         // A run whose every line was over-long (never held, so never
         // written) has no file to name.

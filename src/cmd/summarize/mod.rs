@@ -12,7 +12,7 @@
 
 use std::io;
 
-use crate::check::{Checker, LineKind, Protocol, RunKey, RunVerdict};
+use crate::check::{Checker, LineKind, Protocol, RunRef, RunVerdict};
 use crate::config::{ReportTo, SummarizeOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
@@ -330,7 +330,7 @@ impl Consumer for Summarize<'_> {
 impl Summarize<'_> {
     fn emit(&mut self, r: &RunVerdict, report: &mut Report) -> io::Result<()> {
         report.tally.run(r);
-        let mut st = self.stats.remove(&RunKey::of_report(r)).unwrap_or_default();
+        let mut st = self.stats.remove(RunRef::of_report(r)).unwrap_or_default();
         st.flush();
         self.room += st.counts.kept;
         let c = &st.counts;

@@ -16,7 +16,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
 use crate::check::{
-    Checker, Decision, Finding, LineKind, OpenRun, RunKey, RunVerdict, Sink, Tally, Verdict,
+    Checker, Decision, Finding, LineKind, OpenRun, RunRef, RunVerdict, Sink, Tally, Verdict,
 };
 use crate::config::{ReportTo, UpgradeOptions};
 use crate::exit::{Exit, Result};
@@ -247,7 +247,7 @@ impl Upgrader {
         }
         let own = self
             .runs
-            .remove(&RunKey::of_report(r))
+            .remove(RunRef::of_report(r))
             .unwrap_or_else(OwnRun::new);
         let mut weighed = Weighed::default();
         weighed.run(r);
@@ -307,7 +307,7 @@ impl Upgrader {
             );
         }
         for key in self.runs.keys() {
-            if let Some(own) = self.runs.remove(&key) {
+            if let Some(own) = self.runs.remove(key.as_ref()) {
                 let weighed = Weighed::default();
                 let gone = if exit.cancelled() || timed_out {
                     exit
