@@ -14,6 +14,7 @@ mod edges;
 mod filter;
 mod follow;
 mod hostile;
+mod html;
 mod install;
 mod junit;
 mod layers;

@@ -153,13 +153,14 @@ fn tap_refusal_names_the_formats_taken() {
     let out = crate::util::run(&["summarize", "--output", "tap"], b"");
     assert_eq!(out.code, 64);
     assert!(
-        out.stderr.contains("[possible values: human, jsonl, json]"),
+        out.stderr
+            .contains("[possible values: human, jsonl, json, html]"),
         "{}",
         out.stderr
     );
     let out = crate::util::run(&["reconcile", "--output", "tap"], b"");
     assert!(
-        out.stderr.contains("[possible values: human, jsonl]"),
+        out.stderr.contains("[possible values: human, jsonl, html]"),
         "{}",
         out.stderr
     );

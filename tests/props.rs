@@ -1412,12 +1412,15 @@ fn props_no_panic_on_any_input() {
                 cmd(
                     "summarize",
                     &flags,
-                    &["--output", out(pick[2], &["human", "json", "jsonl"])],
+                    &[
+                        "--output",
+                        out(pick[2], &["human", "json", "jsonl", "html"]),
+                    ],
                 ),
                 cmd(
                     "reconcile",
                     &flags,
-                    &["--output", out(pick[3], &["human", "jsonl"])],
+                    &["--output", out(pick[3], &["human", "jsonl", "html"])],
                 ),
                 with(
                     cmd(

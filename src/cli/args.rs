@@ -584,6 +584,8 @@ pub(super) enum OutputArg {
     Sarif,
     /// GitHub Actions workflow commands: ::error title=RULE,file=F,line=N::message per finding.
     Github,
+    /// One self-contained HTML page: the verdict, a table of runs that sorts with each run's timeline bar, and each run's findings.
+    Html,
 }
 
 impl OutputArg {
@@ -594,7 +596,8 @@ impl OutputArg {
         match command {
             "verify" => &[Human, Jsonl, Tap, Junit, Sarif, Github],
             "run" => &[Human, Jsonl, Tap, Junit, Github],
-            "summarize" => &[Human, Jsonl, Json],
+            "summarize" => &[Human, Jsonl, Json, Html],
+            "reconcile" => &[Human, Jsonl, Html],
             _ => &[Human, Jsonl],
         }
     }

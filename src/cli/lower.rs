@@ -429,6 +429,9 @@ fn followed(
     if command == "summarize" && opts.style.format == Format::Json {
         return refuse("--follow never ends, and --output json is written at the end: use jsonl");
     }
+    if opts.style.format == Format::Html {
+        return refuse("--follow never ends, and --output html is a page written whole: use jsonl");
+    }
     // A followed log holds one run after another, each judged as its
     // summary arrives (docs/contract.md §17): as under --multi-run, given or not.
     opts.check.multi_run = true;
@@ -476,6 +479,7 @@ impl StreamArgs {
             OutputArg::Junit => Format::Junit,
             OutputArg::Sarif => Format::Sarif,
             OutputArg::Github => Format::Github,
+            OutputArg::Html => Format::Html,
             OutputArg::Human | OutputArg::Json => Format::Human,
         };
         // A --report file is never a terminal, and never painted.

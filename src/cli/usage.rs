@@ -246,9 +246,12 @@ pub fn refuse_file(command: &str, problem: &str, format: Format) -> Error {
     let output = match format {
         Format::Jsonl => OutputArg::Jsonl,
         Format::Tap => OutputArg::Tap,
-        Format::Human | Format::Junit | Format::Sarif | Format::Github | Format::Json => {
-            OutputArg::Human
-        }
+        Format::Human
+        | Format::Junit
+        | Format::Sarif
+        | Format::Github
+        | Format::Json
+        | Format::Html => OutputArg::Human,
     };
     refuse(command, problem, output)
 }
@@ -288,7 +291,8 @@ fn machine(output: OutputArg, command: &str, args: &[String]) -> Option<Machine>
         | OutputArg::Json
         | OutputArg::Junit
         | OutputArg::Sarif
-        | OutputArg::Github => None,
+        | OutputArg::Github
+        | OutputArg::Html => None,
     }
 }
 

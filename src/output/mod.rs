@@ -16,6 +16,7 @@ use crate::check::{Finding, OpenRun, RunVerdict, Tally, Verdict};
 use crate::exit::Exit;
 use crate::text::{one_line, seconds};
 use github::Github;
+use html::Html;
 use human::Human;
 use json::Json;
 use jsonl::Jsonl;
@@ -30,6 +31,7 @@ use tap::Tap;
 
 pub mod discover;
 mod github;
+mod html;
 pub mod human;
 mod identity;
 mod json;
@@ -134,6 +136,12 @@ impl<W: Write> Emitter<W> {
         self.printer.carries_errors()
     }
 
+    /// Whether the findings raised while runs are summarized or
+    /// reconciled reach the printer, which lists each run's (a page).
+    pub fn lists_run_findings(&self) -> bool {
+        self.printer.lists_run_findings()
+    }
+
     /// Whether a report that failed on I/O is still ended (every format
     /// but a person's).
     pub fn ends_after_failure(&self) -> bool {
@@ -233,6 +241,7 @@ impl<W: Write> Emitter<W> {
         account: &Account<'_>,
         who: &str,
         name: Option<&str>,
+        identity: Option<&crate::check::Identity>,
         ok: bool,
         verdict: Verdict,
     ) -> io::Result<()> {
@@ -240,6 +249,7 @@ impl<W: Write> Emitter<W> {
             account,
             who,
             name,
+            identity,
             ok,
             verdict,
         };
@@ -312,5 +322,6 @@ fn choose(style: &Style) -> Box<dyn Printer> {
         Format::Junit => Box::new(Junit::default()),
         Format::Sarif => Box::new(Sarif::default()),
         Format::Github => Box::new(Github),
+        Format::Html => Box::new(Html::default()),
     }
 }

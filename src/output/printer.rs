@@ -10,7 +10,7 @@
 
 use std::io::{self, Write};
 
-use crate::check::{Finding, OpenRun, RunVerdict, Tally, Verdict};
+use crate::check::{Finding, Identity, OpenRun, RunVerdict, Tally, Verdict};
 use crate::exit::Exit;
 use serde::Serialize;
 
@@ -56,6 +56,8 @@ pub struct Reconciled<'a> {
     /// "run R", or "run from line N".
     pub who: &'a str,
     pub name: Option<&'a str>,
+    /// What the run's `aoi:meta` said, when the checker judged it.
+    pub identity: Option<&'a Identity>,
     pub ok: bool,
     pub verdict: Verdict,
 }
@@ -137,6 +139,13 @@ pub trait Printer {
     /// not counted against `--limit`.
     fn shows(&self, _at: &At<'_>, _f: &Finding) -> bool {
         true
+    }
+
+    /// Whether the findings of summarize's and reconcile's runs, which
+    /// they otherwise only count, are given to `finding` (a page lists
+    /// each run's under it).
+    fn lists_run_findings(&self) -> bool {
+        false
     }
 
     fn finding(&mut self, _out: &mut dyn Write, _at: &At<'_>, _f: &Finding) -> io::Result<()> {

@@ -35,6 +35,8 @@ pub struct Counters {
 /// One run's accounting, as reconcile's reports show it.
 pub struct Account<'a> {
     pub first_line: u64,
+    /// The number of the run's last event.
+    pub last_line: u64,
     /// Events and unreadable lines.
     pub lines: u64,
     pub other_lines: u64,

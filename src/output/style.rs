@@ -7,7 +7,8 @@ use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
 
 use anstream::{AutoStream, ColorChoice};
-use anstyle::{AnsiColor, Style as Paint};
+use anstyle::AnsiColor;
+pub use anstyle::Style as Paint;
 
 use crate::exit::Rendered;
 
@@ -30,6 +31,8 @@ pub enum Format {
     Sarif,
     /// GitHub Actions workflow commands (verify, run): see `github.rs`.
     Github,
+    /// One self-contained page (summarize, reconcile): see `html.rs`.
+    Html,
 }
 
 /// How the report is written.

@@ -11,6 +11,8 @@ use crate::check::{Identity, RunVerdict};
 /// What summarize counted of one run, as its reports show it.
 pub struct Counted<'a> {
     pub lines: u64,
+    /// The number of the run's last line (its first's is the verdict's).
+    pub last_line: u64,
     pub bytes: u64,
     /// Counts by type name, sorted by name.
     pub domain: &'a [(&'a str, u64)],

@@ -46,15 +46,20 @@ pub fn dropped(at: &At<'_>) -> String {
     }
 }
 
-/// `Result: PASS (1 run; exit 0)`.
-pub fn result(exit: Exit, t: &Tally, timed_out: bool, color: bool) -> String {
-    let runs: u64 = t.runs.iter().sum();
-    let (word, paint) = match exit {
+/// The result's word for `exit`, and its colour.
+pub fn word(exit: Exit, timed_out: bool) -> (&'static str, style::Paint) {
+    match exit {
         Exit::Pass => ("PASS", GOOD),
         Exit::HungUp | Exit::Interrupted | Exit::Terminated => ("CANCELLED", WARN),
         _ if timed_out => ("TIMEOUT", WARN),
         _ => ("FAIL", BAD),
-    };
+    }
+}
+
+/// `Result: PASS (1 run; exit 0)`.
+pub fn result(exit: Exit, t: &Tally, timed_out: bool, color: bool) -> String {
+    let runs: u64 = t.runs.iter().sum();
+    let (word, paint) = word(exit, timed_out);
     let mut parts = vec![plural(runs, "run")];
     for v in [
         Verdict::Pass,

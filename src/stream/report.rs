@@ -231,6 +231,9 @@ impl Holder<'_> {
 impl Sink for Holder<'_> {
     fn finding(&mut self, f: &Finding) -> io::Result<()> {
         self.report.tally.finding(f);
+        if self.report.out.lists_run_findings() {
+            self.report.out.finding(f)?;
+        }
         Ok(())
     }
 

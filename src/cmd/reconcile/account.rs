@@ -136,6 +136,7 @@ impl Recon {
     pub fn account(&self) -> Account<'_> {
         Account {
             first_line: self.first_line,
+            last_line: self.last_line,
             lines: self.lines,
             other_lines: self.other_lines,
             domain: self.domain,

@@ -228,8 +228,13 @@ impl Reconcile {
             None => format!("run from line {}", r.first_line),
         };
         let account = r.account();
-        report
-            .out
-            .reconciled(&account, &who, name.as_deref(), ok, verdict)
+        report.out.reconciled(
+            &account,
+            &who,
+            name.as_deref(),
+            judged.and_then(|j| j.identity.as_ref()),
+            ok,
+            verdict,
+        )
     }
 }

@@ -51,6 +51,8 @@ pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
 struct Stats {
     lines: u64,
     bytes: u64,
+    /// The number of its last line.
+    last_line: u64,
     last: Option<Last>,
     counts: Box<Counts>,
 }
@@ -291,6 +293,7 @@ impl Consumer for Summarize<'_> {
             st.lines += 1;
         }
         st.bytes += line.input_bytes();
+        st.last_line = number;
         if let Some(ev) = line.event().or(decided.document) {
             // Counted by the protocol's discriminator: AFDATA's is `kind`.
             let field = match seen.protocol {
@@ -340,6 +343,7 @@ impl Summarize<'_> {
         );
         let counted = Counted {
             lines: st.lines,
+            last_line: st.last_line,
             bytes: st.bytes,
             domain: &domain,
             framework: &framework,

@@ -1,0 +1,514 @@
+//! `--output html` (summarize, reconcile; docs/contract.md §24): one page a
+//! person opens, written run by run as the runs end, so it holds no more
+//! than the other outputs. Each input is a table of runs whose last column
+//! is the timeline: a run's bar spans its first to its last line, coloured
+//! by its verdict, with its gaps and its cut marked where they fall. The
+//! overall verdict is written last and shown first (CSS `order`); the
+//! timeline's width, each input's last line, is a CSS variable set when
+//! its table ends. Every value from the input is cut, made visible
+//! (`text::clean`: controls and bidi marks) and escaped; the page loads
+//! nothing, and its policy lets run only the one script it carries (which
+//! sorts the table), so a value that got through escaping could not run.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use super::printer::{At, Printer, Reconciled, Summarized};
+use super::words;
+use crate::check::rules::Rule;
+use crate::check::{Finding, Identity, Tally, Verdict};
+use crate::exit::Exit;
+use crate::text::{clean, plural, prefix};
+
+/// Runs drawn, at most; past `MAX_DRAWN_ANY` only runs that did not pass
+/// are drawn. The rest are counted by verdict: a page for 100,000 runs
+/// stays a few megabytes (docs/contract.md §24).
+const MAX_DRAWN: u64 = 10_000;
+const MAX_DRAWN_ANY: u64 = 5_000;
+/// Findings listed under a run; more are counted.
+const MAX_LISTED: usize = 10;
+/// Findings held for runs not yet reported, over all of them; past it
+/// they are counted (docs/contract.md §8: state bounded).
+const MAX_HELD: usize = 20_000;
+/// Runs findings are held for at once (as many as may be open).
+const MAX_HOLDING: usize = 32_768;
+/// Notes (what aoitap said beside the runs) kept for the page's end.
+const MAX_NOTES: usize = 100;
+/// Bytes of any one value shown.
+const SHOWN: usize = 160;
+
+/// The page's one script: sorts a table by the column whose head is
+/// clicked (numbers by `data-v`), and by `#sort-N` in the address, so a
+/// sorted view can be linked (and tested). Its SHA-256 is in the policy:
+/// changing it means changing `SCRIPT_HASH` (tests/html.rs checks both).
+const SCRIPT: &str = r#"document.documentElement.dataset.sorts="1";function aoiSort(th,dir){var t=th.closest("table"),i=th.cellIndex,num=th.hasAttribute("data-num"),d=dir||(th.dataset.dir==="1"?-1:1);th.dataset.dir=d===1?"1":"-1";var b=Array.prototype.slice.call(t.tBodies);b.sort(function(x,y){var p=x.rows[0].cells[i],q=y.rows[0].cells[i],u=num?+p.dataset.v:p.textContent,v=num?+q.dataset.v:q.textContent;return(u<v?-1:u>v?1:0)*d});b.forEach(function(e){t.appendChild(e)})}document.querySelectorAll("table.runs th").forEach(function(th){th.addEventListener("click",function(){aoiSort(th)})});var m=/^#sort-(\d+)$/.exec(location.hash);if(m)document.querySelectorAll("table.runs").forEach(function(t){var th=t.tHead.rows[0].cells[+m[1]];if(th)aoiSort(th,1)});"#;
+const SCRIPT_HASH: &str = "sha256-Ig+lTKLUaCGB7RlJ7h78sBdYxgYDXaWwWrHjRG+UwwU=";
+
+const STYLE: &str = "\
+:root{color-scheme:light dark;font:14px/1.4 system-ui,sans-serif}\
+body{margin:0}main{display:flex;flex-direction:column;gap:12px;padding:12px 16px}\
+#verdict{order:-1;padding:8px 16px;border-left:10px solid var(--c);background:#8881}\
+#verdict h1{margin:0;font-size:24px;color:var(--c)}#verdict p{margin:4px 0}\
+.pass{--c:#1a7f37}.failed,.fail{--c:#cf222e}.retryable,.cancelled{--c:#bf8700}.nonconforming{--c:#8250df}\
+h2{font-size:16px;margin:8px 0}table.runs{border-collapse:collapse;width:100%;table-layout:fixed}\
+th:nth-child(1){width:16%}th:nth-child(2),th:nth-child(3),th:nth-child(6){width:10%}\
+th:nth-child(4),th:nth-child(7){width:5%}th:nth-child(5){width:9%}\
+th{text-align:left;cursor:pointer;position:sticky;top:0;background:Canvas;border-bottom:2px solid #8888;user-select:none}\
+td{padding:2px 6px;border-top:1px solid #8883;vertical-align:top;overflow-wrap:anywhere}\
+td.v{color:var(--c);font-weight:600}.track{position:relative;height:18px}\
+.bar{height:12px;margin-top:3px;background:var(--c);margin-left:calc(var(--a)/var(--total)*100%);\
+width:max(2px,calc((var(--b) - var(--a))/var(--total)*100%))}\
+.track i{position:absolute;top:1px;left:calc(var(--at)/var(--total)*100%)}\
+i.gap,i.cut{display:inline-block;height:16px;width:3px;vertical-align:middle}i.gap{background:CanvasText}\
+i.cut{background:repeating-linear-gradient(0deg,var(--c) 0 3px,Canvas 3px 6px);width:6px}.track i.cut{transform:translateX(-100%)}\
+.legend span{display:inline-block;width:14px;height:10px;margin:0 4px 0 12px;background:var(--c)}.legend i{margin:0 4px 0 12px}\
+tr.findings td{border-top:0;padding-left:24px;font-size:12px}tr.findings ul{margin:0;padding-left:16px}\
+code{font-size:12px}.note{font-family:monospace;white-space:pre-wrap}";
+
+/// Findings held for a run until it is reported.
+#[derive(Default)]
+struct Held {
+    listed: Vec<Listed>,
+    more: u64,
+}
+
+struct Listed {
+    line: u64,
+    rule: String,
+    severity: &'static str,
+    message: String,
+    /// Whether it says lines were lost there, inside the run (a mark on
+    /// its bar; a run cut at its end is marked as cut).
+    loses: bool,
+}
+
+#[derive(Default)]
+pub struct Html {
+    /// The input whose table is open.
+    file: Option<String>,
+    tables: u32,
+    /// The last line a bar of the open table reaches: its timeline's width.
+    extent: u64,
+    drawn: u64,
+    not_drawn: [u64; 4],
+    /// Findings by the run they are about (its id), until it is reported.
+    held: HashMap<Option<String>, Held>,
+    holding: usize,
+    /// Findings neither held nor listed.
+    unplaced: u64,
+    notes: Vec<String>,
+}
+
+/// One run's row, as summarize and reconcile give it.
+struct Row<'a> {
+    name: Option<&'a str>,
+    first_line: u64,
+    last_line: u64,
+    identity: Option<&'a Identity>,
+    lines: u64,
+    verdict: Verdict,
+    outcome: String,
+    /// Lines after which events are missing, and whether the run was cut
+    /// at its end.
+    gaps: Vec<u64>,
+    cut: bool,
+}
+
+impl Html {
+    /// Write a run's row, or count it past the cap.
+    fn row(&mut self, out: &mut dyn Write, at: &At<'_>, r: Row<'_>) -> io::Result<()> {
+        let held = self.held.remove(&r.name.map(str::to_string));
+        if let Some(h) = &held {
+            self.holding -= h.listed.len();
+        }
+        let drawn =
+            self.drawn < MAX_DRAWN_ANY || (r.verdict != Verdict::Pass && self.drawn < MAX_DRAWN);
+        if !drawn {
+            self.not_drawn[r.verdict as usize] += 1;
+            return Ok(());
+        }
+        self.drawn += 1;
+        let mut s = String::with_capacity(1024);
+        if self.file.as_deref() != Some(at.file) {
+            self.close_table(&mut s);
+            self.open_table(&mut s, at.file);
+        }
+        let class = class(r.verdict);
+        let (first, last) = (r.first_line.max(1) - 1, r.last_line.max(r.first_line));
+        self.extent = self.extent.max(last);
+        let findings = held.as_ref().map_or(0, |h| h.listed.len() as u64 + h.more);
+        s.push_str("<tbody class=\"run ");
+        s.push_str(class);
+        s.push_str("\"><tr><td class=\"id\">");
+        match r.name {
+            Some(n) => esc(&mut s, n),
+            None => s.push_str(&format!("(from line {})", r.first_line)),
+        }
+        let id = r.identity;
+        let tool = id.map(|i| {
+            [i.tool.as_deref(), i.tool_version.as_deref()]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" ")
+        });
+        s.push_str("</td><td>");
+        esc(&mut s, tool.as_deref().unwrap_or(""));
+        s.push_str("</td><td>");
+        esc(&mut s, id.and_then(|i| i.command.as_deref()).unwrap_or(""));
+        let (word, _) = super::human::verdict(r.verdict);
+        s.push_str(&format!(
+            "</td><td data-v=\"{lines}\">{lines}</td><td class=\"v\">{word}</td><td>",
+            lines = r.lines
+        ));
+        esc(&mut s, &r.outcome);
+        s.push_str(&format!(
+            "</td><td data-v=\"{findings}\">{findings}</td><td class=\"tl\" data-v=\"{first}\">\
+             <div class=\"track\"><div class=\"bar\" style=\"--a:{first};--b:{last}\" title=\"lines {} to {last}\"></div>",
+            first + 1
+        ));
+        // A gap lies before the line that found it; reconcile's account
+        // and the checker's finding may name the same one.
+        let found = held.iter().flat_map(|h| &h.listed).filter(|l| l.loses);
+        let mut marks: Vec<u64> = r
+            .gaps
+            .iter()
+            .copied()
+            .chain(found.map(|l| l.line.saturating_sub(1)))
+            .collect();
+        marks.sort_unstable();
+        marks.dedup();
+        for at in marks.into_iter().take(64) {
+            s.push_str(&format!("<i class=\"gap\" style=\"--at:{at}\"></i>"));
+        }
+        if r.cut {
+            s.push_str(&format!("<i class=\"cut\" style=\"--at:{last}\"></i>"));
+        }
+        s.push_str("</div></td></tr>");
+        if let Some(h) = held.filter(|h| !h.listed.is_empty()) {
+            s.push_str("<tr class=\"findings\"><td colspan=\"7\"><ul>");
+            for l in &h.listed {
+                s.push_str(&format!("<li>line {} {}[<code>", l.line, l.severity));
+                esc(&mut s, &l.rule);
+                s.push_str("</code>]: ");
+                esc(&mut s, &l.message);
+                s.push_str("</li>");
+            }
+            if h.more > 0 {
+                s.push_str(&format!("<li>{} more</li>", plural(h.more, "finding")));
+            }
+            s.push_str("</ul></td></tr>");
+        }
+        s.push_str("</tbody>\n");
+        out.write_all(s.as_bytes())
+    }
+
+    fn open_table(&mut self, s: &mut String, file: &str) {
+        self.tables += 1;
+        self.file = Some(file.to_string());
+        self.extent = 1;
+        s.push_str(&format!(
+            "<section class=\"input\" id=\"input-{}\"><h2>",
+            self.tables
+        ));
+        esc(s, file);
+        s.push_str(
+            "</h2><table class=\"runs\"><thead><tr><th>run</th><th>tool</th><th>command</th>\
+             <th data-num>lines</th><th>verdict</th><th>outcome</th><th data-num>findings</th>\
+             <th data-num>timeline (lines)</th></tr></thead>\n",
+        );
+    }
+
+    /// End the open table: its timeline's width is now known.
+    fn close_table(&mut self, s: &mut String) {
+        if self.file.take().is_some() {
+            s.push_str(&format!(
+                "</table><style>#input-{}{{--total:{}}}</style></section>\n",
+                self.tables, self.extent
+            ));
+        }
+    }
+}
+
+/// The CSS class of a verdict.
+fn class(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "pass",
+        Verdict::Failed => "failed",
+        Verdict::Retryable => "retryable",
+        Verdict::Nonconforming => "nonconforming",
+    }
+}
+
+/// `s` as HTML text or a quoted attribute's value: at most `SHOWN` bytes,
+/// controls and bidi marks shown as escapes (so no value reorders the
+/// page or hides a character), and the five characters HTML gives a
+/// meaning escaped.
+pub fn esc(out: &mut String, s: &str) {
+    let cut = prefix(s, SHOWN);
+    for c in clean(cut).chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    if cut.len() < s.len() {
+        out.push('…');
+    }
+}
+
+impl Printer for Html {
+    fn begin(&mut self, out: &mut dyn Write, at: &At<'_>) -> io::Result<()> {
+        let head = format!(
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
+             style-src 'unsafe-inline'; script-src '{SCRIPT_HASH}'\">\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+             <title>aoitap {}</title><style>{STYLE}</style></head>\n<body><main>\n",
+            at.command
+        );
+        out.write_all(head.as_bytes())
+    }
+
+    fn text(&mut self, _out: &mut dyn Write, _at: &At<'_>, text: &str) -> io::Result<()> {
+        if self.notes.len() < MAX_NOTES {
+            self.notes.push(text.trim_end().to_string());
+        }
+        Ok(())
+    }
+
+    fn local_error(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        _category: &str,
+        code: &str,
+        message: &str,
+    ) -> io::Result<()> {
+        self.text(out, at, &format!("{code}: {message}"))
+    }
+
+    fn lists_run_findings(&self) -> bool {
+        true
+    }
+
+    fn finding(&mut self, _out: &mut dyn Write, _at: &At<'_>, f: &Finding) -> io::Result<()> {
+        let room = self.holding < MAX_HELD;
+        let known = self.held.contains_key(&f.run);
+        if !known && self.held.len() >= MAX_HOLDING {
+            self.unplaced += 1;
+            return Ok(());
+        }
+        let h = self.held.entry(f.run.clone()).or_default();
+        if room && h.listed.len() < MAX_LISTED {
+            self.holding += 1;
+            h.listed.push(Listed {
+                line: f.line,
+                rule: f.rule.to_string(),
+                severity: f.severity.name(),
+                message: prefix(&f.message, SHOWN * 2).to_string(),
+                loses: matches!(
+                    f.rule,
+                    Rule::SeqGap | Rule::SeqNotFromZero | Rule::LineElided | Rule::LineTooLong
+                ),
+            });
+        } else {
+            h.more += 1;
+        }
+        Ok(())
+    }
+
+    fn summarized(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        s: &Summarized<'_>,
+    ) -> io::Result<()> {
+        let (r, c) = (s.run, s.counted);
+        let outcome = match c.outcome {
+            Some(o) => match o.ok {
+                Some(true) => "ok".to_string(),
+                Some(false) => format!("not ok ({})", o.reason.as_deref().unwrap_or("no reason")),
+                None => "ok missing".to_string(),
+            },
+            None => "no aoi:summary".to_string(),
+        };
+        let row = Row {
+            name: r.run.as_deref(),
+            first_line: r.first_line,
+            last_line: c.last_line,
+            identity: r.identity.as_ref(),
+            lines: c.lines,
+            verdict: r.verdict,
+            outcome,
+            gaps: vec![],
+            cut: c.outcome.is_none(),
+        };
+        self.row(out, at, row)
+    }
+
+    fn reconciled(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        r: &Reconciled<'_>,
+    ) -> io::Result<()> {
+        let a = r.account;
+        let mut outcome = match (r.ok, r.verdict) {
+            (false, _) => "incomplete".to_string(),
+            (true, Verdict::Pass) => "reconciled".to_string(),
+            (true, _) => "balanced".to_string(),
+        };
+        if a.missing > 0 {
+            outcome.push_str(&format!(", {} missing", a.missing));
+        }
+        if a.repeats > 0 {
+            outcome.push_str(&format!(", {} repeated", a.repeats));
+        }
+        let row = Row {
+            name: r.name,
+            first_line: a.first_line,
+            last_line: a.last_line,
+            identity: r.identity,
+            lines: a.lines,
+            verdict: r.verdict,
+            outcome,
+            gaps: a.gaps.iter().map(|g| g.after_line).collect(),
+            cut: a.summary.is_none() && a.protocol == crate::check::Protocol::Aoi,
+        };
+        self.row(out, at, row)
+    }
+
+    fn end(
+        &mut self,
+        out: &mut dyn Write,
+        at: &At<'_>,
+        exit: Exit,
+        tally: &Tally,
+    ) -> io::Result<()> {
+        let mut s = String::with_capacity(4096);
+        self.close_table(&mut s);
+        let result = words::worded(at, exit, tally);
+        let (word, _) = words::word(exit, at.timed_out());
+        s.push_str(&format!(
+            "<header id=\"verdict\" class=\"{}\"><h1>{word}</h1><p>",
+            word.to_ascii_lowercase()
+        ));
+        esc(&mut s, &result);
+        s.push_str("</p>");
+        let left: u64 = self.not_drawn.iter().sum();
+        if left > 0 {
+            let by: Vec<String> = [
+                Verdict::Pass,
+                Verdict::Failed,
+                Verdict::Retryable,
+                Verdict::Nonconforming,
+            ]
+            .into_iter()
+            .filter(|&v| self.not_drawn[v as usize] > 0)
+            .map(|v| format!("{} {}", self.not_drawn[v as usize], v.name()))
+            .collect();
+            s.push_str(&format!(
+                "<p id=\"not-drawn\">{} not drawn ({}): a page draws {MAX_DRAWN} runs at most, \
+                 and past {MAX_DRAWN_ANY} only those that did not pass</p>",
+                plural(left, "more run"),
+                by.join(", ")
+            ));
+        }
+        let dropped = words::dropped(at);
+        if !dropped.is_empty() {
+            s.push_str("<p>");
+            esc(&mut s, dropped.trim_end());
+            s.push_str("</p>");
+        }
+        if self.unplaced > 0 {
+            s.push_str(&format!(
+                "<p>{} not listed under a run</p>",
+                plural(self.unplaced, "finding")
+            ));
+        }
+        s.push_str(
+            "<p class=\"legend\">bars:<span class=\"pass\"></span>passed<span class=\"failed\"></span>failed\
+             <span class=\"retryable\"></span>retryable<span class=\"nonconforming\"></span>not conforming\
+             <i class=\"gap\"></i>lines lost there<i class=\"cut pass\"></i>cut: no end came</p>",
+        );
+        s.push_str("</header>\n");
+        if !self.notes.is_empty() {
+            s.push_str("<section id=\"notes\"><h2>notes</h2>");
+            for n in &self.notes {
+                s.push_str("<p class=\"note\">");
+                esc(&mut s, n);
+                s.push_str("</p>");
+            }
+            s.push_str("</section>\n");
+        }
+        s.push_str(&format!("</main><script>{SCRIPT}</script></body></html>\n"));
+        out.write_all(s.as_bytes())
+    }
+
+    fn ends_after_failure(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whatever a value holds, what `esc` makes of it is text in any
+    /// place of the page: no character HTML gives a meaning, every `&`
+    /// an entity of ours, no control or bidi mark, and at most `SHOWN`
+    /// bytes of the value (each escaped to at most six, a `…` after).
+    #[test]
+    fn an_escaped_value_is_only_text() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
+        let mut runner = TestRunner::new(Config::with_cases(crate::proptest_cases() * 4));
+        let value = prop_oneof![
+            any::<String>(),
+            proptest::collection::vec(
+                prop_oneof![
+                    Just("<".to_string()),
+                    Just("&".to_string()),
+                    Just("\"".to_string()),
+                    Just("'".to_string()),
+                    Just("\u{202e}".to_string()),
+                    Just("\u{1b}[31m".to_string()),
+                    Just("é".to_string()),
+                    "[a-z]{1,5}",
+                ],
+                0..100,
+            )
+            .prop_map(|v| v.concat()),
+        ];
+        runner
+            .run(&value, |s| {
+                let mut out = String::new();
+                esc(&mut out, &s);
+                prop_assert!(!out.contains(['<', '>', '"', '\'']), "{out:?}");
+                for (i, _) in out.match_indices('&') {
+                    let rest = &out[i..];
+                    prop_assert!(
+                        ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"]
+                            .iter()
+                            .any(|e| rest.starts_with(e)),
+                        "{out:?}"
+                    );
+                }
+                prop_assert!(
+                    !out.chars()
+                        .any(|c| c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)),
+                    "{out:?}"
+                );
+                // A `\u{..}` escape of `clean` is 8 bytes for a byte or
+                // three of input.
+                prop_assert!(out.len() <= SHOWN * 8 + '…'.len_utf8());
+                Ok(())
+            })
+            .unwrap();
+    }
+}

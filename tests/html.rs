@@ -1,0 +1,365 @@
+//! `--output html` (docs/contract.md §24): pages rendered in headless
+//! Chromium, their DOM read after the page's own script ran, and a
+//! screenshot taken. `.ci/run` installs Chromium from the distribution's
+//! packages; these tests need it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::util::*;
+
+/// Chromium, as Debian names it (or as others do).
+fn chromium() -> &'static str {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| {
+            Command::new("sh")
+                .args(["-c", &format!("command -v {c}")])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .expect("Chromium is installed (.ci/run installs the Debian package `chromium`)")
+}
+
+/// Headless Chromium on `page` (with `#fragment`), with `what` its last
+/// arguments; its stdout.
+fn chrome(page: &Path, fragment: &str, what: &[&str]) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(what)
+        .arg(format!("file://{}{fragment}", page.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "chromium: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The page's DOM once it loaded and its script ran.
+fn dom(page: &Path, fragment: &str) -> String {
+    chrome(page, fragment, &["--dump-dom"])
+}
+
+/// A screenshot of `page`: a PNG that is there and not empty.
+fn screenshot(page: &Path) -> PathBuf {
+    let png = page.with_extension("png");
+    chrome(
+        page,
+        "",
+        &[
+            &format!("--screenshot={}", png.display()),
+            "--window-size=1400,1000",
+        ],
+    );
+    let bytes = std::fs::read(&png).unwrap();
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000,
+        "a screenshot was drawn"
+    );
+    png
+}
+
+/// `aoitap ARGS --output html` on `input`, the page written into `dir`:
+/// its path and the exit status, which must be the human output's.
+fn page(dir: &Path, name: &str, args: &[&str], input: &[u8]) -> (PathBuf, i32) {
+    let (code, html, _) = raw(&[args, &["--output", "html"]].concat(), input);
+    let (human, _, _) = raw(args, input);
+    assert_eq!(
+        code, human,
+        "{args:?}: the page's exit status is the human output's"
+    );
+    let path = dir.join(name);
+    std::fs::write(&path, &html).unwrap();
+    (path, code)
+}
+
+fn count(hay: &str, needle: &str) -> usize {
+    hay.matches(needle).count()
+}
+
+/// Each run's row, as the DOM holds them: one `tbody` a run.
+fn rows(dom: &str) -> usize {
+    count(dom, "<tbody class=\"run ")
+}
+
+/// The page's own script ran, under its policy: it marks the root.
+fn script_ran(dom: &str) -> bool {
+    dom.contains("data-sorts=\"1\"")
+}
+
+/// One event of `run`.
+fn event(run: &str, seq: u64, ty: &str, rest: &str) -> String {
+    format!(
+        r#"{{"type":"{ty}","aoi":{{"seq":{seq},"run":{}}}{rest}}}"#,
+        serde_json::to_string(run).unwrap()
+    )
+}
+
+/// `n` runs, interleaved ten at a time: of every four, one passes, one is
+/// cut before its summary, one loses seq 2 in the middle, one fails.
+fn mixed_runs(n: usize) -> Vec<u8> {
+    let mut out = vec![];
+    for group in (0..n).collect::<Vec<_>>().chunks(10) {
+        let runs: Vec<Vec<String>> = group
+            .iter()
+            .map(|&r| {
+                let id = format!("run-{r:05}");
+                let mut ls = vec![event(
+                    &id,
+                    0,
+                    "aoi:meta",
+                    &format!(r#",{IDENTITY},"command":"c {r}""#),
+                )];
+                let seqs: Vec<u64> = if r % 4 == 2 {
+                    vec![1, 3]
+                } else {
+                    vec![1, 2, 3]
+                };
+                ls.extend(seqs.iter().map(|&s| event(&id, s, "hit", r#","id":1"#)));
+                let ok = if r % 4 == 3 { "false" } else { "true" };
+                let reason = if r % 4 == 3 {
+                    r#","reason":"failed""#
+                } else {
+                    ""
+                };
+                if r % 4 != 1 {
+                    ls.push(event(
+                        &id,
+                        4,
+                        "aoi:summary",
+                        &format!(r#","ok":{ok}{reason},"event_count":5,"count":3,{IDENTITY}"#),
+                    ));
+                }
+                ls
+            })
+            .collect();
+        let longest = runs.iter().map(Vec::len).max().unwrap_or(0);
+        for k in 0..longest {
+            for r in &runs {
+                if let Some(l) = r.get(k) {
+                    out.extend_from_slice(l.as_bytes());
+                    out.push(b'\n');
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn one_run_is_a_page_with_its_verdict_a_bar_and_a_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, code) = page(dir.path(), "one.html", &["summarize"], &lines(&good(3)));
+    assert_eq!(code, 0);
+    let dom = dom(&path, "");
+    assert!(
+        script_ran(&dom),
+        "the page's script ran under its own policy"
+    );
+    assert!(
+        dom.contains("<header id=\"verdict\" class=\"pass\"><h1>PASS</h1>"),
+        "{dom}"
+    );
+    assert!(dom.contains("Result: PASS (1 run; exit 0)"));
+    assert_eq!(rows(&dom), 1);
+    assert_eq!(count(&dom, "class=\"bar\""), 1);
+    assert_eq!(count(&dom, "<script"), 1, "only the page's own script");
+    // The verdict is written last, and shown first.
+    let verdict = dom.find("id=\"verdict\"").unwrap();
+    assert!(verdict > dom.find("<table").unwrap());
+    screenshot(&path);
+}
+
+#[test]
+fn a_thousand_runs_with_failures_and_cuts_each_have_a_bar_a_row_and_their_marks() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = mixed_runs(1000);
+    for command in ["summarize", "reconcile"] {
+        let (path, code) = page(dir.path(), &format!("{command}.html"), &[command], &input);
+        assert_ne!(code, 0, "{command}: cut and failed runs fail the stream");
+        let dom = dom(&path, "");
+        assert!(script_ran(&dom));
+        assert!(dom.contains("<h1>FAIL</h1>"), "{command}");
+        assert_eq!(rows(&dom), 1000, "{command}: a row a run");
+        assert_eq!(count(&dom, "class=\"bar\""), 1000, "{command}: a bar a run");
+        assert_eq!(count(&dom, "<tbody class=\"run pass\">"), 250, "{command}");
+        assert_eq!(
+            count(&dom, "<i class=\"cut\""),
+            250,
+            "{command}: each cut run is marked at its end"
+        );
+        assert!(
+            count(&dom, "<i class=\"gap\"") >= 250,
+            "{command}: each gap is marked"
+        );
+        // A failed run's row holds its findings, with their lines.
+        assert!(dom.contains("error[<code>seq.gap</code>]"), "{command}");
+        // Sorted by lines (`#sort-3`, as a click on the head sorts it).
+        let sorted = dom_with(&path, "#sort-3");
+        let lines: Vec<u64> = sorted
+            .split("<tbody class=\"run ")
+            .skip(1)
+            .map(|row| {
+                let cell = row.split("<td data-v=\"").nth(1).unwrap();
+                cell[..cell.find('"').unwrap()].parse().unwrap()
+            })
+            .collect();
+        assert_eq!(lines.len(), 1000);
+        assert!(
+            lines.windows(2).all(|w| w[0] <= w[1]),
+            "{command}: sorted by lines"
+        );
+        assert_ne!(lines.first(), lines.last());
+    }
+    screenshot(&dir.path().join("summarize.html"));
+}
+
+fn dom_with(page: &Path, fragment: &str) -> String {
+    dom(page, fragment)
+}
+
+#[test]
+fn hostile_run_ids_are_shown_as_text_and_run_nothing() {
+    let hostile = [
+        "<script>document.title='PWNED'</script>",
+        "\"><img src=x onerror=\"document.body.dataset.pwned=1\">",
+        "'single' & \"double\" </td></table><h1>x</h1>",
+        "left \u{202e}txt.exe\u{202c} right",
+    ];
+    let mut input = vec![];
+    for id in hostile {
+        let tool = r#""tool":"<script>document.title='PWNED2'</script>","tool_version":"1","aoi_version":"1.0-alpha","schema_name":"s","schema_version":"1.0.0","command":"<img src=x onerror=alert(1)>""#;
+        for l in [
+            event(id, 0, "aoi:meta", &format!(",{tool}")),
+            event(id, 1, "hit", ""),
+            event(id, 3, "hit", ""),
+        ] {
+            input.extend_from_slice(l.as_bytes());
+            input.push(b'\n');
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for command in ["summarize", "reconcile"] {
+        let (path, _) = page(dir.path(), &format!("{command}.html"), &[command], &input);
+        let bytes = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            !bytes.contains("<img"),
+            "{command}: no markup from the input"
+        );
+        assert_eq!(
+            count(&bytes, "<script"),
+            1,
+            "{command}: the page's own script only"
+        );
+        let dom = dom(&path, "");
+        assert!(script_ran(&dom));
+        assert!(
+            dom.contains(&format!("<title>aoitap {command}</title>")),
+            "{command}: no injected script ran (it would retitle the page)"
+        );
+        assert!(
+            !dom.contains("data-pwned"),
+            "{command}: no injected handler ran"
+        );
+        assert_eq!(count(&dom, "<script"), 1, "{command}");
+        assert_eq!(
+            rows(&dom),
+            hostile.len(),
+            "{command}: one row a run, none broken out of"
+        );
+        assert!(
+            dom.contains("&lt;script&gt;document.title='PWNED'&lt;/script&gt;"),
+            "{command}: shown as text"
+        );
+        assert!(
+            dom.contains("left \\u{202e}txt.exe\\u{202c} right"),
+            "{command}: bidi marks shown, not obeyed"
+        );
+        assert!(!dom.contains('\u{202e}'));
+    }
+    screenshot(&dir.path().join("summarize.html"));
+}
+
+/// 100,000 runs: the page draws a capped number of them and counts the
+/// rest, stays well under 20 MB, and costs about the memory the human
+/// output costs (docs/contract.md §24).
+#[test]
+fn a_page_for_a_hundred_thousand_runs_is_small_and_bounded() {
+    let mut input = Vec::with_capacity(40 << 20);
+    for r in 0..100_000u32 {
+        let id = format!("r{r:06}");
+        let ok = if r % 10 == 9 {
+            r#"false,"reason":"failed""#
+        } else {
+            "true"
+        };
+        for l in [
+            event(
+                &id,
+                0,
+                "aoi:meta",
+                &format!(",{IDENTITY},\"command\":\"c\""),
+            ),
+            event(&id, 1, "hit", ""),
+            event(
+                &id,
+                2,
+                "aoi:summary",
+                &format!(",\"ok\":{ok},\"event_count\":3,{IDENTITY}"),
+            ),
+        ] {
+            input.extend_from_slice(l.as_bytes());
+            input.push(b'\n');
+        }
+    }
+    let (html_peak, page) = peak_kib(&["summarize", "--output", "html"], &input);
+    let (human_peak, _) = peak_kib(&["summarize"], &input);
+    eprintln!(
+        "100,000 runs: page {} bytes; peak RSS {html_peak} KiB (human output: {human_peak} KiB)",
+        page.len()
+    );
+    assert!(page.len() < 20 << 20, "under 20 MB: {}", page.len());
+    assert_eq!(
+        rows(&page),
+        10_000,
+        "5,000 runs, then only the failed ones, to 10,000"
+    );
+    assert_eq!(count(&page, "<tbody class=\"run failed\">"), 5_500);
+    assert!(
+        page.contains("<p id=\"not-drawn\">90000 more runs not drawn (85500 pass, 4500 failed)"),
+        "{}",
+        &page[page.len() - 3000..]
+    );
+    assert!(
+        html_peak < human_peak + 16 * 1024,
+        "memory bounded as the human output's"
+    );
+    assert!(page.trim_end().ends_with("</html>"));
+}
+
+/// The verdict is the one human output gives, for every stream the
+/// tests keep.
+#[test]
+fn a_page_exits_as_the_human_output_does() {
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(fixture("streams")).unwrap() {
+        let file = entry.unwrap().path();
+        let input = std::fs::read(&file).unwrap();
+        for command in ["summarize", "reconcile"] {
+            // `page` holds the two exit statuses equal.
+            page(dir.path(), "p.html", &[command], &input);
+        }
+    }
+}
