@@ -93,20 +93,21 @@ pub fn clean(s: &str) -> Cow<'_, str> {
 }
 
 /// Controls, and the characters that reorder or break a terminal line
-/// without being controls: bidi marks, overrides and isolates,
-/// U+2028/2029.
+/// without being controls: every bidi control (the Arabic letter mark
+/// U+061C, the marks, overrides and isolates), U+2028/2029.
 fn hidden(c: char) -> bool {
     c.is_control()
-        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}')
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{61c}')
 }
 
 /// Where the first `hidden` character of `s` starts. Told by bytes: only
 /// an ASCII control or the lead byte 0xC2 (U+0080-U+00BF, where the C1
-/// controls are) or 0xE2 (U+2000-U+2FFF, where the marks are) can start
-/// one, so a character is decoded only there, not at every byte of a
-/// message with an ellipsis or a quote in it.
+/// controls are), 0xD8 (U+0600-U+063F, the Arabic letter mark) or 0xE2
+/// (U+2000-U+2FFF, where the other marks are) can start one, so a
+/// character is decoded only there, not at every byte of a message with
+/// an ellipsis or a quote in it.
 fn first_hidden(s: &str) -> Option<usize> {
-    let suspect = |b: &u8| *b < 0x20 || *b == 0x7f || *b == 0xc2 || *b == 0xe2;
+    let suspect = |b: &u8| *b < 0x20 || *b == 0x7f || matches!(b, 0xc2 | 0xd8 | 0xe2);
     let mut from = 0;
     while let Some(k) = s.as_bytes()[from..].iter().position(suspect) {
         let at = from + k;
@@ -133,6 +134,9 @@ mod tests {
             "caf\u{e9} \u{2026} \\u{202e}x"
         );
         assert_eq!(clean("\u{85}\u{a0}"), "\\u{85}\u{a0}");
+        // The Arabic letter mark reorders as the other bidi marks do.
+        assert_eq!(clean("run\u{61c} 123-456"), "run\\u{61c} 123-456");
+        assert_eq!(clean("\u{600}\u{627}"), "\u{600}\u{627}");
     }
 
     /// The byte scan finds what a scan of every character finds: on
@@ -146,6 +150,7 @@ mod tests {
             (0u32..0x20).prop_map(|c| char::from_u32(c).unwrap()),
             (0x7fu32..0xc0).prop_map(|c| char::from_u32(c).unwrap()),
             (0x2000u32..0x2080).prop_map(|c| char::from_u32(c).unwrap()),
+            (0x600u32..0x640).prop_map(|c| char::from_u32(c).unwrap()),
             Just('a'),
         ];
         let mut runner = TestRunner::new(Config::with_cases(crate::proptest_cases() * 4));

@@ -196,12 +196,12 @@ fn a_thousand_runs_with_failures_and_cuts_each_have_a_bar_a_row_and_their_marks(
         assert_eq!(count(&dom, "class=\"bar\""), 1000, "{command}: a bar a run");
         assert_eq!(count(&dom, "<tbody class=\"run pass\">"), 250, "{command}");
         assert_eq!(
-            count(&dom, "<i class=\"cut\""),
+            count(&dom, "<i class=\"cut\" style"),
             250,
             "{command}: each cut run is marked at its end"
         );
         assert!(
-            count(&dom, "<i class=\"gap\"") >= 250,
+            count(&dom, "<i class=\"gap\" style") >= 250,
             "{command}: each gap is marked"
         );
         // A failed run's row holds its findings, with their lines.
@@ -237,6 +237,7 @@ fn hostile_run_ids_are_shown_as_text_and_run_nothing() {
         "\"><img src=x onerror=\"document.body.dataset.pwned=1\">",
         "'single' & \"double\" </td></table><h1>x</h1>",
         "left \u{202e}txt.exe\u{202c} right",
+        "run\u{61c} 123-456",
     ];
     let mut input = vec![];
     for id in hostile {
@@ -287,7 +288,8 @@ fn hostile_run_ids_are_shown_as_text_and_run_nothing() {
             dom.contains("left \\u{202e}txt.exe\\u{202c} right"),
             "{command}: bidi marks shown, not obeyed"
         );
-        assert!(!dom.contains('\u{202e}'));
+        assert!(dom.contains("run\\u{61c} 123-456"), "{command}");
+        assert!(!dom.contains(['\u{202e}', '\u{61c}']));
     }
     screenshot(&dir.path().join("summarize.html"));
 }
@@ -361,5 +363,113 @@ fn a_page_exits_as_the_human_output_does() {
             // `page` holds the two exit statuses equal.
             page(dir.path(), "p.html", &[command], &input);
         }
+    }
+}
+
+/// A finding is listed under the run it is about, runs without an id
+/// too (told apart by their first line); one about a run already judged
+/// (a late line) is counted and listed in the head; `--limit` cuts the
+/// lists, never the counts or the marks.
+#[test]
+fn findings_go_under_their_own_run_and_none_is_lost() {
+    let meta = |cmd: &str| format!(r#"{{"type":"aoi:meta",{IDENTITY},"command":"{cmd}"}}"#);
+    let hit = r#"{"type":"hit"}"#;
+    // Two runs without ids (each opened by its meta), then R, whose
+    // seq 2 is lost, and a line of R after its summary.
+    let mut input = lines(&[
+        meta("first"),
+        hit.to_string(),
+        meta("second"),
+        hit.to_string(),
+    ]);
+    input.extend(lines(&[
+        event("R", 0, "aoi:meta", &format!(",{IDENTITY}")),
+        event("R", 1, "hit", ""),
+        event("R", 3, "hit", ""),
+        event(
+            "R",
+            4,
+            "aoi:summary",
+            &format!(r#","ok":true,"event_count":5,{IDENTITY}"#),
+        ),
+        event("R", 5, "hit", ""),
+    ]));
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = page(dir.path(), "runs.html", &["summarize"], &input);
+    let dom = dom(&path, "");
+    let rows: Vec<&str> = dom.split("<tbody class=\"run ").skip(1).collect();
+    assert_eq!(rows.len(), 3, "{dom}");
+    let row = |name: &str| *rows.iter().find(|r| r.contains(name)).unwrap();
+    // Each id-less run has its own bar and its own missing summary.
+    for (name, bar) in [("first", "--a:0;--b:2"), ("second", "--a:2;--b:4")] {
+        assert!(row(name).contains(bar), "{}", row(name));
+        assert_eq!(
+            count(row(name), "summary.missing</code>"),
+            1,
+            "{}",
+            row(name)
+        );
+    }
+    assert!(row(">R<").contains("error[<code>seq.gap</code>]"));
+    assert_eq!(count(row(">R<"), "<i class=\"gap\" style"), 1);
+    // The late line's finding: counted and shown in the head.
+    assert!(dom.contains("1 finding of no open run"), "{dom}");
+    assert!(
+        dom.contains("line 9 error[<code>summary.not-last</code>]"),
+        "{dom}"
+    );
+    // --limit 1 lists one finding in all, and keeps R's mark and count.
+    let (limited, _) = page(
+        dir.path(),
+        "limited.html",
+        &["summarize", "--limit", "1"],
+        &input,
+    );
+    let bytes = std::fs::read_to_string(&limited).unwrap();
+    assert_eq!(count(&bytes, "<li>line "), 1, "{bytes}");
+    assert_eq!(count(&bytes, "<i class=\"gap\" style"), 1);
+    assert!(bytes.contains("more findings not shown (--limit)"));
+}
+
+/// Values that escape to six times their bytes, in 10,000 failing runs
+/// with findings each: the page still stays under 20 MB.
+#[test]
+fn a_page_of_escaped_values_stays_under_twenty_megabytes() {
+    let mut input = vec![];
+    let quotes = "\"".repeat(150);
+    for r in 0..10_000 {
+        let id = format!("{quotes}{r}");
+        let tool = serde_json::to_string(&quotes).unwrap();
+        for l in [
+            event(
+                &id,
+                0,
+                "aoi:meta",
+                &format!(
+                    r#","tool":{tool},"tool_version":{tool},"aoi_version":"1.0-alpha","schema_name":"s","schema_version":"1.0.0","command":{tool}"#
+                ),
+            ),
+            event(&id, 1, "hit", ""),
+            event(&id, 3, "hit", ""),
+            event(&id, 5, "hit", ""),
+        ] {
+            input.extend_from_slice(l.as_bytes());
+            input.push(b'\n');
+        }
+    }
+    for command in ["summarize", "reconcile"] {
+        let (code, page, _) = raw(&[command, "--output", "html"], &input);
+        assert_ne!(code, 0);
+        let page = String::from_utf8(page).unwrap();
+        eprintln!(
+            "{command}: 10,000 runs of escaped values: a page of {} bytes",
+            page.len()
+        );
+        assert!(page.len() < 20 << 20, "{command}: {}", page.len());
+        assert!(
+            page.contains("<p id=\"not-drawn\">"),
+            "{command}: the rest are counted"
+        );
+        assert!(page.trim_end().ends_with("</html>"));
     }
 }

@@ -17,6 +17,10 @@ pub struct Finding {
     /// 1-based; 0 when the finding is about the input as a whole.
     pub line: u64,
     pub run: Option<String>,
+    /// The first line of the open run it is charged to: with `run`, which
+    /// run it is (runs without an id have no other name); none for a
+    /// finding of no run, or of a run already judged.
+    pub run_line: Option<u64>,
     pub seq: Option<u64>,
     pub message: String,
     pub column: Option<usize>,
@@ -133,6 +137,7 @@ impl Reporter<'_> {
             severity,
             line: self.line,
             run: run.name.clone(),
+            run_line: Some(run.first_line),
             seq: f.seq,
             message,
             column: f.column,
@@ -168,6 +173,7 @@ impl Reporter<'_> {
             severity,
             line,
             run,
+            run_line: None,
             seq: None,
             message,
             column: None,

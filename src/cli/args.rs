@@ -584,7 +584,7 @@ pub(super) enum OutputArg {
     Sarif,
     /// GitHub Actions workflow commands: ::error title=RULE,file=F,line=N::message per finding.
     Github,
-    /// One self-contained HTML page: the verdict, a table of runs that sorts with each run's timeline bar, and each run's findings.
+    /// One self-contained HTML page: the verdict, then a sortable table of runs, each with its timeline bar and its findings.
     Html,
 }
 

@@ -15,7 +15,7 @@ use std::io::{self, Write};
 
 use super::printer::{At, Printer, Reconciled, Summarized};
 use super::words;
-use crate::check::rules::Rule;
+use crate::check::rules::{Rule, Severity};
 use crate::check::{Finding, Identity, Tally, Verdict};
 use crate::exit::Exit;
 use crate::text::{clean, plural, prefix};
@@ -32,55 +32,72 @@ const MAX_LISTED: usize = 10;
 const MAX_HELD: usize = 20_000;
 /// Runs findings are held for at once (as many as may be open).
 const MAX_HOLDING: usize = 32_768;
-/// Notes (what aoitap said beside the runs) kept for the page's end.
+/// Marks on one run's bar, at most.
+const MAX_MARKS: usize = 32;
+/// Bytes of rows a page holds, at most: whatever the input's values
+/// escape to, the page stays under 20 MB; runs past it are counted as
+/// those past `MAX_DRAWN` are.
+const MAX_ROW_BYTES: u64 = 16 << 20;
+/// Notes (what aoitap said beside the runs), and findings of no open
+/// run, kept for the page's head.
 const MAX_NOTES: usize = 100;
-/// Bytes of any one value shown.
+/// Bytes of any one value shown; a finding's message is shown whole (it
+/// is one bounded line already, docs/contract.md §8).
 const SHOWN: usize = 160;
+const MESSAGE: usize = 512;
 
 /// The page's one script: sorts a table by the column whose head is
-/// clicked (numbers by `data-v`), and by `#sort-N` in the address, so a
-/// sorted view can be linked (and tested). Its SHA-256 is in the policy:
-/// changing it means changing `SCRIPT_HASH` (tests/html.rs checks both).
-const SCRIPT: &str = r#"document.documentElement.dataset.sorts="1";function aoiSort(th,dir){var t=th.closest("table"),i=th.cellIndex,num=th.hasAttribute("data-num"),d=dir||(th.dataset.dir==="1"?-1:1);th.dataset.dir=d===1?"1":"-1";var b=Array.prototype.slice.call(t.tBodies);b.sort(function(x,y){var p=x.rows[0].cells[i],q=y.rows[0].cells[i],u=num?+p.dataset.v:p.textContent,v=num?+q.dataset.v:q.textContent;return(u<v?-1:u>v?1:0)*d});b.forEach(function(e){t.appendChild(e)})}document.querySelectorAll("table.runs th").forEach(function(th){th.addEventListener("click",function(){aoiSort(th)})});var m=/^#sort-(\d+)$/.exec(location.hash);if(m)document.querySelectorAll("table.runs").forEach(function(t){var th=t.tHead.rows[0].cells[+m[1]];if(th)aoiSort(th,1)});"#;
-const SCRIPT_HASH: &str = "sha256-Ig+lTKLUaCGB7RlJ7h78sBdYxgYDXaWwWrHjRG+UwwU=";
+/// clicked (numbers by `data-v`, text without regard to case; again: the
+/// other way), and by `#sort-N` in the address (N from 0), so a sorted
+/// view can be linked (and tested). Its SHA-256 is in the policy:
+/// changing it means changing `SCRIPT_HASH` (tests/html.rs renders it).
+const SCRIPT: &str = r#"document.documentElement.dataset.sorts="1";function aoiSort(th,dir){var t=th.closest("table"),i=th.cellIndex,num=th.hasAttribute("data-num"),d=dir||(th.dataset.dir==="1"?-1:1);Array.prototype.forEach.call(th.parentNode.cells,function(c){delete c.dataset.dir});th.dataset.dir=d===1?"1":"-1";var b=Array.prototype.slice.call(t.tBodies);b.sort(function(x,y){var p=x.rows[0].cells[i],q=y.rows[0].cells[i],u=num?+p.dataset.v:p.textContent.toLowerCase(),v=num?+q.dataset.v:q.textContent.toLowerCase();return(u<v?-1:u>v?1:0)*d});b.forEach(function(e){t.appendChild(e)})}document.querySelectorAll("table.runs th").forEach(function(th){th.addEventListener("click",function(){aoiSort(th)})});var m=/^#sort-(\d+)$/.exec(location.hash);if(m)document.querySelectorAll("table.runs").forEach(function(t){var th=t.tHead.rows[0].cells[+m[1]];if(th)aoiSort(th,1)});"#;
+const SCRIPT_HASH: &str = "sha256-SeCJJW39nOcWt+0dHD+OfcpesD3YgZKyFLz+Afziy0o=";
 
 const STYLE: &str = "\
 :root{color-scheme:light dark;font:14px/1.4 system-ui,sans-serif}\
 body{margin:0}main{display:flex;flex-direction:column;gap:12px;padding:12px 16px}\
-#verdict{order:-1;padding:8px 16px;border-left:10px solid var(--c);background:#8881}\
-#verdict h1{margin:0;font-size:24px;color:var(--c)}#verdict p{margin:4px 0}\
-.pass{--c:#1a7f37}.failed,.fail{--c:#cf222e}.retryable,.cancelled{--c:#bf8700}.nonconforming{--c:#8250df}\
+#verdict{order:-2;padding:8px 16px;border-left:10px solid var(--c);background:#8881}\
+#verdict h1{margin:0;font-size:24px;color:var(--c)}#verdict p{margin:4px 0}#notes{order:-1}\
+.pass{--c:#1a7f37}.failed,.fail{--c:#cf222e}.retryable,.cancelled,.timeout{--c:#bf8700}.nonconforming{--c:#8250df}\
 h2{font-size:16px;margin:8px 0}table.runs{border-collapse:collapse;width:100%;table-layout:fixed}\
 th:nth-child(1){width:16%}th:nth-child(2),th:nth-child(3),th:nth-child(6){width:10%}\
 th:nth-child(4),th:nth-child(7){width:5%}th:nth-child(5){width:9%}\
 th{text-align:left;cursor:pointer;position:sticky;top:0;background:Canvas;border-bottom:2px solid #8888;user-select:none}\
+th[data-dir=\"1\"]::before{content:\"\\25B2 \"}th[data-dir=\"-1\"]::before{content:\"\\25BC \"}\
 td{padding:2px 6px;border-top:1px solid #8883;vertical-align:top;overflow-wrap:anywhere}\
 td.v{color:var(--c);font-weight:600}.track{position:relative;height:18px}\
 .bar{height:12px;margin-top:3px;background:var(--c);margin-left:calc(var(--a)/var(--total)*100%);\
 width:max(2px,calc((var(--b) - var(--a))/var(--total)*100%))}\
-.track i{position:absolute;top:1px;left:calc(var(--at)/var(--total)*100%)}\
+.track i{position:absolute;top:1px;left:calc(var(--at)/var(--total)*100%);transform:translateX(-50%)}\
 i.gap,i.cut{display:inline-block;height:16px;width:3px;vertical-align:middle}i.gap{background:CanvasText}\
-i.cut{background:repeating-linear-gradient(0deg,var(--c) 0 3px,Canvas 3px 6px);width:6px}.track i.cut{transform:translateX(-100%)}\
+i.cut{background:repeating-linear-gradient(0deg,var(--c,GrayText) 0 3px,Canvas 3px 6px);width:6px}.track i.cut{transform:translateX(-100%)}\
 .legend span{display:inline-block;width:14px;height:10px;margin:0 4px 0 12px;background:var(--c)}.legend i{margin:0 4px 0 12px}\
 tr.findings td{border-top:0;padding-left:24px;font-size:12px}tr.findings ul{margin:0;padding-left:16px}\
-code{font-size:12px}.note{font-family:monospace;white-space:pre-wrap}";
+code{font-size:12px}.note{font-family:monospace;white-space:pre-wrap;margin:2px 0}";
 
-/// Findings held for a run until it is reported.
+/// What is held of a run's findings until the run is reported.
 #[derive(Default)]
 struct Held {
     listed: Vec<Listed>,
-    more: u64,
+    /// Every finding of the run, listed or not.
+    count: u64,
+    /// Where lines of it were lost (a mark on its bar; whether a seq gap
+    /// said so), and whether its end never came.
+    marks: Vec<(u64, bool)>,
+    cut: bool,
 }
 
 struct Listed {
     line: u64,
-    rule: String,
-    severity: &'static str,
+    rule: Rule,
+    severity: Severity,
     message: String,
-    /// Whether it says lines were lost there, inside the run (a mark on
-    /// its bar; a run cut at its end is marked as cut).
-    loses: bool,
 }
+
+/// A run's findings are held under its id and first line: runs without
+/// an id are told apart by the line alone.
+type RunOf = (Option<String>, u64);
 
 #[derive(Default)]
 pub struct Html {
@@ -91,10 +108,14 @@ pub struct Html {
     extent: u64,
     drawn: u64,
     not_drawn: [u64; 4],
-    /// Findings by the run they are about (its id), until it is reported.
-    held: HashMap<Option<String>, Held>,
+    /// Bytes of rows written.
+    row_bytes: u64,
+    held: HashMap<RunOf, Held>,
+    /// Findings listed in `held`, over all runs.
     holding: usize,
-    /// Findings neither held nor listed.
+    /// Findings of no open run (a late line's, the input's), the first of
+    /// them kept, and their count.
+    loose: Vec<Listed>,
     unplaced: u64,
     notes: Vec<String>,
 }
@@ -108,19 +129,64 @@ struct Row<'a> {
     lines: u64,
     verdict: Verdict,
     outcome: String,
-    /// Lines after which events are missing, and whether the run was cut
-    /// at its end.
+    /// Why it did not pass, when it did not.
+    why: Option<&'a str>,
+    /// Lines after which events are missing, from the command's own
+    /// accounting (reconcile's), beside the findings'.
     gaps: Vec<u64>,
-    cut: bool,
+}
+
+/// Rules that say lines of a run were lost in its middle, marked on its
+/// bar where they were found (seq gaps too, for summarize: reconcile
+/// marks its own accounting of them).
+fn lost_inside(rule: Rule) -> bool {
+    matches!(rule, Rule::LineElided | Rule::LineTooLong) || seq_lost(rule)
+}
+
+fn seq_lost(rule: Rule) -> bool {
+    matches!(rule, Rule::SeqGap | Rule::SeqNotFromZero)
+}
+
+/// Rules that say a run's end never came: its bar ends in a cut.
+fn cut_at_end(rule: Rule) -> bool {
+    matches!(
+        rule,
+        Rule::SummaryMissing
+            | Rule::AfdataTerminalMissing
+            | Rule::AiocsDocumentCut
+            | Rule::AiocsDocumentMissing
+            | Rule::OkfDocumentCut
+            | Rule::LineUnterminated
+    )
+}
+
+/// A severity as the human output words it.
+fn severity(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "note",
+    }
+}
+
+/// How bad a verdict is, for sorting by it.
+fn rank(v: Verdict) -> u8 {
+    match v {
+        Verdict::Pass => 0,
+        Verdict::Retryable => 1,
+        Verdict::Failed => 2,
+        Verdict::Nonconforming => 3,
+    }
 }
 
 impl Html {
     /// Write a run's row, or count it past the cap.
     fn row(&mut self, out: &mut dyn Write, at: &At<'_>, r: Row<'_>) -> io::Result<()> {
-        let held = self.held.remove(&r.name.map(str::to_string));
-        if let Some(h) = &held {
-            self.holding -= h.listed.len();
-        }
+        let held = self
+            .held
+            .remove(&(r.name.map(str::to_string), r.first_line))
+            .unwrap_or_default();
+        self.holding -= held.listed.len();
         let drawn =
             self.drawn < MAX_DRAWN_ANY || (r.verdict != Verdict::Pass && self.drawn < MAX_DRAWN);
         if !drawn {
@@ -129,16 +195,9 @@ impl Html {
         }
         self.drawn += 1;
         let mut s = String::with_capacity(1024);
-        if self.file.as_deref() != Some(at.file) {
-            self.close_table(&mut s);
-            self.open_table(&mut s, at.file);
-        }
-        let class = class(r.verdict);
         let (first, last) = (r.first_line.max(1) - 1, r.last_line.max(r.first_line));
-        self.extent = self.extent.max(last);
-        let findings = held.as_ref().map_or(0, |h| h.listed.len() as u64 + h.more);
         s.push_str("<tbody class=\"run ");
-        s.push_str(class);
+        s.push_str(class(r.verdict));
         s.push_str("\"><tr><td class=\"id\">");
         match r.name {
             Some(n) => esc(&mut s, n),
@@ -158,48 +217,59 @@ impl Html {
         esc(&mut s, id.and_then(|i| i.command.as_deref()).unwrap_or(""));
         let (word, _) = super::human::verdict(r.verdict);
         s.push_str(&format!(
-            "</td><td data-v=\"{lines}\">{lines}</td><td class=\"v\">{word}</td><td>",
-            lines = r.lines
+            "</td><td data-v=\"{lines}\">{lines}</td><td class=\"v\" data-v=\"{}\">{word}</td><td>",
+            rank(r.verdict),
+            lines = r.lines,
         ));
         esc(&mut s, &r.outcome);
         s.push_str(&format!(
-            "</td><td data-v=\"{findings}\">{findings}</td><td class=\"tl\" data-v=\"{first}\">\
-             <div class=\"track\"><div class=\"bar\" style=\"--a:{first};--b:{last}\" title=\"lines {} to {last}\"></div>",
-            first + 1
+            "</td><td data-v=\"{n}\">{n}</td><td data-v=\"{first}\"><div class=\"track\">\
+             <div class=\"bar\" style=\"--a:{first};--b:{last}\" title=\"lines {} to {last}\"></div>",
+            first + 1,
+            n = held.count,
         ));
-        // A gap lies before the line that found it; reconcile's account
-        // and the checker's finding may name the same one.
-        let found = held.iter().flat_map(|h| &h.listed).filter(|l| l.loses);
-        let mut marks: Vec<u64> = r
-            .gaps
-            .iter()
-            .copied()
-            .chain(found.map(|l| l.line.saturating_sub(1)))
-            .collect();
+        // A gap lies before the line that found it. Marks a line apart
+        // are one (an elision marker and the seq gap it stands for).
+        let found = held.marks.iter().map(|m| m.0);
+        let mut marks: Vec<u64> = r.gaps.iter().copied().chain(found).collect();
         marks.sort_unstable();
-        marks.dedup();
-        for at in marks.into_iter().take(64) {
+        marks.dedup_by(|b, a| *b <= *a + 1);
+        for at in marks.into_iter().take(MAX_MARKS) {
             s.push_str(&format!("<i class=\"gap\" style=\"--at:{at}\"></i>"));
         }
-        if r.cut {
+        if held.cut {
             s.push_str(&format!("<i class=\"cut\" style=\"--at:{last}\"></i>"));
         }
         s.push_str("</div></td></tr>");
-        if let Some(h) = held.filter(|h| !h.listed.is_empty()) {
-            s.push_str("<tr class=\"findings\"><td colspan=\"7\"><ul>");
-            for l in &h.listed {
-                s.push_str(&format!("<li>line {} {}[<code>", l.line, l.severity));
-                esc(&mut s, &l.rule);
-                s.push_str("</code>]: ");
-                esc(&mut s, &l.message);
-                s.push_str("</li>");
+        let more = held.count - held.listed.len() as u64;
+        if r.why.is_some() || held.count > 0 {
+            s.push_str("<tr class=\"findings\"><td colspan=\"8\">");
+            if let Some(why) = r.why {
+                esc_message(&mut s, why);
             }
-            if h.more > 0 {
-                s.push_str(&format!("<li>{} more</li>", plural(h.more, "finding")));
+            s.push_str("<ul>");
+            for l in &held.listed {
+                list(&mut s, l);
+            }
+            if more > 0 {
+                s.push_str(&format!("<li>{} more</li>", plural(more, "finding")));
             }
             s.push_str("</ul></td></tr>");
         }
         s.push_str("</tbody>\n");
+        if self.row_bytes + s.len() as u64 > MAX_ROW_BYTES {
+            self.drawn -= 1;
+            self.not_drawn[r.verdict as usize] += 1;
+            return Ok(());
+        }
+        self.row_bytes += s.len() as u64;
+        if self.file.as_deref() != Some(at.file) {
+            let mut table = String::new();
+            self.close_table(&mut table);
+            self.open_table(&mut table, at.file);
+            out.write_all(table.as_bytes())?;
+        }
+        self.extent = self.extent.max(last);
         out.write_all(s.as_bytes())
     }
 
@@ -214,20 +284,37 @@ impl Html {
         esc(s, file);
         s.push_str(
             "</h2><table class=\"runs\"><thead><tr><th>run</th><th>tool</th><th>command</th>\
-             <th data-num>lines</th><th>verdict</th><th>outcome</th><th data-num>findings</th>\
-             <th data-num>timeline (lines)</th></tr></thead>\n",
+             <th data-num>lines</th><th data-num>verdict</th><th>outcome</th><th data-num>findings</th>\
+             <th data-num class=\"tl\">timeline: lines</th></tr></thead>\n",
         );
     }
 
-    /// End the open table: its timeline's width is now known.
+    /// End the open table: its timeline's width is now known, and said
+    /// in its head.
     fn close_table(&mut self, s: &mut String) {
         if self.file.take().is_some() {
             s.push_str(&format!(
-                "</table><style>#input-{}{{--total:{}}}</style></section>\n",
-                self.tables, self.extent
+                "</table><style>#input-{n}{{--total:{e}}}#input-{n} th.tl::after{{content:\" 1 to {e}\"}}</style></section>\n",
+                n = self.tables,
+                e = self.extent
             ));
         }
     }
+}
+
+/// A listed finding: its line, severity, rule and message.
+fn list(s: &mut String, l: &Listed) {
+    s.push_str("<li>");
+    if l.line > 0 {
+        s.push_str(&format!("line {} ", l.line));
+    }
+    s.push_str(&format!(
+        "{}[<code>{}</code>]: ",
+        severity(l.severity),
+        l.rule
+    ));
+    esc_message(s, &l.message);
+    s.push_str("</li>");
 }
 
 /// The CSS class of a verdict.
@@ -245,7 +332,16 @@ fn class(v: Verdict) -> &'static str {
 /// page or hides a character), and the five characters HTML gives a
 /// meaning escaped.
 pub fn esc(out: &mut String, s: &str) {
-    let cut = prefix(s, SHOWN);
+    esc_to(out, s, SHOWN);
+}
+
+/// A message of aoitap's (which quotes the input): as `esc`, whole.
+fn esc_message(out: &mut String, s: &str) {
+    esc_to(out, s, MESSAGE);
+}
+
+fn esc_to(out: &mut String, s: &str, max: usize) {
+    let cut = prefix(s, max);
     for c in clean(cut).chars() {
         match c {
             '&' => out.push_str("&amp;"),
@@ -296,30 +392,35 @@ impl Printer for Html {
         true
     }
 
-    fn finding(&mut self, _out: &mut dyn Write, _at: &At<'_>, f: &Finding) -> io::Result<()> {
-        let room = self.holding < MAX_HELD;
-        let known = self.held.contains_key(&f.run);
-        if !known && self.held.len() >= MAX_HOLDING {
+    fn run_finding(&mut self, f: &Finding, listed: bool) {
+        let kept = || Listed {
+            line: f.line,
+            rule: f.rule,
+            severity: f.severity,
+            message: prefix(&f.message, MESSAGE).to_string(),
+        };
+        let Some(line) = f.run_line else {
             self.unplaced += 1;
-            return Ok(());
+            if listed && self.loose.len() < MAX_NOTES {
+                self.loose.push(kept());
+            }
+            return;
+        };
+        let key = (f.run.clone(), line);
+        if !self.held.contains_key(&key) && self.held.len() >= MAX_HOLDING {
+            self.unplaced += 1;
+            return;
         }
-        let h = self.held.entry(f.run.clone()).or_default();
-        if room && h.listed.len() < MAX_LISTED {
+        let h = self.held.entry(key).or_default();
+        h.count += 1;
+        if lost_inside(f.rule) && f.line > 0 && h.marks.len() < MAX_MARKS {
+            h.marks.push((f.line - 1, seq_lost(f.rule)));
+        }
+        h.cut |= cut_at_end(f.rule);
+        if listed && self.holding < MAX_HELD && h.listed.len() < MAX_LISTED {
             self.holding += 1;
-            h.listed.push(Listed {
-                line: f.line,
-                rule: f.rule.to_string(),
-                severity: f.severity.name(),
-                message: prefix(&f.message, SHOWN * 2).to_string(),
-                loses: matches!(
-                    f.rule,
-                    Rule::SeqGap | Rule::SeqNotFromZero | Rule::LineElided | Rule::LineTooLong
-                ),
-            });
-        } else {
-            h.more += 1;
+            h.listed.push(kept());
         }
-        Ok(())
     }
 
     fn summarized(
@@ -335,7 +436,7 @@ impl Printer for Html {
                 Some(false) => format!("not ok ({})", o.reason.as_deref().unwrap_or("no reason")),
                 None => "ok missing".to_string(),
             },
-            None => "no aoi:summary".to_string(),
+            None => "no end event".to_string(),
         };
         let row = Row {
             name: r.run.as_deref(),
@@ -345,8 +446,8 @@ impl Printer for Html {
             lines: c.lines,
             verdict: r.verdict,
             outcome,
+            why: (r.verdict != Verdict::Pass).then_some(r.message.as_str()),
             gaps: vec![],
-            cut: c.outcome.is_none(),
         };
         self.row(out, at, row)
     }
@@ -361,7 +462,7 @@ impl Printer for Html {
         let mut outcome = match (r.ok, r.verdict) {
             (false, _) => "incomplete".to_string(),
             (true, Verdict::Pass) => "reconciled".to_string(),
-            (true, _) => "balanced".to_string(),
+            (true, _) => "accounted, not passed".to_string(),
         };
         if a.missing > 0 {
             outcome.push_str(&format!(", {} missing", a.missing));
@@ -369,17 +470,29 @@ impl Printer for Html {
         if a.repeats > 0 {
             outcome.push_str(&format!(", {} repeated", a.repeats));
         }
+        let judged = r.judged;
         let row = Row {
             name: r.name,
-            first_line: a.first_line,
+            first_line: judged.map_or(a.first_line, |j| j.first_line),
             last_line: a.last_line,
-            identity: r.identity,
+            identity: judged.and_then(|j| j.identity.as_ref()),
             lines: a.lines,
             verdict: r.verdict,
             outcome,
+            why: judged
+                .filter(|j| j.verdict != Verdict::Pass)
+                .map(|j| j.message.as_str()),
+            // The seq gaps as reconcile accounted them; the findings'
+            // own are the same gaps.
             gaps: a.gaps.iter().map(|g| g.after_line).collect(),
-            cut: a.summary.is_none() && a.protocol == crate::check::Protocol::Aoi,
         };
+        // Its findings' seq gaps are the gaps above.
+        if let Some(h) = self
+            .held
+            .get_mut(&(r.name.map(str::to_string), row.first_line))
+        {
+            h.marks.retain(|m| !m.1);
+        }
         self.row(out, at, row)
     }
 
@@ -398,7 +511,7 @@ impl Printer for Html {
             "<header id=\"verdict\" class=\"{}\"><h1>{word}</h1><p>",
             word.to_ascii_lowercase()
         ));
-        esc(&mut s, &result);
+        esc_message(&mut s, &result);
         s.push_str("</p>");
         let left: u64 = self.not_drawn.iter().sum();
         if left > 0 {
@@ -413,36 +526,42 @@ impl Printer for Html {
             .map(|v| format!("{} {}", self.not_drawn[v as usize], v.name()))
             .collect();
             s.push_str(&format!(
-                "<p id=\"not-drawn\">{} not drawn ({}): a page draws {MAX_DRAWN} runs at most, \
-                 and past {MAX_DRAWN_ANY} only those that did not pass</p>",
+                "<p id=\"not-drawn\">{} not drawn ({}): a page draws {MAX_DRAWN} runs at most \
+                 (past {MAX_DRAWN_ANY}, only those that did not pass) in {} MiB at most</p>",
                 plural(left, "more run"),
-                by.join(", ")
+                by.join(", "),
+                MAX_ROW_BYTES >> 20
             ));
         }
         let dropped = words::dropped(at);
         if !dropped.is_empty() {
             s.push_str("<p>");
-            esc(&mut s, dropped.trim_end());
+            esc_message(&mut s, dropped.trim_end());
             s.push_str("</p>");
         }
-        if self.unplaced > 0 {
-            s.push_str(&format!(
-                "<p>{} not listed under a run</p>",
-                plural(self.unplaced, "finding")
-            ));
-        }
         s.push_str(
-            "<p class=\"legend\">bars:<span class=\"pass\"></span>passed<span class=\"failed\"></span>failed\
-             <span class=\"retryable\"></span>retryable<span class=\"nonconforming\"></span>not conforming\
-             <i class=\"gap\"></i>lines lost there<i class=\"cut pass\"></i>cut: no end came</p>",
+            "<p class=\"legend\">bars, a run's first line to its last:<span class=\"pass\"></span>passed\
+             <span class=\"failed\"></span>failed<span class=\"retryable\"></span>retryable\
+             <span class=\"nonconforming\"></span>not conforming<i class=\"gap\"></i>lines lost there\
+             <i class=\"cut\"></i>cut: its end never came. A click on a column's head sorts by it.</p>",
         );
         s.push_str("</header>\n");
-        if !self.notes.is_empty() {
-            s.push_str("<section id=\"notes\"><h2>notes</h2>");
+        if !self.notes.is_empty() || self.unplaced > 0 {
+            s.push_str("<section id=\"notes\">");
             for n in &self.notes {
                 s.push_str("<p class=\"note\">");
-                esc(&mut s, n);
+                esc_message(&mut s, n);
                 s.push_str("</p>");
+            }
+            if self.unplaced > 0 {
+                s.push_str(&format!(
+                    "<p>{} of no open run (a run already judged, or none):</p><ul>",
+                    plural(self.unplaced, "finding")
+                ));
+                for l in &self.loose {
+                    list(&mut s, l);
+                }
+                s.push_str("</ul>");
             }
             s.push_str("</section>\n");
         }
@@ -477,6 +596,7 @@ mod tests {
                     Just("\"".to_string()),
                     Just("'".to_string()),
                     Just("\u{202e}".to_string()),
+                    Just("\u{61c}".to_string()),
                     Just("\u{1b}[31m".to_string()),
                     Just("é".to_string()),
                     "[a-z]{1,5}",
@@ -500,8 +620,9 @@ mod tests {
                     );
                 }
                 prop_assert!(
-                    !out.chars()
-                        .any(|c| c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)),
+                    !out.chars().any(|c| c.is_control()
+                        || c == '\u{61c}'
+                        || ('\u{202a}'..='\u{202e}').contains(&c)),
                     "{out:?}"
                 );
                 // A `\u{..}` escape of `clean` is 8 bytes for a byte or

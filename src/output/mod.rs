@@ -241,7 +241,7 @@ impl<W: Write> Emitter<W> {
         account: &Account<'_>,
         who: &str,
         name: Option<&str>,
-        identity: Option<&crate::check::Identity>,
+        judged: Option<&RunVerdict>,
         ok: bool,
         verdict: Verdict,
     ) -> io::Result<()> {
@@ -249,7 +249,7 @@ impl<W: Write> Emitter<W> {
             account,
             who,
             name,
-            identity,
+            judged,
             ok,
             verdict,
         };
@@ -288,6 +288,19 @@ impl<W: Write> Emitter<W> {
         self.shown += 1;
         let (p, out, at) = self.parts();
         p.finding(out, &at, f)
+    }
+
+    /// A finding of a run summarize or reconcile reports its own way,
+    /// for a printer that shows it with the run (a page): every one is
+    /// given, and `--limit` says which may be written out.
+    pub fn run_finding(&mut self, f: &Finding) {
+        let listed = self.style.limit.is_none_or(|n| self.shown < n);
+        if listed {
+            self.shown += 1;
+        } else {
+            self.dropped += 1;
+        }
+        self.printer.run_finding(f, listed);
     }
 
     /// A run that reading left open: `text` for a person (a comment in TAP),

@@ -10,7 +10,7 @@
 
 use std::io::{self, Write};
 
-use crate::check::{Finding, Identity, OpenRun, RunVerdict, Tally, Verdict};
+use crate::check::{Finding, OpenRun, RunVerdict, Tally, Verdict};
 use crate::exit::Exit;
 use serde::Serialize;
 
@@ -56,8 +56,8 @@ pub struct Reconciled<'a> {
     /// "run R", or "run from line N".
     pub who: &'a str,
     pub name: Option<&'a str>,
-    /// What the run's `aoi:meta` said, when the checker judged it.
-    pub identity: Option<&'a Identity>,
+    /// The checker's verdict on the run, when it judged it.
+    pub judged: Option<&'a RunVerdict>,
     pub ok: bool,
     pub verdict: Verdict,
 }
@@ -142,11 +142,15 @@ pub trait Printer {
     }
 
     /// Whether the findings of summarize's and reconcile's runs, which
-    /// they otherwise only count, are given to `finding` (a page lists
-    /// each run's under it).
+    /// they otherwise only count, are given to `run_finding` (a page
+    /// shows each run's with it).
     fn lists_run_findings(&self) -> bool {
         false
     }
+
+    /// A finding of a run summarize or reconcile reports its own way:
+    /// every one is given, `listed` when `--limit` lets it be written out.
+    fn run_finding(&mut self, _f: &Finding, _listed: bool) {}
 
     fn finding(&mut self, _out: &mut dyn Write, _at: &At<'_>, _f: &Finding) -> io::Result<()> {
         Ok(())

@@ -232,7 +232,7 @@ impl Sink for Holder<'_> {
     fn finding(&mut self, f: &Finding) -> io::Result<()> {
         self.report.tally.finding(f);
         if self.report.out.lists_run_findings() {
-            self.report.out.finding(f)?;
+            self.report.out.run_finding(f);
         }
         Ok(())
     }

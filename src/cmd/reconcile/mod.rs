@@ -228,13 +228,8 @@ impl Reconcile {
             None => format!("run from line {}", r.first_line),
         };
         let account = r.account();
-        report.out.reconciled(
-            &account,
-            &who,
-            name.as_deref(),
-            judged.and_then(|j| j.identity.as_ref()),
-            ok,
-            verdict,
-        )
+        report
+            .out
+            .reconciled(&account, &who, name.as_deref(), judged, ok, verdict)
     }
 }
