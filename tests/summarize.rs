@@ -415,3 +415,33 @@ fn names_past_the_room_of_all_open_runs_count_under_other() {
     assert!(!z.domain.contains_key("z255"));
     assert_eq!(z.domain["z254"], 1);
 }
+
+/// A line of a run already reported is the checker's finding, and no
+/// count of summarize's: once, it was kept for no run and counted into
+/// the next input's run of the same id.
+#[test]
+fn a_late_line_counts_into_no_other_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("first.jsonl");
+    let second = dir.path().join("second.jsonl");
+    let mut late = lines(&good(2));
+    late.extend(lines(&[hit(4)]));
+    std::fs::write(&first, &late).unwrap();
+    std::fs::write(&second, lines(&good(3))).unwrap();
+    let out = run(
+        &[
+            "summarize",
+            "--output",
+            "json",
+            first.to_str().unwrap(),
+            second.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    let runs = doc["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{doc}");
+    let lines_of = |k: usize| runs[k]["lines"].as_u64().unwrap();
+    assert_eq!((lines_of(0), lines_of(1)), (4, 5), "{doc}");
+    assert_eq!(runs[1]["domain_types"]["hit"], 3, "{doc}");
+}

@@ -117,7 +117,12 @@ pub struct Html {
     /// them kept, and their count.
     loose: Vec<Listed>,
     unplaced: u64,
+    /// Findings of open runs past the `MAX_HOLDING` whose are held:
+    /// counted in the result line only.
+    unheld: u64,
     notes: Vec<String>,
+    /// Notes past `MAX_NOTES`.
+    more_notes: u64,
 }
 
 /// One run's row, as summarize and reconcile give it.
@@ -373,6 +378,8 @@ impl Printer for Html {
     fn text(&mut self, _out: &mut dyn Write, _at: &At<'_>, text: &str) -> io::Result<()> {
         if self.notes.len() < MAX_NOTES {
             self.notes.push(text.trim_end().to_string());
+        } else {
+            self.more_notes += 1;
         }
         Ok(())
     }
@@ -408,12 +415,14 @@ impl Printer for Html {
         };
         let key = (f.run.clone(), line);
         if !self.held.contains_key(&key) && self.held.len() >= MAX_HOLDING {
-            self.unplaced += 1;
+            self.unheld += 1;
             return;
         }
         let h = self.held.entry(key).or_default();
         h.count += 1;
-        if lost_inside(f.rule) && f.line > 0 && h.marks.len() < MAX_MARKS {
+        // Kept past what is drawn: adjacent ones merge, and reconcile
+        // drops the seq gaps it accounts for itself.
+        if lost_inside(f.rule) && f.line > 0 && h.marks.len() < 4 * MAX_MARKS {
             h.marks.push((f.line - 1, seq_lost(f.rule)));
         }
         h.cut |= cut_at_end(f.rule);
@@ -546,12 +555,25 @@ impl Printer for Html {
              <i class=\"cut\"></i>cut: its end never came. A click on a column's head sorts by it.</p>",
         );
         s.push_str("</header>\n");
-        if !self.notes.is_empty() || self.unplaced > 0 {
+        if !self.notes.is_empty() || self.unplaced > 0 || self.unheld > 0 {
             s.push_str("<section id=\"notes\">");
             for n in &self.notes {
                 s.push_str("<p class=\"note\">");
                 esc_message(&mut s, n);
                 s.push_str("</p>");
+            }
+            if self.more_notes > 0 {
+                s.push_str(&format!(
+                    "<p>{} not shown (the page shows {MAX_NOTES})</p>",
+                    plural(self.more_notes, "more note")
+                ));
+            }
+            if self.unheld > 0 {
+                s.push_str(&format!(
+                    "<p>{} of runs open past the {MAX_HOLDING} whose findings a page holds: \
+                     counted in the result line, not under their runs</p>",
+                    plural(self.unheld, "finding")
+                ));
             }
             if self.unplaced > 0 {
                 s.push_str(&format!(

@@ -288,6 +288,17 @@ impl Consumer for Summarize<'_> {
         };
         let seen = decided.kind;
         let number = decided.line;
+        if seen.late {
+            // A line of a run already reported: the checker's finding,
+            // and no state of ours, which no verdict would let go (it
+            // would be counted into the next run of that id, another
+            // input's).
+            for r in ended.drain(..) {
+                self.emit(&r, report)?;
+            }
+            self.ended = ended;
+            return Ok(seen);
+        }
         let st = self.stats.of(decided, Stats::default);
         if !matches!(line, Line::Unterminated { .. }) {
             st.lines += 1;
