@@ -207,7 +207,7 @@ fn a_thousand_runs_with_failures_and_cuts_each_have_a_bar_a_row_and_their_marks(
         // A failed run's row holds its findings, with their lines.
         assert!(dom.contains("error[<code>seq.gap</code>]"), "{command}");
         // Sorted by lines (`#sort-3`, as a click on the head sorts it).
-        let sorted = dom_with(&path, "#sort-3");
+        let sorted = self::dom(&path, "#sort-3");
         let lines: Vec<u64> = sorted
             .split("<tbody class=\"run ")
             .skip(1)
@@ -224,10 +224,6 @@ fn a_thousand_runs_with_failures_and_cuts_each_have_a_bar_a_row_and_their_marks(
         assert_ne!(lines.first(), lines.last());
     }
     screenshot(&dir.path().join("summarize.html"));
-}
-
-fn dom_with(page: &Path, fragment: &str) -> String {
-    dom(page, fragment)
 }
 
 #[test]

@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
+use super::human;
 use super::printer::{At, Printer, Reconciled, Summarized};
 use super::words;
 use crate::check::rules::{Rule, Severity};
@@ -165,15 +166,6 @@ fn cut_at_end(rule: Rule) -> bool {
     )
 }
 
-/// A severity as the human output words it.
-fn severity(s: Severity) -> &'static str {
-    match s {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-        Severity::Info => "note",
-    }
-}
-
 /// How bad a verdict is, for sorting by it.
 fn rank(v: Verdict) -> u8 {
     match v {
@@ -202,7 +194,7 @@ impl Html {
         let mut s = String::with_capacity(1024);
         let (first, last) = (r.first_line.max(1) - 1, r.last_line.max(r.first_line));
         s.push_str("<tbody class=\"run ");
-        s.push_str(class(r.verdict));
+        s.push_str(r.verdict.name());
         s.push_str("\"><tr><td class=\"id\">");
         match r.name {
             Some(n) => esc(&mut s, n),
@@ -220,7 +212,7 @@ impl Html {
         esc(&mut s, tool.as_deref().unwrap_or(""));
         s.push_str("</td><td>");
         esc(&mut s, id.and_then(|i| i.command.as_deref()).unwrap_or(""));
-        let (word, _) = super::human::verdict(r.verdict);
+        let (word, _) = human::verdict(r.verdict);
         s.push_str(&format!(
             "</td><td data-v=\"{lines}\">{lines}</td><td class=\"v\" data-v=\"{}\">{word}</td><td>",
             rank(r.verdict),
@@ -315,21 +307,11 @@ fn list(s: &mut String, l: &Listed) {
     }
     s.push_str(&format!(
         "{}[<code>{}</code>]: ",
-        severity(l.severity),
+        human::severity(l.severity).0,
         l.rule
     ));
     esc_message(s, &l.message);
     s.push_str("</li>");
-}
-
-/// The CSS class of a verdict.
-fn class(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Pass => "pass",
-        Verdict::Failed => "failed",
-        Verdict::Retryable => "retryable",
-        Verdict::Nonconforming => "nonconforming",
-    }
 }
 
 /// `s` as HTML text or a quoted attribute's value: at most `SHOWN` bytes,
@@ -439,14 +421,8 @@ impl Printer for Html {
         s: &Summarized<'_>,
     ) -> io::Result<()> {
         let (r, c) = (s.run, s.counted);
-        let outcome = match c.outcome {
-            Some(o) => match o.ok {
-                Some(true) => "ok".to_string(),
-                Some(false) => format!("not ok ({})", o.reason.as_deref().unwrap_or("no reason")),
-                None => "ok missing".to_string(),
-            },
-            None => "no end event".to_string(),
-        };
+        let mut outcome = String::new();
+        human::push_outcome(&mut outcome, c.outcome);
         let row = Row {
             name: r.run.as_deref(),
             first_line: r.first_line,
@@ -468,11 +444,7 @@ impl Printer for Html {
         r: &Reconciled<'_>,
     ) -> io::Result<()> {
         let a = r.account;
-        let mut outcome = match (r.ok, r.verdict) {
-            (false, _) => "incomplete".to_string(),
-            (true, Verdict::Pass) => "reconciled".to_string(),
-            (true, _) => "accounted, not passed".to_string(),
-        };
+        let mut outcome = human::reconciled_word(r.ok, r.verdict).to_lowercase();
         if a.missing > 0 {
             outcome.push_str(&format!(", {} missing", a.missing));
         }

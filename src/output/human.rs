@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use super::printer::{At, Check, Ended, Printer, Reconciled, Summarized};
 use super::reconcile::{Account, range_text};
 use super::style::{self, BAD, GOOD, NOTE, WARN};
-use super::summary::Counted;
+use super::summary::{Counted, Ending};
 use super::words;
 use crate::check::rules::Severity;
 use crate::check::{Finding, OpenRun, Protocol, RunVerdict, Tally, Verdict};
@@ -157,13 +157,18 @@ impl Printer for Human {
     }
 }
 
-/// `file:12: error[seq.gap]: message (run R)`.
-pub fn finding(file: &str, f: &Finding, color: bool) -> String {
-    let (word, paint) = match f.severity {
+/// How a severity is named to a person, and its colour.
+pub fn severity(s: Severity) -> (&'static str, anstyle::Style) {
+    match s {
         Severity::Error => ("error", BAD),
         Severity::Warning => ("warning", WARN),
         Severity::Info => ("note", NOTE),
-    };
+    }
+}
+
+/// `file:12: error[seq.gap]: message (run R)`.
+pub fn finding(file: &str, f: &Finding, color: bool) -> String {
+    let (word, paint) = severity(f.severity);
     let place = if f.line > 0 {
         format!("{}:{}", clean(file), f.line)
     } else {
@@ -369,7 +374,19 @@ pub fn summary_block(
         }
     }
     v.clear();
-    match st.outcome {
+    push_outcome(&mut v, st.outcome);
+    row(&mut out, "outcome", &v);
+    if r.verdict != Verdict::Pass {
+        row(&mut out, "verdict", &r.message);
+    }
+    out.push('\n');
+    out
+}
+
+/// How a run said it ended, as its summary block and its page row say it.
+pub fn push_outcome(v: &mut String, outcome: Option<&Ending>) {
+    use std::fmt::Write as _;
+    match outcome {
         Some(o) => {
             match o.ok {
                 Some(true) => v.push_str("ok"),
@@ -394,12 +411,6 @@ pub fn summary_block(
         }
         None => v.push_str("no aoi:summary"),
     }
-    row(&mut out, "outcome", &v);
-    if r.verdict != Verdict::Pass {
-        row(&mut out, "verdict", &r.message);
-    }
-    out.push('\n');
-    out
 }
 
 /// `n` in decimal.
@@ -466,18 +477,24 @@ fn fit(s: &str, width: usize) -> String {
 
 /// The human block of a run: `ok` says whether its accounting balances,
 /// `verdict` is the checker's.
-fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: Verdict) -> String {
-    let s = a.summary;
+/// What reconcile says of a run: whether its accounting balances
+/// (`ok`), and the checker's verdict.
+pub fn reconciled_word(ok: bool, verdict: Verdict) -> &'static str {
     // RECONCILED is said only of a run that passed (docs/contract.md §13): an
     // accounting that balances on a failed or broken run is not a
     // clean bill.
-    let word = match (ok, verdict) {
+    match (ok, verdict) {
         (false, _) => "INCOMPLETE",
         (true, Verdict::Pass) => "RECONCILED",
         (true, Verdict::Failed) => "ACCOUNTED FOR, FAILED",
         (true, Verdict::Retryable) => "ACCOUNTED FOR, RETRYABLE",
         (true, Verdict::Nonconforming) => "ACCOUNTED FOR, NOT CONFORMING",
-    };
+    }
+}
+
+fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: Verdict) -> String {
+    let s = a.summary;
+    let word = reconciled_word(ok, verdict);
     let mut t = format!("{who} ({}:{})  {word}\n", clean(file), a.first_line);
     if a.seq.started() {
         let n = a.space();

@@ -281,25 +281,30 @@ impl<W: Write> Emitter<W> {
             // Left out, not cut: --limit counts only what could be shown.
             return Ok(());
         }
-        if self.style.limit.is_some_and(|n| self.shown >= n) {
-            self.dropped += 1;
+        if !self.admit() {
             return Ok(());
         }
-        self.shown += 1;
         let (p, out, at) = self.parts();
         p.finding(out, &at, f)
+    }
+
+    /// Whether `--limit` lets one finding more be written: counted as
+    /// shown, or else as left out.
+    fn admit(&mut self) -> bool {
+        let room = self.style.limit.is_none_or(|n| self.shown < n);
+        if room {
+            self.shown += 1;
+        } else {
+            self.dropped += 1;
+        }
+        room
     }
 
     /// A finding of a run summarize or reconcile reports its own way,
     /// for a printer that shows it with the run (a page): every one is
     /// given, and `--limit` says which may be written out.
     pub fn run_finding(&mut self, f: &Finding) {
-        let listed = self.style.limit.is_none_or(|n| self.shown < n);
-        if listed {
-            self.shown += 1;
-        } else {
-            self.dropped += 1;
-        }
+        let listed = self.admit();
         self.printer.run_finding(f, listed);
     }
 

@@ -12,7 +12,7 @@
 
 use std::io;
 
-use crate::check::{Checker, LineKind, Protocol, RunRef, RunVerdict};
+use crate::check::{Checker, Decision, LineKind, Protocol, RunRef, RunVerdict};
 use crate::config::{ReportTo, SummarizeOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
@@ -287,38 +287,11 @@ impl Consumer for Summarize<'_> {
             return judged.map(|d| d.kind).map_err(Into::into);
         };
         let seen = decided.kind;
-        let number = decided.line;
-        if seen.late {
-            // A line of a run already reported: the checker's finding,
-            // and no state of ours, which no verdict would let go (it
-            // would be counted into the next run of that id, another
-            // input's).
-            for r in ended.drain(..) {
-                self.emit(&r, report)?;
-            }
-            self.ended = ended;
-            return Ok(seen);
-        }
-        let st = self.stats.of(decided, Stats::default);
-        if !matches!(line, Line::Unterminated { .. }) {
-            st.lines += 1;
-        }
-        st.bytes += line.input_bytes();
-        st.last_line = number;
-        if let Some(ev) = line.event().or(decided.document) {
-            // Counted by the protocol's discriminator: AFDATA's is `kind`.
-            let field = match seen.protocol {
-                Protocol::Afdata if self.type_field == "type" => "kind",
-                _ => self.type_field,
-            };
-            st.event(
-                &ev,
-                field,
-                number,
-                seen.protocol,
-                &mut self.room,
-                &mut self.names,
-            );
+        // A line of a run already reported is the checker's finding, and
+        // no count of ours: no verdict would let that state go, and it
+        // would be counted into the next run of that id (another input's).
+        if !seen.late {
+            self.count(decided, line);
         }
         for r in ended.drain(..) {
             self.emit(&r, report)?;
@@ -342,6 +315,32 @@ impl Consumer for Summarize<'_> {
 }
 
 impl Summarize<'_> {
+    /// Count `line` into the run `decided` says it went to.
+    fn count(&mut self, decided: &Decision<'_>, line: &Line<'_>) {
+        let (seen, number) = (decided.kind, decided.line);
+        let st = self.stats.of(decided, Stats::default);
+        if !matches!(line, Line::Unterminated { .. }) {
+            st.lines += 1;
+        }
+        st.bytes += line.input_bytes();
+        st.last_line = number;
+        if let Some(ev) = line.event().or(decided.document) {
+            // Counted by the protocol's discriminator: AFDATA's is `kind`.
+            let field = match seen.protocol {
+                Protocol::Afdata if self.type_field == "type" => "kind",
+                _ => self.type_field,
+            };
+            st.event(
+                &ev,
+                field,
+                number,
+                seen.protocol,
+                &mut self.room,
+                &mut self.names,
+            );
+        }
+    }
+
     fn emit(&mut self, r: &RunVerdict, report: &mut Report) -> io::Result<()> {
         report.tally.run(r);
         let mut st = self.stats.remove(RunRef::of_report(r)).unwrap_or_default();
