@@ -108,7 +108,18 @@ fn hidden(c: char) -> bool {
 /// an ellipsis or a quote in it.
 fn first_hidden(s: &str) -> Option<usize> {
     let suspect = |b: &u8| *b < 0x20 || *b == 0x7f || matches!(b, 0xc2 | 0xd8 | 0xe2);
-    let mut from = 0;
+    // Printable ASCII, most of every value shown, is passed over 16 bytes
+    // at a time: a chunk is tested whole, with no branch per byte, which
+    // the compiler makes a few vector compares (docs/contract.md §23).
+    let printable = |c: &[u8]| {
+        c.iter()
+            .fold(true, |all, &b| all & (0x20..0x7f).contains(&b))
+    };
+    let bytes = s.as_bytes();
+    let mut from = bytes
+        .chunks(16)
+        .position(|c| !printable(c))
+        .map_or(bytes.len(), |k| k * 16);
     while let Some(k) = s.as_bytes()[from..].iter().position(suspect) {
         let at = from + k;
         // A suspect byte is ASCII or a lead byte: `at` is a character's start.
@@ -124,6 +135,26 @@ fn first_hidden(s: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Wherever a hidden character falls, before, in or after a chunk of
+    /// printable ASCII passed over whole, it is found.
+    #[test]
+    fn a_hidden_character_is_found_at_every_place() {
+        for hidden in ["\u{1b}", "\u{7f}", "\u{85}", "\u{61c}", "\u{202e}"] {
+            for at in 0..40 {
+                for len in [at, at + 1, at + 17, 48] {
+                    let mut s = "a".repeat(at);
+                    s.push_str(hidden);
+                    s.push_str(&"é~".repeat(len - at));
+                    let escaped = format!("{}", hidden.chars().next().unwrap().escape_default());
+                    assert_eq!(first_hidden(&s), Some(at), "{s:?}");
+                    assert!(clean(&s).contains(&escaped), "{s:?}");
+                }
+                let plain = "a~ é…".repeat(at);
+                assert_eq!(first_hidden(&plain), None, "{plain:?}");
+            }
+        }
+    }
 
     #[test]
     fn control_characters_are_shown_escaped() {
