@@ -19,7 +19,7 @@ use crate::check::run_state::{Identity, RunState};
 use crate::check::runs::{Run, RunRef, Runs, Target};
 use crate::check::schema;
 use crate::check::secrets::{self, Exposure, Suspect, Withholding};
-use crate::check::verdict::judge;
+use crate::check::verdict::{Hint, judge};
 use crate::input::scan::{Line, Validation};
 use crate::json::{Aoi, Event, JsonError, Kind};
 
@@ -66,15 +66,6 @@ pub struct Decision<'a> {
     /// Whether `--redact` must write a placeholder instead of the line,
     /// and why (docs/contract.md §13).
     pub withheld: Option<Withholding>,
-}
-
-/// Where per-run state kept beside the checker was found for a line's
-/// run before: the checker's slot, and the run's number, which says
-/// whether the state found there is still the run's (`Decision::serial`).
-#[derive(Clone, Copy)]
-pub struct Hint {
-    pub slot: usize,
-    pub serial: u64,
 }
 
 impl Decision<'_> {
@@ -582,6 +573,7 @@ impl<'c> Checker<'c> {
             }
         };
         self.last_run = LastRun::Slot(slot);
+        sink.placed(slot);
         let mut out = Reporter {
             cfg: self.cfg,
             line: self.line,
@@ -659,7 +651,7 @@ impl<'c> Checker<'c> {
             };
         }
         let end = contract.end(&run, cfg);
-        out.sink.run(judge(cfg, run, protocol, end))
+        out.sink.run(judge(cfg, run, protocol, end, slot))
     }
 }
 

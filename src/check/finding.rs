@@ -38,6 +38,12 @@ pub trait Sink {
     /// A run judged, given whole: a sink that keeps it keeps it without
     /// a copy (ten thousand runs, docs/contract.md §23).
     fn run(&mut self, r: RunVerdict) -> io::Result<()>;
+
+    /// A line's run is known, by the checker's slot for it, before its
+    /// protocol judges the line: a sink that keeps state per run beside
+    /// the checker's may fetch it now, so that its cache miss is taken
+    /// while the line is judged, not after (docs/contract.md §23).
+    fn placed(&mut self, _slot: usize) {}
 }
 
 /// A sink that keeps nothing: lines judged only for the state they leave

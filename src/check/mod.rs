@@ -39,7 +39,7 @@ mod seq;
 mod tally;
 mod verdict;
 
-pub use checker::{Checker, Decision, Hint, OpenRun, Stalls};
+pub use checker::{Checker, Decision, OpenRun, Stalls};
 pub use config::{Config, Protocol, SchemaPin};
 pub use finding::{Discard, Finding, SchemaPlace, Sink};
 pub use id::{ByDigest, digest, id_key};
@@ -56,4 +56,4 @@ pub use secrets::{
 };
 pub use seq::{SeqStep, SeqTrack};
 pub use tally::Tally;
-pub use verdict::{RunVerdict, Verdict};
+pub use verdict::{Hint, RunVerdict, Verdict};

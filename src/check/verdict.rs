@@ -25,12 +25,24 @@ impl Verdict {
     }
 }
 
+/// Where per-run state kept beside the checker was found for a line's
+/// run before: the checker's slot, and the run's number, which says
+/// whether the state found there is still the run's (`Decision::serial`).
+#[derive(Clone, Copy, Debug)]
+pub struct Hint {
+    pub slot: usize,
+    pub serial: u64,
+}
+
 /// A judged run.
 #[derive(Clone, Debug)]
 pub struct RunVerdict {
     pub run: Option<String>,
     /// The run id's raw bytes (the JSON string's inside), if it has one.
     pub id: Option<Box<[u8]>>,
+    /// The checker's slot the run had, and its number: where state kept
+    /// beside the checker is found for it, with no lookup by its id.
+    pub hint: Hint,
     pub first_line: u64,
     pub lines: u64,
     pub verdict: Verdict,
@@ -101,7 +113,13 @@ impl End {
 /// The verdict of a finished run (docs/contract.md §4), the same in every
 /// protocol: each protocol's rules fill in the run's outcome, and its `end` says
 /// the words.
-pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol, end: End) -> RunVerdict {
+pub(super) fn judge(
+    cfg: &Config,
+    run: RunState,
+    protocol: Protocol,
+    end: End,
+    slot: usize,
+) -> RunVerdict {
     let item_failure = run.item_errors + run.forwarded_errors > 0 && !cfg.continue_on_error;
     let (verdict, message, cause) = if run.error_findings > 0 {
         let more = match run.error_findings - 1 {
@@ -174,6 +192,10 @@ pub(super) fn judge(cfg: &Config, run: RunState, protocol: Protocol, end: End) -
     RunVerdict {
         run: run.name,
         id: run.id,
+        hint: Hint {
+            slot,
+            serial: run.serial,
+        },
         first_line: run.first_line,
         lines: run.lines,
         verdict,

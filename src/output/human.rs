@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 
 use super::printer::{At, Check, Ended, Printer, Reconciled, Summarized};
-use super::reconcile::{Account, range_text};
+use super::reconcile::Account;
 use super::style::{self, BAD, GOOD, NOTE, WARN};
 use super::summary::{Counted, Ending};
 use super::words;
@@ -493,126 +493,156 @@ pub fn reconciled_word(ok: bool, verdict: Verdict) -> &'static str {
 }
 
 fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: Verdict) -> String {
+    use std::fmt::Write as _;
+    // Written into one string, with no string made per line of it: this
+    // is the work each run's block costs, ten thousand times over
+    // (docs/contract.md §23). (Writes to a String cannot fail.)
     let s = a.summary;
     let word = reconciled_word(ok, verdict);
-    let mut t = format!("{who} ({}:{})  {word}\n", clean(file), a.first_line);
+    let mut t = String::with_capacity(256);
+    let _ = writeln!(t, "{who} ({}:{})  {word}", clean(file), a.first_line);
     if a.seq.started() {
         let n = a.space();
         let present = n - a.missing_in(0, n.saturating_sub(1)).min(n);
-        t.push_str(&format!(
-            "  seq 0..{:<6} {}  {present} of {n} present\n",
-            n.saturating_sub(1),
-            a.bar(40),
-        ));
-        let present: Vec<String> = a
-            .present()
-            .iter()
-            .map(|(a, b)| range_text(*a, *b))
-            .collect();
-        t.push_str(&format!("  present    {}\n", fit_list(&present)));
+        let _ = write!(t, "  seq 0..{:<6} ", n.saturating_sub(1));
+        a.push_bar(&mut t, 40);
+        let _ = writeln!(t, "  {present} of {n} present");
+        t.push_str("  present    ");
+        push_fitted_ranges(&mut t, &a.present());
+        t.push('\n');
         for g in a.gaps {
-            let mut line = format!(
-                "  missing    {} ({}) after line {}",
-                range_text(g.from, g.to),
-                g.count(),
-                g.after_line
-            );
+            t.push_str("  missing    ");
+            push_range(&mut t, g.from, g.to);
+            let _ = write!(t, " ({}) after line {}", g.count(), g.after_line);
             if let Some((claims, at)) = g.marker {
                 let verdict = if claims == g.count() {
                     "agrees"
                 } else {
                     "disagrees"
                 };
-                line.push_str(&format!("; marker at line {at} claims {claims}: {verdict}"));
+                let _ = write!(t, "; marker at line {at} claims {claims}: {verdict}");
             }
-            t.push_str(&line);
             t.push('\n');
         }
         if a.gaps_unlisted > 0 {
-            t.push_str(&format!(
-                "  missing    {} more ranges not listed\n",
-                a.gaps_unlisted
-            ));
+            let _ = writeln!(t, "  missing    {} more ranges not listed", a.gaps_unlisted);
         }
         if a.repeats + a.reorders > 0 {
-            t.push_str(&format!(
-                "  order      {} repeated, {} reordered\n",
+            let _ = writeln!(
+                t,
+                "  order      {} repeated, {} reordered",
                 a.repeats, a.reorders
-            ));
+            );
         }
     } else {
         t.push_str("  seq        unverifiable: no seq, so what is missing cannot be known\n");
     }
-    let claimed = |v: Option<u64>| v.map_or("none".to_string(), |n| n.to_string());
-    t.push_str(&format!(
-        "  lines      {} received, event_count {}\n",
+    let claimed = |v: Option<u64>| Claimed(v);
+    let _ = writeln!(
+        t,
+        "  lines      {} received, event_count {}",
         a.lines,
         claimed(s.and_then(|s| s.event_count))
-    ));
+    );
     if a.protocol == Protocol::Aoi02
         && let Some(s) = s
     {
         // 0.2's count is every line of the run, meta and summary too.
-        t.push_str(&format!(
-            "  counts     count {} vs {} lines; warnings {} vs {}; errors {} vs {}\n",
+        let _ = writeln!(
+            t,
+            "  counts     count {} vs {} lines; warnings {} vs {}; errors {} vs {}",
             claimed(s.count),
             a.lines,
             claimed(s.warning_count),
             a.warnings,
             claimed(s.error_count),
             a.errors
-        ));
+        );
     } else if a.protocol.runs_by_position() {
-        t.push_str(&format!(
-            "  protocol   {}: no counts to reconcile\n",
+        let _ = writeln!(
+            t,
+            "  protocol   {}: no counts to reconcile",
             a.protocol.name()
-        ));
+        );
     } else if let Some(s) = s {
-        t.push_str(&format!(
-            "  counts     count {} vs {} seen; warnings {} vs {}; errors {} vs {}\n",
+        let _ = writeln!(
+            t,
+            "  counts     count {} vs {} seen; warnings {} vs {}; errors {} vs {}",
             claimed(s.count),
             a.domain,
             claimed(s.warning_count),
             a.warnings,
             claimed(s.error_count),
             a.errors
-        ));
+        );
     } else {
         t.push_str("  counts     no aoi:summary to reconcile with\n");
     }
     if a.other_lines > 0 {
-        t.push_str(&format!(
-            "  text       {} not JSON (counted, not judged)\n",
+        let _ = writeln!(
+            t,
+            "  text       {} not JSON (counted, not judged)",
             plural(a.other_lines, "line")
-        ));
+        );
     }
     for note in a.marker_notes {
-        t.push_str(&format!("  marker     {note}\n"));
+        let _ = writeln!(t, "  marker     {note}");
     }
     if let Some((claims, at)) = a.marker {
-        t.push_str(&format!(
-            "  marker     the marker at line {at} claims {claims} lines, but no event followed it\n"
-        ));
+        let _ = writeln!(
+            t,
+            "  marker     the marker at line {at} claims {claims} lines, but no event followed it"
+        );
     }
     t.push('\n');
     t
 }
 
-/// A list cut to fit one 80-column row.
-fn fit_list(items: &[String]) -> String {
-    let mut out = String::new();
-    for (i, it) in items.iter().enumerate() {
-        let more = format!(" (+{} more)", items.len() - i);
-        if out.len() + it.len() + 2 + more.len() > 66 && i + 1 < items.len() {
-            out.push_str(&more);
-            return out;
+/// A count a summary claims, or `none`.
+struct Claimed(Option<u64>);
+
+impl std::fmt::Display for Claimed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(n) => write!(f, "{n}"),
+            None => f.write_str("none"),
+        }
+    }
+}
+
+/// `a..b`, or `a` alone.
+fn push_range(t: &mut String, a: u64, b: u64) {
+    push_number(t, a);
+    if a != b {
+        t.push_str("..");
+        push_number(t, b);
+    }
+}
+
+/// Ranges, comma-separated, as many as fit in 66 bytes; the rest said as
+/// "(+N more)".
+fn push_fitted_ranges(t: &mut String, ranges: &[(u64, u64)]) {
+    let digits = |n: u64| n.checked_ilog10().map_or(1, |d| d as usize + 1);
+    let mut len = 0;
+    for (i, &(a, b)) in ranges.iter().enumerate() {
+        let left = ranges.len() - i;
+        let more = " (+".len() + digits(left as u64) + " more)".len();
+        let it = if a == b {
+            digits(a)
+        } else {
+            digits(a) + 2 + digits(b)
+        };
+        if len + it + 2 + more > 66 && i + 1 < ranges.len() {
+            let _ = std::fmt::Write::write_fmt(t, format_args!(" (+{left} more)"));
+            return;
         }
         if i > 0 {
-            out.push_str(", ");
+            t.push_str(", ");
+            len += 2;
         }
-        out.push_str(it);
+        push_range(t, a, b);
+        len += it;
     }
-    out
 }
 
 #[cfg(test)]

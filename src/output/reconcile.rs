@@ -95,20 +95,19 @@ impl Account<'_> {
             + overlap(self.seq.next(), u64::MAX)
     }
 
-    /// One line: each cell is present (█), missing (░) or partly (▒).
-    pub fn bar(&self, width: u64) -> String {
+    /// One line at the end of `out`: each cell is present (█), missing
+    /// (░) or partly (▒).
+    pub fn push_bar(&self, out: &mut String, width: u64) {
         let n = self.space();
         let cells = width.min(n);
-        (0..cells)
-            .map(|c| {
-                let (lo, hi) = (c * n / cells, (c + 1) * n / cells - 1);
-                match self.missing_in(lo, hi) {
-                    0 => '█',
-                    m if m > hi - lo => '░',
-                    _ => '▒',
-                }
-            })
-            .collect()
+        out.extend((0..cells).map(|c| {
+            let (lo, hi) = (c * n / cells, (c + 1) * n / cells - 1);
+            match self.missing_in(lo, hi) {
+                0 => '█',
+                m if m > hi - lo => '░',
+                _ => '▒',
+            }
+        }));
     }
 }
 

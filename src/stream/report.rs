@@ -194,6 +194,8 @@ pub(super) fn fail(mut report: Report, e: Error) -> Error {
 pub struct Holder<'a> {
     report: &'a mut Report,
     runs: &'a mut Vec<RunVerdict>,
+    /// Fetches the command's state for a run in the checker's slot.
+    touch: &'a dyn Fn(usize),
 }
 
 impl Holder<'_> {
@@ -201,11 +203,14 @@ impl Holder<'_> {
     /// buffer kept from line to line, so a run ending costs no allocation
     /// of its own. The caller reads the decision where it was written,
     /// not a copy (docs/contract.md §23).
+    /// `touch` is told the checker's slot of the line's run as soon as
+    /// it is known (`Sink::placed`).
     pub fn judge<'c>(
         check: &'c mut Checker,
         line: &Line<'_>,
         report: &mut Report,
         ended: &mut Vec<RunVerdict>,
+        touch: &dyn Fn(usize),
     ) -> io::Result<Decision<'c>> {
         debug_assert!(ended.is_empty());
         check.judge(
@@ -213,6 +218,7 @@ impl Holder<'_> {
             &mut Holder {
                 report,
                 runs: ended,
+                touch,
             },
         )
     }
@@ -223,6 +229,7 @@ impl Holder<'_> {
         check.finish(&mut Holder {
             report,
             runs: &mut runs,
+            touch: &|_| {},
         })?;
         Ok(runs)
     }
@@ -240,5 +247,9 @@ impl Sink for Holder<'_> {
     fn run(&mut self, r: RunVerdict) -> io::Result<()> {
         self.runs.push(r);
         Ok(())
+    }
+
+    fn placed(&mut self, slot: usize) {
+        (self.touch)(slot);
     }
 }

@@ -1,7 +1,7 @@
 //! Values kept per run, by the run's digest and key: the one table
 //! PerRun and split-by-run's open files both stand on.
 
-use crate::check::{ByDigest, Decision, Hint, Run, RunKey, RunRef};
+use crate::check::{ByDigest, Decision, Hint, Run, RunKey, RunRef, RunVerdict};
 
 /// Values kept per run, each in a slot that stays put while its run has
 /// it: found by the run's digest, then its key (two runs' digests may be
@@ -259,6 +259,16 @@ impl<T> PerRun<T> {
         self.runs.value(slot)
     }
 
+    /// Fetch the state kept in slot `slot`, where the run in the checker's
+    /// slot of that number most often has it: called as soon as a line's
+    /// run is placed (`Sink::placed`), the miss is taken while the checker
+    /// judges the line, not after it (docs/contract.md §23). Nothing is
+    /// decided on what it reads.
+    pub fn touch(&self, slot: usize) {
+        let held = self.runs.slots.get(slot).and_then(Option::as_ref);
+        std::hint::black_box(held.map(|h| h.serial));
+    }
+
     /// The state of the run last asked for, or else of `run`.
     pub fn last_or(&mut self, run: RunRef<'_>, new: impl FnOnce() -> T) -> &mut T {
         match self.current {
@@ -269,7 +279,17 @@ impl<T> PerRun<T> {
 
     /// The state of `run`, if it has one; it is forgotten.
     pub fn remove(&mut self, run: RunRef<'_>) -> Option<T> {
-        let slot = self.runs.find(run)?;
+        self.remove_at(run, None)
+    }
+
+    /// The state of the run `judged`, if it has one; it is forgotten.
+    /// Found where the checker's slot says, as a line's run is.
+    pub fn remove_judged(&mut self, judged: &RunVerdict) -> Option<T> {
+        self.remove_at(RunRef::of_report(judged), Some(judged.hint))
+    }
+
+    fn remove_at(&mut self, run: RunRef<'_>, hint: Option<Hint>) -> Option<T> {
+        let slot = self.runs.find_at(run, hint)?;
         if self.current == Some(slot) {
             self.current = None;
         }

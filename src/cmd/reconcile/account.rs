@@ -8,38 +8,57 @@ use crate::output::reconcile::{Account, Counters, Gap};
 /// Missing ranges listed per run; more are counted.
 const MAX_GAPS: usize = 1000;
 
+/// One run's accounting. What every line touches is kept together, the
+/// rest apart: ten thousand interleaved runs' accounts are not all in the
+/// cache, and a line costs a miss on its run's few words, not on all it
+/// keeps (docs/contract.md §23).
 #[derive(Default)]
 pub struct Recon {
-    pub first_line: u64,
     /// Lines of the run: events and unreadable lines (markers are not
     /// lines the producer wrote).
     pub lines: u64,
     /// The line number of the run's last event.
     pub last_line: u64,
-    pub other_lines: u64,
+    pub seq: SeqTrack,
     pub domain: u64,
+    /// A marker not yet matched with a gap: (claims, line).
+    pub marker: Option<(u64, u64)>,
+    /// The run's protocol, as the checker decided it.
+    pub protocol: Protocol,
+    /// What lines touch only when something is missing, claimed or said.
+    pub rest: Box<Rest>,
+}
+
+/// The part of a run's accounting few lines touch.
+#[derive(Default)]
+pub struct Rest {
+    pub first_line: u64,
+    pub other_lines: u64,
     pub warnings: u64,
     pub errors: u64,
-    pub seq: SeqTrack,
     pub gaps: Vec<Gap>,
     pub gaps_unlisted: u64,
     pub missing: u64,
     pub repeats: u64,
     pub reorders: u64,
-    /// A marker not yet matched with a gap: (claims, line).
-    pub marker: Option<(u64, u64)>,
     /// Markers whose claim did not match what was missing.
     pub marker_notes: Vec<String>,
     pub summary: Option<Counters>,
-    /// The run's protocol, as the checker decided it.
-    pub protocol: Protocol,
 }
 
 impl Recon {
     pub fn new(first_line: u64) -> Recon {
         Recon {
-            first_line,
-            ..Recon::default()
+            lines: 0,
+            last_line: 0,
+            seq: SeqTrack::default(),
+            domain: 0,
+            marker: None,
+            protocol: Protocol::default(),
+            rest: Box::new(Rest {
+                first_line,
+                ..Rest::default()
+            }),
         }
     }
 
@@ -56,18 +75,18 @@ impl Recon {
                 if let Some((claims, at)) = gap.marker
                     && claims != gap.count()
                 {
-                    self.marker_notes.push(format!(
+                    self.rest.marker_notes.push(format!(
                         "the marker at line {at} claims {claims} lines, but seq {}..{} is {} missing",
                         gap.from,
                         gap.to,
                         gap.count()
                     ));
                 }
-                self.missing = self.missing.saturating_add(gap.count());
-                if self.gaps.len() < MAX_GAPS {
-                    self.gaps.push(gap);
+                self.rest.missing = self.rest.missing.saturating_add(gap.count());
+                if self.rest.gaps.len() < MAX_GAPS {
+                    self.rest.gaps.push(gap);
                 } else {
-                    self.gaps_unlisted += 1;
+                    self.rest.gaps_unlisted += 1;
                 }
             }
             SeqStep::InOrder => self.unmatched_marker(),
@@ -81,12 +100,12 @@ impl Recon {
     /// A seq below the next expected: a late event filling a gap
     /// (reordered), or one seen already (repeated).
     fn late(&mut self, n: u64) {
-        let i = self.gaps.partition_point(|g| g.to < n);
-        match self.gaps.get(i) {
+        let i = self.rest.gaps.partition_point(|g| g.to < n);
+        match self.rest.gaps.get(i) {
             Some(g) if g.from <= n => {
-                self.reorders += 1;
-                self.missing -= 1;
-                let g = self.gaps.remove(i);
+                self.rest.reorders += 1;
+                self.rest.missing -= 1;
+                let g = self.rest.gaps.remove(i);
                 let (left, right) = (
                     (g.from < n).then(|| Gap {
                         to: n - 1,
@@ -95,16 +114,16 @@ impl Recon {
                     (n < g.to).then(|| Gap { from: n + 1, ..g }),
                 );
                 for part in [right, left].into_iter().flatten() {
-                    self.gaps.insert(i, part);
+                    self.rest.gaps.insert(i, part);
                 }
             }
-            _ => self.repeats += 1,
+            _ => self.rest.repeats += 1,
         }
     }
 
     pub fn unmatched_marker(&mut self) {
         if let Some((claims, at)) = self.marker.take() {
-            self.marker_notes.push(format!(
+            self.rest.marker_notes.push(format!(
                 "the marker at line {at} claims {claims} lines, but nothing is missing there"
             ));
         }
@@ -119,38 +138,38 @@ impl Recon {
         if self.protocol != Protocol::Aoi {
             return true;
         }
-        let Some(s) = &self.summary else {
-            return unbounded && self.missing == 0 && self.repeats == 0;
+        let Some(s) = &self.rest.summary else {
+            return unbounded && self.rest.missing == 0 && self.rest.repeats == 0;
         };
-        self.missing == 0
-            && self.repeats == 0
-            && self.marker_notes.is_empty()
+        self.rest.missing == 0
+            && self.rest.repeats == 0
+            && self.rest.marker_notes.is_empty()
             && self.marker.is_none()
             && s.event_count.is_none_or(|n| n == self.lines)
             && s.count.is_none_or(|c| c == self.domain)
-            && s.warning_count.is_none_or(|c| c >= self.warnings)
-            && s.error_count.is_none_or(|c| c >= self.errors)
+            && s.warning_count.is_none_or(|c| c >= self.rest.warnings)
+            && s.error_count.is_none_or(|c| c >= self.rest.errors)
     }
 
     /// What the reports show of the run.
     pub fn account(&self) -> Account<'_> {
         Account {
-            first_line: self.first_line,
+            first_line: self.rest.first_line,
             last_line: self.last_line,
             lines: self.lines,
-            other_lines: self.other_lines,
+            other_lines: self.rest.other_lines,
             domain: self.domain,
-            warnings: self.warnings,
-            errors: self.errors,
+            warnings: self.rest.warnings,
+            errors: self.rest.errors,
             seq: &self.seq,
-            gaps: &self.gaps,
-            gaps_unlisted: self.gaps_unlisted,
-            missing: self.missing,
-            repeats: self.repeats,
-            reorders: self.reorders,
+            gaps: &self.rest.gaps,
+            gaps_unlisted: self.rest.gaps_unlisted,
+            missing: self.rest.missing,
+            repeats: self.rest.repeats,
+            reorders: self.rest.reorders,
             marker: self.marker,
-            marker_notes: &self.marker_notes,
-            summary: self.summary.as_ref(),
+            marker_notes: &self.rest.marker_notes,
+            summary: self.rest.summary.as_ref(),
             protocol: self.protocol,
         }
     }
@@ -166,13 +185,13 @@ mod tests {
         for n in [0, 1, 4, 2, 3, 3] {
             r.seq(n, 1);
         }
-        assert_eq!((r.missing, r.reorders, r.repeats), (0, 2, 1));
-        assert!(r.gaps.is_empty());
+        assert_eq!((r.rest.missing, r.rest.reorders, r.rest.repeats), (0, 2, 1));
+        assert!(r.rest.gaps.is_empty());
         let mut r = Recon::default();
         for n in [0, 5, 2] {
             r.seq(n, 1);
         }
-        let ranges: Vec<(u64, u64)> = r.gaps.iter().map(|g| (g.from, g.to)).collect();
+        let ranges: Vec<(u64, u64)> = r.rest.gaps.iter().map(|g| (g.from, g.to)).collect();
         assert_eq!(ranges, vec![(1, 1), (3, 4)]);
         assert_eq!(r.account().present(), vec![(0, 0), (2, 2), (5, 5)]);
     }
@@ -183,8 +202,8 @@ mod tests {
         for k in 0..(MAX_GAPS as u64 + 10) {
             r.seq(k * 2, 1);
         }
-        assert_eq!(r.gaps.len(), MAX_GAPS);
-        assert_eq!(r.gaps_unlisted, 9);
-        assert_eq!(r.missing, MAX_GAPS as u64 + 9);
+        assert_eq!(r.rest.gaps.len(), MAX_GAPS);
+        assert_eq!(r.rest.gaps_unlisted, 9);
+        assert_eq!(r.rest.missing, MAX_GAPS as u64 + 9);
     }
 }

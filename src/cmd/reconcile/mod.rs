@@ -78,7 +78,8 @@ impl Consumer for Reconcile {
         // the exit status; its verdicts are held, for reconcile reports
         // each run its own way once the line is accounted for.
         let mut closed = std::mem::take(&mut self.ended);
-        let judged = Holder::judge(check, line, report, &mut closed);
+        let runs = &self.runs;
+        let judged = Holder::judge(check, line, report, &mut closed, &|s| runs.touch(s));
         let Ok(decided) = &judged else {
             return judged.map(|d| d.kind).map_err(Into::into);
         };
@@ -145,7 +146,7 @@ impl Reconcile {
             // Not an event, but a line the producer wrote: it counts as
             // received and takes one seq step, as in the checker (docs/contract.md §3).
             None => {
-                r.other_lines += 1;
+                r.rest.other_lines += 1;
                 r.lines += 1;
                 r.seq.skip();
             }
@@ -175,11 +176,11 @@ impl Reconcile {
         }
         r.last_line = number;
         match ty.as_deref() {
-            Some(b"aoi:warning") => r.warnings += 1,
-            Some(b"aoi:error") => r.errors += 1,
+            Some(b"aoi:warning") => r.rest.warnings += 1,
+            Some(b"aoi:error") => r.rest.errors += 1,
             Some(b"aoi:summary") => {
                 let num = |k: &str| ev.get(k).and_then(|v| v.uint());
-                r.summary = Some(Counters {
+                r.rest.summary = Some(Counters {
                     event_count: num("event_count"),
                     count: num("count"),
                     warning_count: num("warning_count"),
@@ -202,7 +203,11 @@ impl Reconcile {
         judged: Option<&RunVerdict>,
         report: &mut Report,
     ) -> io::Result<()> {
-        let Some(r) = self.runs.remove(key) else {
+        let held = match judged {
+            Some(j) => self.runs.remove_judged(j),
+            None => self.runs.remove(key),
+        };
+        let Some(r) = held else {
             return Ok(());
         };
         let ok = r.reconciles(self.unbounded);
@@ -225,7 +230,7 @@ impl Reconcile {
         });
         let who = match &name {
             Some(n) => format!("run {}", clean(n)),
-            None => format!("run from line {}", r.first_line),
+            None => format!("run from line {}", r.rest.first_line),
         };
         let account = r.account();
         report

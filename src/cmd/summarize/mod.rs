@@ -12,7 +12,7 @@
 
 use std::io;
 
-use crate::check::{Checker, Decision, LineKind, Protocol, RunRef, RunVerdict};
+use crate::check::{Checker, Decision, LineKind, Protocol, RunVerdict};
 use crate::config::{ReportTo, SummarizeOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
@@ -24,6 +24,10 @@ use crate::text::one_line;
 mod types;
 
 use types::{Kinds, Last, MAX_KINDS, Names};
+
+/// Counts of ended runs kept to be used again, at most: a run that
+/// begins then costs no allocation (docs/contract.md §23).
+const SPARE: usize = 256;
 
 /// Names kept over all open runs together (types, and category/code
 /// pairs): each costs up to a couple of hundred bytes, and 32,768 open
@@ -39,6 +43,7 @@ pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
         room: MAX_KEPT,
         names: Names::default(),
         ended: vec![],
+        spare: vec![],
     };
     stream::run(&opts.stream, "summarize", ReportTo::Stdout, &mut consumer)
 }
@@ -81,6 +86,10 @@ struct Summarize<'o> {
     /// Runs a line ended, as the checker gave them: kept empty between
     /// lines.
     ended: Vec<RunVerdict>,
+    /// Counts of ended runs, cleared, to be used again (`SPARE`): boxed
+    /// as a run holds them, so that one given again costs no allocation.
+    #[allow(clippy::vec_box, reason = "the boxes are what is reused")]
+    spare: Vec<Box<Counts>>,
 }
 
 /// A run's claim on the names all runs may keep.
@@ -101,6 +110,17 @@ impl Room<'_> {
 }
 
 impl Stats {
+    /// A run's first line: counted in `spare` counts, or new ones.
+    fn new(spare: Option<Box<Counts>>) -> Stats {
+        Stats {
+            lines: 0,
+            bytes: 0,
+            last_line: 0,
+            last: None,
+            counts: spare.unwrap_or_default(),
+        }
+    }
+
     fn event(
         &mut self,
         ev: &Event<'_>,
@@ -155,6 +175,16 @@ impl Stats {
 }
 
 impl Counts {
+    /// Nothing counted, the room of its lists kept.
+    fn clear(&mut self) {
+        self.kinds.clear();
+        self.warnings.clear();
+        self.errors.clear();
+        self.summary_identity = false;
+        self.outcome = None;
+        self.kept = 0;
+    }
+
     /// An `aoi:error` or `aoi:warning` by category and code, and the
     /// summary's outcome.
     fn framework_event(&mut self, ev: &Event<'_>, ty: Option<&[u8]>, line: u64, left: &mut usize) {
@@ -282,7 +312,8 @@ impl Consumer for Summarize<'_> {
         report: &mut Report,
     ) -> Result<LineKind> {
         let mut ended = std::mem::take(&mut self.ended);
-        let judged = Holder::judge(check, line, report, &mut ended);
+        let stats = &self.stats;
+        let judged = Holder::judge(check, line, report, &mut ended, &|s| stats.touch(s));
         let Ok(decided) = &judged else {
             return judged.map(|d| d.kind).map_err(Into::into);
         };
@@ -318,7 +349,8 @@ impl Summarize<'_> {
     /// Count `line` into the run `decided` says it went to.
     fn count(&mut self, decided: &Decision<'_>, line: &Line<'_>) {
         let (seen, number) = (decided.kind, decided.line);
-        let st = self.stats.of(decided, Stats::default);
+        let spare = &mut self.spare;
+        let st = self.stats.of(decided, || Stats::new(spare.pop()));
         if !matches!(line, Line::Unterminated { .. }) {
             st.lines += 1;
         }
@@ -343,7 +375,7 @@ impl Summarize<'_> {
 
     fn emit(&mut self, r: &RunVerdict, report: &mut Report) -> io::Result<()> {
         report.tally.run(r);
-        let mut st = self.stats.remove(RunRef::of_report(r)).unwrap_or_default();
+        let mut st = self.stats.remove_judged(r).unwrap_or_default();
         st.flush();
         self.room += st.counts.kept;
         let c = &st.counts;
@@ -364,6 +396,11 @@ impl Summarize<'_> {
         let written = report.out.summarized(r, &counted, self.width);
         drop((domain, framework));
         c.kinds.release(&mut self.names);
+        let Stats { mut counts, .. } = st;
+        if self.spare.len() < SPARE {
+            counts.clear();
+            self.spare.push(counts);
+        }
         written
     }
 }

@@ -14,6 +14,9 @@ pub const MAX_KINDS: usize = 256;
 /// bytes, whatever the input (docs/contract.md §8).
 pub const NAME_BYTES: usize = 128;
 
+/// Names up to this many are found by comparing them, not by a hash.
+const FEW: usize = 16;
+
 /// What overflowing names are counted under.
 const OTHER: &str = "(other)";
 
@@ -49,9 +52,24 @@ impl Names {
         self.text(n).as_bytes() == decoded
     }
 
+    /// The number of `name`, if it is kept. While few names are kept
+    /// (most streams have a handful of types), they are compared, not
+    /// hashed: a run that begins costs a hash of each of its types' names
+    /// otherwise (docs/contract.md §23).
+    fn number(&self, name: &str) -> Option<u32> {
+        if self.by_number.len() <= FEW {
+            let found = self
+                .by_number
+                .iter()
+                .position(|named| named.as_ref().is_some_and(|named| *named.text == *name));
+            return found.map(|n| n as u32);
+        }
+        self.numbers.get(name).copied()
+    }
+
     /// The number of `name`, held for one run more.
     fn hold(&mut self, name: &str) -> u32 {
-        if let Some(&n) = self.numbers.get(name) {
+        if let Some(n) = self.number(name) {
             if let Some(named) = self.by_number[n as usize].as_mut() {
                 named.runs += 1;
             }
@@ -179,6 +197,10 @@ impl Kinds {
         let k = usize::from(framework);
         let list = &mut self.lists[k];
         let at_name = |list: &[(u32, u64)], name: &str| {
+            // A run's own few names are compared, not hashed.
+            if list.len() <= FEW {
+                return list.iter().position(|&(m, _)| names.text(m) == name);
+            }
             let n = names.numbers.get(name).copied()?;
             list.iter().position(|&(m, _)| m == n)
         };
@@ -228,6 +250,12 @@ impl Kinds {
             v.insert(i, (OTHER, self.other[k]));
         }
         v
+    }
+
+    /// Counts no more, keeping the room its lists have.
+    pub fn clear(&mut self) {
+        self.lists.iter_mut().for_each(Vec::clear);
+        self.other = [0; 2];
     }
 
     /// The run has ended: the names it counted under are let go.

@@ -16,7 +16,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
 use crate::check::{
-    Checker, Decision, Finding, LineKind, OpenRun, RunRef, RunVerdict, Sink, Tally, Verdict,
+    Checker, Decision, Finding, LineKind, OpenRun, RunVerdict, Sink, Tally, Verdict,
 };
 use crate::config::{ReportTo, UpgradeOptions};
 use crate::exit::{Exit, Result};
@@ -245,10 +245,7 @@ impl Upgrader {
             weighed.run(r);
             return Ok(());
         }
-        let own = self
-            .runs
-            .remove(RunRef::of_report(r))
-            .unwrap_or_else(OwnRun::new);
+        let own = self.runs.remove_judged(r).unwrap_or_else(OwnRun::new);
         let mut weighed = Weighed::default();
         weighed.run(r);
         let exit = weighed.tally.exit();
