@@ -445,3 +445,73 @@ fn a_late_line_counts_into_no_other_run() {
     assert_eq!((lines_of(0), lines_of(1)), (4, 5), "{doc}");
     assert_eq!(runs[1]["domain_types"]["hit"], 3, "{doc}");
 }
+
+/// The counts of an ended run are cleared and given to a run that begins
+/// (docs/contract.md §23): nothing of the first run's (types, warnings,
+/// errors, outcome) may show in the second's, whichever ends first.
+#[test]
+fn a_run_that_begins_keeps_nothing_of_one_that_ended() {
+    let meta = |run: &str| {
+        format!(
+            r#"{{"type":"aoi:meta","aoi":{{"seq":0,"run":"{run}"}},"tool":"t","tool_version":"1","aoi_version":"1.0-alpha","schema_name":"s","schema_version":"1","command":"c"}}"#
+        )
+    };
+    let ev = |run: &str, seq: u64, ty: &str, rest: &str| {
+        format!(r#"{{"type":"{ty}","aoi":{{"seq":{seq},"run":"{run}"}}{rest}}}"#)
+    };
+    let mut lines = vec![meta("a")];
+    lines.push(ev("a", 1, "hit", ""));
+    lines.push(ev("a", 2, "entry", ""));
+    lines.push(ev(
+        "a",
+        3,
+        "aoi:warning",
+        r#","category":"c","code":"W","message":"w""#,
+    ));
+    lines.push(ev(
+        "a",
+        4,
+        "aoi:error",
+        r#","category":"c","code":"E","message":"e""#,
+    ));
+    lines.push(ev(
+        "a",
+        5,
+        "aoi:summary",
+        r#","ok":false,"reason":"failed""#,
+    ));
+    // Run b begins once a has ended, and c while b is open.
+    lines.push(meta("b"));
+    lines.push(ev("b", 1, "match", ""));
+    lines.push(meta("c"));
+    lines.push(ev("b", 2, "aoi:summary", r#","ok":true"#));
+    lines.push(ev("c", 1, "match", ""));
+    let input = lines.join("\n") + "\n";
+    let out = run(
+        &["summarize", "--multi-run", "--output", "json"],
+        input.as_bytes(),
+    );
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    let runs = doc["runs"].as_array().unwrap();
+    let by_id = |id: &str| runs.iter().find(|r| r["run"] == id).unwrap();
+    let a = by_id("a");
+    assert_eq!(a["errors"][0]["code"], "E");
+    assert_eq!(a["warnings"][0]["code"], "W");
+    for (id, outcome) in [("b", Some(true)), ("c", None)] {
+        let r = by_id(id);
+        assert_eq!(
+            r["domain_types"],
+            serde_json::json!({"match": 1}),
+            "{id}: {r}"
+        );
+        assert!(
+            r["errors"].as_array().is_none_or(Vec::is_empty),
+            "{id}: {r}"
+        );
+        assert!(
+            r["warnings"].as_array().is_none_or(Vec::is_empty),
+            "{id}: {r}"
+        );
+        assert_eq!(r["outcome"]["ok"].as_bool(), outcome, "{id}: {r}");
+    }
+}

@@ -289,6 +289,30 @@ mod tests {
         assert_eq!(names.by_number.len(), 2);
     }
 
+    /// Names are found by comparing while few are kept, by their hash
+    /// past that, and numbers let go are given again: either way a name
+    /// has one number while it is held.
+    #[test]
+    fn many_names_keep_one_number_each() {
+        let mut names = Names::default();
+        let held: Vec<u32> = (0..3 * FEW).map(|i| names.hold(&format!("t{i}"))).collect();
+        for (i, &n) in held.iter().enumerate() {
+            assert_eq!(names.hold(&format!("t{i}")), n, "t{i}");
+            assert_eq!(names.number(&format!("t{i}")), Some(n));
+        }
+        // Let every name go; the numbers come back for new names.
+        for &n in &held {
+            names.release(n);
+            names.release(n);
+        }
+        assert!(names.numbers.is_empty());
+        assert_eq!(names.number("t0"), None);
+        let again = names.hold("new");
+        assert!(held.contains(&again));
+        assert_eq!(names.number("new"), Some(again));
+        assert_eq!(names.number("t0"), None);
+    }
+
     #[test]
     fn overflow_counts_under_other_and_merges_with_a_type_of_that_name() {
         let mut names = Names::default();
