@@ -59,11 +59,13 @@ impl<T> RunSlots<T> {
     /// names was found before.
     pub fn find_at(&mut self, run: RunRef<'_>, hint: Option<Hint>) -> Option<usize> {
         if let Some(h) = hint {
+            if self.holds(h.slot, run, hint) {
+                return Some(h.slot);
+            }
+            // Read only now: most runs are in the checker's slot number.
             let moved = self.hints.get(h.slot).copied().unwrap_or(NO_HINT);
-            for s in [h.slot, moved] {
-                if s != NO_HINT && self.holds(s, run, hint) {
-                    return Some(s);
-                }
+            if moved != NO_HINT && self.holds(moved, run, hint) {
+                return Some(moved);
             }
         }
         let s = self.find(run)?;
