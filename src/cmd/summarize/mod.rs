@@ -68,7 +68,6 @@ struct Counts {
     kinds: Kinds,
     warnings: Vec<Problem>,
     errors: Vec<Problem>,
-    summary_identity: bool,
     outcome: Option<Ending>,
     /// Names this run holds against `MAX_KEPT`: its types' and its
     /// category/code pairs'.
@@ -180,7 +179,6 @@ impl Counts {
         self.kinds.clear();
         self.warnings.clear();
         self.errors.clear();
-        self.summary_identity = false;
         self.outcome = None;
         self.kept = 0;
     }
@@ -220,7 +218,6 @@ impl Counts {
             }
             Some(b"aoi:summary") => {
                 let flag = |k: &str| ev.get(k).and_then(|v| v.as_bool());
-                self.summary_identity = ev.get("tool_version").is_some();
                 self.outcome = Some(Ending {
                     ok: flag("ok"),
                     reason: text("reason"),
