@@ -120,7 +120,7 @@ fn first_hidden(s: &str) -> Option<usize> {
         .chunks(16)
         .position(|c| !printable(c))
         .map_or(bytes.len(), |k| k * 16);
-    while let Some(k) = s.as_bytes()[from..].iter().position(suspect) {
+    while let Some(k) = bytes[from..].iter().position(suspect) {
         let at = from + k;
         // A suspect byte is ASCII or a lead byte: `at` is a character's start.
         let c = s[at..].chars().next()?;

@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 
 use super::printer::{At, Check, Ended, Printer, Reconciled, Summarized};
-use super::reconcile::Account;
+use super::reconcile::{Account, push_range};
 use super::style::{self, BAD, GOOD, NOTE, WARN};
 use super::summary::{Counted, Ending};
 use super::words;
@@ -537,12 +537,11 @@ fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: V
     } else {
         t.push_str("  seq        unverifiable: no seq, so what is missing cannot be known\n");
     }
-    let claimed = |v: Option<u64>| Claimed(v);
     let _ = writeln!(
         t,
         "  lines      {} received, event_count {}",
         a.lines,
-        claimed(s.and_then(|s| s.event_count))
+        Claimed(s.and_then(|s| s.event_count))
     );
     if a.protocol == Protocol::Aoi02
         && let Some(s) = s
@@ -551,11 +550,11 @@ fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: V
         let _ = writeln!(
             t,
             "  counts     count {} vs {} lines; warnings {} vs {}; errors {} vs {}",
-            claimed(s.count),
+            Claimed(s.count),
             a.lines,
-            claimed(s.warning_count),
+            Claimed(s.warning_count),
             a.warnings,
-            claimed(s.error_count),
+            Claimed(s.error_count),
             a.errors
         );
     } else if a.protocol.runs_by_position() {
@@ -568,11 +567,11 @@ fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: V
         let _ = writeln!(
             t,
             "  counts     count {} vs {} seen; warnings {} vs {}; errors {} vs {}",
-            claimed(s.count),
+            Claimed(s.count),
             a.domain,
-            claimed(s.warning_count),
+            Claimed(s.warning_count),
             a.warnings,
-            claimed(s.error_count),
+            Claimed(s.error_count),
             a.errors
         );
     } else {
@@ -610,38 +609,25 @@ impl std::fmt::Display for Claimed {
     }
 }
 
-/// `a..b`, or `a` alone.
-fn push_range(t: &mut String, a: u64, b: u64) {
-    push_number(t, a);
-    if a != b {
-        t.push_str("..");
-        push_number(t, b);
-    }
-}
-
 /// Ranges, comma-separated, as many as fit in 66 bytes; the rest said as
 /// "(+N more)".
 fn push_fitted_ranges(t: &mut String, ranges: &[(u64, u64)]) {
-    let digits = |n: u64| n.checked_ilog10().map_or(1, |d| d as usize + 1);
-    let mut len = 0;
+    let start = t.len();
     for (i, &(a, b)) in ranges.iter().enumerate() {
+        let before = t.len();
+        if i > 0 {
+            t.push_str(", ");
+        }
+        let at = t.len();
+        push_range(t, a, b);
         let left = ranges.len() - i;
-        let more = " (+".len() + digits(left as u64) + " more)".len();
-        let it = if a == b {
-            digits(a)
-        } else {
-            digits(a) + 2 + digits(b)
-        };
-        if len + it + 2 + more > 66 && i + 1 < ranges.len() {
+        // " (+N more)": 9 bytes and N's digits.
+        let more = 9 + left.checked_ilog10().map_or(1, |d| d as usize + 1);
+        if (before - start) + (t.len() - at) + 2 + more > 66 && left > 1 {
+            t.truncate(before);
             let _ = std::fmt::Write::write_fmt(t, format_args!(" (+{left} more)"));
             return;
         }
-        if i > 0 {
-            t.push_str(", ");
-            len += 2;
-        }
-        push_range(t, a, b);
-        len += it;
     }
 }
 

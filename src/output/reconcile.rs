@@ -144,11 +144,20 @@ pub fn run_name(key: &RunKey) -> String {
 }
 
 pub fn range_text(a: u64, b: u64) -> String {
-    if a == b {
-        a.to_string()
+    let mut t = String::new();
+    push_range(&mut t, a, b);
+    t
+}
+
+/// `a..b`, or `a` alone, at the end of `out`.
+pub fn push_range(out: &mut String, a: u64, b: u64) {
+    use std::fmt::Write as _;
+    // Writes to a String cannot fail.
+    let _ = if a == b {
+        write!(out, "{a}")
     } else {
-        format!("{a}..{b}")
-    }
+        write!(out, "{a}..{b}")
+    };
 }
 
 /// `difference`: an event that is not the reference's (docs/contract.md §6).
