@@ -69,7 +69,12 @@ pub(super) struct RunState {
     pub(super) first_line: u64,
     pub(super) lines: u64,
     pub(super) meta: Option<Identity>,
-    pub(super) summary: Option<SummaryClaim>,
+    /// Boxed, as `local_process_error` is: most lines ask only whether
+    /// there is one, its parts are read when the run is judged. Inline,
+    /// the two made a run's state 624 bytes (376 now), and ten thousand
+    /// interleaved runs' state outgrew the cache: 8% fewer last-level
+    /// misses for verify, 11% for summarize (docs/contract.md §23).
+    pub(super) summary: Option<Box<SummaryClaim>>,
     /// Judged early: more than `MAX_OPEN_RUNS` runs were open.
     pub(super) evicted: bool,
     /// An event after the run's end was reported (once per run).
@@ -83,7 +88,7 @@ pub(super) struct RunState {
     /// ended it.
     pub(super) item_errors: u64,
     pub(super) forwarded_errors: u64,
-    pub(super) local_process_error: Option<Cause>,
+    pub(super) local_process_error: Option<Box<Cause>>,
     pub(super) error_findings: u64,
     pub(super) first_error: Option<String>,
     /// The first error finding that says lines were lost (`Rule::loses_lines`).

@@ -149,7 +149,7 @@ pub(super) fn judge(
                 let cause = o
                     .caused_by
                     .clone()
-                    .or_else(|| run.local_process_error.clone())
+                    .or_else(|| run.local_process_error.as_deref().cloned())
                     .or(unscoped);
                 let why = match (o.ok, o.reason.as_deref()) {
                     (Some(true), _) if run.local_process_error.is_some() => {
@@ -163,7 +163,7 @@ pub(super) fn judge(
             }
             None if run.local_process_error.is_some() => failed(
                 "the run reported a process-scope error".to_string(),
-                run.local_process_error.clone(),
+                run.local_process_error.as_deref().cloned(),
             ),
             None if item_failure => failed(
                 "the run holds item or forwarded errors (--continue-on-error accepts them)"

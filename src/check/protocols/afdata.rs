@@ -116,7 +116,7 @@ impl Contract for Afdata {
                 "kind result with an error member: the event says success and failure at once"
                     .to_string();
             out.report(run, Rule::AfdataResultWithError, None, msg)?;
-            run.local_process_error = Some(Cause {
+            run.local_process_error = Some(Box::new(Cause {
                 origin: None,
                 category: None,
                 code: error
@@ -125,18 +125,18 @@ impl Contract for Afdata {
                     .map(|s| s.into_owned()),
                 retryable: false,
                 retry_after_ms: None,
-            });
+            }));
         }
         if ends {
             if cause.is_some() {
                 run.errors += 1;
             }
-            run.summary = Some(SummaryClaim {
+            run.summary = Some(Box::new(SummaryClaim {
                 ok: Some(&*kind == "result"),
                 partial: false,
                 reason: None,
                 caused_by: cause,
-            });
+            }));
         }
         let seen = LineKind {
             event: payload.is_some(),

@@ -84,7 +84,7 @@ impl Contract for Aiocs {
             let msg = "ok:true with an error member: the envelope says success and failure at once"
                 .to_string();
             out.report(run, Rule::AiocsOkWithError, None, msg)?;
-            run.local_process_error = Some(Cause {
+            run.local_process_error = Some(Box::new(Cause {
                 origin: None,
                 category: None,
                 code: error
@@ -93,7 +93,7 @@ impl Contract for Aiocs {
                     .map(|s| s.into_owned()),
                 retryable: false,
                 retry_after_ms: None,
-            });
+            }));
         }
         match ok {
             Some(true) if ev.get("data").is_none() => {
@@ -129,12 +129,12 @@ impl Contract for Aiocs {
             }
             _ => {}
         }
-        run.summary = Some(SummaryClaim {
+        run.summary = Some(Box::new(SummaryClaim {
             ok,
             partial: false,
             reason: None,
             caused_by: cause,
-        });
+        }));
         // The envelope ends the output, yet the run is judged at its end
         // (not at once under --multi-run, as summarize reads): a second
         // document is this run's finding, never a run of its own.

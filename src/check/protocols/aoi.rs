@@ -462,7 +462,7 @@ fn error(
     if scope.as_deref() == Some("item") {
         run.item_errors += 1;
     } else if origin.is_none() {
-        run.local_process_error = Some(cause);
+        run.local_process_error = Some(Box::new(cause));
     }
     Ok(())
 }
@@ -680,12 +680,12 @@ fn summary(
         Some(v) => Some(upstream_cause(run, out, v, seq)?),
         None => None,
     };
-    run.summary = Some(SummaryClaim {
+    run.summary = Some(Box::new(SummaryClaim {
         ok,
         partial,
         reason: reason.flatten(),
         caused_by,
-    });
+    }));
     Ok(())
 }
 

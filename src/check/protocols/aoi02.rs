@@ -206,7 +206,7 @@ fn error(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Resu
     };
     run.errors += 1;
     match scope {
-        Scope::Process => run.local_process_error = Some(cause),
+        Scope::Process => run.local_process_error = Some(Box::new(cause)),
         Scope::Item => run.item_errors += 1,
         Scope::None => {
             run.item_errors += 1;
@@ -286,12 +286,12 @@ fn summary(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Re
         .and_then(|v| v.as_str())
         .map(|s| s.into_owned());
     let partial = ev.get("partial").and_then(|v| v.as_bool()) == Some(true);
-    run.summary = Some(SummaryClaim {
+    run.summary = Some(Box::new(SummaryClaim {
         ok,
         partial,
         reason,
         caused_by: None,
-    });
+    }));
     if ok == Some(true) && run.local_process_error.is_some() {
         let msg =
             "ok:true after a process-scope aoi:error, which means the run was over".to_string();

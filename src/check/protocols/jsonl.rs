@@ -59,10 +59,10 @@ impl Contract for Jsonl {
         _out: &mut Reporter<'_>,
         ended: &Exited<'_>,
     ) -> io::Result<()> {
-        run.summary = Some(SummaryClaim {
+        run.summary = Some(Box::new(SummaryClaim {
             ok: Some(ended.success()),
             ..SummaryClaim::default()
-        });
+        }));
         Ok(())
     }
 }

@@ -68,10 +68,10 @@ impl Contract for Ndjson {
         }
         let ends = !after_last && ty.is_some() && ty.as_deref() == cfg.last.as_deref();
         if ends {
-            run.summary = Some(SummaryClaim {
+            run.summary = Some(Box::new(SummaryClaim {
                 ok: Some(true),
                 ..SummaryClaim::default()
-            });
+            }));
         }
         let seen = LineKind {
             event: ty.is_some(),

@@ -155,12 +155,12 @@ impl Okf {
     /// The exit status is the run's outcome; `cause`, what the envelope
     /// said of a failure.
     fn ended(&self, run: &mut RunState, ended: &Exited<'_>, cause: Cause) -> io::Result<()> {
-        run.summary = Some(SummaryClaim {
+        run.summary = Some(Box::new(SummaryClaim {
             ok: Some(ended.success()),
             partial: false,
             reason: None,
             caused_by: (!ended.success()).then_some(cause),
-        });
+        }));
         Ok(())
     }
 }
