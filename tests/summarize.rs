@@ -515,3 +515,222 @@ fn a_run_that_begins_keeps_nothing_of_one_that_ended() {
         assert_eq!(r["outcome"]["ok"].as_bool(), outcome, "{id}: {r}");
     }
 }
+
+/// One line of a generated stream: the run it goes to, and what it is.
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    /// A domain event: type number `n` of a small pool (one written
+    /// escaped), and a `kind` from it.
+    Domain(usize, u8),
+    /// An `aoi:error` or `aoi:warning` (its `kind` a domain name), coded.
+    Problem(usize, bool, u8),
+    /// An event with no type.
+    Untyped(usize),
+    /// A line that is not JSON, for the run of the latest `aoi:meta`.
+    Broken,
+    /// The run's `aoi:summary`: it takes no line after.
+    End(usize),
+}
+
+fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+    use proptest::prelude::*;
+    let run = 0..3usize;
+    prop_oneof![
+        6 => (run.clone(), 0..4u8).prop_map(|(r, n)| Step::Domain(r, n)),
+        2 => (run.clone(), any::<bool>(), 0..2u8).prop_map(|(r, e, c)| Step::Problem(r, e, c)),
+        1 => run.clone().prop_map(Step::Untyped),
+        1 => Just(Step::Broken),
+        1 => run.prop_map(Step::End),
+    ]
+}
+
+/// What one generated line counts for in its run: its `kind`, and the
+/// error or warning it is (0 errors, 1 warnings), by category/code.
+struct Counted {
+    run: usize,
+    kind: String,
+    problem: Option<(usize, String)>,
+}
+
+/// Whatever the order of types, runs, problems and ends, summarize counts
+/// what a count made here does: by `type`, and by another field with
+/// `--type-field`, where a framework event whose field repeats the last
+/// line's is still counted by its code (docs/contract.md §6). Summarize
+/// counts a repeated type without looking it up, and adds those up when
+/// the type changes or the run ends; this holds that to a count of every
+/// line.
+#[test]
+fn counts_hold_for_any_order_of_types_runs_and_ends() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    const TYPES: [&str; 4] = ["hit", "h\\u0069t", "miss", "aoi:x"];
+    const KINDS: [&str; 4] = ["miss", "hit", "aoi:x", "hit"];
+    const IDS: [&str; 3] = ["R0", "R1", "R2"];
+    let strategy = (
+        prop::collection::vec(step(), 0..40),
+        any::<bool>(),
+        any::<bool>(),
+    );
+    let mut runner = TestRunner::new(Config {
+        cases: 48,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let outcome = runner.run(&strategy, |(steps, by_kind, cut)| {
+        let mut input = String::new();
+        let mut lines: Vec<Option<Counted>> = vec![];
+        let (mut seq, mut ended) = ([None::<u64>; 3], [false; 3]);
+        let mut latest: Option<usize> = None;
+        let event = |input: &mut String,
+                     seq: &mut [Option<u64>; 3],
+                     latest: &mut Option<usize>,
+                     r: usize,
+                     ty: Option<&str>,
+                     kind: &str,
+                     more: &str| {
+            let n = match seq[r] {
+                Some(n) => n,
+                None => {
+                    *latest = Some(r);
+                    input.push_str(&format!(
+                        "{{\"type\":\"aoi:meta\",\"aoi\":{{\"seq\":0,\"run\":\"{}\"}}}}\n",
+                        IDS[r]
+                    ));
+                    1
+                }
+            };
+            seq[r] = Some(n + 1);
+            let ty = ty.map(|t| format!("\"type\":\"{t}\","));
+            input.push_str(&format!(
+                "{{{}\"kind\":\"{kind}\",\"aoi\":{{\"seq\":{n},\"run\":\"{}\"}}{more}}}\n",
+                ty.unwrap_or_default(),
+                IDS[r]
+            ));
+        };
+        let mut metas = [false; 3];
+        for s in steps {
+            let (r, ty, kind, more, problem) = match s {
+                Step::Domain(r, n) => {
+                    let n = usize::from(n);
+                    (r, Some(TYPES[n]), KINDS[n], String::new(), None)
+                }
+                Step::Problem(r, error, code) => {
+                    let ty = if error { "aoi:error" } else { "aoi:warning" };
+                    let more = format!(",\"category\":\"c\",\"code\":\"E{code}\"");
+                    (
+                        r,
+                        Some(ty),
+                        "hit",
+                        more,
+                        Some((usize::from(!error), format!("c/E{code}"))),
+                    )
+                }
+                Step::Untyped(r) => (r, None, "miss", String::new(), None),
+                Step::End(r) if seq[r].is_some() => (
+                    r,
+                    Some("aoi:summary"),
+                    "aoi:end",
+                    ",\"ok\":true".into(),
+                    None,
+                ),
+                Step::Broken if latest.is_some_and(|r| !ended[r]) => {
+                    input.push_str("{not json\n");
+                    lines.push(None);
+                    continue;
+                }
+                _ => continue,
+            };
+            if ended[r] {
+                continue;
+            }
+            if !metas[r] {
+                metas[r] = true;
+                lines.push(Some(Counted {
+                    run: r,
+                    kind: "(none)".into(),
+                    problem: None,
+                }));
+            }
+            event(&mut input, &mut seq, &mut latest, r, ty, kind, &more);
+            ended[r] |= matches!(s, Step::End(_));
+            lines.push(Some(Counted {
+                run: r,
+                kind: kind.into(),
+                problem,
+            }));
+        }
+        if cut && input.ends_with('\n') {
+            // The last line unterminated: its bytes count, not its line.
+            input.pop();
+            lines.pop();
+        }
+        let mut args = vec!["summarize", "--output", "json", "--continue-on-error"];
+        if by_kind {
+            args.extend(["--type-field", "kind"]);
+        }
+        let out = run(&args, input.as_bytes());
+        let doc: Value = serde_json::from_str(&out.stdout)
+            .map_err(|e| TestCaseError::fail(format!("{e}: {}", out.stdout)))?;
+        let want = count(input.as_bytes());
+        let runs = doc["runs"].as_array().unwrap();
+        let bytes: u64 = runs.iter().map(|r| r["bytes"].as_u64().unwrap()).sum();
+        prop_assert_eq!(bytes, input.len() as u64);
+        let mut seen = 0;
+        for r in runs {
+            let id = r["run"].as_str().unwrap_or("");
+            // A cut line after its run ended is a run of its own, with
+            // no id and no line; so is an empty input.
+            if id.is_empty() && !want.contains_key(id) {
+                prop_assert_eq!(r["lines"].as_u64(), Some(0));
+                continue;
+            }
+            seen += 1;
+            let got = counts_of(r);
+            let w = &want[id];
+            prop_assert_eq!(got.lines, w.lines, "{}", input);
+            // A cut last line is no event: its bytes go to the run of the
+            // line before, whatever it would have said.
+            if !cut {
+                prop_assert_eq!(got.bytes, w.bytes, "{}", input);
+            }
+            let mine = lines.iter().flatten().filter(|c| IDS[c.run] == id);
+            if by_kind {
+                let mut expect: BTreeMap<String, u64> = BTreeMap::new();
+                for c in mine.clone() {
+                    *expect.entry(c.kind.clone()).or_default() += 1;
+                }
+                let mut all = got.domain.clone();
+                all.extend(got.framework.clone());
+                prop_assert_eq!(all, expect, "{}", input);
+            } else {
+                prop_assert_eq!(
+                    (&got.domain, &got.framework),
+                    (&w.domain, &w.framework),
+                    "{}",
+                    input
+                );
+            }
+            let mut expect: [BTreeMap<String, u64>; 2] = Default::default();
+            for (list, name) in mine.filter_map(|c| c.problem.clone()) {
+                *expect[list].entry(name).or_default() += 1;
+            }
+            for (list, key) in [(0, "errors"), (1, "warnings")] {
+                let listed: BTreeMap<String, u64> = r[key]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| {
+                        let name = format!("{}/{}", p["category"].as_str().unwrap(), p["code"]);
+                        (name.replace('"', ""), p["count"].as_u64().unwrap())
+                    })
+                    .collect();
+                prop_assert_eq!(&listed, &expect[list], "{} of {}", key, input);
+            }
+        }
+        prop_assert_eq!(seen, want.len(), "{}", input);
+        Ok(())
+    });
+    if let Err(e) = outcome {
+        panic!("{e}");
+    }
+}
