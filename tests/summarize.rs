@@ -581,33 +581,6 @@ fn counts_hold_for_any_order_of_types_runs_and_ends() {
         let mut lines: Vec<Option<Counted>> = vec![];
         let (mut seq, mut ended) = ([None::<u64>; 3], [false; 3]);
         let mut latest: Option<usize> = None;
-        let event = |input: &mut String,
-                     seq: &mut [Option<u64>; 3],
-                     latest: &mut Option<usize>,
-                     r: usize,
-                     ty: Option<&str>,
-                     kind: &str,
-                     more: &str| {
-            let n = match seq[r] {
-                Some(n) => n,
-                None => {
-                    *latest = Some(r);
-                    input.push_str(&format!(
-                        "{{\"type\":\"aoi:meta\",\"aoi\":{{\"seq\":0,\"run\":\"{}\"}}}}\n",
-                        IDS[r]
-                    ));
-                    1
-                }
-            };
-            seq[r] = Some(n + 1);
-            let ty = ty.map(|t| format!("\"type\":\"{t}\","));
-            input.push_str(&format!(
-                "{{{}\"kind\":\"{kind}\",\"aoi\":{{\"seq\":{n},\"run\":\"{}\"}}{more}}}\n",
-                ty.unwrap_or_default(),
-                IDS[r]
-            ));
-        };
-        let mut metas = [false; 3];
         for s in steps {
             let (r, ty, kind, more, problem) = match s {
                 Step::Domain(r, n) => {
@@ -643,15 +616,30 @@ fn counts_hold_for_any_order_of_types_runs_and_ends() {
             if ended[r] {
                 continue;
             }
-            if !metas[r] {
-                metas[r] = true;
-                lines.push(Some(Counted {
-                    run: r,
-                    kind: "(none)".into(),
-                    problem: None,
-                }));
-            }
-            event(&mut input, &mut seq, &mut latest, r, ty, kind, &more);
+            let n = match seq[r] {
+                Some(n) => n,
+                None => {
+                    // A run's first line is its aoi:meta, which has no kind.
+                    latest = Some(r);
+                    input.push_str(&format!(
+                        "{{\"type\":\"aoi:meta\",\"aoi\":{{\"seq\":0,\"run\":\"{}\"}}}}\n",
+                        IDS[r]
+                    ));
+                    lines.push(Some(Counted {
+                        run: r,
+                        kind: "(none)".into(),
+                        problem: None,
+                    }));
+                    1
+                }
+            };
+            seq[r] = Some(n + 1);
+            let ty = ty.map(|t| format!("\"type\":\"{t}\","));
+            input.push_str(&format!(
+                "{{{}\"kind\":\"{kind}\",\"aoi\":{{\"seq\":{n},\"run\":\"{}\"}}{more}}}\n",
+                ty.unwrap_or_default(),
+                IDS[r]
+            ));
             ended[r] |= matches!(s, Step::End(_));
             lines.push(Some(Counted {
                 run: r,
