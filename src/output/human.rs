@@ -612,6 +612,7 @@ impl std::fmt::Display for Claimed {
 /// Ranges, comma-separated, as many as fit in 66 bytes; the rest said as
 /// "(+N more)".
 fn push_fitted_ranges(t: &mut String, ranges: &[(u64, u64)]) {
+    use std::fmt::Write as _;
     let start = t.len();
     for (i, &(a, b)) in ranges.iter().enumerate() {
         let before = t.len();
@@ -625,7 +626,7 @@ fn push_fitted_ranges(t: &mut String, ranges: &[(u64, u64)]) {
         let more = 9 + left.checked_ilog10().map_or(1, |d| d as usize + 1);
         if (before - start) + (t.len() - at) + 2 + more > 66 && left > 1 {
             t.truncate(before);
-            let _ = std::fmt::Write::write_fmt(t, format_args!(" (+{left} more)"));
+            let _ = write!(t, " (+{left} more)");
             return;
         }
     }
