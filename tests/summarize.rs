@@ -516,6 +516,19 @@ fn a_run_that_begins_keeps_nothing_of_one_that_ended() {
     }
 }
 
+/// A run's errors or warnings (`key`), by category/code.
+fn problems_of(run: &Value, key: &str) -> BTreeMap<String, u64> {
+    run[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let name = format!("{}/{}", p["category"].as_str().unwrap(), p["code"]);
+            (name.replace('"', ""), p["count"].as_u64().unwrap())
+        })
+        .collect()
+}
+
 /// One line of a generated stream: the run it goes to, and what it is.
 #[derive(Clone, Copy, Debug)]
 enum Step {
@@ -553,12 +566,12 @@ struct Counted {
 }
 
 /// Whatever the order of types, runs, problems and ends, summarize counts
-/// what a count made here does: by `type`, and by another field with
-/// `--type-field`, where a framework event whose field repeats the last
-/// line's is still counted by its code (docs/contract.md §6). Summarize
-/// counts a repeated type without looking it up, and adds those up when
-/// the type changes or the run ends; this holds that to a count of every
-/// line.
+/// what a count made here does: an AOI stream by `type` (with or without
+/// `--type-field`), and as typed NDJSON by the `--type-field` it is
+/// given, where a framework event whose field repeats the last line's is
+/// still counted by its code (docs/contract.md §6). Summarize counts a
+/// repeated type without looking it up, and adds those up when the type
+/// changes or the run ends; this holds that to a count of every line.
 #[test]
 fn counts_hold_for_any_order_of_types_runs_and_ends() {
     use proptest::prelude::*;
@@ -682,40 +695,61 @@ fn counts_hold_for_any_order_of_types_runs_and_ends() {
                 prop_assert_eq!(got.bytes, w.bytes, "{}", input);
             }
             let mine = lines.iter().flatten().filter(|c| IDS[c.run] == id);
-            if by_kind {
-                let mut expect: BTreeMap<String, u64> = BTreeMap::new();
-                for c in mine.clone() {
-                    *expect.entry(c.kind.clone()).or_default() += 1;
-                }
-                let mut all = got.domain.clone();
-                all.extend(got.framework.clone());
-                prop_assert_eq!(all, expect, "{}", input);
-            } else {
-                prop_assert_eq!(
-                    (&got.domain, &got.framework),
-                    (&w.domain, &w.framework),
-                    "{}",
-                    input
-                );
-            }
+            // By `type`, whatever `--type-field` says: AOI's discriminator.
+            prop_assert_eq!(
+                (&got.domain, &got.framework),
+                (&w.domain, &w.framework),
+                "{}",
+                input
+            );
             let mut expect: [BTreeMap<String, u64>; 2] = Default::default();
             for (list, name) in mine.filter_map(|c| c.problem.clone()) {
                 *expect[list].entry(name).or_default() += 1;
             }
             for (list, key) in [(0, "errors"), (1, "warnings")] {
-                let listed: BTreeMap<String, u64> = r[key]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|p| {
-                        let name = format!("{}/{}", p["category"].as_str().unwrap(), p["code"]);
-                        (name.replace('"', ""), p["count"].as_u64().unwrap())
-                    })
-                    .collect();
-                prop_assert_eq!(&listed, &expect[list], "{} of {}", key, input);
+                prop_assert_eq!(&problems_of(r, key), &expect[list], "{} of {}", key, input);
             }
         }
         prop_assert_eq!(seen, want.len(), "{}", input);
+        if by_kind {
+            // As typed NDJSON, `kind` is the discriminator: the input is
+            // one run, counted by it (a line with none under `(none)`).
+            let args = [
+                "summarize",
+                "--output",
+                "json",
+                "--protocol",
+                "ndjson",
+                "--type-field",
+                "kind",
+            ];
+            let out = run(&args, input.as_bytes());
+            let doc: Value = serde_json::from_str(&out.stdout)
+                .map_err(|e| TestCaseError::fail(format!("{e}: {}", out.stdout)))?;
+            let mut expect: BTreeMap<String, u64> = BTreeMap::new();
+            for c in lines.iter().flatten() {
+                *expect.entry(c.kind.clone()).or_default() += 1;
+            }
+            let runs = doc["runs"].as_array().unwrap();
+            prop_assert_eq!(runs.len(), 1, "{}", out.stdout);
+            let got = counts_of(&runs[0]);
+            let mut all = got.domain;
+            all.extend(got.framework);
+            prop_assert_eq!(all, expect, "{}", input);
+            let mut problems: [BTreeMap<String, u64>; 2] = Default::default();
+            for (list, name) in lines.iter().flatten().filter_map(|c| c.problem.clone()) {
+                *problems[list].entry(name).or_default() += 1;
+            }
+            for (list, key) in [(0, "errors"), (1, "warnings")] {
+                prop_assert_eq!(
+                    &problems_of(&runs[0], key),
+                    &problems[list],
+                    "{} of {}",
+                    key,
+                    input
+                );
+            }
+        }
         Ok(())
     });
     if let Err(e) = outcome {

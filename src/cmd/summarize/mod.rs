@@ -2,13 +2,15 @@
 //! counts by type, warnings and errors by category and code, outcome, seq
 //! coverage and the verdict (docs/contract.md §6).
 //!
-//! Runs are told apart as with `--multi-run` (docs/contract.md §2). Counts work on
-//! any JSONL with a discriminator (`--type-field kind`); identity and
-//! outcome come from the AOI framework events when there are any. Per run,
-//! at most `MAX_KINDS` types and `MAX_KINDS` category/code pairs are kept
-//! by name; the rest are counted under `(other)`. A run's state is let go
-//! once its report is written; `--output json`'s one document is written
-//! run by run, so it holds no more than the other outputs (docs/contract.md §13).
+//! Runs are told apart as with `--multi-run` (docs/contract.md §2). Counts
+//! are by the protocol's discriminator, the field its type is judged by:
+//! `type` in AOI, `kind` in AFDATA, and `--type-field` in any other JSONL
+//! (`--type-field kind`); identity and outcome come from the AOI
+//! framework events when there are any. Per run, at most `MAX_KINDS`
+//! types and `MAX_KINDS` category/code pairs are kept by name; the rest
+//! are counted under `(other)`. A run's state is let go once its report
+//! is written; `--output json`'s one document is written run by run, so
+//! it holds no more than the other outputs (docs/contract.md §13).
 
 use std::io;
 
@@ -354,9 +356,14 @@ impl Summarize<'_> {
         st.bytes += line.input_bytes();
         st.last_line = number;
         if let Some(ev) = line.event().or(decided.document) {
-            // Counted by the protocol's discriminator: AFDATA's is `kind`.
+            // Counted by the field the checker judges the line's type by
+            // (docs/contract.md §6, §9): AOI's `type`, AFDATA's `kind`,
+            // and `--type-field` where that is the discriminator (typed
+            // NDJSON, plain JSON lines). Another field would count an
+            // `aoi:error` as a type and not as an error.
             let field = match seen.protocol {
-                Protocol::Afdata if self.type_field == "type" => "kind",
+                Protocol::Aoi | Protocol::Aoi02 => "type",
+                Protocol::Afdata => "kind",
                 _ => self.type_field,
             };
             st.event(
