@@ -383,6 +383,50 @@ fn multi_run_input_becomes_one_run_of_aoitaps_per_upstream_run() {
     assert_eq!(verify(out.as_bytes(), true).0, 0);
 }
 
+/// Past the open-run cap (32,768, docs/contract.md §8) the run opened
+/// longest ago is judged as it stands, and aoitap's run for it ends before
+/// the line that passed the cap opens another: aoitap's stream never has
+/// more runs open than its own `verify` keeps, so it passes that verify
+/// with the upstream's verdict (65 becomes 1), under `upgrade` and `run
+/// --upgrade` alike. Before, the new run opened first, and verify cut the
+/// oldest of aoitap's runs apart (65).
+#[test]
+fn past_the_open_run_cap_aoitaps_stream_still_passes_its_own_verify() {
+    const RUNS: usize = 32_768 + 64;
+    let mut input = String::new();
+    for i in 0..RUNS {
+        input += &format!("{{\"type\":\"aoi:meta\",\"aoi\":{{\"seq\":0,\"run\":\"r{i}\"}}}}\n");
+    }
+    for i in 0..RUNS {
+        input += &format!(
+            "{{\"type\":\"aoi:summary\",\"aoi\":{{\"seq\":1,\"run\":\"r{i}\"}},\"ok\":true}}\n"
+        );
+    }
+    let (code, out, _) = raw(&["upgrade", "--multi-run"], input.as_bytes());
+    assert_eq!(
+        code, 65,
+        "the oldest runs were judged without their summaries"
+    );
+    let findings = |report: &[Value]| -> Vec<String> {
+        report
+            .iter()
+            .filter(|e| e["type"] == "finding")
+            .take(3)
+            .map(Value::to_string)
+            .collect()
+    };
+    let (verified, report) = verify(&out, true);
+    assert_eq!(verified, 1, "{:?}", findings(&report));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.jsonl");
+    std::fs::write(&path, &input).unwrap();
+    let script = format!("cat '{}'", path.display());
+    let (code, out) = run_upgrade(&["--multi-run", "-q"], &script);
+    assert_eq!(code, 65);
+    let (verified, report) = verify(out.as_bytes(), true);
+    assert_eq!(verified, 1, "{:?}", findings(&report));
+}
+
 #[test]
 fn an_upgraded_stream_upgrades_to_the_same_verdict() {
     for c in cases().into_iter().filter(|c| !multi(c)) {

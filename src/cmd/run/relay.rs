@@ -114,9 +114,11 @@ impl Relay {
     pub fn line(&mut self, line: &Line<'_>, decided: &Decision<'_>) -> io::Result<()> {
         match &mut self.rewrite {
             Some(Rewrite::Redacted(r)) => r.line(line, decided),
-            Some(Rewrite::Upgraded { up, out, .. }) => {
-                up.line(out, line, decided).map_err(relay_failed)?;
-                self.judged()
+            Some(Rewrite::Upgraded { up, out, held, .. }) => {
+                up.judged_line(out, line, decided, held)
+                    .map_err(relay_failed)?;
+                held.clear();
+                Ok(())
             }
             None => Ok(()),
         }

@@ -232,6 +232,29 @@ impl Upgrader {
         written
     }
 
+    /// A line just judged, and the runs its judging ended: a run handed
+    /// back past the open-run cap (never the line's own) ends before the
+    /// line is written, the line's own run after it. aoitap's stream then
+    /// never has more runs open than the cap, or its own `verify` would
+    /// cut the oldest of them apart (docs/contract.md §8, §22).
+    pub fn judged_line(
+        &mut self,
+        out: &mut dyn Write,
+        line: &Line<'_>,
+        decided: &Decision<'_>,
+        ended: &[RunVerdict],
+    ) -> io::Result<()> {
+        let own = |r: &&RunVerdict| decided.serial == Some(r.hint.serial);
+        for r in ended.iter().filter(|r| !own(r)) {
+            self.verdict(out, r)?;
+        }
+        self.line(out, line, decided)?;
+        for r in ended.iter().filter(own) {
+            self.verdict(out, r)?;
+        }
+        Ok(())
+    }
+
     pub fn finding(&mut self, f: &Finding) {
         match &mut self.single {
             Some((_, weighed)) => weighed.finding(f),
@@ -417,8 +440,10 @@ impl Consumer for Upgrade {
         };
         let decided = check.judge(line, &mut both)?;
         let Both { report, held, .. } = both;
-        self.up.line(&mut self.out, line, &decided)?;
-        self.judged(held, report)?;
+        self.up.judged_line(&mut self.out, line, &decided, &held)?;
+        for r in held {
+            report.run(r)?;
+        }
         Ok(decided.kind)
     }
 
