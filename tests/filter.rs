@@ -623,3 +623,24 @@ fn filter_help_lists_what_is_refused() {
         assert!(help.contains(said), "{said}: {help}");
     }
 }
+
+/// The filter's stack is reserved whole (1 GiB of address space, used only
+/// as deep as a value goes): under a lower `ulimit -v` it cannot start,
+/// and says why, 74, never a crash.
+#[test]
+fn under_a_low_address_space_limit_the_filter_says_why_it_cannot_start() {
+    let script = format!(
+        "ulimit -v 1000000 && echo '{{}}' | '{}' filter .",
+        bin().display()
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(74), "{err}");
+    assert!(
+        err.contains("reserves 1 GiB") && err.contains("ulimit -v"),
+        "{err}"
+    );
+}

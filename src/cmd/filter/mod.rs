@@ -33,7 +33,13 @@ pub fn run(opts: &FilterOptions) -> Result<Exit> {
             .name("filter".into())
             .stack_size(STACK)
             .spawn_scoped(s, || run_here(opts))
-            .map_err(|e| Error::io("cannot start the filter's thread".to_string(), e))?
+            .map_err(|e| {
+                // Most likely an address-space limit (`ulimit -v`): the
+                // stack is reserved whole, used only as deep as a value.
+                let why = "cannot start the filter's thread, which reserves 1 GiB of \
+                           address space for deep values (is `ulimit -v` lower?)";
+                Error::io(why.to_string(), e)
+            })?
             .join()
             .unwrap_or_else(|_| Err(Error::Usage("filter: the program panicked".to_string())))
     })
