@@ -483,7 +483,7 @@ pub(super) struct StreamArgs {
     #[arg(long, value_enum, default_value_t = ProtocolArg::Auto, value_name = "PROTOCOL")]
     pub(super) protocol: ProtocolArg,
 
-    /// The field that names each line's type: the discriminator of --protocol ndjson, and what summarize counts by.
+    /// The field that names each line's type in typed NDJSON and plain JSON lines: the discriminator of --protocol ndjson, and what summarize counts them by (AOI lines count by type, AFDATA's by kind).
     #[arg(long, value_name = "NAME", default_value = "type")]
     pub(super) type_field: String,
 
