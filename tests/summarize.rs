@@ -222,6 +222,39 @@ fn type_field_counts_any_discriminated_jsonl() {
     );
 }
 
+/// AFDATA's errors are its `error` kind's and aiocs' types its `type`s: a
+/// stray `type` member naming a framework event, or `--type-field`, moves
+/// neither (docs/contract.md §6).
+#[test]
+fn afdata_and_aiocs_count_by_their_own_fields() {
+    let afdata = lines(&[
+        r#"{"kind":"log","log":{"level":"warn","message":"w"},"type":"aoi:error"}"#,
+        r#"{"kind":"error","error":{"code":"E","message":"m"},"type":"row"}"#,
+    ]);
+    let out = run(&["summarize", "--output", "json"], &afdata);
+    let r = &serde_json::from_str::<Value>(&out.stdout).unwrap()["runs"][0];
+    assert_eq!(r["protocol"], "afdata");
+    assert_eq!(r["domain_types"], serde_json::json!({"error": 1, "log": 1}));
+    let errors = r["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{r}");
+    assert_eq!(
+        (&errors[0]["code"], &errors[0]["first_line"]),
+        (&"E".into(), &2.into())
+    );
+    let aiocs = lines(&[r#"{"ok":true,"command":"c","data":{},"kind":"foo","type":"bar"}"#]);
+    for flags in [&[][..], &["--type-field", "kind"]] {
+        let mut args = vec!["summarize", "--output", "json", "--protocol", "aiocs"];
+        args.extend(flags);
+        let out = run(&args, &aiocs);
+        let r = &serde_json::from_str::<Value>(&out.stdout).unwrap()["runs"][0];
+        assert_eq!(
+            r["domain_types"],
+            serde_json::json!({"bar": 1}),
+            "{flags:?}"
+        );
+    }
+}
+
 /// The human rendering, pinned: a change to it must change the snapshot.
 #[test]
 fn human_rendering_snapshot() {
@@ -535,7 +568,8 @@ enum Step {
     /// A domain event: type number `n` of a small pool (one written
     /// escaped), and a `kind` from it.
     Domain(usize, u8),
-    /// An `aoi:error` or `aoi:warning` (its `kind` a domain name), coded.
+    /// An `aoi:error` or `aoi:warning`, coded (its `kind` the same for
+    /// code 1, else a domain name).
     Problem(usize, bool, u8),
     /// An event with no type.
     Untyped(usize),
@@ -603,10 +637,12 @@ fn counts_hold_for_any_order_of_types_runs_and_ends() {
                 Step::Problem(r, error, code) => {
                     let ty = if error { "aoi:error" } else { "aoi:warning" };
                     let more = format!(",\"category\":\"c\",\"code\":\"E{code}\"");
+                    // Its `kind` the same (code 1) or a domain name: as
+                    // typed NDJSON by `kind`, only the first is a problem.
                     (
                         r,
                         Some(ty),
-                        "hit",
+                        if code == 1 { ty } else { "hit" },
                         more,
                         Some((usize::from(!error), format!("c/E{code}"))),
                     )
@@ -737,7 +773,12 @@ fn counts_hold_for_any_order_of_types_runs_and_ends() {
             all.extend(got.framework);
             prop_assert_eq!(all, expect, "{}", input);
             let mut problems: [BTreeMap<String, u64>; 2] = Default::default();
-            for (list, name) in lines.iter().flatten().filter_map(|c| c.problem.clone()) {
+            let by_kind = lines
+                .iter()
+                .flatten()
+                .filter(|c| c.kind.starts_with("aoi:"))
+                .filter_map(|c| c.problem.clone());
+            for (list, name) in by_kind {
                 *problems[list].entry(name).or_default() += 1;
             }
             for (list, key) in [(0, "errors"), (1, "warnings")] {

@@ -138,12 +138,13 @@ impl Stats {
         if protocol == Protocol::Aiocs {
             counts.aiocs(ev, line);
         }
-        let aoi_type = ev.ty_bytes();
-        // Most streams count by `type`: decoded once for both uses.
+        // Decoded once: counted by it, and (below) an `aoi:error`,
+        // `aoi:warning` or `aoi:summary` by it too.
         let counted = match type_field {
-            "type" => aoi_type.clone(),
+            "type" => ev.ty_bytes(),
             field => ev.get(field).and_then(|v| v.decoded()),
         };
+        let framework = counted.clone();
         let repeated = match (&mut self.last, &counted) {
             (Some(last), Some(d)) => last.repeat(d, names, &mut counts.kinds),
             _ => false,
@@ -162,8 +163,16 @@ impl Stats {
             let place = counts.kinds.count(ty.as_deref(), names, || room.take());
             self.last = place.zip(counted).and_then(|(p, d)| p.last(&d, names));
         }
-        self.counts
-            .framework_event(ev, aoi_type.as_deref(), line, left);
+        // Only where the framework's events are the protocol's (AOI,
+        // and its types in typed NDJSON or plain JSON lines): an AFDATA
+        // or aiocs line's errors and end are its own, read above.
+        if matches!(
+            protocol,
+            Protocol::Aoi | Protocol::Aoi02 | Protocol::Ndjson | Protocol::Jsonl
+        ) {
+            self.counts
+                .framework_event(ev, framework.as_deref(), line, left);
+        }
     }
 
     /// Add the counts `last` holds to theirs: before the type changes,
@@ -357,14 +366,15 @@ impl Summarize<'_> {
         st.last_line = number;
         if let Some(ev) = line.event().or(decided.document) {
             // Counted by the field the checker judges the line's type by
-            // (docs/contract.md §6, §9): AOI's `type`, AFDATA's `kind`,
-            // and `--type-field` where that is the discriminator (typed
-            // NDJSON, plain JSON lines). Another field would count an
-            // `aoi:error` as a type and not as an error.
+            // (docs/contract.md §6, §9): AFDATA's `kind`, `--type-field`
+            // where that is the discriminator (typed NDJSON, plain JSON
+            // lines), and else `type` (AOI's; aiocs and OKF have none of
+            // their own). Another field would count an `aoi:error` as a
+            // type and not as an error.
             let field = match seen.protocol {
-                Protocol::Aoi | Protocol::Aoi02 => "type",
+                Protocol::Ndjson | Protocol::Jsonl => self.type_field,
                 Protocol::Afdata => "kind",
-                _ => self.type_field,
+                _ => "type",
             };
             st.event(
                 &ev,
