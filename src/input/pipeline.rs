@@ -131,13 +131,14 @@ pub struct Feed {
 
 impl Feed {
     /// Start reading `source`; `stop` must be the other end of a pair whose
-    /// first end is among the source's wake descriptors.
+    /// first end is among the source's wake descriptors. An error: no
+    /// thread to read it on (a process or address-space limit).
     pub fn start(
         source: Source,
         max_line: usize,
         schema: Option<Arc<dyn LineCheck>>,
         stop: UnixStream,
-    ) -> Feed {
+    ) -> io::Result<Feed> {
         let budget = Arc::new(Budget {
             used: Mutex::new(0),
             freed: Condvar::new(),
@@ -150,22 +151,25 @@ impl Feed {
             let _ = spare.try_send(Batch::default());
         }
         let b = Arc::clone(&budget);
-        std::thread::spawn(move || {
+        std::thread::Builder::new().spawn(move || {
             Reader {
                 cutter: Cutter::new(source, max_line),
                 spares,
                 budget: &b,
             }
             .run(&to_judge, &to_parser)
-        });
+        })?;
         let theirs = schema.clone();
-        std::thread::spawn(move || {
+        // A help, not a need: with no thread to be had, the judging side
+        // parses every batch itself (`next_piece`), and the reader's
+        // sends to a parser that is gone are let go.
+        let _ = std::thread::Builder::new().spawn(move || {
             let mut parser = Parser::new();
             for job in for_parser {
                 job.claim(&mut parser, theirs.as_deref());
             }
         });
-        Feed {
+        Ok(Feed {
             jobs,
             ahead: VecDeque::new(),
             parser: Parser::new(),
@@ -173,7 +177,7 @@ impl Feed {
             budget,
             spare,
             stop,
-        }
+        })
     }
 
     /// The next batch, parsed, in input order; `None` once reading is over.
@@ -308,7 +312,8 @@ mod tests {
             max_line,
             None,
             b,
-        );
+        )
+        .unwrap();
         let mut got = vec![];
         while let Some(piece) = feed.next_piece() {
             got.extend(piece.batch.lines().map(own));

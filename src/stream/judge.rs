@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use crate::check::Checker;
 use crate::config::StreamOptions;
+use crate::exit::Error;
 use crate::input::line_check::LineCheck;
 use crate::input::lines::Lines;
 use crate::input::pipeline::{End, Feed};
@@ -167,7 +168,8 @@ impl Serial<'_> {
             self.opts.max_line_bytes,
             schema.map(|s| s as Arc<dyn LineCheck>),
             stop,
-        );
+        )
+        .map_err(|e| Halt::Judging(Error::io("cannot start the reading thread".into(), e)))?;
         let mut check = Checker::new(&self.opts.check);
         while let Some(piece) = feed.next_piece() {
             self.batch(&mut check, &piece.batch)?;
