@@ -4,13 +4,14 @@
 //!
 //! Runs are told apart as with `--multi-run` (docs/contract.md §2). Counts
 //! are by the protocol's discriminator, the field its type is judged by:
-//! `type` in AOI, `kind` in AFDATA, and `--type-field` in any other JSONL
-//! (`--type-field kind`); identity and outcome come from the AOI
-//! framework events when there are any. Per run, at most `MAX_KINDS`
-//! types and `MAX_KINDS` category/code pairs are kept by name; the rest
-//! are counted under `(other)`. A run's state is let go once its report
-//! is written; `--output json`'s one document is written run by run, so
-//! it holds no more than the other outputs (docs/contract.md §13).
+//! `kind` in AFDATA, `--type-field` in typed NDJSON and plain JSON lines
+//! (`--type-field kind`), `type` in the rest; identity and outcome come
+//! from the AOI framework events when there are any. Per run, at most
+//! `MAX_KINDS` types and `MAX_KINDS` category/code pairs are kept by
+//! name; the rest are counted under `(other)`. A run's state is let go
+//! once its report is written; `--output json`'s one document is written
+//! run by run, so it holds no more than the other outputs
+//! (docs/contract.md §13).
 
 use std::io;
 
@@ -144,7 +145,6 @@ impl Stats {
             "type" => ev.ty_bytes(),
             field => ev.get(field).and_then(|v| v.decoded()),
         };
-        let framework = counted.clone();
         let repeated = match (&mut self.last, &counted) {
             (Some(last), Some(d)) => last.repeat(d, names, &mut counts.kinds),
             _ => false,
@@ -161,7 +161,9 @@ impl Stats {
                 taken: &mut counts.kept,
             };
             let place = counts.kinds.count(ty.as_deref(), names, || room.take());
-            self.last = place.zip(counted).and_then(|(p, d)| p.last(&d, names));
+            self.last = place
+                .zip(counted.as_deref())
+                .and_then(|(p, d)| p.last(d, names));
         }
         // Only where the framework's events are the protocol's (AOI,
         // and its types in typed NDJSON or plain JSON lines): an AFDATA
@@ -171,7 +173,7 @@ impl Stats {
             Protocol::Aoi | Protocol::Aoi02 | Protocol::Ndjson | Protocol::Jsonl
         ) {
             self.counts
-                .framework_event(ev, framework.as_deref(), line, left);
+                .framework_event(ev, counted.as_deref(), line, left);
         }
     }
 
