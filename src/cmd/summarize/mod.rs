@@ -43,38 +43,42 @@ pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
         type_field: &opts.stream.check.type_field,
         stats: PerRun::default(),
         width: summary::terminal_width(),
-        room: MAX_KEPT,
-        names: Names::default(),
+        shared: Shared {
+            room: MAX_KEPT,
+            ..Shared::default()
+        },
         ended: vec![],
-        spare: vec![],
     };
     stream::run(&opts.stream, "summarize", ReportTo::Stdout, &mut consumer)
 }
 
-/// What is counted of one run: what every line touches, and the rest
-/// (`Counts`) apart. Ten thousand interleaved runs' state is not all in
-/// the cache; a line costs one miss on its run's few words, not several
-/// on all it keeps (docs/contract.md §23).
+/// What is counted of one run: what every line touches first, then its
+/// counts by type, and the rest (`Counts`) apart, made when first needed.
+/// Ten thousand interleaved runs' state is not all in the cache; a line
+/// costs one miss on its run's few words, not several on all it keeps
+/// (docs/contract.md §23).
 #[derive(Default)]
+#[repr(C)]
 struct Stats {
     lines: u64,
     bytes: u64,
     /// The number of its last line.
     last_line: u64,
     last: Option<Last>,
-    counts: Box<Counts>,
-}
-
-/// What a run's lines are counted as, by name and kind.
-#[derive(Default)]
-struct Counts {
     kinds: Kinds,
-    warnings: Vec<Problem>,
-    errors: Vec<Problem>,
-    outcome: Option<Ending>,
     /// Names this run holds against `MAX_KEPT`: its types' and its
     /// category/code pairs'.
     kept: usize,
+    counts: Option<Box<Counts>>,
+}
+
+/// What else a run's lines are counted as: the framework's errors and
+/// warnings, and how it ended.
+#[derive(Default)]
+struct Counts {
+    warnings: Vec<Problem>,
+    errors: Vec<Problem>,
+    outcome: Option<Ending>,
 }
 
 struct Summarize<'o> {
@@ -82,12 +86,18 @@ struct Summarize<'o> {
     stats: PerRun<Stats>,
     /// Standard output's width, when it is a terminal.
     width: Option<usize>,
-    /// Names that may still be kept (`MAX_KEPT` less those held).
-    room: usize,
-    names: Names,
+    shared: Shared,
     /// Runs a line ended, as the checker gave them: kept empty between
     /// lines.
     ended: Vec<RunVerdict>,
+}
+
+/// What every run's counts draw on.
+#[derive(Default)]
+struct Shared {
+    /// Names that may still be kept (`MAX_KEPT` less those held).
+    room: usize,
+    names: Names,
     /// Counts of ended runs, cleared, to be used again (`SPARE`): boxed
     /// as a run holds them, so that one given again costs no allocation.
     #[allow(clippy::vec_box, reason = "the boxes are what is reused")]
@@ -112,32 +122,19 @@ impl Room<'_> {
 }
 
 impl Stats {
-    /// A run's first line: counted in `spare` counts, or new ones.
-    fn new(spare: Option<Box<Counts>>) -> Stats {
-        Stats {
-            lines: 0,
-            bytes: 0,
-            last_line: 0,
-            last: None,
-            counts: spare.unwrap_or_default(),
-        }
-    }
-
     fn event(
         &mut self,
         ev: &Event<'_>,
         type_field: &str,
         line: u64,
         protocol: Protocol,
-        left: &mut usize,
-        names: &mut Names,
+        shared: &mut Shared,
     ) {
-        let counts = &mut self.counts;
         if protocol == Protocol::Afdata {
-            counts.afdata(ev, line);
+            self.afdata(ev, line, &mut shared.spare);
         }
         if protocol == Protocol::Aiocs {
-            counts.aiocs(ev, line);
+            self.aiocs(ev, line, &mut shared.spare);
         }
         // Decoded once: counted by it, and (below) an `aoi:error`,
         // `aoi:warning` or `aoi:summary` by it too.
@@ -146,24 +143,25 @@ impl Stats {
             field => ev.get(field).and_then(|v| v.decoded()),
         };
         let repeated = match (&mut self.last, &counted) {
-            (Some(last), Some(d)) => last.repeat(d, names, &mut counts.kinds),
+            (Some(last), Some(d)) => last.repeat(d, &shared.names, &mut self.kinds),
             _ => false,
         };
         if !repeated {
             self.flush();
-            let counts = &mut self.counts;
             let ty = match type_field {
                 "type" => ev.ty(),
                 field => ev.get(field).and_then(|v| v.as_str()),
             };
             let mut room = Room {
-                left,
-                taken: &mut counts.kept,
+                left: &mut shared.room,
+                taken: &mut self.kept,
             };
-            let place = counts.kinds.count(ty.as_deref(), names, || room.take());
+            let place = self
+                .kinds
+                .count(ty.as_deref(), &mut shared.names, || room.take());
             self.last = place
                 .zip(counted.as_deref())
-                .and_then(|(p, d)| p.last(d, names));
+                .and_then(|(p, d)| p.last(d, &shared.names));
         }
         // Only where the framework's events are the protocol's (AOI,
         // and its types in typed NDJSON or plain JSON lines): an AFDATA
@@ -172,8 +170,7 @@ impl Stats {
             protocol,
             Protocol::Aoi | Protocol::Aoi02 | Protocol::Ndjson | Protocol::Jsonl
         ) {
-            self.counts
-                .framework_event(ev, counted.as_deref(), line, left);
+            self.framework_event(ev, counted.as_deref(), line, shared);
         }
     }
 
@@ -181,35 +178,45 @@ impl Stats {
     /// and before the counts are read.
     fn flush(&mut self) {
         if let Some(last) = self.last.as_mut() {
-            last.flush(&mut self.counts.kinds);
+            last.flush(&mut self.kinds);
         }
     }
-}
 
-impl Counts {
-    /// Nothing counted, the room of its lists kept.
-    fn clear(&mut self) {
-        self.kinds.clear();
-        self.warnings.clear();
-        self.errors.clear();
-        self.outcome = None;
-        self.kept = 0;
+    /// The run's other counts, made (or taken from `spare`) when first
+    /// needed.
+    #[allow(clippy::vec_box, reason = "the boxes are what is reused")]
+    fn counts(&mut self, spare: &mut Vec<Box<Counts>>) -> &mut Counts {
+        self.counts
+            .get_or_insert_with(|| spare.pop().unwrap_or_default())
+    }
+
+    fn outcome(&self) -> Option<&Ending> {
+        self.counts.as_ref()?.outcome.as_ref()
     }
 
     /// An `aoi:error` or `aoi:warning` by category and code, and the
     /// summary's outcome.
-    fn framework_event(&mut self, ev: &Event<'_>, ty: Option<&[u8]>, line: u64, left: &mut usize) {
+    fn framework_event(
+        &mut self,
+        ev: &Event<'_>,
+        ty: Option<&[u8]>,
+        line: u64,
+        shared: &mut Shared,
+    ) {
         let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
-        let mut room = Room {
-            left,
-            taken: &mut self.kept,
-        };
         match ty {
             Some(t @ (b"aoi:error" | b"aoi:warning")) => {
+                let mut room = Room {
+                    left: &mut shared.room,
+                    taken: &mut self.kept,
+                };
+                let counts = self
+                    .counts
+                    .get_or_insert_with(|| shared.spare.pop().unwrap_or_default());
                 let list = if t == b"aoi:error" {
-                    &mut self.errors
+                    &mut counts.errors
                 } else {
-                    &mut self.warnings
+                    &mut counts.warnings
                 };
                 let category = text("category").unwrap_or_else(|| "-".into());
                 let code = text("code").unwrap_or_else(|| "-".into());
@@ -231,7 +238,7 @@ impl Counts {
             }
             Some(b"aoi:summary") => {
                 let flag = |k: &str| ev.get(k).and_then(|v| v.as_bool());
-                self.outcome = Some(Ending {
+                self.counts(&mut shared.spare).outcome = Some(Ending {
                     ok: flag("ok"),
                     reason: text("reason"),
                     partial: flag("partial"),
@@ -245,24 +252,61 @@ impl Counts {
             _ => {}
         }
     }
-}
 
-impl Counts {
     /// The aiocs envelope is the run's outcome; its error is counted by
     /// code.
-    fn aiocs(&mut self, ev: &Event<'_>, line: u64) {
-        if self.outcome.is_some() {
+    #[allow(clippy::vec_box, reason = "the boxes are what is reused")]
+    fn aiocs(&mut self, ev: &Event<'_>, line: u64, spare: &mut Vec<Box<Counts>>) {
+        if self.outcome().is_some() {
             return;
         }
         let ok = ev.get("ok").and_then(|v| v.as_bool());
-        self.outcome = Some(Ending {
+        let counts = self.counts(spare);
+        counts.outcome = Some(Ending {
             ok,
             reason: (ok == Some(false)).then(|| "error".into()),
             ..Ending::default()
         });
         if ok == Some(false) {
-            self.payload_error(ev, line);
+            counts.payload_error(ev, line);
         }
+    }
+
+    /// AFDATA's terminal event is the run's outcome; its error payload is
+    /// counted as an error by code.
+    #[allow(clippy::vec_box, reason = "the boxes are what is reused")]
+    fn afdata(&mut self, ev: &Event<'_>, line: u64, spare: &mut Vec<Box<Counts>>) {
+        let kind = ev.get("kind").and_then(|v| v.as_str());
+        let (Some(kind), None) = (kind, self.outcome()) else {
+            return;
+        };
+        match &*kind {
+            "result" => {
+                self.counts(spare).outcome = Some(Ending {
+                    ok: Some(true),
+                    ..Ending::default()
+                });
+            }
+            "error" => {
+                let counts = self.counts(spare);
+                counts.outcome = Some(Ending {
+                    ok: Some(false),
+                    reason: Some("error".into()),
+                    ..Ending::default()
+                });
+                counts.payload_error(ev, line);
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Counts {
+    /// Nothing counted, the room of its lists kept.
+    fn clear(&mut self) {
+        self.warnings.clear();
+        self.errors.clear();
+        self.outcome = None;
     }
 
     /// An `error` payload of `code` and `message`, as AFDATA and aiocs
@@ -285,32 +329,6 @@ impl Counts {
             first_message: one_line(&text("message").unwrap_or_default()),
             first_line: line,
         });
-    }
-
-    /// AFDATA's terminal event is the run's outcome; its error payload is
-    /// counted as an error by code.
-    fn afdata(&mut self, ev: &Event<'_>, line: u64) {
-        let kind = ev.get("kind").and_then(|v| v.as_str());
-        let (Some(kind), None) = (kind, &self.outcome) else {
-            return;
-        };
-        match &*kind {
-            "result" => {
-                self.outcome = Some(Ending {
-                    ok: Some(true),
-                    ..Ending::default()
-                });
-            }
-            "error" => {
-                self.outcome = Some(Ending {
-                    ok: Some(false),
-                    reason: Some("error".into()),
-                    ..Ending::default()
-                });
-                self.payload_error(ev, line);
-            }
-            _ => {}
-        }
     }
 }
 
@@ -359,8 +377,7 @@ impl Summarize<'_> {
     /// Count `line` into the run `decided` says it went to.
     fn count(&mut self, decided: &Decision<'_>, line: &Line<'_>) {
         let (seen, number) = (decided.kind, decided.line);
-        let spare = &mut self.spare;
-        let st = self.stats.of(decided, || Stats::new(spare.pop()));
+        let st = self.stats.of(decided, Stats::default);
         if !matches!(line, Line::Unterminated { .. }) {
             st.lines += 1;
         }
@@ -378,14 +395,7 @@ impl Summarize<'_> {
                 Protocol::Afdata => "kind",
                 _ => "type",
             };
-            st.event(
-                &ev,
-                field,
-                number,
-                seen.protocol,
-                &mut self.room,
-                &mut self.names,
-            );
+            st.event(&ev, field, number, seen.protocol, &mut self.shared);
         }
     }
 
@@ -393,29 +403,31 @@ impl Summarize<'_> {
         report.tally.run(r);
         let mut st = self.stats.remove_judged(r).unwrap_or_default();
         st.flush();
-        self.room += st.counts.kept;
-        let c = &st.counts;
+        let shared = &mut self.shared;
+        shared.room += st.kept;
         let (domain, framework) = (
-            c.kinds.sorted(&self.names, false),
-            c.kinds.sorted(&self.names, true),
+            st.kinds.sorted(&shared.names, false),
+            st.kinds.sorted(&shared.names, true),
         );
+        let c = st.counts.as_deref();
         let counted = Counted {
             lines: st.lines,
             last_line: st.last_line,
             bytes: st.bytes,
             domain: &domain,
             framework: &framework,
-            warnings: &c.warnings,
-            errors: &c.errors,
-            outcome: c.outcome.as_ref(),
+            warnings: c.map_or(&[], |c| &c.warnings),
+            errors: c.map_or(&[], |c| &c.errors),
+            outcome: c.and_then(|c| c.outcome.as_ref()),
         };
         let written = report.out.summarized(r, &counted, self.width);
         drop((domain, framework));
-        c.kinds.release(&mut self.names);
-        let Stats { mut counts, .. } = st;
-        if self.spare.len() < SPARE {
+        st.kinds.release(&mut shared.names);
+        if let Some(mut counts) = st.counts
+            && shared.spare.len() < SPARE
+        {
             counts.clear();
-            self.spare.push(counts);
+            shared.spare.push(counts);
         }
         written
     }

@@ -107,13 +107,31 @@ impl Names {
     }
 }
 
-/// A run's counts by type name, domain and framework types apart.
+/// A run's counts by type name, domain and framework types together in
+/// the order first seen, each marked. The first `FRONT` are kept in the
+/// run's own state, beside what every line touches: most runs have a few
+/// types, and a run whose type changes then costs no visit to memory of
+/// its own elsewhere (ten thousand interleaved runs' state is not all in
+/// the cache, docs/contract.md §23).
 #[derive(Default)]
 pub struct Kinds {
-    /// (name number, count), in the order first seen.
-    lists: [Vec<(u32, u64)>; 2],
+    front: [Entry; FRONT],
+    /// Past the first `FRONT`.
+    rest: Vec<Entry>,
+    /// Entries held of each: domain types, framework types.
+    len: [u16; 2],
     /// Counted under `(other)`.
     other: [u64; 2],
+}
+
+/// A run's first few type names are kept in its own state.
+const FRONT: usize = 4;
+
+#[derive(Clone, Copy, Default)]
+struct Entry {
+    name: u32,
+    framework: bool,
+    count: u64,
 }
 
 /// The type of a run's last event, where it is counted, and the events
@@ -126,7 +144,6 @@ pub struct Kinds {
 pub struct Last {
     name: u32,
     at: u16,
-    framework: bool,
     pending: u32,
 }
 
@@ -135,7 +152,6 @@ pub struct Last {
 pub struct Place {
     name: u32,
     at: usize,
-    framework: bool,
 }
 
 impl Last {
@@ -156,8 +172,7 @@ impl Last {
     /// Add the events it holds to their count: before the type changes,
     /// and before the counts are read.
     pub fn flush(&mut self, kinds: &mut Kinds) {
-        let list = &mut kinds.lists[usize::from(self.framework)];
-        list[usize::from(self.at)].1 += u64::from(self.pending);
+        kinds.entry(usize::from(self.at)).count += u64::from(self.pending);
         self.pending = 0;
     }
 }
@@ -169,13 +184,40 @@ impl Place {
         names.is(self.name, decoded).then_some(Last {
             name: self.name,
             at: self.at as u16,
-            framework: self.framework,
             pending: 0,
         })
     }
 }
 
 impl Kinds {
+    fn entries(&self) -> impl Iterator<Item = &Entry> {
+        let held = usize::from(self.len[0]) + usize::from(self.len[1]);
+        self.front.iter().chain(&self.rest).take(held)
+    }
+
+    fn entry(&mut self, at: usize) -> &mut Entry {
+        match at.checked_sub(FRONT) {
+            None => &mut self.front[at],
+            Some(i) => &mut self.rest[i],
+        }
+    }
+
+    /// Where the run counts `name`, of the domain or framework types.
+    fn find(&self, name: &str, framework: bool, names: &Names) -> Option<usize> {
+        let mut ours = self
+            .entries()
+            .enumerate()
+            .filter(|(_, e)| e.framework == framework);
+        // A run's own few names are compared, not hashed.
+        if usize::from(self.len[usize::from(framework)]) <= FEW {
+            return ours
+                .find(|(_, e)| names.text(e.name) == name)
+                .map(|(at, _)| at);
+        }
+        let n = names.numbers.get(name).copied()?;
+        ours.find(|(_, e)| e.name == n).map(|(at, _)| at)
+    }
+
     /// Count one event of type `name` (`None`: it has none); where, when
     /// under its own name. A new name takes room from `room`, or else is
     /// counted under `(other)`.
@@ -195,22 +237,10 @@ impl Kinds {
             name
         };
         let k = usize::from(framework);
-        let list = &mut self.lists[k];
-        let at_name = |list: &[(u32, u64)], name: &str| {
-            // A run's own few names are compared, not hashed.
-            if list.len() <= FEW {
-                return list.iter().position(|&(m, _)| names.text(m) == name);
-            }
-            let n = names.numbers.get(name).copied()?;
-            list.iter().position(|&(m, _)| m == n)
-        };
-        if let Some(at) = at_name(list, name) {
-            list[at].1 += 1;
-            return Some(Place {
-                name: list[at].0,
-                at,
-                framework,
-            });
+        if let Some(at) = self.find(name, framework, names) {
+            let e = self.entry(at);
+            e.count += 1;
+            return Some(Place { name: e.name, at });
         }
         // As one map by name would count: the overflow and a type called
         // `(other)` are one entry, and it is one of the run's MAX_KINDS.
@@ -218,18 +248,24 @@ impl Kinds {
             self.other[k] += 1;
             return None;
         }
-        let entries = list.len() + usize::from(self.other[k] > 0);
+        let entries = usize::from(self.len[k]) + usize::from(self.other[k] > 0);
         if entries < MAX_KINDS && room() {
             let n = names.hold(name);
-            list.push((n, 1));
-            return Some(Place {
+            let at = usize::from(self.len[0]) + usize::from(self.len[1]);
+            let e = Entry {
                 name: n,
-                at: list.len() - 1,
                 framework,
-            });
+                count: 1,
+            };
+            match self.front.get_mut(at) {
+                Some(slot) => *slot = e,
+                None => self.rest.push(e),
+            }
+            self.len[k] += 1;
+            return Some(Place { name: n, at });
         }
-        match at_name(list, OTHER) {
-            Some(at) => list[at].1 += 1,
+        match self.find(OTHER, framework, names) {
+            Some(at) => self.entry(at).count += 1,
             None => self.other[k] += 1,
         }
         None
@@ -239,9 +275,10 @@ impl Kinds {
     /// framework types.
     pub fn sorted<'n>(&self, names: &'n Names, framework: bool) -> Vec<(&'n str, u64)> {
         let k = usize::from(framework);
-        let mut v: Vec<(&str, u64)> = self.lists[k]
-            .iter()
-            .map(|&(n, c)| (names.text(n), c))
+        let mut v: Vec<(&str, u64)> = self
+            .entries()
+            .filter(|e| e.framework == framework)
+            .map(|e| (names.text(e.name), e.count))
             .collect();
         v.sort_unstable_by(|a, b| a.0.cmp(b.0));
         if self.other[k] > 0 {
@@ -252,16 +289,10 @@ impl Kinds {
         v
     }
 
-    /// Counts no more, keeping the room its lists have.
-    pub fn clear(&mut self) {
-        self.lists.iter_mut().for_each(Vec::clear);
-        self.other = [0; 2];
-    }
-
     /// The run has ended: the names it counted under are let go.
     pub fn release(&self, names: &mut Names) {
-        for &(n, _) in self.lists.iter().flatten() {
-            names.release(n);
+        for e in self.entries() {
+            names.release(e.name);
         }
     }
 }
@@ -370,6 +401,56 @@ mod tests {
         assert_eq!(sorted[0].1, 2);
         assert!(sorted[0].0.len() <= NAME_BYTES + '…'.len_utf8());
         assert!(sorted[0].0.ends_with('…'));
+    }
+
+    /// A run's first `FRONT` names are kept in its own state and the rest
+    /// past them: counted through `Last` as summarize counts, either side
+    /// of that edge, domain and framework types interleaved, the counts
+    /// are a plain count of every event.
+    #[test]
+    fn names_past_the_front_count_as_those_in_it() {
+        use std::collections::BTreeMap;
+        let types = ["aoi:meta", "a", "b", "aoi:progress", "c", "aoi:error", "d"];
+        let mut names = Names::default();
+        let mut k = Kinds::default();
+        let mut last: Option<Last> = None;
+        let mut want: [BTreeMap<&str, u64>; 2] = Default::default();
+        // A walk that visits every type, repeats, and comes back.
+        let mut x = 1u32;
+        for _ in 0..400 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            let t = types[(x >> 16) as usize % types.len()];
+            *want[usize::from(t.starts_with("aoi:"))]
+                .entry(t)
+                .or_default() += 1;
+            let repeated = last
+                .as_mut()
+                .is_some_and(|l| l.repeat(t.as_bytes(), &names, &mut k));
+            if !repeated {
+                if let Some(l) = last.as_mut() {
+                    l.flush(&mut k);
+                }
+                let place = k.count(Some(t), &mut names, || true);
+                last = place.and_then(|p| p.last(t.as_bytes(), &names));
+            }
+        }
+        if let Some(l) = last.as_mut() {
+            l.flush(&mut k);
+        }
+        assert!(
+            k.rest.len() == types.len() - FRONT,
+            "the walk crosses the edge"
+        );
+        for framework in [false, true] {
+            let got: Vec<(&str, u64)> = k.sorted(&names, framework);
+            let want: Vec<(&str, u64)> = want[usize::from(framework)]
+                .iter()
+                .map(|(t, n)| (*t, *n))
+                .collect();
+            assert_eq!(got, want);
+        }
+        k.release(&mut names);
+        assert!(names.numbers.is_empty());
     }
 
     #[test]
