@@ -14,6 +14,23 @@ pub fn seconds(ms: u64) -> String {
     }
 }
 
+/// `n` in decimal, at the end of `out`: as `write!` would, without the
+/// formatter (a per-run block writes a dozen; docs/contract.md §23).
+pub fn push_number(out: &mut String, n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| d as char));
+}
+
 pub fn plural(n: u64, word: &str) -> String {
     if n == 1 {
         format!("1 {word}")

@@ -13,7 +13,7 @@ use super::words;
 use crate::check::rules::Severity;
 use crate::check::{Finding, OpenRun, Protocol, RunVerdict, Tally, Verdict};
 use crate::exit::Exit;
-use crate::text::{clean, plural};
+use crate::text::{clean, plural, push_number};
 
 /// The human report: findings, verdicts and a result line, each a line of
 /// its own.
@@ -413,22 +413,6 @@ pub fn push_outcome(v: &mut String, outcome: Option<&Ending>) {
     }
 }
 
-/// `n` in decimal.
-fn push_number(out: &mut String, n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut n = n;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend(digits[at..].iter().map(|&d| d as char));
-}
-
 /// `27 bytes`, `5.1 KiB`, `3.0 MiB`: a size as `{:.1}` would show it.
 fn push_bytes(out: &mut String, n: u64) {
     use std::fmt::Write as _;
@@ -499,14 +483,32 @@ fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: V
     // (docs/contract.md §23). (Writes to a String cannot fail.)
     let s = a.summary;
     let word = reconciled_word(ok, verdict);
-    let mut t = String::with_capacity(256);
-    let _ = writeln!(t, "{who} ({}:{})  {word}", clean(file), a.first_line);
+    let mut t = String::with_capacity(512);
+    t.push_str(who);
+    t.push_str(" (");
+    t.push_str(&clean(file));
+    t.push(':');
+    push_number(&mut t, a.first_line);
+    t.push_str(")  ");
+    t.push_str(word);
+    t.push('\n');
     if a.seq.started() {
         let n = a.space();
         let present = n - a.missing_in(0, n.saturating_sub(1)).min(n);
-        let _ = write!(t, "  seq 0..{:<6} ", n.saturating_sub(1));
+        // `{:<6}`: the last seq, padded to six columns.
+        t.push_str("  seq 0..");
+        let at = t.len();
+        push_number(&mut t, n.saturating_sub(1));
+        t.extend(std::iter::repeat_n(
+            ' ',
+            7usize.saturating_sub(t.len() - at).max(1),
+        ));
         a.push_bar(&mut t, 40);
-        let _ = writeln!(t, "  {present} of {n} present");
+        t.push_str("  ");
+        push_number(&mut t, present);
+        t.push_str(" of ");
+        push_number(&mut t, n);
+        t.push_str(" present\n");
         t.push_str("  present    ");
         push_fitted_ranges(&mut t, &a.present());
         t.push('\n');
@@ -537,12 +539,11 @@ fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: V
     } else {
         t.push_str("  seq        unverifiable: no seq, so what is missing cannot be known\n");
     }
-    let _ = writeln!(
-        t,
-        "  lines      {} received, event_count {}",
-        a.lines,
-        Claimed(s.and_then(|s| s.event_count))
-    );
+    t.push_str("  lines      ");
+    push_number(&mut t, a.lines);
+    t.push_str(" received, event_count ");
+    push_claimed(&mut t, s.and_then(|s| s.event_count));
+    t.push('\n');
     if a.protocol == Protocol::Aoi02
         && let Some(s) = s
     {
@@ -564,16 +565,17 @@ fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: V
             a.protocol.name()
         );
     } else if let Some(s) = s {
-        let _ = writeln!(
-            t,
-            "  counts     count {} vs {} seen; warnings {} vs {}; errors {} vs {}",
-            Claimed(s.count),
-            a.domain,
-            Claimed(s.warning_count),
-            a.warnings,
-            Claimed(s.error_count),
-            a.errors
-        );
+        for (label, claimed, seen) in [
+            ("  counts     count ", s.count, a.domain),
+            (" seen; warnings ", s.warning_count, a.warnings),
+            ("; errors ", s.error_count, a.errors),
+        ] {
+            t.push_str(label);
+            push_claimed(&mut t, claimed);
+            t.push_str(" vs ");
+            push_number(&mut t, seen);
+        }
+        t.push('\n');
     } else {
         t.push_str("  counts     no aoi:summary to reconcile with\n");
     }
@@ -595,6 +597,14 @@ fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: V
     }
     t.push('\n');
     t
+}
+
+/// A count a summary claims, or `none`, at the end of `t`.
+fn push_claimed(t: &mut String, claimed: Option<u64>) {
+    match claimed {
+        Some(n) => push_number(t, n),
+        None => t.push_str("none"),
+    }
 }
 
 /// A count a summary claims, or `none`.

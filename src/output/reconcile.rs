@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::check::{Protocol, Run, RunKey, SeqTrack};
-use crate::text::clean;
+use crate::text::{clean, push_number};
 
 /// One missing range of seqs.
 #[derive(Clone, Debug)]
@@ -100,6 +100,12 @@ impl Account<'_> {
     pub fn push_bar(&self, out: &mut String, width: u64) {
         let n = self.space();
         let cells = width.min(n);
+        if self.missing_in(0, n.saturating_sub(1)) == 0 {
+            // Nothing missing (most runs): every cell is present, with no
+            // division per cell (docs/contract.md §23).
+            out.extend(std::iter::repeat_n('█', cells as usize));
+            return;
+        }
         out.extend((0..cells).map(|c| {
             let (lo, hi) = (c * n / cells, (c + 1) * n / cells - 1);
             match self.missing_in(lo, hi) {
@@ -151,13 +157,11 @@ pub fn range_text(a: u64, b: u64) -> String {
 
 /// `a..b`, or `a` alone, at the end of `out`.
 pub fn push_range(out: &mut String, a: u64, b: u64) {
-    use std::fmt::Write as _;
-    // Writes to a String cannot fail.
-    let _ = if a == b {
-        write!(out, "{a}")
-    } else {
-        write!(out, "{a}..{b}")
-    };
+    push_number(out, a);
+    if a != b {
+        out.push_str("..");
+        push_number(out, b);
+    }
 }
 
 /// `difference`: an event that is not the reference's (docs/contract.md §6).

@@ -9,11 +9,13 @@ use crate::output::reconcile::{Account, Counters, Gap};
 const MAX_GAPS: usize = 1000;
 
 /// One run's accounting. What every line touches is kept together, the
-/// rest apart: ten thousand interleaved runs' accounts are not all in the
-/// cache, and a line costs a miss on its run's few words, not on all it
-/// keeps (docs/contract.md §23).
+/// rest apart and made when first needed (for most runs, by the summary
+/// that ends them): ten thousand interleaved runs' accounts are not all in
+/// the cache, and a line costs a miss on its run's few words, not on all
+/// it keeps (docs/contract.md §23).
 #[derive(Default)]
 pub struct Recon {
+    pub first_line: u64,
     /// Lines of the run: events and unreadable lines (markers are not
     /// lines the producer wrote).
     pub lines: u64,
@@ -26,13 +28,12 @@ pub struct Recon {
     /// The run's protocol, as the checker decided it.
     pub protocol: Protocol,
     /// What lines touch only when something is missing, claimed or said.
-    pub rest: Box<Rest>,
+    rest: Option<Box<Rest>>,
 }
 
 /// The part of a run's accounting few lines touch.
 #[derive(Default)]
 pub struct Rest {
-    pub first_line: u64,
     pub other_lines: u64,
     pub warnings: u64,
     pub errors: u64,
@@ -46,20 +47,34 @@ pub struct Rest {
     pub summary: Option<Counters>,
 }
 
+/// A run's accounting before anything of the rest is said.
+static NOTHING_MORE: Rest = Rest {
+    other_lines: 0,
+    warnings: 0,
+    errors: 0,
+    gaps: Vec::new(),
+    gaps_unlisted: 0,
+    missing: 0,
+    repeats: 0,
+    reorders: 0,
+    marker_notes: Vec::new(),
+    summary: None,
+};
+
 impl Recon {
     pub fn new(first_line: u64) -> Recon {
         Recon {
-            lines: 0,
-            last_line: 0,
-            seq: SeqTrack::default(),
-            domain: 0,
-            marker: None,
-            protocol: Protocol::default(),
-            rest: Box::new(Rest {
-                first_line,
-                ..Rest::default()
-            }),
+            first_line,
+            ..Recon::default()
         }
+    }
+
+    pub fn rest(&self) -> &Rest {
+        self.rest.as_deref().unwrap_or(&NOTHING_MORE)
+    }
+
+    pub fn rest_mut(&mut self) -> &mut Rest {
+        self.rest.get_or_insert_with(Box::default)
     }
 
     /// A seq at `line`; `before` is the run's previous event line.
@@ -75,18 +90,19 @@ impl Recon {
                 if let Some((claims, at)) = gap.marker
                     && claims != gap.count()
                 {
-                    self.rest.marker_notes.push(format!(
+                    self.rest_mut().marker_notes.push(format!(
                         "the marker at line {at} claims {claims} lines, but seq {}..{} is {} missing",
                         gap.from,
                         gap.to,
                         gap.count()
                     ));
                 }
-                self.rest.missing = self.rest.missing.saturating_add(gap.count());
-                if self.rest.gaps.len() < MAX_GAPS {
-                    self.rest.gaps.push(gap);
+                let rest = self.rest_mut();
+                rest.missing = rest.missing.saturating_add(gap.count());
+                if rest.gaps.len() < MAX_GAPS {
+                    rest.gaps.push(gap);
                 } else {
-                    self.rest.gaps_unlisted += 1;
+                    rest.gaps_unlisted += 1;
                 }
             }
             SeqStep::InOrder => self.unmatched_marker(),
@@ -100,12 +116,13 @@ impl Recon {
     /// A seq below the next expected: a late event filling a gap
     /// (reordered), or one seen already (repeated).
     fn late(&mut self, n: u64) {
-        let i = self.rest.gaps.partition_point(|g| g.to < n);
-        match self.rest.gaps.get(i) {
+        let rest = self.rest_mut();
+        let i = rest.gaps.partition_point(|g| g.to < n);
+        match rest.gaps.get(i) {
             Some(g) if g.from <= n => {
-                self.rest.reorders += 1;
-                self.rest.missing -= 1;
-                let g = self.rest.gaps.remove(i);
+                rest.reorders += 1;
+                rest.missing -= 1;
+                let g = rest.gaps.remove(i);
                 let (left, right) = (
                     (g.from < n).then(|| Gap {
                         to: n - 1,
@@ -114,16 +131,16 @@ impl Recon {
                     (n < g.to).then(|| Gap { from: n + 1, ..g }),
                 );
                 for part in [right, left].into_iter().flatten() {
-                    self.rest.gaps.insert(i, part);
+                    rest.gaps.insert(i, part);
                 }
             }
-            _ => self.rest.repeats += 1,
+            _ => rest.repeats += 1,
         }
     }
 
     pub fn unmatched_marker(&mut self) {
         if let Some((claims, at)) = self.marker.take() {
-            self.rest.marker_notes.push(format!(
+            self.rest_mut().marker_notes.push(format!(
                 "the marker at line {at} claims {claims} lines, but nothing is missing there"
             ));
         }
@@ -138,38 +155,40 @@ impl Recon {
         if self.protocol != Protocol::Aoi {
             return true;
         }
-        let Some(s) = &self.rest.summary else {
-            return unbounded && self.rest.missing == 0 && self.rest.repeats == 0;
+        let rest = self.rest();
+        let Some(s) = &rest.summary else {
+            return unbounded && rest.missing == 0 && rest.repeats == 0;
         };
-        self.rest.missing == 0
-            && self.rest.repeats == 0
-            && self.rest.marker_notes.is_empty()
+        rest.missing == 0
+            && rest.repeats == 0
+            && rest.marker_notes.is_empty()
             && self.marker.is_none()
             && s.event_count.is_none_or(|n| n == self.lines)
             && s.count.is_none_or(|c| c == self.domain)
-            && s.warning_count.is_none_or(|c| c >= self.rest.warnings)
-            && s.error_count.is_none_or(|c| c >= self.rest.errors)
+            && s.warning_count.is_none_or(|c| c >= rest.warnings)
+            && s.error_count.is_none_or(|c| c >= rest.errors)
     }
 
     /// What the reports show of the run.
     pub fn account(&self) -> Account<'_> {
+        let rest = self.rest();
         Account {
-            first_line: self.rest.first_line,
+            first_line: self.first_line,
             last_line: self.last_line,
             lines: self.lines,
-            other_lines: self.rest.other_lines,
+            other_lines: rest.other_lines,
             domain: self.domain,
-            warnings: self.rest.warnings,
-            errors: self.rest.errors,
+            warnings: rest.warnings,
+            errors: rest.errors,
             seq: &self.seq,
-            gaps: &self.rest.gaps,
-            gaps_unlisted: self.rest.gaps_unlisted,
-            missing: self.rest.missing,
-            repeats: self.rest.repeats,
-            reorders: self.rest.reorders,
+            gaps: &rest.gaps,
+            gaps_unlisted: rest.gaps_unlisted,
+            missing: rest.missing,
+            repeats: rest.repeats,
+            reorders: rest.reorders,
             marker: self.marker,
-            marker_notes: &self.rest.marker_notes,
-            summary: self.rest.summary.as_ref(),
+            marker_notes: &rest.marker_notes,
+            summary: rest.summary.as_ref(),
             protocol: self.protocol,
         }
     }
@@ -185,13 +204,16 @@ mod tests {
         for n in [0, 1, 4, 2, 3, 3] {
             r.seq(n, 1);
         }
-        assert_eq!((r.rest.missing, r.rest.reorders, r.rest.repeats), (0, 2, 1));
-        assert!(r.rest.gaps.is_empty());
+        assert_eq!(
+            (r.rest().missing, r.rest().reorders, r.rest().repeats),
+            (0, 2, 1)
+        );
+        assert!(r.rest().gaps.is_empty());
         let mut r = Recon::default();
         for n in [0, 5, 2] {
             r.seq(n, 1);
         }
-        let ranges: Vec<(u64, u64)> = r.rest.gaps.iter().map(|g| (g.from, g.to)).collect();
+        let ranges: Vec<(u64, u64)> = r.rest().gaps.iter().map(|g| (g.from, g.to)).collect();
         assert_eq!(ranges, vec![(1, 1), (3, 4)]);
         assert_eq!(r.account().present(), vec![(0, 0), (2, 2), (5, 5)]);
     }
@@ -202,8 +224,8 @@ mod tests {
         for k in 0..(MAX_GAPS as u64 + 10) {
             r.seq(k * 2, 1);
         }
-        assert_eq!(r.rest.gaps.len(), MAX_GAPS);
-        assert_eq!(r.rest.gaps_unlisted, 9);
-        assert_eq!(r.rest.missing, MAX_GAPS as u64 + 9);
+        assert_eq!(r.rest().gaps.len(), MAX_GAPS);
+        assert_eq!(r.rest().gaps_unlisted, 9);
+        assert_eq!(r.rest().missing, MAX_GAPS as u64 + 9);
     }
 }

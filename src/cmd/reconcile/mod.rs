@@ -146,7 +146,7 @@ impl Reconcile {
             // Not an event, but a line the producer wrote: it counts as
             // received and takes one seq step, as in the checker (docs/contract.md §3).
             None => {
-                r.rest.other_lines += 1;
+                r.rest_mut().other_lines += 1;
                 r.lines += 1;
                 r.seq.skip();
             }
@@ -176,11 +176,11 @@ impl Reconcile {
         }
         r.last_line = number;
         match ty.as_deref() {
-            Some(b"aoi:warning") => r.rest.warnings += 1,
-            Some(b"aoi:error") => r.rest.errors += 1,
+            Some(b"aoi:warning") => r.rest_mut().warnings += 1,
+            Some(b"aoi:error") => r.rest_mut().errors += 1,
             Some(b"aoi:summary") => {
                 let num = |k: &str| ev.get(k).and_then(|v| v.uint());
-                r.rest.summary = Some(Counters {
+                r.rest_mut().summary = Some(Counters {
                     event_count: num("event_count"),
                     count: num("count"),
                     warning_count: num("warning_count"),
@@ -230,7 +230,7 @@ impl Reconcile {
         });
         let who = match &name {
             Some(n) => format!("run {}", clean(n)),
-            None => format!("run from line {}", r.rest.first_line),
+            None => format!("run from line {}", r.first_line),
         };
         let account = r.account();
         report
