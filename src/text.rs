@@ -28,7 +28,7 @@ pub fn push_number(out: &mut String, n: u64) {
             break;
         }
     }
-    out.extend(digits[at..].iter().map(|&d| d as char));
+    out.extend(digits[at..].iter().map(|&d| char::from(d)));
 }
 
 pub fn plural(n: u64, word: &str) -> String {

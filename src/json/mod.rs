@@ -130,6 +130,35 @@ mod tests {
         );
     }
 
+    /// One pass for many keys finds what a lookup of each finds: the
+    /// first of a repeated key, an escaped key by its decoded name, and
+    /// past the index's bound, from the line itself.
+    #[test]
+    fn get_each_finds_what_get_finds() {
+        let mut wide = String::from("{");
+        for i in 0..MAX_MEMBERS + 3 {
+            wide.push_str(&format!("\"k{i}\":{i},"));
+        }
+        wide.push_str("\"ok\":false}");
+        for line in [
+            &br#"{"ok":true,"reason":"x","ok":false,"r\u0065ason":"y"}"#[..],
+            br#"{"type":"aoi:summary","aoi":{"seq":1},"elapsed_ms":5,"next_cursor":null}"#,
+            br#"{}"#,
+            wide.as_bytes(),
+        ] {
+            with(line, |ev| {
+                let keys = ["ok", "reason", "elapsed_ms", "next_cursor", "k4097", "nope"];
+                let raw = |v: Option<Value<'_>>| v.map(|v| v.raw().to_vec());
+                let each = ev.get_each(keys).map(raw);
+                assert_eq!(each, keys.map(|k| raw(ev.get(k))));
+                assert_eq!(
+                    ev.get_each(["type", "ok"]).map(raw),
+                    ["type", "ok"].map(|k| raw(ev.get(k)))
+                );
+            });
+        }
+    }
+
     #[test]
     fn members_and_envelope() {
         let line = br#"{"type":"hit","aoi":{"seq":3,"run":"R\u0031","x":[1,{"seq":9}]},"n":{"aoi":{"seq":1}}}"#;

@@ -144,6 +144,25 @@ impl<'a> Event<'a> {
         }
     }
 
+    /// The first top-level member named each of `keys` (decoded), as
+    /// `get` finds it, in one pass over the members rather than one a key:
+    /// a run's summary is read for half a dozen (docs/contract.md §23).
+    pub fn get_each<const N: usize>(&self, keys: [&str; N]) -> [Option<Value<'a>>; N] {
+        if self.index.overflow || keys.iter().any(|k| matches!(*k, "type" | "aoi")) {
+            return keys.map(|k| self.get(k));
+        }
+        let mut found = [None; N];
+        for m in self.top {
+            let key = m.key(self.line);
+            if let Some(i) = keys.iter().position(|k| k.as_bytes() == &*key)
+                && found[i].is_none()
+            {
+                found[i] = Some(m.value(self.line));
+            }
+        }
+        found
+    }
+
     /// Every top-level member, decoded key and value, from the index the
     /// walk made (no second scan of the line); `filter` builds its values
     /// from them.

@@ -179,12 +179,14 @@ impl Reconcile {
             Some(b"aoi:warning") => r.rest_mut().warnings += 1,
             Some(b"aoi:error") => r.rest_mut().errors += 1,
             Some(b"aoi:summary") => {
-                let num = |k: &str| ev.get(k).and_then(|v| v.uint());
+                let [event_count, count, warning_count, error_count] = ev
+                    .get_each(["event_count", "count", "warning_count", "error_count"])
+                    .map(|v| v.and_then(|v| v.uint()));
                 r.rest_mut().summary = Some(Counters {
-                    event_count: num("event_count"),
-                    count: num("count"),
-                    warning_count: num("warning_count"),
-                    error_count: num("error_count"),
+                    event_count,
+                    count,
+                    warning_count,
+                    error_count,
                 });
             }
             Some(t) if !t.starts_with(b"aoi:") => r.domain += 1,

@@ -19,7 +19,7 @@ use crate::check::{Checker, Decision, LineKind, Protocol, RunVerdict};
 use crate::config::{ReportTo, SummarizeOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
-use crate::json::{Event, Kind};
+use crate::json::{Event, Kind, Value};
 use crate::output::summary::{self, Counted, Ending, Problem};
 use crate::stream::{self, Consumer, Holder, PerRun, Report};
 use crate::text::one_line;
@@ -203,7 +203,7 @@ impl Stats {
         line: u64,
         shared: &mut Shared,
     ) {
-        let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
+        let text = |v: Option<Value<'_>>| v.and_then(|v| v.as_str()).map(|s| s.into_owned());
         match ty {
             Some(t @ (b"aoi:error" | b"aoi:warning")) => {
                 let mut room = Room {
@@ -218,8 +218,9 @@ impl Stats {
                 } else {
                     &mut counts.warnings
                 };
-                let category = text("category").unwrap_or_else(|| "-".into());
-                let code = text("code").unwrap_or_else(|| "-".into());
+                let [category, code, message] = ev.get_each(["category", "code", "message"]);
+                let category = text(category).unwrap_or_else(|| "-".into());
+                let code = text(code).unwrap_or_else(|| "-".into());
                 if let Some(p) = list
                     .iter_mut()
                     .find(|p| p.category == category && p.code == code)
@@ -231,22 +232,28 @@ impl Stats {
                         code,
                         count: 1,
                         // Bounded, one line (docs/contract.md §8).
-                        first_message: one_line(&text("message").unwrap_or_default()),
+                        first_message: one_line(&text(message).unwrap_or_default()),
                         first_line: line,
                     });
                 }
             }
             Some(b"aoi:summary") => {
-                let flag = |k: &str| ev.get(k).and_then(|v| v.as_bool());
+                let [ok, reason, partial, truncated, next_cursor, elapsed_ms] = ev.get_each([
+                    "ok",
+                    "reason",
+                    "partial",
+                    "truncated",
+                    "next_cursor",
+                    "elapsed_ms",
+                ]);
+                let flag = |v: Option<Value<'_>>| v.and_then(|v| v.as_bool());
                 self.counts(&mut shared.spare).outcome = Some(Ending {
-                    ok: flag("ok"),
-                    reason: text("reason"),
-                    partial: flag("partial"),
-                    truncated: flag("truncated"),
-                    next_cursor: ev
-                        .get("next_cursor")
-                        .is_some_and(|v| v.kind() != Kind::Null),
-                    elapsed_ms: ev.get("elapsed_ms").and_then(|v| v.uint()),
+                    ok: flag(ok),
+                    reason: text(reason),
+                    partial: flag(partial),
+                    truncated: flag(truncated),
+                    next_cursor: next_cursor.is_some_and(|v| v.kind() != Kind::Null),
+                    elapsed_ms: elapsed_ms.and_then(|v| v.uint()),
                 });
             }
             _ => {}
