@@ -31,12 +31,14 @@ pub struct RunSlots<T> {
 
 /// A run's value, its key, and the number of the checker's run it was
 /// last found for (0 for none): a run with an id is known to hold its
-/// slot by this number.
-#[repr(C)]
+/// slot by this number. The number, the key (where `Option` marks a free
+/// slot) and the value's first words share the slot's first cache line,
+/// which is what a line of the run reads (docs/contract.md §23).
+#[repr(C, align(64))]
 struct Held<T> {
     serial: u64,
-    value: T,
     key: RunKey,
+    value: T,
 }
 
 /// No hint for this checker slot yet.

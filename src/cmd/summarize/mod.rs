@@ -72,6 +72,13 @@ struct Stats {
     counts: Option<Box<Counts>>,
 }
 
+// What a repeated line touches (its count, bytes, number and last type)
+// is in the first cache line of the run's slot, after the slot's number
+// and the run's key (`stream::slots`).
+const _: () = assert!(
+    8 + std::mem::size_of::<crate::check::RunKey>() + std::mem::offset_of!(Stats, kinds) <= 64
+);
+
 /// What else a run's lines are counted as: the framework's errors and
 /// warnings, and how it ended.
 #[derive(Default)]

@@ -3,6 +3,7 @@
 //! and the type its last event had, which most lines repeat.
 
 use std::collections::HashMap;
+use std::num::NonZeroU32;
 use std::rc::Rc;
 
 /// At most this many type names are counted by name in a run, each of
@@ -140,11 +141,15 @@ struct Entry {
 /// of decoded bytes against a name all runs share, with no UTF-8 check
 /// and no lookup. Equal decoded bytes are the same name, so the count is
 /// the one `Kinds::count` would have kept.
+///
+/// Eight bytes, with `Option`'s mark in the name's number (kept one
+/// above it): with the line's count, bytes and number it fills one cache
+/// line with the run's slot and key (`stream::slots`).
 #[derive(Clone, Copy)]
 pub struct Last {
-    name: u32,
+    name: NonZeroU32,
     at: u16,
-    pending: u32,
+    pending: u16,
 }
 
 /// Where a name was counted, when it was its own (perhaps cut) name and
@@ -159,11 +164,11 @@ impl Last {
     /// is added to `kinds` before it could overflow.
     #[inline]
     pub fn repeat(&mut self, decoded: &[u8], names: &Names, kinds: &mut Kinds) -> bool {
-        if !names.is(self.name, decoded) {
+        if !names.is(self.name.get() - 1, decoded) {
             return false;
         }
         self.pending += 1;
-        if self.pending == u32::MAX {
+        if self.pending == u16::MAX {
             self.flush(kinds);
         }
         true
@@ -182,7 +187,8 @@ impl Place {
     /// the name it was counted under (not cut, not made valid UTF-8).
     pub fn last(&self, decoded: &[u8], names: &Names) -> Option<Last> {
         names.is(self.name, decoded).then_some(Last {
-            name: self.name,
+            // Name numbers are below MAX_KEPT, far from u32::MAX.
+            name: NonZeroU32::new(self.name + 1)?,
             at: self.at as u16,
             pending: 0,
         })
@@ -464,5 +470,11 @@ mod tests {
         assert_eq!(k.sorted(&names, true), [("aoi:meta", 1)]);
         last.flush(&mut k);
         assert_eq!(k.sorted(&names, true), [("aoi:meta", 2)]);
+        // More repeats than a pending count holds: added on the way.
+        for _ in 0..200_000 {
+            assert!(last.repeat(b"aoi:meta", &names, &mut k));
+        }
+        last.flush(&mut k);
+        assert_eq!(k.sorted(&names, true), [("aoi:meta", 200_002)]);
     }
 }
