@@ -509,9 +509,18 @@ fn follow_needs_names() {
         assert_eq!(out.code, 64, "{args:?}");
         assert!(out.stderr.contains("tail -n +1 -F"), "{}", out.stderr);
     }
-    let out = run(&["summarize", "--follow", "--state", "s", "x.jsonl"], b"");
-    assert_eq!(out.code, 64);
-    assert!(out.stderr.contains("--state is verify's"), "{}", out.stderr);
+    // --state is verify's alone: the others neither offer nor take it.
+    for command in ["summarize", "reconcile", "split-by-run"] {
+        let out = run(&[command, "--follow", "--state", "s", "x.jsonl"], b"");
+        assert_eq!(out.code, 64, "{command}");
+        assert!(out.stderr.contains("--state"), "{}", out.stderr);
+        let help = run(&[command, "--help"], b"");
+        assert!(
+            !help.stdout.contains("--state"),
+            "{command}: {}",
+            help.stdout
+        );
+    }
     // The state is renamed over FILE: a device or directory is refused,
     // never replaced (as root, /dev/null became a regular file).
     for state in ["/dev/null", "/tmp"] {

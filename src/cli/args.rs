@@ -219,8 +219,14 @@ pub(super) struct FollowArgs {
     /// With --follow: a run with no line for DUR (e.g. 500ms, 30s, 5m) is reported (run.stalled), once until it moves again.
     #[arg(long, value_name = "DUR", requires = "follow", value_parser = values::parse_timeout)]
     pub(super) run_idle_timeout: Option<std::time::Duration>,
+}
 
-    /// With --follow (verify): keep where each file was read in FILE, and resume there when started again: runs open at the stop are judged as if there had been none, and no line is reported twice.
+/// `--state`: verify's alone, since resuming is resuming judging, which
+/// is all verify does (docs/contract.md §17); the other commands that
+/// follow neither offer nor take it.
+#[derive(Args, Debug, Default)]
+pub(super) struct StateArgs {
+    /// With --follow: keep where each file was read in FILE, and resume there when started again: runs open at the stop are judged as if there had been none, and no line is reported twice.
     #[arg(long, value_name = "FILE", requires = "follow")]
     pub(super) state: Option<PathBuf>,
 }
@@ -343,6 +349,9 @@ pub(super) struct VerifyArgs {
 
     #[command(flatten)]
     pub(super) follow: FollowArgs,
+
+    #[command(flatten)]
+    pub(super) state: StateArgs,
 
     /// Copy the input to stdout byte for byte while judging it; the report goes to stderr (or --report).
     #[arg(long)]

@@ -94,7 +94,7 @@ fn verify(mut a: VerifyArgs) -> Result<StreamOptions, Error> {
         Some(n) => n as usize,
         None => std::thread::available_parallelism().map_or(1, usize::from),
     };
-    followed(&mut opts, a.follow, "verify", output)?;
+    followed(&mut opts, a.follow, a.state.state, "verify", output)?;
     Ok(opts)
 }
 
@@ -174,7 +174,7 @@ fn split(mut a: SplitArgs) -> Result<SplitOptions, Error> {
     let mut stream = a.stream.into_options(ReportTo::Stdout);
     // Splitting is about many runs: each is judged on its own.
     stream.check.multi_run = true;
-    followed(&mut stream, a.follow, "split-by-run", output)?;
+    followed(&mut stream, a.follow, None, "split-by-run", output)?;
     if let Some(f) = &mut stream.follow {
         f.written_dir = Some(a.dir.clone());
     }
@@ -212,7 +212,7 @@ fn reconcile(mut a: ReconcileArgs) -> Result<ReconcileOptions, Error> {
     let output = a.stream.output;
     let mut stream = a.stream.into_options(ReportTo::Stdout);
     stream.check.multi_run = true;
-    followed(&mut stream, a.follow, "reconcile", output)?;
+    followed(&mut stream, a.follow, None, "reconcile", output)?;
     Ok(ReconcileOptions {
         stream,
         against: a.against,
@@ -357,7 +357,7 @@ fn summarize(mut a: SummarizeArgs) -> Result<SummarizeOptions, Error> {
         stream.style.format = Format::Json;
     }
     stream.check.multi_run = true;
-    followed(&mut stream, a.follow, "summarize", output)?;
+    followed(&mut stream, a.follow, None, "summarize", output)?;
     Ok(SummarizeOptions { stream })
 }
 
@@ -393,11 +393,13 @@ fn lexical(path: &Path) -> PathBuf {
         .collect()
 }
 
-/// `--follow` and its options into `opts`, or the usage error: files are
-/// followed by name, so there must be names (docs/contract.md §17).
+/// `--follow` and its options into `opts` (and verify's `--state`), or the
+/// usage error: files are followed by name, so there must be names
+/// (docs/contract.md §17).
 fn followed(
     opts: &mut StreamOptions,
     f: FollowArgs,
+    state: Option<PathBuf>,
     command: &str,
     output: OutputArg,
 ) -> Result<(), Error> {
@@ -411,13 +413,10 @@ fn followed(
              shell's tail (tail -n +1 -F FILE | aoitap verify --multi-run --unbounded)",
         );
     }
-    if f.state.is_some() && command != "verify" {
-        return refuse("--state is verify's: it resumes judging, which is all verify does");
-    }
     // The state is written beside FILE and renamed over it: over a device
     // (/dev/null), a FIFO or a directory that would replace the node
     // itself. A link is followed: its target is the state.
-    if let Some(state) = &f.state
+    if let Some(state) = &state
         && std::fs::metadata(state).is_ok_and(|m| !m.is_file())
     {
         return refuse(&format!(
@@ -435,11 +434,11 @@ fn followed(
     // A followed log holds one run after another, each judged as its
     // summary arrives (docs/contract.md §17): as under --multi-run, given or not.
     opts.check.multi_run = true;
-    let written: Vec<PathBuf> = opts.report.iter().chain(&f.state).cloned().collect();
+    let written: Vec<PathBuf> = opts.report.iter().chain(&state).cloned().collect();
     let follow = Follow {
         from_end: f.from_end,
         run_idle: f.run_idle_timeout,
-        state: f.state,
+        state,
         written,
         written_dir: None,
     };

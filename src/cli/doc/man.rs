@@ -138,6 +138,9 @@ pub fn render() -> String {
                     format!("\\-\\- \\fI{n}\\fR [\\fIARG\\fR ...]")
                 } else if a.is_required_set() {
                     format!("\\fI{n}\\fR")
+                } else if a.get_num_args().is_some_and(|r| r.max_values() == 1) {
+                    // One at most (upgrade's FILE), as its --help says.
+                    format!("[\\fI{n}\\fR]")
                 } else {
                     format!("[\\fI{n}\\fR ...]")
                 }
@@ -265,7 +268,8 @@ pub fn render() -> String {
          .nf\n\
          set \\-o pipefail\n\
          tool \\-\\-output jsonl | aoitap verify \\-\\-relay | next\\-tool\n\
-         tail \\-F agent.log | aoitap verify \\-\\-multi\\-run \\-\\-unbounded\n\
+         aoitap verify \\-\\-follow agent.log\n\
+         tail \\-q \\-n +1 \\-F agent.log | aoitap verify \\-\\-multi\\-run \\-\\-unbounded\n\
          tool \\-\\-output jsonl > out.jsonl; aoitap verify \\-q out.jsonl || retry\n\
          aoitap strip\\-envelope \\-\\-type hit out.jsonl | legacy\\-tool\n\
          aoitap lint \\-\\- tool search q \\-\\-output jsonl\n\
