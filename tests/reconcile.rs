@@ -265,3 +265,18 @@ fn a_seq_past_u64_is_read_alike_by_verify_and_reconcile() {
     assert_eq!(gaps[0]["to_seq"], gap["missing_to"], "{}", r.stdout);
     assert_eq!(v.code, r.code);
 }
+
+/// The bar over a seq space near 2^64: its cells are cut in 128 bits, so
+/// almost all of it missing draws as missing (it wrapped, and drew a
+/// space with two events as present from end to end).
+#[test]
+fn the_bar_of_a_seq_space_near_u64_max_shows_it_missing() {
+    let input = lines(&[
+        meta(),
+        ev(18_446_744_073_709_551_614, "hit", ""),
+        summary(u64::MAX, r#""ok":true"#),
+    ]);
+    let out = run(&["reconcile"], &input);
+    let bar = format!("▒{}▒", "░".repeat(38));
+    assert!(out.stdout.contains(&bar), "{}", out.stdout);
+}

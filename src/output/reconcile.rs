@@ -106,8 +106,11 @@ impl Account<'_> {
             out.extend(std::iter::repeat_n('█', cells as usize));
             return;
         }
+        // Cell c covers seqs c*n/cells up to the next cell's start, in
+        // 128 bits: a seq space near u64::MAX would wrap in 64.
+        let start = |c: u64| (u128::from(c) * u128::from(n) / u128::from(cells)) as u64;
         out.extend((0..cells).map(|c| {
-            let (lo, hi) = (c * n / cells, (c + 1) * n / cells - 1);
+            let (lo, hi) = (start(c), start(c + 1) - 1);
             match self.missing_in(lo, hi) {
                 0 => '█',
                 m if m > hi - lo => '░',
