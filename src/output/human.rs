@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 
 use super::printer::{At, Check, Ended, Printer, Reconciled, Summarized};
-use super::reconcile::{Account, push_range};
+use super::reconcile::{Account, Counters, push_range};
 use super::style::{self, BAD, GOOD, NOTE, WARN};
 use super::summary::{Counted, Ending};
 use super::words;
@@ -548,16 +548,7 @@ fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: V
         && let Some(s) = s
     {
         // 0.2's count is every line of the run, meta and summary too.
-        let _ = writeln!(
-            t,
-            "  counts     count {} vs {} lines; warnings {} vs {}; errors {} vs {}",
-            Claimed(s.count),
-            a.lines,
-            Claimed(s.warning_count),
-            a.warnings,
-            Claimed(s.error_count),
-            a.errors
-        );
+        push_counts(&mut t, s, a, (a.lines, " lines"));
     } else if a.protocol.runs_by_position() {
         let _ = writeln!(
             t,
@@ -565,17 +556,7 @@ fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: V
             a.protocol.name()
         );
     } else if let Some(s) = s {
-        for (label, claimed, seen) in [
-            ("  counts     count ", s.count, a.domain),
-            (" seen; warnings ", s.warning_count, a.warnings),
-            ("; errors ", s.error_count, a.errors),
-        ] {
-            t.push_str(label);
-            push_claimed(&mut t, claimed);
-            t.push_str(" vs ");
-            push_number(&mut t, seen);
-        }
-        t.push('\n');
+        push_counts(&mut t, s, a, (a.domain, " seen"));
     } else {
         t.push_str("  counts     no aoi:summary to reconcile with\n");
     }
@@ -599,23 +580,28 @@ fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: V
     t
 }
 
+/// `  counts     count C vs N<what>; warnings C vs W; errors C vs E`:
+/// what the summary claims against what was counted (`count`'s side is
+/// `counted`, with what it counts), a claim left out said `none`.
+fn push_counts(t: &mut String, s: &Counters, a: &Account<'_>, counted: (u64, &str)) {
+    let versus = |t: &mut String, label: &str, claimed: Option<u64>, seen: u64| {
+        t.push_str(label);
+        push_claimed(t, claimed);
+        t.push_str(" vs ");
+        push_number(t, seen);
+    };
+    versus(t, "  counts     count ", s.count, counted.0);
+    t.push_str(counted.1);
+    versus(t, "; warnings ", s.warning_count, a.warnings);
+    versus(t, "; errors ", s.error_count, a.errors);
+    t.push('\n');
+}
+
 /// A count a summary claims, or `none`, at the end of `t`.
 fn push_claimed(t: &mut String, claimed: Option<u64>) {
     match claimed {
         Some(n) => push_number(t, n),
         None => t.push_str("none"),
-    }
-}
-
-/// A count a summary claims, or `none`.
-struct Claimed(Option<u64>);
-
-impl std::fmt::Display for Claimed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            Some(n) => write!(f, "{n}"),
-            None => f.write_str("none"),
-        }
     }
 }
 
