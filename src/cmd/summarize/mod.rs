@@ -193,8 +193,7 @@ impl Stats {
     /// needed.
     #[allow(clippy::vec_box, reason = "the boxes are what is reused")]
     fn counts(&mut self, spare: &mut Vec<Box<Counts>>) -> &mut Counts {
-        self.counts
-            .get_or_insert_with(|| spare.pop().unwrap_or_default())
+        Counts::made(&mut self.counts, spare)
     }
 
     fn outcome(&self) -> Option<&Ending> {
@@ -217,9 +216,8 @@ impl Stats {
                     left: &mut shared.room,
                     taken: &mut self.kept,
                 };
-                let counts = self
-                    .counts
-                    .get_or_insert_with(|| shared.spare.pop().unwrap_or_default());
+                // The counts apart from `kept`, which `room` holds.
+                let counts = Counts::made(&mut self.counts, &mut shared.spare);
                 let list = if t == b"aoi:error" {
                     &mut counts.errors
                 } else {
@@ -316,6 +314,12 @@ impl Stats {
 }
 
 impl Counts {
+    /// The counts `held` has, made (or taken from `spare`) if none yet.
+    #[allow(clippy::vec_box, reason = "the boxes are what is reused")]
+    fn made<'c>(held: &'c mut Option<Box<Counts>>, spare: &mut Vec<Box<Counts>>) -> &'c mut Counts {
+        held.get_or_insert_with(|| spare.pop().unwrap_or_default())
+    }
+
     /// Nothing counted, the room of its lists kept.
     fn clear(&mut self) {
         self.warnings.clear();
