@@ -27,6 +27,8 @@ pub enum Invocation {
     Reconcile(ReconcileOptions),
     Schema(SchemaOptions),
     Capabilities(CapabilitiesOptions),
+    /// `aoitap profiles [NAME|FILE]`: all of them, or one as TOML.
+    Profiles(Option<crate::check::ProfileRef>),
     Completions(CompletionsOptions),
     /// `aoitap man`: the manual page.
     Man,

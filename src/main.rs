@@ -32,6 +32,7 @@ fn main() -> ExitCode {
         Ok(Invocation::Reconcile(opts)) => cmd::reconcile::run(&opts),
         Ok(Invocation::Schema(opts)) => cmd::schema::run(&opts),
         Ok(Invocation::Capabilities(opts)) => cmd::capabilities::run(&opts),
+        Ok(Invocation::Profiles(one)) => cmd::profiles::run(one),
         Ok(Invocation::Completions(opts)) => cmd::completions::run(&opts),
         Ok(Invocation::Man) => cmd::completions::man(),
         Ok(Invocation::Run(opts)) => cmd::run::run(&opts),

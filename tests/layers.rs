@@ -460,3 +460,19 @@ fn paths_are_read_from_use_trees_and_code() {
         assert!(found.iter().any(|p| p == want), "{want} not in {found:?}");
     }
 }
+
+/// Commands ask a protocol what they need (its payload, its type field,
+/// its outcome events, its mapping to AOI 1.0), never which one it is
+/// (STYLE, "The third pass"): no file under cmd/, output/ or stream/ names
+/// a variant of `Protocol`, so a new protocol or profile touches its own
+/// module, the detector and the catalogue.
+#[test]
+fn no_command_names_a_protocols_variant() {
+    let named: Vec<String> = sources(&src())
+        .into_iter()
+        .filter(|(path, _)| ["cmd", "output", "stream"].iter().any(|d| path.starts_with(d)))
+        .filter(|(_, text)| code_of(text).contains("Protocol::"))
+        .map(|(path, _)| path.display().to_string())
+        .collect();
+    assert!(named.is_empty(), "a protocol's variant named in {named:?}");
+}

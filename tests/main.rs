@@ -22,6 +22,7 @@ mod lint;
 mod man;
 mod memory;
 mod pipe;
+mod profiles;
 mod props;
 mod protocols;
 mod reconcile;

@@ -612,6 +612,86 @@ fires!(
     &["--protocol", "ndjson", "--last", "z"]
 );
 
+// Producer profiles (docs/contract.md §25), each on a few lines in the
+// shape of the CLI's published types (tests/fixtures/profiles holds whole
+// streams, and tests/profiles.rs judges them).
+const CODEX_OPEN: &str = r#"{"type":"thread.started","thread_id":"t1"}"#;
+const CODEX_DONE: &str = r#"{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1}}"#;
+
+fires!(
+    profile_open_missing,
+    ["profile.open-missing" @ 1],
+    lines(&[r#"{"type":"turn.started"}"#, CODEX_DONE]),
+    &["--profile", "codex-exec"]
+);
+
+fires!(
+    profile_open_missing_when_nothing_was_written,
+    ["profile.open-missing" @ 0],
+    Vec::new(),
+    &["--profile", "gemini-stream"]
+);
+
+fires!(
+    profile_end_missing,
+    ["profile.end-missing" @ 2],
+    lines(&[CODEX_OPEN, r#"{"type":"turn.started"}"#]),
+    &["--profile", "codex-exec"]
+);
+
+fires!(
+    profile_after_end,
+    ["profile.after-end" @ 3],
+    lines(&[CODEX_OPEN, CODEX_DONE, r#"{"type":"turn.started"}"#]),
+    &["--profile", "codex-exec"]
+);
+
+fires!(
+    profile_ordinal_gap,
+    ["profile.ordinal-gap" @ 4],
+    lines(&[
+        r#"{"type":"system","subtype":"init","session_id":"s"}"#,
+        r#"{"type":"result","subtype":"success","is_error":false,"result_index":0,"session_id":"s"}"#,
+        r#"{"type":"system","subtype":"init","session_id":"s"}"#,
+        r#"{"type":"result","subtype":"success","is_error":false,"result_index":2,"session_id":"s"}"#,
+    ]),
+    &["--profile", "claude-stream"]
+);
+
+fires!(
+    profile_run_id_changed,
+    ["profile.run-id-changed" @ 2],
+    lines(&[
+        r#"{"type":"system","subtype":"init","session_id":"s"}"#,
+        r#"{"type":"result","subtype":"success","is_error":false,"session_id":"t"}"#,
+    ]),
+    &["--profile", "claude-stream"]
+);
+
+fires!(
+    profile_document_extra,
+    ["profile.document-extra" @ 2],
+    lines(&[
+        r#"{"type":"result","subtype":"success","is_error":false,"session_id":"s"}"#,
+        r#"{"type":"system","subtype":"status","session_id":"s"}"#,
+    ]),
+    &["--profile", "claude-json"]
+);
+
+fires!(
+    profile_recovered,
+    ["profile.recovered" @ 3],
+    lines(&[CODEX_OPEN, r#"{"type":"error","message":"Reconnecting... 1/5"}"#, CODEX_DONE]),
+    &["--profile", "codex-exec"]
+);
+
+fires!(
+    stream_empty,
+    ["stream.empty" @ 0],
+    Vec::new(),
+    &["--protocol", "jsonl"]
+);
+
 fires!(
     secret_exposed,
     ["secret.exposed" @ 2],

@@ -7,21 +7,21 @@
 
 use std::io;
 
+use crate::check::common;
 use crate::check::config::Config;
 use crate::check::config::Protocol;
 use crate::check::document::{self, Closed, HELD, Joined};
 use crate::check::finding::{Draft, Reporter, Sink};
 use crate::check::marker::Markers;
-use crate::check::protocols::afdata_suffixes;
+use crate::check::profiles::Form;
 use crate::check::protocols::{self, Exited, LineKind};
 use crate::check::rules::Rule;
 use crate::check::run_state::{Identity, RunState};
 use crate::check::runs::{Run, RunRef, Runs, Target};
-use crate::check::schema;
 use crate::check::secrets::{self, Exposure, Suspect, Withholding};
 use crate::check::verdict::{Hint, judge};
 use crate::input::scan::{Line, Validation};
-use crate::json::{Aoi, Event, JsonError, Kind};
+use crate::json::{Aoi, Arena, Event, JsonError, Kind, Parser};
 
 /// Where the last line went, kept past the run's end.
 enum LastRun {
@@ -179,7 +179,16 @@ impl<'c> Checker<'c> {
         // Only a document's line, or one that does not parse, can be part
         // of a document: a good line costs one test.
         let mut closed = None;
-        if let Line::Complete { bytes, json, .. } = item
+        if let Line::Unterminated {
+            bytes: Some(bytes), ..
+        } = item
+            && self.one_document()
+        {
+            match self.unterminated_document(sink, bytes)? {
+                Some(doc) => closed = Some(doc),
+                None => return Ok(HELD),
+            }
+        } else if let Line::Complete { bytes, json, .. } = item
             && (self.doc.is_open() || json.is_err())
         {
             match self.joined(sink, bytes, json.is_err())? {
@@ -218,6 +227,12 @@ impl<'c> Checker<'c> {
             doc.exposures = std::mem::take(&mut self.exposures);
             self.closed = Some(doc);
             return kind.map(|k| LineKind { held: true, ..k });
+        }
+        if let Line::Complete { json: Ok(ev), .. } = item
+            && ev.as_value().kind() == Kind::Array
+            && self.one_document()
+        {
+            return self.array_document(sink, ev);
         }
         let cfg = self.cfg;
         let (rule, message, column) = match *item {
@@ -440,6 +455,68 @@ impl<'c> Checker<'c> {
         Ok(joined)
     }
 
+    /// The input is one JSON document (a profile of `form = "json"`,
+    /// docs/contract.md §25), whose final newline is optional and which
+    /// may be an array of events.
+    fn one_document(&self) -> bool {
+        matches!(self.cfg.protocol, Some(Protocol::Profile(p)) if p.0.form == Form::Json)
+    }
+
+    /// The input's last bytes, without a newline, in a one-document
+    /// input: they close the document being read, or are the document.
+    /// `None` when they are neither: held, or reported as cut.
+    #[inline(never)]
+    fn unterminated_document(
+        &mut self,
+        sink: &mut dyn Sink,
+        bytes: &[u8],
+    ) -> io::Result<Option<Closed>> {
+        if self.doc.is_open() {
+            return match self.joined(sink, bytes, true)? {
+                Joined::Closed(doc) => Ok(Some(doc)),
+                _ => Ok(None),
+            };
+        }
+        if let Some(doc) = Closed::whole(bytes, self.line) {
+            return Ok(Some(doc));
+        }
+        let slot = self.runs.current(self.line);
+        self.last_run = LastRun::Slot(slot);
+        self.runs.run(slot).unreadable_line();
+        let msg = format!(
+            "the last line has no newline ({} bytes) and is not a whole JSON document: the output was cut",
+            bytes.len()
+        );
+        self.emit(sink, slot, Draft::new(Rule::LineUnterminated, msg))?;
+        Ok(None)
+    }
+
+    /// A one-document input whose document is an array (Claude's
+    /// `--output-format json --verbose`): each element is an event, judged
+    /// at the line.
+    #[inline(never)]
+    fn array_document(&mut self, sink: &mut dyn Sink, array: &Event<'_>) -> io::Result<LineKind> {
+        let mut kind = LineKind::default();
+        for (_, element) in array.as_value().children() {
+            let mut arena = Arena::default();
+            let bytes = element.raw();
+            let parsed = Parser::new().parse(bytes, &mut arena);
+            match parsed {
+                Ok(index) if element.kind() == Kind::Object => {
+                    let ev = index.event(bytes, &arena);
+                    kind = self.event(sink, &ev, Validation::Unchecked)?;
+                }
+                _ => {
+                    let msg =
+                        "an element of the document's array is not an object: every event is one"
+                            .to_string();
+                    self.unreadable(sink, Draft::new(Rule::JsonNotObject, msg))?;
+                }
+            }
+        }
+        Ok(kind)
+    }
+
     /// End of input: judge every run still open.
     pub fn finish(mut self, sink: &mut dyn Sink) -> io::Result<()> {
         self.cut_document(sink)?;
@@ -580,11 +657,11 @@ impl<'c> Checker<'c> {
             sink,
         };
         let run = self.runs.run(slot);
-        secrets_found(run, &mut out, ev, &mut self.exposures)?;
-        schema_checked(run, &mut out, ev, checked)?;
+        common::secrets_found(run, &mut out, ev, &mut self.exposures)?;
+        common::schema_checked(run, &mut out, ev, checked)?;
         let protocol = protocols::decide(run, &mut out, ev)?;
         if protocol == Protocol::Afdata || out.cfg.afdata_names {
-            suffixes_typed(run, &mut out, ev)?;
+            common::suffixes_typed(run, &mut out, ev)?;
         }
         let step = protocols::contract_of(protocol).event(run, &mut out, ev)?;
         if step.meta {
@@ -606,6 +683,7 @@ impl<'c> Checker<'c> {
         };
         let opens = match self.cfg.protocol {
             Some(Protocol::Ndjson) => protocols::opens(self.cfg, ev),
+            Some(Protocol::Profile(p)) => p.0.opens_next(self.runs.current_run(), ev),
             _ => ev.ty_bytes().as_deref() == Some(b"aoi:meta"),
         };
         self.runs.target(run_v, opens, self.line)
@@ -652,123 +730,5 @@ impl<'c> Checker<'c> {
         }
         let end = contract.end(&run, cfg);
         out.sink.run(judge(cfg, run, protocol, end, slot))
-    }
-}
-
-/// `secret.exposed` and `secret.url-exposed`, in every protocol
-/// (docs/contract.md §10): one finding per exposed value, naming its key path,
-/// never its value. `found` keeps them, for `--redact`.
-fn secrets_found(
-    run: &mut RunState,
-    out: &mut Reporter<'_>,
-    ev: &Event<'_>,
-    found: &mut Vec<Exposure>,
-) -> io::Result<()> {
-    if !ev.has_marked_keys() && out.cfg.secret_names.is_empty() {
-        return Ok(());
-    }
-    secrets::scan(ev, &out.cfg.secret_names, found);
-    for e in found.iter() {
-        let (rule, msg) = if e.url {
-            (
-                Rule::SecretUrlExposed,
-                format!(
-                    "{} holds a URL with a secret in it (password or secret-named parameter): redact it to ***",
-                    crate::text::quote(&e.path)
-                ),
-            )
-        } else {
-            (
-                Rule::SecretExposed,
-                format!(
-                    "{} is marked secret but its value is not \"***\"",
-                    crate::text::quote(&e.path)
-                ),
-            )
-        };
-        out.report(run, rule, None, msg)?;
-    }
-    Ok(())
-}
-
-/// AFDATA's naming (docs/contract.md §18): one `afdata.suffix-type` per field whose
-/// value its suffix does not allow. The value is quoted only when it is
-/// short, and names nothing secret-looking. Out of line: AOI runs never
-/// call it, and inlined it kept `event` out of `judge` (2% more
-/// instructions per AOI line).
-#[inline(never)]
-fn suffixes_typed(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Result<()> {
-    let names = &out.cfg.secret_names;
-    let (found, more) = afdata_suffixes::mistyped(&ev.as_value(), |k| {
-        secrets::is_secret_name(k.as_bytes(), names)
-    });
-    for m in found {
-        let is = match m.value.kind() {
-            Kind::String => match m.value.as_str() {
-                Some(s) if s.len() <= 64 && super::secrets::quotable::quotable(&s).is_some() => {
-                    format!("the string {}", crate::text::quote(&s))
-                }
-                _ => "a string".to_string(),
-            },
-            Kind::Number if m.value.raw().len() <= 32 => {
-                format!("{}", String::from_utf8_lossy(m.value.raw()))
-            }
-            Kind::Number => "a number".to_string(),
-            Kind::Bool => format!("{}", String::from_utf8_lossy(m.value.raw())),
-            Kind::Object => "an object".to_string(),
-            Kind::Array => "an array".to_string(),
-            Kind::Null => "null".to_string(),
-        };
-        let msg = format!(
-            "{} is {is}: the suffix {} wants {}",
-            crate::text::quote(&m.path),
-            m.suffix,
-            m.want.name()
-        );
-        out.report(run, Rule::AfdataSuffixType, None, msg)?;
-    }
-    if more > 0 {
-        let msg = format!(
-            "{} more fields of this event are mistyped than the {} named",
-            more,
-            afdata_suffixes::NAMED
-        );
-        out.report(run, Rule::AfdataSuffixType, None, msg)?;
-    }
-    Ok(())
-}
-
-/// `verify --schema`: the event against the producer's schema (docs/contract.md
-/// §11), framework and domain events alike. The batch was validated where
-/// it was parsed (see `Batch::parse`); a line that was not is validated
-/// here.
-fn schema_checked(
-    run: &mut RunState,
-    out: &mut Reporter<'_>,
-    ev: &Event<'_>,
-    checked: Validation<'_>,
-) -> io::Result<()> {
-    let Some(schema) = out.cfg.schema.as_deref() else {
-        return Ok(());
-    };
-    let here;
-    let outcome = match checked {
-        Validation::Valid => return Ok(()),
-        Validation::Found(o) => o,
-        Validation::Unchecked => {
-            here = schema.check(ev);
-            &here
-        }
-    };
-    match outcome {
-        schema::Validity::Valid => Ok(()),
-        schema::Validity::Invalid(bad) => {
-            let mut f = Draft::new(Rule::EventSchemaInvalid, bad.message.clone());
-            f.place = Some(Box::new(bad.place.clone()));
-            out.emit(run, f)
-        }
-        schema::Validity::Unchecked(why) => {
-            out.report(run, Rule::EventSchemaUnchecked, None, why.clone())
-        }
     }
 }

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use super::profiles::ProfileRef;
 use super::rules::Levels;
 use super::schema::EventSchema;
 
@@ -20,7 +21,8 @@ pub struct Config {
     pub markers: Vec<String>,
     /// `--max-line-bytes`, named in `line.too-long` (0: not given).
     pub max_line_bytes: usize,
-    /// `--protocol`: `None` is `auto`, decided per run (docs/contract.md §9).
+    /// `--protocol` or `--profile`: `None` is `auto`, decided per run
+    /// (docs/contract.md §9, §25).
     pub protocol: Option<Protocol>,
     /// The ndjson discriminator (`--type-field`).
     pub type_field: String,
@@ -74,6 +76,9 @@ pub enum Protocol {
     /// Plain JSON lines: every object a domain event, the run ended by
     /// the input (or by `run`'s command). Never guessed.
     Jsonl,
+    /// An agent CLI's own stream, judged by a producer profile
+    /// (`protocols/profile/`, docs/contract.md §25).
+    Profile(ProfileRef),
 }
 
 impl Protocol {
@@ -96,6 +101,7 @@ impl Protocol {
             Protocol::Aiocs => "aiocs",
             Protocol::Okf => "okf",
             Protocol::Jsonl => "jsonl",
+            Protocol::Profile(p) => &p.0.name,
         }
     }
 
@@ -103,12 +109,22 @@ impl Protocol {
         Protocol::ALL.into_iter().find(|p| p.name() == name)
     }
 
+    /// AOI 1.x, the protocol a report leaves unsaid.
+    pub fn is_default(self) -> bool {
+        self == Protocol::default()
+    }
+
     /// Runs of this protocol have no id of their own: each is known by the
     /// line that opened it.
     pub fn runs_by_position(self) -> bool {
         matches!(
             self,
-            Protocol::Afdata | Protocol::Ndjson | Protocol::Aiocs | Protocol::Okf | Protocol::Jsonl
+            Protocol::Afdata
+                | Protocol::Ndjson
+                | Protocol::Aiocs
+                | Protocol::Okf
+                | Protocol::Jsonl
+                | Protocol::Profile(_)
         )
     }
 }

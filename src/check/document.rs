@@ -7,6 +7,7 @@
 use crate::check::config::Config;
 use crate::check::config::Protocol;
 use crate::check::finding::Draft;
+use crate::check::profiles::Form;
 use crate::check::protocols::{LineKind, SeqPlace};
 use crate::check::rules::Rule;
 use crate::check::secrets::{Exposure, Suspect};
@@ -46,6 +47,21 @@ pub(super) struct Closed {
 }
 
 impl Closed {
+    /// `bytes` as a whole document, if they are one JSON object.
+    pub(super) fn whole(bytes: &[u8], line: u64) -> Option<Closed> {
+        let text = bytes.to_vec();
+        let mut arena = Arena::default();
+        let index = Parser::new().parse(&text, &mut arena).ok()?;
+        let object = index.event(&text, &arena).is_object();
+        object.then_some(Closed {
+            text,
+            arena,
+            index,
+            first_line: line,
+            exposures: vec![],
+        })
+    }
+
     /// The document as one event.
     pub(super) fn event(&self) -> Event<'_> {
         self.index.event(&self.text, &self.arena)
@@ -110,6 +126,9 @@ impl Reader {
             let trimmed = bytes.trim_ascii();
             let opens = match cfg.protocol {
                 Some(Protocol::Aiocs | Protocol::Okf) => {
+                    trimmed.starts_with(b"{") && left_open(trimmed)
+                }
+                Some(Protocol::Profile(p)) if p.0.form == Form::Json => {
                     trimmed.starts_with(b"{") && left_open(trimmed)
                 }
                 None => line == 1 && trimmed == b"{",
@@ -184,6 +203,7 @@ impl Reader {
         // documents.
         let (rule, protocol) = match cfg.protocol {
             Some(Protocol::Okf) => (Rule::OkfDocumentCut, Protocol::Okf),
+            Some(p @ Protocol::Profile(_)) => (Rule::JsonInvalid, p),
             _ => (Rule::AiocsDocumentCut, Protocol::Aiocs),
         };
         Some(Cut {

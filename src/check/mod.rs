@@ -23,12 +23,14 @@
 //! what a report may quote (`quotable`).
 
 mod checker;
+mod common;
 mod config;
 mod document;
 mod finding;
 mod id;
 pub mod lint_checks;
 mod marker;
+pub mod profiles;
 mod protocols;
 pub mod rules;
 mod run_state;
@@ -44,10 +46,12 @@ pub use config::{Config, Protocol, SchemaPin};
 pub use finding::{Discard, Finding, SchemaPlace, Sink};
 pub use id::{ByDigest, digest, id_key};
 pub use marker::Markers;
+pub use profiles::ProfileRef;
 pub use protocols::detect::major;
 pub use protocols::{
-    Captured, Exited, LineKind, OKF_MAX_ERROR_BYTES, SeqPlace, identity, identity_text,
-    payload_retry_after_ms,
+    Captured, Exited, LineKind, Mapping, OKF_MAX_ERROR_BYTES, Outcomes, Payload, Problem, Reading,
+    SeqPlace, category_of_status, identity, identity_text, payload_retry_after_ms, protocol_names,
+    protocols_named_for,
 };
 pub use run_state::{Cause, Identity};
 pub use runs::{Run, RunKey, RunRef};

@@ -162,6 +162,14 @@ catalogue! {
     ExitDisagrees "exit.disagrees" Error "4.1, 6" "run: the command's exit status contradicts its stream (0 with ok:false, non-zero with ok:true)";
     FilterError "filter.error" Error "aoitap filter" "filter: the program gave an error on this event (the other events are still filtered)";
     FilterAssert "filter.assert" Error "aoitap filter" "filter --assert EXPR is false, null or an error for this event";
+    ProfileOpenMissing "profile.open-missing" Error "aoitap profiles" "nothing written, or a first event that neither opens the profile's run nor may come before its opener";
+    ProfileEndMissing "profile.end-missing" Error "aoitap profiles" "EOF without the profile's end event (names the last provisional error)";
+    ProfileAfterEnd "profile.after-end" Error "aoitap profiles" "an event after the end that the profile does not allow";
+    ProfileOrdinalGap "profile.ordinal-gap" Error "aoitap profiles" "the end events' ordinal (Claude's result_index) skips: an end event was lost";
+    ProfileRunIdChanged "profile.run-id-changed" Error "aoitap profiles" "the run id changes where the profile says it is the same";
+    ProfileDocumentExtra "profile.document-extra" Error "aoitap profiles" "a second JSON document where the profile's producer writes one (form = \"json\")";
+    ProfileRecovered "profile.recovered" Info "aoitap profiles" "provisional errors (retries) came before a successful end";
+    StreamEmpty "stream.empty" Error "aoitap --protocol jsonl" "plain JSON lines: the input holds no line, so nothing says the producer succeeded";
     RunStalled "run.stalled" Warning "aoitap --follow" "--follow --run-idle-timeout passed with no line of this open run";
 }
 
@@ -207,6 +215,9 @@ impl Rule {
                 | Rule::OkfDocumentCut
                 | Rule::NdjsonFirstWrong
                 | Rule::NdjsonLastMissing
+                | Rule::ProfileOpenMissing
+                | Rule::ProfileEndMissing
+                | Rule::ProfileOrdinalGap
         )
     }
 }
@@ -235,6 +246,37 @@ pub const CATEGORIES: &[&str] = &[
     "io",
     "internal",
 ];
+
+/// `[A-Z][A-Z0-9_]*` (spec §9.1).
+pub fn code_is_valid(code: &str) -> bool {
+    let b = code.as_bytes();
+    b.first().is_some_and(u8::is_ascii_uppercase)
+        && b.iter()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_')
+}
+
+/// An upstream code as a 1.0 one: upper case, every other byte `_`, and
+/// `E_` before one that does not start with a letter; `fallback` for
+/// none.
+pub fn code_of(code: Option<&str>, fallback: &str) -> String {
+    let Some(code) = code.filter(|c| !c.is_empty()) else {
+        return fallback.to_string();
+    };
+    if code_is_valid(code) {
+        return code.to_string();
+    }
+    let mut out: String = crate::text::prefix(code, 128)
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' => c.to_ascii_uppercase(),
+            _ => '_',
+        })
+        .collect();
+    if !out.starts_with(|c: char| c.is_ascii_uppercase()) {
+        out.insert_str(0, "E_");
+    }
+    out
+}
 
 /// What `--allow` and `--deny` say of one rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -297,7 +339,7 @@ mod tests {
             );
             assert_eq!(Rule::from_id(r.id()), Some(*r));
         }
-        assert_eq!(Rule::ALL.len(), 94);
+        assert_eq!(Rule::ALL.len(), 102);
     }
 
     #[test]

@@ -45,6 +45,12 @@ pub(super) struct SummaryClaim {
     pub(super) partial: bool,
     pub(super) reason: Option<String>,
     pub(super) caused_by: Option<Cause>,
+    /// What the producer said of its failure, in its words (a profile's
+    /// end message, docs/contract.md §25).
+    pub(super) said: Option<String>,
+    /// Why the run failed, where that is not the producer's own report (a
+    /// command that exited before its stream's end).
+    pub(super) why: Option<String>,
 }
 
 /// A protocol's own part of a run's state. Its type is defined in the

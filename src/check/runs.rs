@@ -147,6 +147,11 @@ impl Runs {
         }
     }
 
+    /// The run id-less lines go to now, if there is one.
+    pub(super) fn current_run(&self) -> Option<&RunState> {
+        self.slots.get(self.current?)?.as_ref()
+    }
+
     /// From now on id-less lines go to `slot` (multi-run: its `aoi:meta`
     /// was read).
     pub(super) fn make_current(&mut self, slot: usize) {

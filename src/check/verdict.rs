@@ -151,14 +151,18 @@ pub(super) fn judge(
                     .clone()
                     .or_else(|| run.local_process_error.as_deref().cloned())
                     .or(unscoped);
-                let why = match (o.ok, o.reason.as_deref()) {
+                let mut why = match (o.ok, o.reason.as_deref()) {
                     (Some(true), _) if run.local_process_error.is_some() => {
                         end.ok_with_error.to_string()
                     }
                     (Some(true), _) => "the summary says ok, but the run holds item or forwarded errors (--continue-on-error accepts them)".to_string(),
+                    _ if o.why.is_some() => o.why.clone().unwrap_or_default(),
                     (_, Some(r)) => format!("the producer reported failure (reason: {r})"),
                     _ => "the producer reported failure".to_string(),
                 };
+                if let Some(said) = &o.said {
+                    why.push_str(&format!(": {}", crate::text::quote(said)));
+                }
                 failed(why, cause)
             }
             None if run.local_process_error.is_some() => failed(

@@ -2,6 +2,7 @@
 //! Their doc comments are the help text; `lower` turns them into
 //! `crate::config`, and no other layer sees them.
 
+use crate::check::ProfileRef;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -135,6 +136,15 @@ pub(super) enum Command {
     )]
     Filter(FilterArgs),
 
+    /// The producer profiles: the agent CLIs whose own streams --profile judges; one, as TOML to copy and adapt.
+    #[command(
+        long_about = "The producer profiles: the agent CLIs whose own streams --profile judges (docs/contract.md §25).\n\n\
+                      Without NAME, one line each: its name, the command that writes such a stream, and the package, version and file its facts were read from. \
+                      With NAME (a built-in) or FILE (a path with a / or ending in .toml), the profile as TOML: a built-in to copy and adapt, a file once it reads (a mistake is 64, naming its line and column).",
+        after_help = "Examples:\n  aoitap profiles\n  aoitap profiles codex-exec > mine.toml && aoitap verify --profile ./mine.toml out.jsonl"
+    )]
+    Profiles(ProfilesArgs),
+
     /// JSON Schema 2020-12 of aoitap's own events: no input, no network, no config.
     #[command(after_help = "Example: aoitap schema --output json > aoitap.schema.json")]
     Schema(SchemaArgs),
@@ -152,6 +162,13 @@ pub(super) enum Command {
         after_help = "Example: aoitap man | man -l -\n         aoitap man > ~/.local/share/man/man1/aoitap.1"
     )]
     Man(ManArgs),
+}
+
+#[derive(Args, Debug)]
+pub(super) struct ProfilesArgs {
+    /// A built-in profile's name, or a profile file, to print as TOML.
+    #[arg(value_name = "NAME|FILE", value_parser = values::ProfileArg)]
+    pub(super) profile: Option<ProfileRef>,
 }
 
 #[derive(Args, Debug)]
@@ -491,6 +508,10 @@ pub(super) struct StreamArgs {
     /// The contract the input follows; auto decides per run from its first object (aoi:meta of version 0 is aoi-0.2, a kind of result, error, progress or log is afdata, a boolean ok beside a string command, with no type or kind, is aiocs; else aoi). ndjson and jsonl are never guessed.
     #[arg(long, value_enum, default_value_t = ProtocolArg::Auto, value_name = "PROTOCOL")]
     pub(super) protocol: ProtocolArg,
+
+    /// Judge the input as an agent CLI's own stream: a built-in profile (claude-stream, claude-json, codex-exec, gemini-stream, gemini-json, opencode-json, copilot-json; `aoitap profiles` lists them) or a profile file (a path with a / or ending in .toml). auto picks a built-in only where a run's first object carries its signature.
+    #[arg(long, value_name = "NAME|FILE", value_parser = values::ProfileArg, conflicts_with = "protocol")]
+    pub(super) profile: Option<ProfileRef>,
 
     /// The field that names each line's type in typed NDJSON and plain JSON lines: the discriminator of --protocol ndjson, and what summarize counts them by (AOI lines count by type, AFDATA's by kind).
     #[arg(long, value_name = "NAME", default_value = "type")]

@@ -33,6 +33,7 @@ pub(super) fn lower(command: Command) -> Result<Invocation, Error> {
             major: a.schema_version,
         })),
         Command::Capabilities(_) => Ok(Invocation::Capabilities(CapabilitiesOptions {})),
+        Command::Profiles(a) => Ok(Invocation::Profiles(a.profile)),
         Command::Man(_) => Ok(Invocation::Man),
         Command::Completions(a) => Ok(Invocation::Completions(CompletionsOptions {
             shell: match a.shell {
@@ -532,7 +533,10 @@ impl StreamArgs {
                 levels: Levels::new(&self.rule_words, self.strict),
                 markers: self.marker,
                 max_line_bytes: self.max_line_bytes,
-                protocol: self.protocol.pinned(),
+                protocol: self
+                    .profile
+                    .map(Protocol::Profile)
+                    .or(self.protocol.pinned()),
                 type_field: self.type_field,
                 first: self.first,
                 last: self.last,

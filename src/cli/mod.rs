@@ -73,6 +73,7 @@ impl Command {
             Command::Filter(a) => Some(&mut a.stream),
             Command::Schema(_)
             | Command::Capabilities(_)
+            | Command::Profiles(_)
             | Command::Completions(_)
             | Command::Man(_)
             | Command::Lint(_) => None,

@@ -2,6 +2,7 @@
 //! patterns, schema pins and rule ids. A bad value is clap's usage error,
 //! said with the flag it came with.
 
+use crate::check::ProfileRef;
 use std::time::Duration;
 
 use crate::check::SchemaPin;
@@ -47,6 +48,38 @@ pub(super) fn parse_marker(s: &str) -> Result<String, String> {
         return Err("the pattern needs exactly one capture group, for N".into());
     }
     Ok(s.to_string())
+}
+
+/// `--profile NAME|FILE`: read once, here, so a profile with a mistake
+/// is a usage error (64) naming its line and column (docs/contract.md §25).
+/// Its possible values are the built-ins, for help and completions; a
+/// file is taken too.
+#[derive(Clone)]
+pub(super) struct ProfileArg;
+
+impl clap::builder::TypedValueParser for ProfileArg {
+    type Value = ProfileRef;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<ProfileRef, clap::Error> {
+        // A function parser says its error as clap says every other.
+        let read: fn(&str) -> Result<ProfileRef, String> =
+            |s| crate::check::profiles::by_name_or_file(s).map_err(|e| e.0);
+        read.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let names = crate::check::profiles::builtins()
+            .iter()
+            .map(|p| clap::builder::PossibleValue::new(p.0.name.as_str()).help(p.0.about.as_str()));
+        Some(Box::new(names))
+    }
 }
 
 pub(super) fn parse_pin(s: &str) -> Result<SchemaPin, String> {

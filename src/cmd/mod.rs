@@ -6,6 +6,7 @@ pub mod capabilities;
 pub mod completions;
 pub mod filter;
 pub mod lint;
+pub mod profiles;
 pub mod reconcile;
 pub mod run;
 pub mod schema;

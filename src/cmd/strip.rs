@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 
 use crate::check::{
-    Checker, Decision, Exposure, LineKind, Protocol, Run, id_key, redact, redaction,
+    Checker, Decision, Exposure, LineKind, Payload, Run, id_key, redact, redaction,
 };
 use crate::config::{ReportTo, StripOptions};
 use crate::exit::{Exit, Result};
@@ -51,13 +51,9 @@ impl Strip<'_> {
         if !seen.event || (seen.framework && !o.keep_framework && !named()) {
             return false;
         }
-        if seen.protocol == Protocol::Afdata {
-            // AFDATA's data is the result payload; `--type` adds kinds.
-            let kind = ev.get("kind").and_then(|v| v.as_str());
-            if !kind.is_some_and(|k| k == "result" || o.types.iter().any(|t| *t == k)) {
-                return false;
-            }
-        } else if !seen.framework && !o.types.is_empty() && !named() {
+        // Where `--type` names kinds (AFDATA's), the payload says which
+        // events are data.
+        if !seen.protocol.typed_by_kind() && !seen.framework && !o.types.is_empty() && !named() {
             return false;
         }
         match &o.run {
@@ -83,28 +79,13 @@ impl Consumer for Strip<'_> {
             && self.wanted(&decided, &ev)
         {
             let bytes = ev.line();
-            let payload = || {
-                let kind = ev.get("kind")?.as_str()?;
-                ev.get(&kind)
-            };
-            let (range, cut) = match seen.protocol {
-                // The payload value, bytes as they came (docs/contract.md §9).
-                Protocol::Afdata => match payload() {
-                    Some(v) => (v.span(), None),
-                    None => return Ok(seen),
-                },
-                // The aiocs envelope's payload is its data, bytes as they
-                // came (a pretty-printed one's over several lines).
-                Protocol::Aiocs => match ev.get("data") {
-                    Some(v) => (v.span(), None),
-                    None => return Ok(seen),
-                },
-                // Only AOI 1.x has an envelope to take off.
-                Protocol::Aoi => ((0, bytes.len()), ev.aoi_cut()),
-                // (An OKF document is `run`'s only.)
-                Protocol::Aoi02 | Protocol::Ndjson | Protocol::Okf | Protocol::Jsonl => {
-                    ((0, bytes.len()), None)
-                }
+            // The protocol says what its payload is (docs/contract.md §9):
+            // AFDATA's result, the aiocs envelope's data, an AOI 1.x event
+            // less its envelope, any other event whole.
+            let (range, cut) = match seen.protocol.payload(&ev, &self.opts.types) {
+                Some(Payload::Value(span)) => (span, None),
+                Some(Payload::Whole(cut)) => ((0, bytes.len()), cut),
+                None => return Ok(seen),
             };
             let exposures = match (self.opts.stream.redact, decided.document) {
                 (false, _) => &[],

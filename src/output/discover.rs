@@ -7,7 +7,6 @@
 
 use serde_json::{Value, json};
 
-use crate::check::Protocol;
 use crate::check::rules::{CATEGORIES, Rule};
 use crate::output::identity::{AOI_VERSION, SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
 
@@ -202,8 +201,12 @@ fn run_summary_props() -> Value {
 
 /// The protocols a run can be judged by (docs/contract.md §9).
 fn protocol() -> Value {
-    let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
-    json!({"enum": names})
+    // A profile read from a file names itself: its name is only held to
+    // a profile name's shape (docs/contract.md §25).
+    json!({"anyOf": [
+        {"enum": crate::check::protocol_names()},
+        {"type": "string", "pattern": "^[a-z0-9-]+$"},
+    ]})
 }
 
 const RUN_SUMMARY_REQUIRED: &[&str] = &[
@@ -435,14 +438,20 @@ pub fn schema() -> Value {
 /// The protocols `command` reads: OKF's error envelope is a command's
 /// stderr, which only `run` sees (docs/contract.md §18).
 fn input_protocols(command: &str) -> Vec<&'static str> {
-    Protocol::ALL
-        .iter()
-        .filter(|p| **p != Protocol::Okf || command == "run")
-        .map(|p| p.name())
-        .collect()
+    crate::check::protocols_named_for(command)
 }
 
-/// The capability manifest (§17).
+/// The built-in producer profiles `--profile` names (docs/contract.md
+/// §25), with where each was read from.
+fn input_profiles() -> Value {
+    let each = crate::check::profiles::builtins().iter().map(|p| {
+        let (p, s) = (p.0, &p.0.source);
+        json!({"name": p.name, "writer": p.about, "source": {
+            "package": s.package, "version": s.version, "file": s.file}})
+    });
+    Value::Array(each.collect())
+}
+
 /// How a stream command reads: a directory stands for its stream files,
 /// and `--follow` reads files by name as they grow (docs/contract.md §14, §17).
 fn input_modes(command: &str) -> Vec<&'static str> {
@@ -469,6 +478,7 @@ pub fn capabilities() -> Value {
             "input_modes": input_modes(name),
             "input_format": "jsonl",
             "input_protocols": input_protocols(name),
+            "input_profiles": input_profiles(),
             "malformed_input": "per-line tolerant: each malformed line is a finding and reading goes on",
             "outputs": outputs,
             "event_types": events,
@@ -509,6 +519,7 @@ pub fn capabilities() -> Value {
             {"name": "lint", "read_only": true, "bounded": true, "input_modes": ["command"],
              "supports_limit": false, "supports_dry_run": false, "destructive": false,
              "outputs": ["human", "jsonl", "tap", "junit"], "event_types": LINT_EVENTS},
+            {"name": "profiles", "read_only": true, "bounded": true, "outputs": ["text", "toml"]},
             {"name": "schema", "read_only": true, "bounded": true, "outputs": ["json"]},
             {"name": "capabilities", "read_only": true, "bounded": true, "outputs": ["json"]},
             {"name": "completions", "read_only": true, "bounded": true, "outputs": ["text"]},

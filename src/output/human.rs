@@ -11,7 +11,7 @@ use super::style::{self, BAD, GOOD, NOTE, WARN};
 use super::summary::{Counted, Ending};
 use super::words;
 use crate::check::rules::Severity;
-use crate::check::{Finding, OpenRun, Protocol, RunVerdict, Tally, Verdict};
+use crate::check::{Finding, OpenRun, RunVerdict, Tally, Verdict};
 use crate::exit::Exit;
 use crate::text::{clean, plural, push_number};
 
@@ -208,7 +208,7 @@ pub fn run(file: &str, r: &RunVerdict, path: Option<&str>, color: bool) -> Strin
     // AOI 1.x is the default and goes unsaid; any other protocol is named,
     // so a pass is never read as a 1.x pass.
     let proto = match r.protocol {
-        Protocol::Aoi => String::new(),
+        p if p.is_default() => String::new(),
         p => format!(" [{}]", p.name()),
     };
     format!(
@@ -327,7 +327,7 @@ pub fn summary_block(
         v.push(')');
     }
     row(&mut out, "schema", &v);
-    if r.protocol != Protocol::Aoi {
+    if !r.protocol.is_default() {
         row(&mut out, "protocol", r.protocol.name());
     }
     v.clear();
@@ -544,7 +544,7 @@ fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: V
     t.push_str(" received, event_count ");
     push_claimed(&mut t, s.and_then(|s| s.event_count));
     t.push('\n');
-    if a.protocol == Protocol::Aoi02
+    if a.protocol.counts_every_line()
         && let Some(s) = s
     {
         // 0.2's count is every line of the run, meta and summary too.

@@ -14,7 +14,7 @@
 
 use std::io;
 
-use super::contract::{Contract, LineKind, Ruling};
+use super::contract::{Contract, LineKind, Mapping, Outcomes, Payload, Ruling};
 use super::framework::retry_after;
 use crate::check::config::Config;
 use crate::check::config::Protocol;
@@ -37,6 +37,32 @@ pub(in crate::check) struct Own {
 impl Part for Own {}
 
 impl Contract for Afdata {
+    fn type_field<'a>(&'a self, _flag: &'a str) -> &'a str {
+        "kind"
+    }
+
+    fn outcomes(&'static self) -> Outcomes {
+        Outcomes::Kinds
+    }
+
+    /// AFDATA's data is the result payload, bytes as they came
+    /// (docs/contract.md §9); `--type` adds kinds.
+    fn payload(&self, ev: &Event<'_>, kinds: &[String]) -> Option<Payload> {
+        let kind = ev.get("kind")?.as_str()?;
+        if kind != "result" && !kinds.iter().any(|k| *k == kind) {
+            return None;
+        }
+        Some(Payload::Value(ev.get(&kind)?.span()))
+    }
+
+    fn typed_by_kind(&self) -> bool {
+        true
+    }
+
+    fn mapping(&'static self) -> Mapping {
+        Mapping::Kinds
+    }
+
     fn event(
         &self,
         run: &mut RunState,
@@ -136,6 +162,8 @@ impl Contract for Afdata {
                 partial: false,
                 reason: None,
                 caused_by: cause,
+                said: None,
+                why: None,
             }));
         }
         let seen = LineKind {

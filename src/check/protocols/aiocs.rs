@@ -9,7 +9,7 @@
 
 use std::io;
 
-use super::contract::{Contract, LineKind, Ruling};
+use super::contract::{Contract, LineKind, Mapping, Outcomes, Payload, Ruling};
 use crate::check::config::Config;
 use crate::check::config::Protocol;
 use crate::check::finding::Reporter;
@@ -21,6 +21,19 @@ use crate::json::{Event, Kind};
 pub(in crate::check) struct Aiocs;
 
 impl Contract for Aiocs {
+    fn outcomes(&'static self) -> Outcomes {
+        Outcomes::Envelope
+    }
+
+    /// The envelope's payload is its data, bytes as they came.
+    fn payload(&self, ev: &Event<'_>, _kinds: &[String]) -> Option<Payload> {
+        Some(Payload::Value(ev.get("data")?.span()))
+    }
+
+    fn mapping(&'static self) -> Mapping {
+        Mapping::Envelope
+    }
+
     fn event(
         &self,
         run: &mut RunState,
@@ -134,6 +147,8 @@ impl Contract for Aiocs {
             partial: false,
             reason: None,
             caused_by: cause,
+            said: None,
+            why: None,
         }));
         // The envelope ends the output, yet the run is judged at its end
         // (not at once under --multi-run, as summarize reads): a second

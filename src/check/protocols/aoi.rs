@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::io;
 
-use super::contract::{Contract, LineKind, Ruling, SeqPlace};
+use super::contract::{Contract, LineKind, Mapping, Outcomes, Payload, Ruling, SeqPlace};
 use super::framework::{
     Count, Left, by_type, identity, meta_missing, missing_identity, retry_after, summary_missing,
     typed,
@@ -25,6 +25,23 @@ use crate::text::quote;
 pub(in crate::check) struct Aoi1;
 
 impl Contract for Aoi1 {
+    fn outcomes(&'static self) -> Outcomes {
+        Outcomes::Framework
+    }
+
+    fn numbers_events(&self) -> bool {
+        true
+    }
+
+    /// Only AOI 1.x has an envelope to take off.
+    fn payload(&self, ev: &Event<'_>, _kinds: &[String]) -> Option<Payload> {
+        Some(Payload::Whole(ev.aoi_cut()))
+    }
+
+    fn mapping(&'static self) -> Mapping {
+        Mapping::Framework
+    }
+
     /// An event of an AOI 1.x run (spec §2, §8, §13).
     fn event(
         &self,
@@ -685,6 +702,8 @@ fn summary(
         partial,
         reason: reason.flatten(),
         caused_by,
+        said: None,
+        why: None,
     }));
     Ok(())
 }

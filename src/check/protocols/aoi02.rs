@@ -16,7 +16,7 @@
 
 use std::io;
 
-use super::contract::{Contract, Ruling};
+use super::contract::{Contract, Mapping, Outcomes, Ruling};
 use super::framework::{Count, Left, by_type, meta_missing, retry_after, summary_missing, typed};
 use crate::check::config::Config;
 use crate::check::config::Protocol;
@@ -58,6 +58,18 @@ enum CountReading {
 }
 
 impl Contract for Aoi02 {
+    fn outcomes(&'static self) -> Outcomes {
+        Outcomes::Framework
+    }
+
+    fn counts_every_line(&self) -> bool {
+        true
+    }
+
+    fn mapping(&'static self) -> Mapping {
+        Mapping::Framework
+    }
+
     fn event(
         &self,
         run: &mut RunState,
@@ -291,6 +303,8 @@ fn summary(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Re
         partial,
         reason,
         caused_by: None,
+        said: None,
+        why: None,
     }));
     if ok == Some(true) && run.local_process_error.is_some() {
         let msg =

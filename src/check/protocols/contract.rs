@@ -8,6 +8,7 @@ use std::io;
 use crate::check::config::Config;
 use crate::check::config::Protocol;
 use crate::check::finding::Reporter;
+use crate::check::profiles::ProfileRef;
 use crate::check::rules::Rule;
 use crate::check::run_state::RunState;
 use crate::check::verdict::End;
@@ -30,6 +31,60 @@ pub(in crate::check) trait Contract {
     /// (the run is over and closed).
     fn end(&self, run: &RunState, cfg: &Config) -> End;
 
+    /// The member an event's type is counted by (summarize,
+    /// docs/contract.md §6); `flag` is `--type-field`.
+    fn type_field<'a>(&'a self, _flag: &'a str) -> &'a str {
+        "type"
+    }
+
+    /// Where a run of it states how it ended, for a command that reads
+    /// that from the events (summarize).
+    fn outcomes(&'static self) -> Outcomes {
+        Outcomes::Unstated
+    }
+
+    /// Its events number themselves (AOI 1.x's seq): what reconcile
+    /// accounts by.
+    fn numbers_events(&self) -> bool {
+        false
+    }
+
+    /// Its summary's count is every line of its run, meta and summary too
+    /// (AOI 0.2).
+    fn counts_every_line(&self) -> bool {
+        false
+    }
+
+    /// `run`: how much of the command's stderr it reads (OKF's error
+    /// envelope is there).
+    fn stderr_read(&self) -> Option<usize> {
+        None
+    }
+
+    /// Only `run` reads it: what it reads is a command's, not a stream's.
+    fn run_only(&self) -> bool {
+        false
+    }
+
+    /// What strip-envelope writes of an event (docs/contract.md §9); `kinds`
+    /// are the `--type` values, which name kinds where `typed_by_kind`.
+    fn payload(&self, _ev: &Event<'_>, _kinds: &[String]) -> Option<Payload> {
+        Some(Payload::Whole(None))
+    }
+
+    /// `--type` names its kinds, not its types (AFDATA).
+    fn typed_by_kind(&self) -> bool {
+        false
+    }
+
+    /// How upgrade writes its events as AOI 1.0 (docs/contract.md §22).
+    fn mapping(&'static self) -> Mapping {
+        Mapping::Typed {
+            discriminator: false,
+            untyped_as_record: false,
+        }
+    }
+
     /// `run`: the command ended so. What the stream said must agree
     /// (spec §4.1, §6): `exit.disagrees` when it exited 0 but the run says
     /// ok:false, or failed but the run says ok:true.
@@ -49,6 +104,55 @@ pub(in crate::check) trait Contract {
         let msg = format!("the stream's summary says {says}, but the command {how}");
         out.report(run, Rule::ExitDisagrees, None, msg)
     }
+}
+
+/// What strip-envelope writes of an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Payload {
+    /// The event, less this byte range (AOI 1.x's envelope member).
+    Whole(Option<(usize, usize)>),
+    /// Only this value (AFDATA's payload, the aiocs envelope's data).
+    Value((usize, usize)),
+}
+
+/// Where a run states how it ended, as summarize reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcomes {
+    /// AOI's framework events: `aoi:error`, `aoi:warning`, `aoi:summary`.
+    Framework,
+    /// AFDATA's `kind`: a `result`, or an `error` with its payload.
+    Kinds,
+    /// The aiocs envelope's `ok` and `error`.
+    Envelope,
+    /// A producer profile's end event, as the profile reads it.
+    Profile(ProfileRef),
+    /// Nowhere in its events.
+    Unstated,
+}
+
+/// How upgrade writes a protocol's events as AOI 1.0 (docs/contract.md
+/// §22): the shape of the mapping, which upgrade carries out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mapping {
+    /// AOI 1.x and 0.2: domain events re-enveloped, framework events
+    /// forwarded or dropped.
+    Framework,
+    /// AFDATA: `kind` becomes `type`; `error` an `aoi:error`.
+    Kinds,
+    /// Each event as it came, typed by `type`, else by the discriminator
+    /// (`discriminator`), else kept whole as a `record`
+    /// (`untyped_as_record`).
+    Typed {
+        discriminator: bool,
+        untyped_as_record: bool,
+    },
+    /// The aiocs envelope: a `result`, or its error as an `aoi:error`.
+    Envelope,
+    /// One document, whole, as the `document` member of a `document`.
+    Document,
+    /// A producer profile's events: typed by its field, its errors as
+    /// `aoi:warning`.
+    Profile(ProfileRef),
 }
 
 /// What a protocol's rules made of one line.

@@ -9,7 +9,8 @@ use crate::json::Event;
 /// `aoi:meta` of major version 0 is AOI 0.2; a string `kind` among
 /// AFDATA's four with a member of that name is AFDATA; a boolean `ok`
 /// and a string `command`, with no `type` or `kind`, is the aiocs
-/// envelope; anything else is AOI 1.x.
+/// envelope; an object that matches a built-in profile's signature is
+/// that producer's stream (§25); anything else is AOI 1.x.
 pub fn detect(ev: &Event<'_>) -> Protocol {
     if ev.ty().as_deref() == Some("aoi:meta")
         && ev
@@ -32,6 +33,9 @@ pub fn detect(ev: &Event<'_>) -> Protocol {
         && ev.get("kind").is_none()
     {
         return Protocol::Aiocs;
+    }
+    if let Some(p) = crate::check::profiles::detect(ev) {
+        return Protocol::Profile(p);
     }
     Protocol::Aoi
 }

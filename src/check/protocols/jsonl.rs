@@ -6,7 +6,7 @@
 
 use std::io;
 
-use super::contract::{Contract, Exited, LineKind, Ruling};
+use super::contract::{Contract, Exited, LineKind, Mapping, Outcomes, Ruling};
 use crate::check::config::Config;
 use crate::check::config::Protocol;
 use crate::check::finding::Reporter;
@@ -18,6 +18,21 @@ use crate::json::Event;
 pub(in crate::check) struct Jsonl;
 
 impl Contract for Jsonl {
+    fn type_field<'a>(&'a self, flag: &'a str) -> &'a str {
+        flag
+    }
+
+    fn outcomes(&'static self) -> Outcomes {
+        Outcomes::Framework
+    }
+
+    fn mapping(&'static self) -> Mapping {
+        Mapping::Typed {
+            discriminator: false,
+            untyped_as_record: true,
+        }
+    }
+
     fn event(
         &self,
         run: &mut RunState,
@@ -33,9 +48,16 @@ impl Contract for Jsonl {
         }))
     }
 
-    /// The input's end is the run's: nothing was promised that it lacks.
-    fn close(&self, _run: &mut RunState, _out: &mut Reporter<'_>) -> io::Result<()> {
-        Ok(())
+    /// The input's end is the run's: nothing was promised that it lacks,
+    /// but an empty input says nothing at all, and is no success
+    /// (docs/contract.md §25: plain JSON lines never launder).
+    fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
+        if run.lines > 0 || run.summary.is_some() {
+            return Ok(());
+        }
+        let msg = "the input holds no line: nothing was written, which says nothing of success"
+            .to_string();
+        out.report(run, Rule::StreamEmpty, None, msg)
     }
 
     fn end(&self, _run: &RunState, _cfg: &Config) -> End {

@@ -31,14 +31,16 @@ mod framework;
 mod jsonl;
 mod ndjson;
 mod okf;
+pub(in crate::check) mod profile;
 
 pub use afdata::payload_retry_after_ms;
 pub(in crate::check) use contract::Contract;
-pub use contract::{Captured, Exited, LineKind, SeqPlace};
+pub use contract::{Captured, Exited, LineKind, Mapping, Outcomes, Payload, SeqPlace};
 pub(in crate::check) use framework::typed;
 pub use framework::{identity, identity_text};
 pub(in crate::check) use ndjson::opens;
 pub use okf::MAX_ERROR_BYTES as OKF_MAX_ERROR_BYTES;
+pub use profile::{Problem, Reading, category_of_status};
 
 /// The rules of `protocol`.
 pub(in crate::check) fn contract_of(protocol: Protocol) -> &'static dyn Contract {
@@ -50,6 +52,82 @@ pub(in crate::check) fn contract_of(protocol: Protocol) -> &'static dyn Contract
         Protocol::Aiocs => &aiocs::Aiocs,
         Protocol::Okf => &okf::Okf,
         Protocol::Jsonl => &jsonl::Jsonl,
+        Protocol::Profile(p) => p.0,
+    }
+}
+
+/// The names of every protocol and built-in profile, as `--protocol` and
+/// `--profile` take them and reports write them.
+pub fn protocol_names() -> Vec<&'static str> {
+    let profiles = crate::check::profiles::builtins()
+        .iter()
+        .map(|p| p.0.name.as_str());
+    Protocol::ALL
+        .iter()
+        .map(|p| p.name())
+        .chain(profiles)
+        .collect()
+}
+
+/// The protocols `--protocol` names for `command`: those only `run` reads
+/// are `run`'s.
+pub fn protocols_named_for(command: &str) -> Vec<&'static str> {
+    Protocol::ALL
+        .iter()
+        .filter(|p| !p.run_only() || command == "run")
+        .map(|p| p.name())
+        .collect()
+}
+
+/// What each protocol answers for itself (docs/architecture.md, "Adding
+/// a protocol or profile"): the commands ask these, never which protocol
+/// it is.
+impl Protocol {
+    /// The member an event's type is counted by (summarize,
+    /// docs/contract.md §6); `flag` is `--type-field`.
+    pub fn type_field(self, flag: &str) -> &str {
+        contract_of(self).type_field(flag)
+    }
+
+    /// Where a run states how it ended, for summarize.
+    pub fn outcomes(self) -> Outcomes {
+        contract_of(self).outcomes()
+    }
+
+    /// Its events number themselves (AOI 1.x's seq): reconcile accounts
+    /// by it.
+    pub fn numbers_events(self) -> bool {
+        contract_of(self).numbers_events()
+    }
+
+    /// Its summary counts every line of its run (AOI 0.2).
+    pub fn counts_every_line(self) -> bool {
+        contract_of(self).counts_every_line()
+    }
+
+    /// `run`: how much of the command's stderr it reads.
+    pub fn stderr_read(self) -> Option<usize> {
+        contract_of(self).stderr_read()
+    }
+
+    /// Only `run` reads it.
+    pub fn run_only(self) -> bool {
+        contract_of(self).run_only()
+    }
+
+    /// What strip-envelope writes of `ev` (`kinds`: the `--type` values).
+    pub fn payload(self, ev: &Event<'_>, kinds: &[String]) -> Option<Payload> {
+        contract_of(self).payload(ev, kinds)
+    }
+
+    /// `--type` names its kinds, not its types.
+    pub fn typed_by_kind(self) -> bool {
+        contract_of(self).typed_by_kind()
+    }
+
+    /// How upgrade writes its events as AOI 1.0.
+    pub fn mapping(self) -> Mapping {
+        contract_of(self).mapping()
     }
 }
 
@@ -76,7 +154,11 @@ pub(in crate::check) fn decide(
         pin != seen
             && !matches!(
                 pin,
-                Protocol::Ndjson | Protocol::Aiocs | Protocol::Okf | Protocol::Jsonl
+                Protocol::Ndjson
+                    | Protocol::Aiocs
+                    | Protocol::Okf
+                    | Protocol::Jsonl
+                    | Protocol::Profile(_)
             )
             && !(pin == Protocol::Aoi && seen == Protocol::Aoi02)
     });

@@ -7,7 +7,7 @@
 
 use std::io;
 
-use super::contract::{Contract, LineKind, Ruling};
+use super::contract::{Contract, LineKind, Mapping, Outcomes, Ruling};
 use crate::check::config::Config;
 use crate::check::config::Protocol;
 use crate::check::finding::Reporter;
@@ -20,6 +20,21 @@ use crate::text::quote;
 pub(in crate::check) struct Ndjson;
 
 impl Contract for Ndjson {
+    fn type_field<'a>(&'a self, flag: &'a str) -> &'a str {
+        flag
+    }
+
+    fn outcomes(&'static self) -> Outcomes {
+        Outcomes::Framework
+    }
+
+    fn mapping(&'static self) -> Mapping {
+        Mapping::Typed {
+            discriminator: true,
+            untyped_as_record: false,
+        }
+    }
+
     fn event(
         &self,
         run: &mut RunState,

@@ -13,7 +13,7 @@
 
 use std::io;
 
-use super::contract::{Contract, Exited, LineKind, Ruling};
+use super::contract::{Contract, Exited, LineKind, Mapping, Ruling};
 use crate::check::config::Config;
 use crate::check::config::Protocol;
 use crate::check::finding::Reporter;
@@ -37,6 +37,19 @@ const ERROR: [&str; 5] = ["kind", "command", "exitCode", "message", "truncated"]
 pub(in crate::check) struct Okf;
 
 impl Contract for Okf {
+    /// A byte more than is kept says the envelope is over its size.
+    fn stderr_read(&self) -> Option<usize> {
+        Some(MAX_ERROR_BYTES + 1)
+    }
+
+    fn run_only(&self) -> bool {
+        true
+    }
+
+    fn mapping(&'static self) -> Mapping {
+        Mapping::Document
+    }
+
     fn event(
         &self,
         run: &mut RunState,
@@ -160,6 +173,8 @@ impl Okf {
             partial: false,
             reason: None,
             caused_by: (!ended.success()).then_some(cause),
+            said: None,
+            why: None,
         }));
         Ok(())
     }

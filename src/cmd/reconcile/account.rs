@@ -152,7 +152,7 @@ impl Recon {
     pub fn reconciles(&self, unbounded: bool) -> bool {
         // Without seq there is nothing of reconcile's own to account for:
         // the checker's findings on counts and ends decide (docs/contract.md §9).
-        if self.protocol != Protocol::Aoi {
+        if !self.protocol.numbers_events() {
             return true;
         }
         let rest = self.rest();

@@ -95,6 +95,14 @@ impl Consumer for Reconcile {
                 Some(ev) => {
                     self.event(decided, &ev, bytes, number, &seen, report)?;
                 }
+                // Events judged from inside the line (a one-document
+                // producer's array): the checker's to account for.
+                None if seen.event => {
+                    let r = self.runs.of(decided, || Recon::new(number));
+                    r.protocol = seen.protocol;
+                    r.lines += 1;
+                    r.last_line = number;
+                }
                 None => self.text(bytes, number),
             }
         }

@@ -21,7 +21,7 @@ use std::io::{self, BufWriter};
 use std::os::fd::OwnedFd;
 use std::time::Duration;
 
-use crate::check::{Checker, Exited, LineKind, OKF_MAX_ERROR_BYTES, Protocol};
+use crate::check::{Checker, Exited, LineKind};
 use crate::config::{Input, ReportTo, RunOptions};
 use crate::exit::{Error, Exit, Result};
 use crate::input::scan::Line;
@@ -430,10 +430,14 @@ impl Attempts<'_> {
             timeout: self.opts.timeout,
             kill_after: self.opts.kill_after,
         };
-        // An OKF command's error envelope is on its stderr (docs/contract.md §18):
-        // a byte more than is kept says it is over.
-        let keep_stderr = (self.opts.stream.check.protocol == Some(Protocol::Okf))
-            .then_some(OKF_MAX_ERROR_BYTES + 1);
+        // An OKF command's error envelope is on its stderr (docs/contract.md
+        // §18), and a profile's producer says there why it failed (§25).
+        let keep_stderr = self
+            .opts
+            .stream
+            .check
+            .protocol
+            .and_then(|p| p.stderr_read());
         let (running, stdout, wake) = child::spawn(&self.opts.command, limits, keep_stderr)?;
         self.running = Some(running);
         self.wake = Some(wake);

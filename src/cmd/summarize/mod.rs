@@ -15,18 +15,18 @@
 
 use std::io;
 
-use crate::check::{Checker, Decision, LineKind, Protocol, RunVerdict};
+use crate::check::{Checker, Decision, LineKind, Outcomes, Protocol, RunVerdict};
 use crate::config::{ReportTo, SummarizeOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
-use crate::json::{Event, Kind, Value};
+use crate::json::Event;
 use crate::output::summary::{self, Counted, Ending, Problem};
 use crate::stream::{self, Consumer, Holder, PerRun, Report};
-use crate::text::one_line;
 
+mod outcomes;
 mod types;
 
-use types::{Kinds, Last, MAX_KINDS, Names};
+use types::{Kinds, Last, Names};
 
 /// Counts of ended runs kept to be used again, at most: a run that
 /// begins then costs no allocation (docs/contract.md §23).
@@ -137,11 +137,12 @@ impl Stats {
         protocol: Protocol,
         shared: &mut Shared,
     ) {
-        if protocol == Protocol::Afdata {
-            self.afdata(ev, line, &mut shared.spare);
-        }
-        if protocol == Protocol::Aiocs {
-            self.aiocs(ev, line, &mut shared.spare);
+        let outcomes = protocol.outcomes();
+        match outcomes {
+            Outcomes::Kinds => self.afdata(ev, line, &mut shared.spare),
+            Outcomes::Envelope => self.aiocs(ev, line, &mut shared.spare),
+            Outcomes::Profile(p) => self.profile(p.0, ev, line, shared),
+            Outcomes::Framework | Outcomes::Unstated => {}
         }
         // Decoded once: counted by it, and (below) an `aoi:error`,
         // `aoi:warning` or `aoi:summary` by it too.
@@ -173,10 +174,7 @@ impl Stats {
         // Only where the framework's events are the protocol's (AOI,
         // and its types in typed NDJSON or plain JSON lines): an AFDATA
         // or aiocs line's errors and end are its own, read above.
-        if matches!(
-            protocol,
-            Protocol::Aoi | Protocol::Aoi02 | Protocol::Ndjson | Protocol::Jsonl
-        ) {
+        if outcomes == Outcomes::Framework {
             self.framework_event(ev, counted.as_deref(), line, shared);
         }
     }
@@ -199,118 +197,6 @@ impl Stats {
     fn outcome(&self) -> Option<&Ending> {
         self.counts.as_ref()?.outcome.as_ref()
     }
-
-    /// An `aoi:error` or `aoi:warning` by category and code, and the
-    /// summary's outcome.
-    fn framework_event(
-        &mut self,
-        ev: &Event<'_>,
-        ty: Option<&[u8]>,
-        line: u64,
-        shared: &mut Shared,
-    ) {
-        let text = |v: Option<Value<'_>>| v.and_then(|v| v.as_str()).map(|s| s.into_owned());
-        match ty {
-            Some(t @ (b"aoi:error" | b"aoi:warning")) => {
-                let mut room = Room {
-                    left: &mut shared.room,
-                    taken: &mut self.kept,
-                };
-                // The counts apart from `kept`, which `room` holds.
-                let counts = Counts::made(&mut self.counts, &mut shared.spare);
-                let list = if t == b"aoi:error" {
-                    &mut counts.errors
-                } else {
-                    &mut counts.warnings
-                };
-                let [category, code, message] = ev.get_each(["category", "code", "message"]);
-                let category = text(category).unwrap_or_else(|| "-".into());
-                let code = text(code).unwrap_or_else(|| "-".into());
-                if let Some(p) = list
-                    .iter_mut()
-                    .find(|p| p.category == category && p.code == code)
-                {
-                    p.count += 1;
-                } else if list.len() < MAX_KINDS && room.take() {
-                    list.push(Problem {
-                        category,
-                        code,
-                        count: 1,
-                        // Bounded, one line (docs/contract.md §8).
-                        first_message: one_line(&text(message).unwrap_or_default()),
-                        first_line: line,
-                    });
-                }
-            }
-            Some(b"aoi:summary") => {
-                let [ok, reason, partial, truncated, next_cursor, elapsed_ms] = ev.get_each([
-                    "ok",
-                    "reason",
-                    "partial",
-                    "truncated",
-                    "next_cursor",
-                    "elapsed_ms",
-                ]);
-                let flag = |v: Option<Value<'_>>| v.and_then(|v| v.as_bool());
-                self.counts(&mut shared.spare).outcome = Some(Ending {
-                    ok: flag(ok),
-                    reason: text(reason),
-                    partial: flag(partial),
-                    truncated: flag(truncated),
-                    next_cursor: next_cursor.is_some_and(|v| v.kind() != Kind::Null),
-                    elapsed_ms: elapsed_ms.and_then(|v| v.uint()),
-                });
-            }
-            _ => {}
-        }
-    }
-
-    /// The aiocs envelope is the run's outcome; its error is counted by
-    /// code.
-    #[allow(clippy::vec_box, reason = "the boxes are what is reused")]
-    fn aiocs(&mut self, ev: &Event<'_>, line: u64, spare: &mut Vec<Box<Counts>>) {
-        if self.outcome().is_some() {
-            return;
-        }
-        let ok = ev.get("ok").and_then(|v| v.as_bool());
-        let counts = self.counts(spare);
-        counts.outcome = Some(Ending {
-            ok,
-            reason: (ok == Some(false)).then(|| "error".into()),
-            ..Ending::default()
-        });
-        if ok == Some(false) {
-            counts.payload_error(ev, line);
-        }
-    }
-
-    /// AFDATA's terminal event is the run's outcome; its error payload is
-    /// counted as an error by code.
-    #[allow(clippy::vec_box, reason = "the boxes are what is reused")]
-    fn afdata(&mut self, ev: &Event<'_>, line: u64, spare: &mut Vec<Box<Counts>>) {
-        let kind = ev.get("kind").and_then(|v| v.as_str());
-        let (Some(kind), None) = (kind, self.outcome()) else {
-            return;
-        };
-        match &*kind {
-            "result" => {
-                self.counts(spare).outcome = Some(Ending {
-                    ok: Some(true),
-                    ..Ending::default()
-                });
-            }
-            "error" => {
-                let counts = self.counts(spare);
-                counts.outcome = Some(Ending {
-                    ok: Some(false),
-                    reason: Some("error".into()),
-                    ..Ending::default()
-                });
-                counts.payload_error(ev, line);
-            }
-            _ => {}
-        }
-    }
 }
 
 impl Counts {
@@ -325,28 +211,6 @@ impl Counts {
         self.warnings.clear();
         self.errors.clear();
         self.outcome = None;
-    }
-
-    /// An `error` payload of `code` and `message`, as AFDATA and aiocs
-    /// carry it: an error with no category, counted by its code.
-    fn payload_error(&mut self, ev: &Event<'_>, line: u64) {
-        if self.errors.len() >= MAX_KINDS {
-            return;
-        }
-        let payload = ev.get("error");
-        let text = |k: &str| {
-            payload
-                .and_then(|p| p.field(k))
-                .and_then(|v| v.as_str())
-                .map(|s| s.into_owned())
-        };
-        self.errors.push(Problem {
-            category: "-".into(),
-            code: text("code").unwrap_or_else(|| "-".into()),
-            count: 1,
-            first_message: one_line(&text("message").unwrap_or_default()),
-            first_line: line,
-        });
     }
 }
 
@@ -408,11 +272,7 @@ impl Summarize<'_> {
             // lines), and else `type` (AOI's; aiocs and OKF have none of
             // their own). Another field would count an `aoi:error` as a
             // type and not as an error.
-            let field = match seen.protocol {
-                Protocol::Ndjson | Protocol::Jsonl => self.type_field,
-                Protocol::Afdata => "kind",
-                _ => "type",
-            };
+            let field = seen.protocol.type_field(self.type_field);
             st.event(&ev, field, number, seen.protocol, &mut self.shared);
         }
     }

@@ -5,38 +5,8 @@
 use std::borrow::Cow;
 
 use crate::check::rules::CATEGORIES;
+pub use crate::check::rules::{code_is_valid, code_of};
 use crate::text::one_line;
-
-/// `[A-Z][A-Z0-9_]*` (spec §9.1).
-pub fn code_is_valid(code: &str) -> bool {
-    let b = code.as_bytes();
-    b.first().is_some_and(u8::is_ascii_uppercase)
-        && b.iter()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_')
-}
-
-/// An upstream code as a 1.0 one: upper case, every other byte `_`, and
-/// `E_` before one that does not start with a letter; `fallback` for
-/// none.
-pub fn code_of(code: Option<&str>, fallback: &str) -> String {
-    let Some(code) = code.filter(|c| !c.is_empty()) else {
-        return fallback.to_string();
-    };
-    if code_is_valid(code) {
-        return code.to_string();
-    }
-    let mut out: String = crate::text::prefix(code, 128)
-        .chars()
-        .map(|c| match c {
-            'a'..='z' | 'A'..='Z' | '0'..='9' => c.to_ascii_uppercase(),
-            _ => '_',
-        })
-        .collect();
-    if !out.starts_with(|c: char| c.is_ascii_uppercase()) {
-        out.insert_str(0, "E_");
-    }
-    out
-}
 
 /// An upstream message as a 1.0 one: one line, never empty.
 pub fn message_of(message: Option<&str>) -> String {

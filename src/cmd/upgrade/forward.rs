@@ -38,8 +38,10 @@ use super::codes::{category_of, category_of_code, code_of, message_of};
 use super::own::OwnRun;
 use super::shapes::{COPIED, check_conforms, conforms, copied, names_unique, plain};
 use super::splice::{Spliced, reenvelope, rewritten, wrapped};
-use crate::check::Protocol;
+use crate::check::Reading;
 use crate::check::payload_retry_after_ms;
+use crate::check::profiles::Profile;
+use crate::check::{Identity, Mapping, Protocol};
 use crate::json::{Event, Kind, Value};
 use crate::output::discover::REPORT_TYPES;
 
@@ -58,6 +60,8 @@ pub enum Became {
 /// none.
 pub struct Upstream<'a> {
     pub protocol: Protocol,
+    /// The event is a document read over several lines.
+    pub document: bool,
     pub type_field: &'a str,
     pub origin: &'a str,
 }
@@ -70,27 +74,30 @@ pub fn forward<'a>(
     own: &mut OwnRun,
     line: &mut Spliced<'a>,
 ) -> Became {
-    let became = match up.protocol {
-        Protocol::Aoi | Protocol::Aoi02 => aoi(ev, up, own, line),
-        Protocol::Afdata => afdata(ev, up, own, line),
-        Protocol::Ndjson | Protocol::Jsonl => {
+    let became = match up.protocol.mapping() {
+        Mapping::Framework => aoi(ev, up, own, line),
+        Mapping::Kinds => afdata(ev, up, own, line),
+        Mapping::Typed {
+            discriminator,
+            untyped_as_record,
+        } => {
             let ty = match up.type_field {
-                _ if up.protocol == Protocol::Jsonl => None,
+                _ if !discriminator => None,
                 "type" => None,
                 field => ev.get(field),
             };
-            typed(ev, ty, up.protocol == Protocol::Jsonl, own, line)
+            typed(ev, ty, untyped_as_record, own, line)
         }
-        Protocol::Aiocs => aiocs(ev, up, own, line),
-        Protocol::Okf => {
+        Mapping::Envelope => aiocs(ev, up, own, line),
+        Mapping::Document => {
             wrapped(ev, "document", own, line);
             Became::Domain
         }
+        Mapping::Profile(p) => profile(p.0, ev, up, own, line),
     };
     // A pretty-printed document's line breaks are whitespace between
-    // tokens (a string holds none raw): as spaces, it is one line. Only a
-    // document spans lines.
-    if became != Became::Dropped && matches!(up.protocol, Protocol::Aiocs | Protocol::Okf) {
+    // tokens (a string holds none raw): as spaces, it is one line.
+    if became != Became::Dropped && up.document {
         let line = line.whole();
         let mut from = 0;
         while let Some(k) = memchr::memchr2(b'\n', b'\r', &line[from..]) {
@@ -176,6 +183,71 @@ fn domain_type(v: Value<'_>) -> bool {
         .is_some_and(|s| !s.starts_with("aoi:") && !REPORT_TYPES.contains(&&*s))
 }
 
+/// A producer profile's event (docs/contract.md §25): a domain event typed
+/// by the profile's field; its errors and warnings, and a failed end, as
+/// 1.0's (an end's error is the run's, scope process), the upstream event
+/// whole under `properties.upstream`.
+fn profile<'a>(
+    p: &Profile,
+    ev: &Event<'a>,
+    up: &Upstream<'_>,
+    own: &mut OwnRun,
+    line: &mut Spliced<'a>,
+) -> Became {
+    // The producer is the profile's: the origin of its errors and the
+    // summary's `upstream` (with its version where the stream names one).
+    if own.tool.is_none() {
+        own.tool = Some(p.tool().to_string());
+    }
+    let upstream = own.upstream.get_or_insert_with(|| Identity {
+        tool: Some(p.tool().to_string()),
+        ..Identity::default()
+    });
+    if upstream.tool_version.is_none() {
+        let version = p
+            .tool_version
+            .iter()
+            .find_map(|path| path.find(ev)?.as_str());
+        upstream.tool_version = version.map(Cow::into_owned);
+    }
+    let (ty, error) = match p.read(ev) {
+        Reading::Error { error, .. } => ("aoi:warning", error),
+        Reading::End {
+            ok: false,
+            error: Some(error),
+            ..
+        } => ("aoi:error", error),
+        Reading::End { .. } | Reading::Other => {
+            let ty = match p.type_field.as_str() {
+                "type" => None,
+                field => ev.get(field),
+            };
+            return typed(ev, ty, false, own, line);
+        }
+    };
+    let origin = own.origin(up.origin);
+    let is_error = ty == "aoi:error";
+    let fields = Rewritten {
+        origin: &origin,
+        category: Some(category_of(&error.category)),
+        code: code_of(error.code.as_deref(), "UPSTREAM_ERROR"),
+        message: message_of(error.message.as_deref()),
+        retryable: is_error.then_some(error.retryable),
+        retry_after_ms: error.retry_after_ms.filter(|_| is_error && error.retryable),
+        scope: is_error.then_some("process"),
+        wrapped: error.status.map(|status| Wrapped {
+            protocol: "http",
+            status,
+        }),
+    };
+    rewritten(ev, ty, &fields, None, None, own, line);
+    if is_error {
+        Became::Error
+    } else {
+        Became::Warning
+    }
+}
+
 fn afdata<'a>(
     ev: &Event<'a>,
     up: &Upstream<'_>,
@@ -224,6 +296,7 @@ fn afdata<'a>(
                 retryable: None,
                 retry_after_ms: None,
                 scope: None,
+                wrapped: None,
             };
             rewritten(ev, "aoi:warning", &warning, None, Some(cut), own, line);
             Became::Warning
@@ -282,6 +355,7 @@ fn payload_error<'a>(p: Option<Value<'_>>, origin: &'a str, hinted: bool) -> Rew
             .filter(|_| hinted && retryable)
             .and_then(payload_retry_after_ms),
         scope: Some("process"),
+        wrapped: None,
     }
 }
 
@@ -335,12 +409,20 @@ fn framework_event<'a>(
         scope: text("scope")
             .filter(|s| error && matches!(&**s, "process" | "item"))
             .map(|s| if s == "item" { "item" } else { "process" }),
+        wrapped: None,
     };
     let members = COPIED
         .iter()
         .filter_map(|(k, kind)| Some((*k, ev.get(k).filter(|v| copied(k, *kind, *v))?)));
     rewritten(ev, ty, &rewritten_event, members, ev.aoi_cut(), own, line);
     became
+}
+
+/// A wrapped protocol's raw status (spec §9.1).
+#[derive(Serialize)]
+struct Wrapped {
+    protocol: &'static str,
+    status: u16,
 }
 
 /// The spec fields of a rewritten error or warning, in the order a 1.0
@@ -358,4 +440,7 @@ struct Rewritten<'a> {
     retry_after_ms: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     scope: Option<&'static str>,
+    /// The HTTP status a producer's error carried (spec §9.1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wrapped: Option<Wrapped>,
 }

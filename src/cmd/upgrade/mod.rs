@@ -192,6 +192,7 @@ impl Upgrader {
         }
         let up = Upstream {
             protocol: seen.protocol,
+            document: decided.document.is_some(),
             type_field: &self.type_field,
             origin: &self.origin,
         };

@@ -1,0 +1,280 @@
+//! A producer profile as data (docs/contract.md §25): what one agent CLI's
+//! stream looks like, read from a small TOML file. The file's words are
+//! checked where they are read (`serde`, with `deny_unknown_fields`), so
+//! a mistake is a usage error naming its line and column, never a
+//! surprise while a stream is judged.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::matching::{Match, Path};
+use crate::check::rules::CATEGORIES;
+
+/// A loaded profile: made once, for the whole process, so a run's
+/// protocol can name it and stay `Copy`. Equal when it is the same one.
+#[derive(Clone, Copy)]
+pub struct ProfileRef(pub &'static Profile);
+
+impl PartialEq for ProfileRef {
+    fn eq(&self, other: &ProfileRef) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for ProfileRef {}
+
+impl std::hash::Hash for ProfileRef {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        std::ptr::hash(self.0, h);
+    }
+}
+
+impl std::fmt::Debug for ProfileRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Profile({})", self.0.name)
+    }
+}
+
+/// One producer's stream, as a profile file says it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// What `--profile` names it by, and what the verdict line says.
+    pub name: String,
+    /// One line for `aoitap profiles`: which command writes such a stream.
+    pub about: String,
+    /// The producer's name, as an upgraded stream's `upstream.tool` and
+    /// `origin` say it (default: the profile's name).
+    pub tool: Option<String>,
+    /// Where the stream names the producer's version, if it does.
+    #[serde(default)]
+    pub tool_version: Vec<Path>,
+    /// `lines` (one event a line) or `json` (one document, which may be
+    /// pretty-printed over several lines).
+    #[serde(default)]
+    pub form: Form,
+    /// The member that names an event's type: what summarize counts by.
+    #[serde(default = "type_field")]
+    pub type_field: String,
+    /// One process writes several turns, each opened and ended anew.
+    #[serde(default)]
+    pub multi_turn: bool,
+    /// `auto` picks this profile when a run's first object matches one of
+    /// these (built-ins only: a file is used when named).
+    #[serde(default)]
+    pub signature: Vec<Match>,
+    /// The events that open a run (a turn).
+    pub open: Vec<Match>,
+    /// In a log (`--multi-run`), an opener inside a run that has not
+    /// ended begins the next run (the one before was cut). Off where an
+    /// opener is any event the producer writes first (Copilot's).
+    #[serde(default = "yes")]
+    pub reopen: bool,
+    /// The events that may come before the opener.
+    #[serde(default)]
+    pub before_open: Vec<Match>,
+    /// The events that end a turn, each with what success looks like.
+    pub end: Vec<End>,
+    /// Errors that do not end the run.
+    #[serde(default)]
+    pub error: Vec<ErrorEvent>,
+    /// The events allowed after the end.
+    #[serde(default)]
+    pub after_end: Vec<Match>,
+    /// The member that names the run, where one does.
+    pub run_id: Option<RunId>,
+    /// A member on end events that counts them from 0: a skip is a lost
+    /// event.
+    pub ordinal: Option<Path>,
+    /// How the producer's codes and texts read as the spec's categories.
+    #[serde(default)]
+    pub categories: Categories,
+    /// Under `run`: what an exit status means when the stream has no end,
+    /// as a category (`41 = "authn"`).
+    #[serde(default)]
+    pub exit: BTreeMap<String, Category>,
+    /// Where the profile's facts were read.
+    pub source: Source,
+    /// The file as it was read: what `aoitap profiles NAME` prints.
+    #[serde(skip)]
+    pub text: String,
+}
+
+impl Profile {
+    /// The producer's name.
+    pub fn tool(&self) -> &str {
+        self.tool.as_deref().unwrap_or(&self.name)
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn type_field() -> String {
+    "type".to_string()
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Form {
+    #[default]
+    Lines,
+    Json,
+}
+
+/// An event that ends a turn.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct End {
+    pub when: Match,
+    /// The end reads as success when this holds; without it, never.
+    pub success: Option<Match>,
+    /// The end reads as cancelled when this holds (and success does not).
+    pub cancelled: Option<Match>,
+    #[serde(default)]
+    pub code: Vec<Path>,
+    #[serde(default)]
+    pub message: Vec<Path>,
+    #[serde(default)]
+    pub status: Vec<Path>,
+    #[serde(default)]
+    pub category: Vec<Path>,
+    #[serde(default)]
+    pub retry_after_ms: Vec<Path>,
+}
+
+/// Where an error's parts are: the first present of each list. An HTTP
+/// `status` reads as its category by spec §9.5; a `category` is the
+/// producer's own, when it writes one of the spec's.
+pub struct Fields<'a> {
+    pub code: &'a [Path],
+    pub message: &'a [Path],
+    pub status: &'a [Path],
+    pub category: &'a [Path],
+    pub retry_after_ms: &'a [Path],
+}
+
+macro_rules! fields {
+    ($t:ty) => {
+        impl $t {
+            pub fn fields(&self) -> Fields<'_> {
+                Fields {
+                    code: &self.code,
+                    message: &self.message,
+                    status: &self.status,
+                    category: &self.category,
+                    retry_after_ms: &self.retry_after_ms,
+                }
+            }
+        }
+    };
+}
+
+fields!(End);
+fields!(ErrorEvent);
+
+/// An error event that does not end the run.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorEvent {
+    pub when: Match,
+    pub level: Level,
+    #[serde(default)]
+    pub code: Vec<Path>,
+    #[serde(default)]
+    pub message: Vec<Path>,
+    #[serde(default)]
+    pub status: Vec<Path>,
+    #[serde(default)]
+    pub category: Vec<Path>,
+    #[serde(default)]
+    pub retry_after_ms: Vec<Path>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// A failure only if no successful end follows; the best cause when
+    /// the run fails.
+    Provisional,
+    /// Counted, never a failure.
+    Warning,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunId {
+    pub path: Path,
+    /// Must it be the same wherever it appears?
+    #[serde(default)]
+    pub same: bool,
+}
+
+/// How codes and texts read as categories (spec §9.2). HTTP statuses
+/// follow spec §9.5 and need no table.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Categories {
+    /// A code as the producer writes it, to a category.
+    #[serde(default)]
+    pub codes: BTreeMap<String, Category>,
+    /// Message text rules: fragile (a reworded message escapes them),
+    /// used only where nothing structured says more.
+    #[serde(default)]
+    pub fragile_messages: Vec<MessageRule>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessageRule {
+    /// Matched without regard to case.
+    pub contains: String,
+    pub category: Category,
+}
+
+/// One of the spec's closed categories (§9.2), checked where it is read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Category(pub &'static str);
+
+impl<'de> Deserialize<'de> for Category {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Category, D::Error> {
+        Category::try_from(String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+impl TryFrom<String> for Category {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Category, String> {
+        CATEGORIES
+            .iter()
+            .find(|c| **c == s)
+            .map(|c| Category(c))
+            .ok_or_else(|| {
+                format!(
+                    "{s:?} is not a category of spec §9.2 (one of {})",
+                    CATEGORIES.join(", ")
+                )
+            })
+    }
+}
+
+impl Category {
+    /// The category's default disposition (spec §9.2).
+    pub fn retryable(&self) -> bool {
+        matches!(self.0, "rate_limited" | "unavailable" | "timeout")
+    }
+}
+
+/// Where a profile's facts come from, shown by `aoitap profiles NAME`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    pub package: String,
+    pub version: String,
+    pub file: String,
+    #[serde(default)]
+    pub note: Option<String>,
+}

@@ -1,0 +1,641 @@
+//! Producer profiles (docs/contract.md §25): the agent CLIs' own streams,
+//! judged by what a profile (data, `check/profiles/`) says of one
+//! producer: which events open a run, which end it and when that end is
+//! a success, which errors are provisional, what may come before the
+//! opener and after the end, the run id and the ordinal. One engine for
+//! every profile, built in or read from a file.
+
+use std::io;
+
+use super::contract::{Contract, Exited, LineKind, Mapping, Outcomes, Ruling};
+use crate::check::config::Config;
+use crate::check::finding::{Draft, Reporter};
+use crate::check::rules::{Rule, Severity, code_of};
+use crate::check::run_state::{Cause, Part, RunState, SummaryClaim};
+use crate::check::verdict::End;
+use crate::json::{Event, Kind, Value};
+use crate::text::{plural, quote};
+
+use crate::check::profiles::matching::{Path, any, number};
+use crate::check::profiles::model::{self, Fields};
+use crate::check::profiles::{Form, Level, Profile, ProfileRef};
+
+/// How much of a command's stderr `run --profile` keeps, to name why it
+/// failed before its end.
+const STDERR_KEPT: usize = 64 * 1024;
+
+/// What one event says, as its profile reads it (summarize, upgrade).
+pub enum Reading {
+    /// It ends a turn: a success, or a failure (cancelled or not) with
+    /// what the producer said of it.
+    End {
+        ok: bool,
+        cancelled: bool,
+        error: Option<Problem>,
+    },
+    /// An error that does not end the run.
+    Error { level: Level, error: Problem },
+    /// Any other event.
+    Other,
+}
+
+/// An error as the producer said it, read as the spec's (§9).
+#[derive(Clone, Debug, Default)]
+pub struct Problem {
+    pub category: String,
+    pub code: Option<String>,
+    pub message: Option<String>,
+    /// The HTTP status it carried, if any (spec §9.5).
+    pub status: Option<u16>,
+    pub retryable: bool,
+    pub retry_after_ms: Option<u64>,
+}
+
+/// What a run of a profile has said so far.
+#[derive(Default)]
+struct Turns {
+    opened: bool,
+    ended: bool,
+    /// The run id as first seen (decoded, or the raw value when it is not
+    /// a string).
+    id: Option<Vec<u8>>,
+    /// The ordinal the next end must carry.
+    ordinal: Option<u64>,
+    /// The last provisional error, and how many came.
+    provisional: Option<Said>,
+    provisionals: u64,
+    /// The line the document began on (`form = "json"`).
+    document: Option<u64>,
+    /// Each once per run.
+    open_reported: bool,
+    extra_reported: bool,
+    after_reported: bool,
+    id_reported: bool,
+    /// `run`: the command failed before an end, which is the run's outcome.
+    exit_failed: bool,
+}
+
+impl Part for Turns {}
+
+/// An error as the producer said it.
+#[derive(Clone, Default)]
+struct Said {
+    cause: Cause,
+    message: Option<String>,
+    /// What kind of event said it ("api_retry", "error").
+    what: String,
+}
+
+impl Contract for Profile {
+    fn type_field<'a>(&'a self, _flag: &'a str) -> &'a str {
+        &self.type_field
+    }
+
+    fn outcomes(&'static self) -> Outcomes {
+        Outcomes::Profile(ProfileRef(self))
+    }
+
+    /// `run`: the tail of what the command wrote on stderr names why it
+    /// failed before its end (docs/contract.md §25).
+    fn stderr_read(&self) -> Option<usize> {
+        Some(STDERR_KEPT)
+    }
+
+    fn mapping(&'static self) -> Mapping {
+        Mapping::Profile(ProfileRef(self))
+    }
+
+    fn event(
+        &self,
+        run: &mut RunState,
+        out: &mut Reporter<'_>,
+        ev: &Event<'_>,
+    ) -> io::Result<Ruling> {
+        run.count_line();
+        run.domain += 1;
+        let mut st = std::mem::take(run.part(|_| Turns::default()));
+        let opener = any(&self.open, ev);
+        let ender = self.end.iter().find(|e| e.when.holds(ev));
+        let mut ends = false;
+        if self.form == Form::Json {
+            self.one_document(run, out, &mut st)?;
+        }
+        if !st.opened {
+            if opener {
+                st.opened = true;
+            } else if !any(&self.before_open, ev) && !st.open_reported {
+                st.open_reported = true;
+                st.opened = true;
+                let msg = format!(
+                    "the run starts with {}, which neither opens a {} run nor may come before its \
+                     opener: its head was cut, or it is not a {} stream",
+                    self.what(ev),
+                    self.name,
+                    self.name
+                );
+                out.report(run, Rule::ProfileOpenMissing, None, msg)?;
+            }
+        } else if st.ended {
+            if self.multi_turn && opener {
+                st.ended = false;
+            } else if !any(&self.after_end, ev) && !st.after_reported {
+                st.after_reported = true;
+                let msg = format!(
+                    "{} after the run's end, which {} does not allow after it",
+                    self.what(ev),
+                    self.name
+                );
+                out.report(run, Rule::ProfileAfterEnd, None, msg)?;
+            }
+        }
+        self.run_id(run, out, ev, &mut st)?;
+        match ender {
+            Some(end) if st.opened && !st.ended => {
+                st.ended = true;
+                ends = true;
+                self.ordinal(run, out, ev, &mut st)?;
+                self.ended(run, ev, end, &st);
+            }
+            Some(_) => {}
+            None => {
+                if let Some(e) = self.error.iter().find(|e| e.when.holds(ev)) {
+                    match e.level {
+                        Level::Provisional => {
+                            run.errors += 1;
+                            st.provisionals += 1;
+                            st.provisional = Some(self.said(ev, &e.fields(), None));
+                        }
+                        Level::Warning => run.warnings += 1,
+                    }
+                }
+            }
+        }
+        *run.part(|_| Turns::default()) = st;
+        Ok(Ruling {
+            // A multi-turn run goes on after each turn's end: it ends with
+            // its input, or where another run begins.
+            ends: ends && !self.multi_turn,
+            ..Ruling::seen(LineKind {
+                event: true,
+                // Decided before the run's first event was handed here.
+                protocol: run.protocol.unwrap_or_default(),
+                ..LineKind::default()
+            })
+        })
+    }
+
+    fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
+        let st = std::mem::take(run.part(|_| Turns::default()));
+        if st.ended {
+            if run.summary.as_ref().is_some_and(|s| s.ok == Some(true)) && st.provisionals > 0 {
+                let last = st
+                    .provisional
+                    .as_ref()
+                    .map(|s| s.describe())
+                    .unwrap_or_default();
+                let msg = format!(
+                    "{} before the successful end: recovered (the last: {last})",
+                    plural(st.provisionals, "provisional error")
+                );
+                out.report(run, Rule::ProfileRecovered, None, msg)?;
+            }
+            return Ok(());
+        }
+        if st.exit_failed {
+            return Ok(());
+        }
+        if run.lines == 0 {
+            let msg = format!(
+                "nothing was written: a {} run opens with its first event",
+                self.name
+            );
+            return out.report(run, Rule::ProfileOpenMissing, None, msg);
+        }
+        if !st.opened {
+            let msg = format!(
+                "the input ended after {} without an event that opens a {} run",
+                plural(run.lines, "event"),
+                self.name
+            );
+            return out.report(run, Rule::ProfileOpenMissing, None, msg);
+        }
+        let last = match &st.provisional {
+            Some(said) => format!("; the last error before it: {}", said.describe()),
+            None => String::new(),
+        };
+        let msg = format!(
+            "the stream ended after {} without its end event: it was cut off, or the producer \
+             was killed or failed{last}",
+            plural(run.lines, "event")
+        );
+        out.report(run, Rule::ProfileEndMissing, None, msg)
+    }
+
+    fn end(&self, _run: &RunState, _cfg: &Config) -> End {
+        End {
+            passed: "ended by its producer's successful end event",
+            end: "its producer's end event",
+            missing: Rule::ProfileEndMissing,
+            unbounded: "a producer profile's stream, no end event",
+            ok_with_error: "the end says success, but the run reported an error that ended it",
+            bounded: true,
+            uses_seq: false,
+            unscoped: None,
+        }
+    }
+
+    /// `run --profile` (docs/contract.md §25): the stream decides when it has
+    /// an end, and an exit status that says otherwise is a warning; without
+    /// an end, a failed command is the run's failure.
+    fn exited(
+        &self,
+        run: &mut RunState,
+        out: &mut Reporter<'_>,
+        ended: &Exited<'_>,
+    ) -> io::Result<()> {
+        let how = ended.how;
+        if let Some(claim) = &run.summary {
+            let says = match (claim.ok, ended.success()) {
+                (Some(false), true) => "failure",
+                (Some(true), false) => "success",
+                _ => return Ok(()),
+            };
+            let msg = format!(
+                "the stream's end says {says}, but the command {how}: the stream's end decides"
+            );
+            let mut draft = Draft::new(Rule::ExitDisagrees, msg);
+            draft.base = Severity::Warning;
+            return out.emit(run, draft);
+        }
+        if ended.success() {
+            return Ok(());
+        }
+        let category = ended
+            .code
+            .and_then(|c| self.exit.get(&c.to_string()))
+            .map(|c| c.0);
+        let mut st = std::mem::take(run.part(|_| Turns::default()));
+        st.exit_failed = true;
+        let provisional = st.provisional.clone();
+        *run.part(|_| Turns::default()) = st;
+        let cause = match (category, provisional) {
+            (Some(c), _) => Cause {
+                category: Some(c.to_string()),
+                code: ended.code.map(|c| format!("EXIT_{c}")),
+                retryable: model::Category(c).retryable(),
+                ..Cause::default()
+            },
+            (None, Some(said)) => said.cause,
+            (None, None) => Cause {
+                category: Some("internal".into()),
+                ..Cause::default()
+            },
+        };
+        let tail = ended
+            .stderr
+            .as_ref()
+            .map(|s| crate::text::one_line(&String::from_utf8_lossy(stderr_tail(&s.head))))
+            .filter(|s| !s.is_empty());
+        run.summary = Some(Box::new(SummaryClaim {
+            ok: Some(false),
+            reason: Some("failed".into()),
+            caused_by: Some(cause),
+            why: Some(format!("the command {how} before its end event")),
+            said: tail,
+            ..SummaryClaim::default()
+        }));
+        Ok(())
+    }
+}
+
+/// The last line or two of what a command wrote on stderr.
+fn stderr_tail(head: &[u8]) -> &[u8] {
+    let trimmed = head.trim_ascii_end();
+    let from = trimmed
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1);
+    &trimmed[from..]
+}
+
+impl Profile {
+    /// What `ev` says, read alone (no run around it).
+    pub fn read(&self, ev: &Event<'_>) -> Reading {
+        if let Some(end) = self.end.iter().find(|e| e.when.holds(ev)) {
+            let ok = end.success.as_ref().is_some_and(|m| m.holds(ev));
+            let cancelled = !ok && end.cancelled.as_ref().is_some_and(|m| m.holds(ev));
+            let error = (!ok).then(|| {
+                self.said(ev, &end.fields(), None)
+                    .problem(ev, &end.fields())
+            });
+            return Reading::End {
+                ok,
+                cancelled,
+                error,
+            };
+        }
+        match self.error.iter().find(|e| e.when.holds(ev)) {
+            Some(e) => Reading::Error {
+                level: e.level,
+                error: self.said(ev, &e.fields(), None).problem(ev, &e.fields()),
+            },
+            None => Reading::Other,
+        }
+    }
+
+    /// With `--multi-run`, does `ev` open the next run, `current` being
+    /// the run id-less lines go to now? Not when `current` has only what
+    /// may come before an opener (Claude's hook messages are its run's),
+    /// nor when it is the end `current` awaits, nor when it carries
+    /// `current`'s run id (a next turn, opencode's next step).
+    pub(in crate::check) fn opens_next(&self, current: Option<&RunState>, ev: &Event<'_>) -> bool {
+        if !any(&self.open, ev) {
+            return false;
+        }
+        // A run that has judged nothing yet (a document's lines held) is
+        // the one this event opens.
+        let Some(current) = current.filter(|r| r.lines > 0) else {
+            return current.is_none();
+        };
+        let Some(st) = current.part_of::<Turns>() else {
+            return true;
+        };
+        // Hooks before the opener are its run's; an end that may also
+        // open (a lone result) ends the run that awaits it.
+        if !st.opened || (!st.ended && (!self.reopen || self.end.iter().any(|e| e.when.holds(ev))))
+        {
+            return false;
+        }
+        let id = || {
+            let v = self.run_id.as_ref()?.path.find(ev)?;
+            Some(
+                v.decoded()
+                    .map_or_else(|| v.raw().to_vec(), |d| d.into_owned()),
+            )
+        };
+        !(st.id.is_some() && id() == st.id)
+    }
+
+    /// An event as a finding names it: its type, quoted.
+    fn what(&self, ev: &Event<'_>) -> String {
+        match ev.get(&self.type_field).and_then(|v| v.as_str()) {
+            Some(ty) => format!("an event of type {}", quote(&ty)),
+            None => format!("an event without a string {}", quote(&self.type_field)),
+        }
+    }
+
+    /// `profile.document-extra`: a producer that writes one document
+    /// writes every event on the line the document began on (an array's
+    /// elements, a pretty-printed object's one event).
+    fn one_document(
+        &self,
+        run: &mut RunState,
+        out: &mut Reporter<'_>,
+        st: &mut Turns,
+    ) -> io::Result<()> {
+        let first = *st.document.get_or_insert(out.line);
+        if first == out.line || st.extra_reported {
+            return Ok(());
+        }
+        st.extra_reported = true;
+        let msg = format!(
+            "a second JSON document (the first began at line {first}): {} writes one",
+            self.name
+        );
+        out.report(run, Rule::ProfileDocumentExtra, None, msg)
+    }
+
+    /// `profile.run-id-changed`: the run id is the one first seen.
+    fn run_id(
+        &self,
+        run: &mut RunState,
+        out: &mut Reporter<'_>,
+        ev: &Event<'_>,
+        st: &mut Turns,
+    ) -> io::Result<()> {
+        let Some(rid) = &self.run_id else {
+            return Ok(());
+        };
+        let Some(v) = rid.path.find(ev) else {
+            return Ok(());
+        };
+        let id = match v.decoded() {
+            Some(d) => d.into_owned(),
+            None => v.raw().to_vec(),
+        };
+        match &st.id {
+            None => {
+                if run.name.is_none() {
+                    run.name = Some(crate::check::id::run_name(&String::from_utf8_lossy(&id)));
+                }
+                st.id = Some(id);
+            }
+            Some(first) if *first != id && rid.same && !st.id_reported => {
+                st.id_reported = true;
+                let msg = format!(
+                    "{} is {}, but the run's was {}: two runs are mixed, or the producer restarted",
+                    rid.path,
+                    quote(&String::from_utf8_lossy(&id)),
+                    quote(&String::from_utf8_lossy(first))
+                );
+                out.report(run, Rule::ProfileRunIdChanged, None, msg)?;
+            }
+            Some(_) => {}
+        }
+        Ok(())
+    }
+
+    /// `profile.ordinal-gap`: an end's ordinal is the one after the last.
+    fn ordinal(
+        &self,
+        run: &mut RunState,
+        out: &mut Reporter<'_>,
+        ev: &Event<'_>,
+        st: &mut Turns,
+    ) -> io::Result<()> {
+        let Some(path) = &self.ordinal else {
+            return Ok(());
+        };
+        let Some(n) = path.find(ev).and_then(|v| v.uint()) else {
+            return Ok(());
+        };
+        // A run of a log may begin at any turn; a whole stream at 0.
+        let want = st.ordinal.unwrap_or(if out.cfg.multi_run { n } else { 0 });
+        st.ordinal = n.checked_add(1);
+        if n != want {
+            let msg = if n > want {
+                format!(
+                    "{path} is {n} where {want} was next: {} lost",
+                    plural(n - want, "end event")
+                )
+            } else {
+                format!(
+                    "{path} is {n} where {want} was next: an end event repeated or out of order"
+                )
+            };
+            out.report(run, Rule::ProfileOrdinalGap, None, msg)?;
+        }
+        Ok(())
+    }
+
+    /// An end: what it says of the turn. A failed turn stays the run's
+    /// outcome, as a failed test stays a suite's.
+    fn ended(&self, run: &mut RunState, ev: &Event<'_>, end: &model::End, st: &Turns) {
+        if run.summary.as_ref().is_some_and(|s| s.ok == Some(false)) {
+            return;
+        }
+        let success = end.success.as_ref().is_some_and(|m| m.holds(ev));
+        if success {
+            run.summary = Some(Box::new(SummaryClaim {
+                ok: Some(true),
+                ..SummaryClaim::default()
+            }));
+            return;
+        }
+        let cancelled = end.cancelled.as_ref().is_some_and(|m| m.holds(ev));
+        let mut said = self.said(ev, &end.fields(), st.provisional.as_ref());
+        if cancelled {
+            said.cause.category = Some("cancelled".into());
+            said.cause.retryable = false;
+            said.cause.retry_after_ms = None;
+        }
+        run.summary = Some(Box::new(SummaryClaim {
+            ok: Some(false),
+            reason: Some(if cancelled { "cancelled" } else { "failed" }.into()),
+            caused_by: Some(said.cause),
+            said: said.message,
+            ..SummaryClaim::default()
+        }));
+    }
+
+    /// An error's parts, where `fields` says they are; what the event does
+    /// not say is taken from `before` (the last provisional error).
+    fn said(&self, ev: &Event<'_>, fields: &Fields<'_>, before: Option<&Said>) -> Said {
+        let first = |paths: &[Path]| paths.iter().find_map(|p| p.find(ev)).and_then(|v| text(&v));
+        let code = first(fields.code);
+        let message = first(fields.message);
+        let status = status(ev, fields);
+        let own_category = first(fields.category)
+            .and_then(|c| model::Category::try_from(c).ok())
+            .map(|c| c.0);
+        let retry_after_ms = fields
+            .retry_after_ms
+            .iter()
+            .find_map(|p| p.find(ev))
+            .and_then(|v| v.uint());
+        let category = own_category
+            .or_else(|| status.map(category_of_status))
+            .or_else(|| {
+                code.as_deref()
+                    .and_then(|c| self.categories.codes.get(c))
+                    .map(|c| c.0)
+            })
+            .or_else(|| {
+                let m = message.as_deref()?.to_lowercase();
+                self.categories
+                    .fragile_messages
+                    .iter()
+                    .find(|r| m.contains(&r.contains.to_lowercase()))
+                    .map(|r| r.category.0)
+            });
+        let what = ev
+            .get(&self.type_field)
+            .and_then(|v| v.as_str())
+            .map(|s| s.into_owned())
+            .unwrap_or_default();
+        // An end that says nothing of its own is read with the error
+        // before it (Gemini's result after its error event).
+        if category.is_none()
+            && code.is_none()
+            && let Some(b) = before
+        {
+            let mut said = b.clone();
+            said.message = message.or(said.message);
+            return said;
+        }
+        let category = category.unwrap_or("internal");
+        let retryable = model::Category(category).retryable();
+        Said {
+            cause: Cause {
+                origin: None,
+                category: Some(category.to_string()),
+                code: code.map(|c| code_of(Some(&c), "UPSTREAM_ERROR")),
+                retryable,
+                retry_after_ms: retry_after_ms.filter(|_| retryable).or(before
+                    .and_then(|b| b.cause.retry_after_ms)
+                    .filter(|_| retryable)),
+            },
+            message,
+            what,
+        }
+    }
+}
+
+impl Said {
+    fn problem(self, ev: &Event<'_>, fields: &Fields<'_>) -> Problem {
+        Problem {
+            category: self.cause.category.unwrap_or_else(|| "internal".into()),
+            code: self.cause.code,
+            message: self.message,
+            status: status(ev, fields),
+            retryable: self.cause.retryable,
+            retry_after_ms: self.cause.retry_after_ms,
+        }
+    }
+
+    fn describe(&self) -> String {
+        let mut s = if self.what.is_empty() {
+            "an error".to_string()
+        } else {
+            quote(&self.what)
+        };
+        if let Some(m) = &self.message {
+            s.push_str(&format!(" {}", quote(crate::text::prefix(m, 200))));
+        }
+        s
+    }
+}
+
+/// The HTTP status an error carries, where `fields` says it is.
+fn status(ev: &Event<'_>, fields: &Fields<'_>) -> Option<u16> {
+    fields
+        .status
+        .iter()
+        .find_map(|p| p.find(ev))
+        .and_then(|v| number(&v))
+        .filter(|n| n.fract() == 0.0 && (100.0..=599.0).contains(n))
+        .map(|n| n as u16)
+}
+
+/// A value as text: a string decoded, a number as written.
+fn text(v: &Value<'_>) -> Option<String> {
+    match v.kind() {
+        Kind::String => v.as_str().map(|s| s.into_owned()).filter(|s| !s.is_empty()),
+        Kind::Number | Kind::Bool => Some(String::from_utf8_lossy(v.raw()).into_owned()),
+        _ => None,
+    }
+}
+
+/// An HTTP status's category (spec §9.5), unlisted ones by their class.
+pub fn category_of_status(status: u16) -> &'static str {
+    match status {
+        400 | 422 => "validation",
+        401 => "authn",
+        403 => "authz",
+        404 | 410 => "not_found",
+        405 | 501 => "unsupported",
+        408 | 504 => "timeout",
+        409 => "conflict",
+        412 | 428 => "precondition_failed",
+        429 => "rate_limited",
+        502 | 503 => "unavailable",
+        500 => "internal",
+        499 => "cancelled",
+        // Unlisted ones by their class (spec §9.5).
+        _ => match status / 100 {
+            4 => "validation",
+            5 => "unavailable",
+            _ => "internal",
+        },
+    }
+}

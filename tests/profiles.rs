@@ -1,0 +1,482 @@
+//! Producer profiles (docs/contract.md §25): the agent CLIs' own streams,
+//! from fixtures built from each CLI's published types
+//! (`fixtures/profiles/SOURCES.md`), judged by every command to one
+//! verdict; no built-in passes another producer's stream; a user's own
+//! profile file judges a made-up producer.
+
+use std::path::PathBuf;
+
+use crate::util::*;
+
+/// One row of `fixtures/profiles/expected.tsv`.
+struct Case {
+    file: String,
+    profile: String,
+    exit: i32,
+    /// The findings' rules, but the note `profile.recovered`.
+    rules: Vec<String>,
+    /// The first object carries the profile's signature.
+    detect: bool,
+}
+
+impl Case {
+    fn path(&self) -> PathBuf {
+        fixture("profiles").join(&self.file)
+    }
+
+    fn arg(&self) -> String {
+        self.path().to_str().unwrap().to_string()
+    }
+}
+
+fn cases() -> Vec<Case> {
+    let table = std::fs::read_to_string(fixture("profiles/expected.tsv")).unwrap();
+    table
+        .lines()
+        .skip(1)
+        .map(|row| {
+            let f: Vec<&str> = row.split('\t').collect();
+            Case {
+                file: f[0].to_string(),
+                profile: f[1].to_string(),
+                exit: f[2].parse().unwrap(),
+                rules: match f[3] {
+                    "-" => vec![],
+                    rules => rules.split(',').map(str::to_string).collect(),
+                },
+                detect: f[4] == "yes",
+            }
+        })
+        .collect()
+}
+
+const BUILT_IN: [&str; 7] = [
+    "claude-stream",
+    "claude-json",
+    "codex-exec",
+    "gemini-stream",
+    "gemini-json",
+    "opencode-json",
+    "copilot-json",
+];
+
+fn rules_but_notes(out: &Out) -> Vec<String> {
+    out.rules()
+        .into_iter()
+        .filter(|r| r != "profile.recovered")
+        .collect()
+}
+
+#[test]
+fn every_fixture_gets_its_verdict_under_its_profile() {
+    let cases = cases();
+    assert!(cases.len() >= 70, "{} cases", cases.len());
+    for c in &cases {
+        let out = run(
+            &[
+                "verify",
+                "--output",
+                "jsonl",
+                "--profile",
+                &c.profile,
+                &c.arg(),
+            ],
+            b"",
+        );
+        assert_eq!(out.code, c.exit, "{}: {}", c.file, out.stdout);
+        assert_eq!(rules_but_notes(&out), c.rules, "{}", c.file);
+        let run_event = out.events().into_iter().find(|e| e["type"] == "run");
+        assert_eq!(
+            run_event.unwrap()["protocol"],
+            c.profile.as_str(),
+            "{}",
+            c.file
+        );
+        // aoitap's own report conforms: its verify is the report's verdict.
+        let own = run(&["verify"], out.stdout.as_bytes());
+        assert_ne!(own.code, 65, "{}: {}", c.file, own.stdout);
+    }
+    // Every CLI's group holds a success, a failure and a cut.
+    for p in BUILT_IN {
+        let exits: Vec<i32> = cases
+            .iter()
+            .filter(|c| c.profile == p)
+            .map(|c| c.exit)
+            .collect();
+        for want in [0, 1, 65] {
+            assert!(
+                exits.contains(&want),
+                "{p} has no fixture that exits {want}"
+            );
+        }
+    }
+}
+
+#[test]
+fn auto_picks_a_profile_only_by_its_signature() {
+    for c in cases() {
+        let out = run(&["verify", "--output", "jsonl", &c.arg()], b"");
+        let protocol = out
+            .events()
+            .into_iter()
+            .find(|e| e["type"] == "run")
+            .map(|r| r["protocol"].as_str().unwrap().to_string())
+            .unwrap_or_default();
+        if c.detect {
+            assert_eq!(protocol, c.profile, "{}", c.file);
+            assert_eq!(out.code, c.exit, "{}: {}", c.file, out.stdout);
+        } else {
+            assert!(
+                !BUILT_IN.contains(&protocol.as_str()),
+                "{} has no signature, yet auto read it as {protocol}",
+                c.file
+            );
+        }
+    }
+}
+
+#[test]
+fn every_command_reaches_the_same_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    for c in cases() {
+        for cmd in STREAM_COMMANDS {
+            let split = dir.path().join(format!("split-{cmd}"));
+            let mut args = command_words(cmd, &split);
+            args.extend(["--profile", &c.profile]);
+            let path = c.arg();
+            args.push(&path);
+            let out = run(&args, b"");
+            assert_eq!(
+                out.code, c.exit,
+                "{cmd} {}: {}{}",
+                c.file, out.stdout, out.stderr
+            );
+            let _ = std::fs::remove_dir_all(&split);
+        }
+        let out = run(&["filter", "--profile", &c.profile, ".type", &c.arg()], b"");
+        assert_eq!(out.code, c.exit, "filter {}: {}", c.file, out.stderr);
+    }
+}
+
+#[test]
+fn summarize_names_the_profile_the_run_and_the_outcome() {
+    let c = fixture("profiles/claude-stream/api-error-429.jsonl");
+    let out = run(&["summarize", "--output", "json", c.to_str().unwrap()], b"");
+    assert_eq!(out.code, 75, "{}", out.stdout);
+    let runs: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let text = runs.to_string();
+    for want in [
+        "claude-stream",
+        "rate_limited",
+        "API_ERROR",
+        "429 rate limit exceeded",
+    ] {
+        assert!(text.contains(want), "{want} not in {text}");
+    }
+}
+
+#[test]
+fn no_built_in_passes_another_producers_stream() {
+    for c in cases() {
+        for p in BUILT_IN.into_iter().filter(|p| *p != c.profile) {
+            let out = run(&["verify", "--profile", p, &c.arg()], b"");
+            // A startup failure's lone result object is exactly what
+            // `claude -p --output-format json` writes: a failure there too.
+            let same_shape = c.file == "claude-stream/startup-failure.jsonl" && p == "claude-json";
+            let want = if same_shape { 1 } else { 65 };
+            assert_eq!(out.code, want, "{} under {p}: {}", c.file, out.stdout);
+        }
+    }
+}
+
+const ACME: &str = r#"
+# A made-up producer: acme-agent --events
+name = "acme-agent"
+about = "acme-agent --events"
+type_field = "event"
+open = [{ event = "hello", agent = { present = true } }]
+after_end = [{ event = "bye" }]
+
+[run_id]
+path = "job"
+same = true
+
+[[end]]
+when = { event = "done" }
+success = { outcome = "ok" }
+cancelled = { outcome = "stopped" }
+code = ["problem.code"]
+message = ["problem.text"]
+status = ["problem.http"]
+
+[[error]]
+when = { event = "hiccup" }
+level = "provisional"
+message = ["text"]
+
+[categories.codes]
+QUOTA = "rate_limited"
+
+[source]
+package = "acme-agent"
+version = "9.9.9"
+file = "docs/events.md"
+"#;
+
+#[test]
+fn a_users_profile_file_judges_a_made_up_producer() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("acme.toml");
+    std::fs::write(&profile, ACME).unwrap();
+    let p = profile.to_str().unwrap();
+    let hello = r#"{"event":"hello","agent":"acme/9","job":"j1"}"#;
+    let step = r#"{"event":"step","job":"j1"}"#;
+    let judged = |ls: &[&str]| run(&["verify", "--output", "jsonl", "--profile", p], &lines(ls));
+    let ok = judged(&[
+        hello,
+        step,
+        r#"{"event":"done","outcome":"ok","job":"j1"}"#,
+        r#"{"event":"bye"}"#,
+    ]);
+    assert_eq!(ok.code, 0, "{}", ok.stdout);
+    let quota = judged(&[
+        hello,
+        r#"{"event":"hiccup","text":"slow down"}"#,
+        r#"{"event":"done","outcome":"failed","problem":{"code":"QUOTA","text":"over quota"}}"#,
+    ]);
+    assert_eq!(quota.code, 75, "{}", quota.stdout);
+    let http = judged(&[
+        hello,
+        r#"{"event":"done","outcome":"failed","problem":{"http":403,"text":"no"}}"#,
+    ]);
+    assert_eq!(http.code, 1, "{}", http.stdout);
+    let stopped = judged(&[hello, r#"{"event":"done","outcome":"stopped"}"#]);
+    assert_eq!(stopped.code, 1, "{}", stopped.stdout);
+    assert!(stopped.stdout.contains("cancelled"), "{}", stopped.stdout);
+    let cut = judged(&[hello, step, r#"{"event":"hiccup","text":"disk full"}"#]);
+    assert_eq!(cut.code, 65);
+    assert!(cut.has_rule("profile.end-missing"));
+    assert!(
+        cut.stdout.contains("disk full"),
+        "the last provisional error is named: {}",
+        cut.stdout
+    );
+    let mixed = judged(&[
+        hello,
+        r#"{"event":"step","job":"j2"}"#,
+        r#"{"event":"done","outcome":"ok"}"#,
+    ]);
+    assert_eq!(mixed.rules(), ["profile.run-id-changed"]);
+    let late = judged(&[hello, r#"{"event":"done","outcome":"ok"}"#, step]);
+    assert_eq!(late.rules(), ["profile.after-end"]);
+    // Typed by the profile's own field: summarize counts by it.
+    let out = run(
+        &["summarize", "--profile", p],
+        &lines(&[hello, step, step, r#"{"event":"done","outcome":"ok"}"#]),
+    );
+    assert!(out.stdout.contains("step 2"), "{}", out.stdout);
+}
+
+#[test]
+fn a_profile_with_a_mistake_is_a_usage_error_naming_its_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("bad.toml");
+    for (from, to, what) in [
+        ("level = \"provisional\"", "level = \"fatal\"", "fatal"),
+        (
+            "QUOTA = \"rate_limited\"",
+            "QUOTA = \"throttled\"",
+            "not a category",
+        ),
+        ("same = true", "smae = true", "smae"),
+        (
+            "when = { event = \"done\" }",
+            "when = { event = { present = \"yes\" } }",
+            "present",
+        ),
+    ] {
+        let bad = ACME.replace(from, to);
+        let line = bad[..bad.find(to).unwrap()].matches('\n').count() + 1;
+        std::fs::write(&profile, bad).unwrap();
+        let out = run(&["verify", "--profile", profile.to_str().unwrap()], b"{}\n");
+        assert_eq!(out.code, 64, "{}", out.stderr);
+        assert!(
+            out.stderr.contains(&format!("line {line}, column")) && out.stderr.contains(what),
+            "{}",
+            out.stderr
+        );
+    }
+    let out = run(&["verify", "--profile", "claude"], b"");
+    assert_eq!(out.code, 64);
+    assert!(
+        out.stderr.contains("claude-stream"),
+        "the built-ins are listed: {}",
+        out.stderr
+    );
+}
+
+#[test]
+fn plain_json_lines_never_launder_an_empty_input() {
+    let out = verify(&["--protocol", "jsonl"], b"");
+    assert_eq!(out.code, 65);
+    assert_eq!(out.rules(), ["stream.empty"]);
+    let up = run(&["upgrade", "--protocol", "jsonl"], b"");
+    let summary = up.summary();
+    assert_eq!(summary["ok"], false, "{}", up.stdout);
+}
+
+/// `run --profile P -- CMD` (docs/contract.md §25): the stream decides
+/// where it has an end, and an exit status that says otherwise is a
+/// warning; without an end, a failed command is the run's failure, and an
+/// exit 0 is still `profile.end-missing`. CMD is `cat FILE; exit N`.
+#[test]
+fn run_holds_the_exit_status_as_a_second_witness() {
+    let table = std::fs::read_to_string(fixture("profiles/run-cases.tsv")).unwrap();
+    let rows: Vec<Vec<String>> = table
+        .lines()
+        .skip(1)
+        .map(|r| r.split('\t').map(str::to_string).collect())
+        .collect();
+    assert!(rows.len() >= 30);
+    for r in rows {
+        let (file, profile, cmd_exit, want) = (&r[0], &r[1], &r[2], r[3].parse::<i32>().unwrap());
+        let path = fixture("profiles").join(file);
+        let path = path.to_str().unwrap();
+        let script = match cmd_exit.as_str() {
+            "TERM" => format!("cat '{path}'; kill -TERM $$"),
+            n => format!("cat '{path}'; exit {n}"),
+        };
+        let out = run(
+            &[
+                "run",
+                "--profile",
+                profile,
+                "--output",
+                "jsonl",
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ],
+            b"",
+        );
+        assert_eq!(out.code, want, "{file} exiting {cmd_exit}: {}", out.stderr);
+        // CMD's stream is relayed on stdout; the report is on stderr.
+        let out = Out {
+            code: out.code,
+            stdout: out.stderr,
+            stderr: String::new(),
+        };
+        // The stream alone, and whether the exit status disagrees with it.
+        let alone = run(&["verify", "--profile", profile, path], b"").code;
+        let ended = alone != 65;
+        let disagrees = ended && (cmd_exit == "0") != (alone == 0);
+        let said: Vec<serde_json::Value> = out
+            .findings()
+            .into_iter()
+            .filter(|f| f["rule"] == "exit.disagrees")
+            .collect();
+        assert_eq!(
+            !said.is_empty(),
+            disagrees,
+            "{file} exiting {cmd_exit}: {}",
+            out.stdout
+        );
+        for f in said {
+            assert_eq!(f["severity"], "warning", "{}", out.stdout);
+        }
+        if !ended && cmd_exit != "0" {
+            assert!(
+                !out.has_rule("profile.end-missing"),
+                "a failed command is the run's failure: {}",
+                out.stdout
+            );
+        }
+    }
+}
+
+/// A failed command's stderr names why: its last line is in the verdict.
+#[test]
+fn run_names_the_failed_commands_stderr() {
+    let path = fixture("profiles/codex-exec/interrupted.jsonl");
+    let script = format!(
+        "cat '{}'; echo 'Error: stream disconnected before completion' >&2; exit 1",
+        path.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.jsonl");
+    let out = run(
+        &[
+            "run",
+            "--profile",
+            "codex-exec",
+            "--output",
+            "jsonl",
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+        b"",
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let text = std::fs::read_to_string(&report).unwrap();
+    let verdict = text
+        .lines()
+        .find(|l| l.contains(r#""type":"run""#))
+        .unwrap();
+    assert!(
+        verdict.contains("stream disconnected before completion"),
+        "{verdict}"
+    );
+    assert!(
+        out.stderr.contains("stream disconnected"),
+        "stderr is still passed on"
+    );
+}
+
+/// `upgrade --profile P F | verify` gives F's verdict (65 upstream is a
+/// conforming failure downstream: 1), every line is valid against
+/// `aoitap schema`, and a line cut after the upgrade is found
+/// (docs/contract.md §22, §25).
+#[test]
+fn upgrade_writes_each_stream_as_aoi_with_its_verdict() {
+    let schema: serde_json::Value = serde_json::from_str(&run(&["schema"], b"").stdout).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for c in cases() {
+        let up = run(&["upgrade", "--profile", &c.profile, &c.arg()], b"");
+        assert_eq!(up.code, c.exit, "{}: {}", c.file, up.stderr);
+        let down = verify(&[], up.stdout.as_bytes());
+        let want = if c.exit == 65 { 1 } else { c.exit };
+        assert_eq!(
+            down.code, want,
+            "{}: {}\n{}",
+            c.file, up.stdout, down.stdout
+        );
+        let events = up.events();
+        for e in &events {
+            let wrong: Vec<String> = validator.iter_errors(e).map(|x| x.to_string()).collect();
+            assert!(wrong.is_empty(), "{}: {e}: {wrong:?}", c.file);
+        }
+        let summary = up.summary();
+        assert_eq!(summary["ok"], c.exit == 0, "{}", c.file);
+        if c.exit == 65 && c.rules.iter().any(|r| r == "profile.end-missing") {
+            assert!(
+                up.stdout.contains("UPSTREAM_CUT"),
+                "{}: {}",
+                c.file,
+                up.stdout
+            );
+        }
+        // Cut after the upgrade: the line before the summary goes.
+        let lines: Vec<&str> = up.stdout.lines().collect();
+        if lines.len() >= 3 {
+            let mut cut = lines.clone();
+            cut.remove(lines.len() - 2);
+            let cut = verify(&[], format!("{}\n", cut.join("\n")).as_bytes());
+            assert_eq!(cut.code, 65, "{}: a cut after upgrade", c.file);
+        }
+    }
+}
