@@ -470,7 +470,11 @@ fn paths_are_read_from_use_trees_and_code() {
 fn no_command_names_a_protocols_variant() {
     let named: Vec<String> = sources(&src())
         .into_iter()
-        .filter(|(path, _)| ["cmd", "output", "stream"].iter().any(|d| path.starts_with(d)))
+        .filter(|(path, _)| {
+            ["cmd", "output", "stream"]
+                .iter()
+                .any(|d| path.starts_with(d))
+        })
         .filter(|(_, text)| code_of(text).contains("Protocol::"))
         .map(|(path, _)| path.display().to_string())
         .collect();

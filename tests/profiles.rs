@@ -480,3 +480,201 @@ fn upgrade_writes_each_stream_as_aoi_with_its_verdict() {
         }
     }
 }
+
+/// What a user or an agent reads of the profiles: `aoitap profiles`, the
+/// capability manifest, `--help` and the completions name every built-in.
+#[test]
+fn the_built_ins_are_listed_wherever_options_are() {
+    let listed = run(&["profiles"], b"").stdout;
+    let caps: serde_json::Value =
+        serde_json::from_str(&run(&["capabilities"], b"").stdout).unwrap();
+    let verify = caps["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "verify")
+        .unwrap();
+    let help = run(&["verify", "--help"], b"").stdout;
+    let bash = run(&["completions", "bash"], b"").stdout;
+    for p in BUILT_IN {
+        assert!(
+            listed.lines().any(|l| l.starts_with(p)),
+            "aoitap profiles lacks {p}"
+        );
+        assert!(
+            verify["input_profiles"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|x| x["name"] == p),
+            "capabilities lacks {p}"
+        );
+        assert!(help.contains(p), "verify --help lacks {p}");
+        assert!(bash.contains(p), "the bash completions lack {p}");
+        let toml = run(&["profiles", p], b"");
+        assert_eq!(toml.code, 0);
+        assert!(
+            toml.stdout.contains(&format!("name = \"{p}\"")),
+            "{}",
+            toml.stdout
+        );
+    }
+}
+
+/// What an attacker found, each held: a deciding member twice, a
+/// profile path that is no small regular file, a pretty-printed array, an
+/// AOI event that looks like a producer's, an ordinal that is no whole
+/// number, interleaved sessions, a file that takes a built-in's name.
+#[test]
+fn hostile_streams_and_profiles_get_a_finding_or_a_clear_refusal() {
+    let judged = |profile: &str, ls: &[&str]| {
+        let mut args = vec!["verify", "--output", "jsonl"];
+        if !profile.is_empty() {
+            args.extend(["--profile", profile]);
+        }
+        run(&args, &lines(ls))
+    };
+    let init = r#"{"type":"system","subtype":"init","session_id":"S"}"#;
+    // The first copy of a deciding member would make a failure pass.
+    let out = judged(
+        "codex-exec",
+        &[
+            r#"{"type":"thread.started","thread_id":"T"}"#,
+            r#"{"type":"turn.completed","type":"turn.failed","error":{"message":"boom"}}"#,
+        ],
+    );
+    assert_eq!(
+        (out.code, out.rules()),
+        (65, vec!["verdict.duplicate-key".to_string()])
+    );
+    let out = judged(
+        "claude-stream",
+        &[
+            init,
+            r#"{"type":"result","subtype":"success","is_error":false,"is_error":true,"session_id":"S"}"#,
+        ],
+    );
+    assert_eq!(out.code, 65, "{}", out.stdout);
+    // Not a regular file: refused before anything is read.
+    for path in ["/dev/zero", "/tmp"] {
+        let out = run(&["verify", "--profile", path], b"");
+        assert_eq!(out.code, 64);
+        assert!(out.stderr.contains("not a regular file"), "{}", out.stderr);
+    }
+    // A pretty-printed array is one document, as a one-line one is.
+    let dir = tempfile::tempdir().unwrap();
+    let pretty = dir.path().join("pretty.json");
+    std::fs::write(
+        &pretty,
+        "[\n  {\"type\": \"system\", \"subtype\": \"init\", \"session_id\": \"S\"},\n  {\"type\": \"result\", \"subtype\": \"success\", \"is_error\": false, \"session_id\": \"S\"}\n]",
+    )
+    .unwrap();
+    let out = run(
+        &[
+            "verify",
+            "--profile",
+            "claude-json",
+            pretty.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    // No agent CLI writes AOI's envelope: a cut AOI stream stays AOI.
+    let out = judged(
+        "",
+        &[
+            r#"{"type":"system","subtype":"init","session_id":"S","aoi":{"seq":5,"run":"R"}}"#,
+            r#"{"type":"result","subtype":"success","is_error":false,"session_id":"S","aoi":{"seq":6,"run":"R"}}"#,
+        ],
+    );
+    assert_eq!(out.code, 65, "{}", out.stdout);
+    // opencode: a step that finishes on an error is no success.
+    let out = judged(
+        "opencode-json",
+        &[
+            r#"{"type":"step_start","sessionID":"S","part":{}}"#,
+            r#"{"type":"step_finish","sessionID":"S","part":{"reason":"error"}}"#,
+        ],
+    );
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    // An ordinal that is no whole number cannot be counted.
+    let result = |i: &str| {
+        format!(
+            r#"{{"type":"result","subtype":"success","is_error":false,"session_id":"S","result_index":{i}}}"#
+        )
+    };
+    let (r0, r2) = (result("0"), result("2.0"));
+    let out = judged("claude-stream", &[init, &r0, init, &r2]);
+    assert_eq!(out.rules(), ["profile.ordinal-gap"], "{}", out.stdout);
+    // Interleaved Claude sessions are told apart by session_id.
+    let (a, b) = (
+        r#"{"type":"system","subtype":"init","session_id":"A"}"#,
+        r#"{"type":"system","subtype":"init","session_id":"B"}"#,
+    );
+    let end = |s: &str| {
+        format!(r#"{{"type":"result","subtype":"success","is_error":false,"session_id":"{s}"}}"#)
+    };
+    let (ea, eb) = (end("A"), end("B"));
+    let out = run(
+        &["verify", "--multi-run", "--profile", "claude-stream"],
+        &lines(&[a, b, &eb, &ea]),
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    // A file cannot pass for a built-in; an exit status is 0-255, said
+    // with its line.
+    let mine = dir.path().join("mine.toml");
+    let codex = run(&["profiles", "codex-exec"], b"").stdout;
+    std::fs::write(&mine, &codex).unwrap();
+    let out = run(&["verify", "--profile", mine.to_str().unwrap()], b"");
+    assert_eq!(out.code, 64);
+    assert!(out.stderr.contains("is a built-in's"), "{}", out.stderr);
+    let renamed = codex.replace("name = \"codex-exec\"", "name = \"mine\"");
+    std::fs::write(&mine, format!("{renamed}\n[exit]\n297 = \"authn\"\n")).unwrap();
+    let out = run(&["verify", "--profile", mine.to_str().unwrap()], b"");
+    assert_eq!(out.code, 64);
+    let line = renamed.lines().count() + 3;
+    assert!(
+        out.stderr.contains(&format!("line {line}, column")),
+        "{}",
+        out.stderr
+    );
+}
+
+/// Under auto, a log of one producer's runs one after another is split
+/// where the profile it was detected by says, as under `--profile`.
+#[test]
+fn auto_splits_a_log_of_detected_runs_as_the_profile_does() {
+    let mut log =
+        std::fs::read(fixture("profiles/claude-stream/success-tool-calls.jsonl")).unwrap();
+    log.extend(std::fs::read(fixture("profiles/claude-stream/api-error-429.jsonl")).unwrap());
+    for extra in [&[][..], &["--profile", "claude-stream"][..]] {
+        let mut args = vec!["verify", "--multi-run", "--output", "jsonl"];
+        args.extend(extra);
+        let out = run(&args, &log);
+        assert_eq!(out.code, 75, "{extra:?}: {}", out.stdout);
+        let runs = out
+            .events()
+            .into_iter()
+            .filter(|e| e["type"] == "run")
+            .count();
+        assert_eq!(runs, 2, "{extra:?}: {}", out.stdout);
+    }
+    // A mistyped condition is a mistake, not a path.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("typo.toml");
+    let codex = run(&["profiles", "codex-exec"], b"").stdout;
+    let typo = codex
+        .replace("name = \"codex-exec\"", "name = \"typo\"")
+        .replace(
+            "thread_id = { present = true }",
+            "thread_id = { exists = true }",
+        );
+    std::fs::write(&p, typo).unwrap();
+    let out = run(&["verify", "--profile", p.to_str().unwrap()], b"");
+    assert_eq!(out.code, 64);
+    assert!(
+        out.stderr.contains("\"exists\" is no condition"),
+        "{}",
+        out.stderr
+    );
+}

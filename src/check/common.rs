@@ -16,6 +16,7 @@ use crate::json::{Event, Kind};
 /// `secret.exposed` and `secret.url-exposed`, in every protocol
 /// (docs/contract.md §10): one finding per exposed value, naming its key path,
 /// never its value. `found` keeps them, for `--redact`.
+#[inline(always)]
 pub(super) fn secrets_found(
     run: &mut RunState,
     out: &mut Reporter<'_>,
@@ -104,6 +105,7 @@ pub(super) fn suffixes_typed(
 /// §11), framework and domain events alike. The batch was validated where
 /// it was parsed (see `Batch::parse`); a line that was not is validated
 /// here.
+#[inline(always)]
 pub(super) fn schema_checked(
     run: &mut RunState,
     out: &mut Reporter<'_>,

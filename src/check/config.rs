@@ -101,7 +101,7 @@ impl Protocol {
             Protocol::Aiocs => "aiocs",
             Protocol::Okf => "okf",
             Protocol::Jsonl => "jsonl",
-            Protocol::Profile(p) => &p.0.name,
+            Protocol::Profile(p) => &p.get().name,
         }
     }
 

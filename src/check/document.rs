@@ -11,7 +11,7 @@ use crate::check::profiles::Form;
 use crate::check::protocols::{LineKind, SeqPlace};
 use crate::check::rules::Rule;
 use crate::check::secrets::{Exposure, Suspect};
-use crate::json::{Arena, Event, Index, JsonError, Parser};
+use crate::json::{Arena, Event, Index, JsonError, Kind, Parser};
 
 /// What a line held in a document is.
 pub(super) const HELD: LineKind = LineKind {
@@ -47,13 +47,14 @@ pub(super) struct Closed {
 }
 
 impl Closed {
-    /// `bytes` as a whole document, if they are one JSON object.
+    /// `bytes` as a whole document, if they are one JSON object or array.
     pub(super) fn whole(bytes: &[u8], line: u64) -> Option<Closed> {
         let text = bytes.to_vec();
         let mut arena = Arena::default();
         let index = Parser::new().parse(&text, &mut arena).ok()?;
-        let object = index.event(&text, &arena).is_object();
-        object.then_some(Closed {
+        let ev = index.event(&text, &arena);
+        let whole = ev.is_object() || ev.as_value().kind() == Kind::Array;
+        whole.then_some(Closed {
             text,
             arena,
             index,
@@ -65,6 +66,54 @@ impl Closed {
     /// The document as one event.
     pub(super) fn event(&self) -> Event<'_> {
         self.index.event(&self.text, &self.arena)
+    }
+}
+
+/// The events of an array document, each element parsed once: what a
+/// one-document producer writes as a JSON array (Claude's `--output-format
+/// json --verbose`, docs/contract.md §25).
+pub(super) struct Elements<'a> {
+    text: &'a [u8],
+    /// Each element's span in `text`, and its parse when it is an object.
+    each: Vec<((usize, usize), Option<Parsed>)>,
+}
+
+/// One element's parse.
+type Parsed = (Arena, Index);
+
+impl<'a> Elements<'a> {
+    /// The elements of `doc`, if it is an array.
+    #[cold]
+    pub(super) fn of(doc: Event<'a>) -> Option<Elements<'a>> {
+        let array = doc.as_value();
+        if array.kind() != Kind::Array {
+            return None;
+        }
+        let text = doc.line();
+        let each = array
+            .children()
+            .map(|(_, v)| {
+                let span = v.span();
+                let parsed = (v.kind() == Kind::Object).then(|| {
+                    let mut arena = Arena::default();
+                    let index = Parser::new().parse(&text[span.0..span.1], &mut arena);
+                    index.ok().map(|i| (arena, i))
+                });
+                (span, parsed.flatten())
+            })
+            .collect();
+        Some(Elements { text, each })
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.each.len()
+    }
+
+    /// Element `i` as an event, if it is an object.
+    pub(super) fn event(&self, i: usize) -> Option<Event<'_>> {
+        let ((start, end), parsed) = &self.each[i];
+        let (arena, index) = parsed.as_ref()?;
+        Some(index.event(&self.text[*start..*end], arena))
     }
 }
 
@@ -128,8 +177,9 @@ impl Reader {
                 Some(Protocol::Aiocs | Protocol::Okf) => {
                     trimmed.starts_with(b"{") && left_open(trimmed)
                 }
-                Some(Protocol::Profile(p)) if p.0.form == Form::Json => {
-                    trimmed.starts_with(b"{") && left_open(trimmed)
+                // One document of events may be an array (docs/contract.md §25).
+                Some(Protocol::Profile(p)) if p.get().form == Form::Json => {
+                    (trimmed.starts_with(b"{") || trimmed.starts_with(b"[")) && left_open(trimmed)
                 }
                 None => line == 1 && trimmed == b"{",
                 Some(_) => false,

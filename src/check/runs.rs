@@ -163,6 +163,7 @@ impl Runs {
     /// Which run a line at `line` belongs to (docs/contract.md §2): by its decoded
     /// `id`, else the current run; an id-less line that `opens` one (an
     /// `aoi:meta`, a `--first` line) opens a new run.
+    #[inline(always)]
     pub(super) fn target(&mut self, id: Option<Value<'_>>, opens: bool, line: u64) -> Target {
         if !self.multi_run {
             return Target::Slot(self.current(line));
@@ -199,6 +200,7 @@ impl Runs {
     /// opened a run can pass the cap, and that run is the newest, so the
     /// one handed back (the run opened longest ago, as at the end of
     /// input) is never the line's own.
+    #[inline(always)]
     pub(super) fn over_cap(&mut self) -> Option<usize> {
         while self.slots.len() - self.free.len() > self.cap {
             let (slot, first) = self.opened.pop_front()?;

@@ -167,7 +167,7 @@ pub(super) enum Command {
 #[derive(Args, Debug)]
 pub(super) struct ProfilesArgs {
     /// A built-in profile's name, or a profile file, to print as TOML.
-    #[arg(value_name = "NAME|FILE", value_parser = values::ProfileArg)]
+    #[arg(value_name = "NAME|FILE", value_parser = values::ProfileArg, num_args = 0..=1)]
     pub(super) profile: Option<ProfileRef>,
 }
 
@@ -505,11 +505,11 @@ pub(super) struct StreamArgs {
     #[arg(long, value_name = "REGEX", value_parser = values::parse_marker)]
     pub(super) marker: Vec<String>,
 
-    /// The contract the input follows; auto decides per run from its first object (aoi:meta of version 0 is aoi-0.2, a kind of result, error, progress or log is afdata, a boolean ok beside a string command, with no type or kind, is aiocs; else aoi). ndjson and jsonl are never guessed.
+    /// The contract the input follows; auto decides per run from its first object (aoi:meta of version 0 is aoi-0.2, a kind of result, error, progress or log is afdata, a boolean ok beside a string command, with no type or kind, is aiocs; an object carrying a built-in profile's signature is that agent CLI's stream; else aoi). ndjson and jsonl are never guessed; --profile names a profile in its place.
     #[arg(long, value_enum, default_value_t = ProtocolArg::Auto, value_name = "PROTOCOL")]
     pub(super) protocol: ProtocolArg,
 
-    /// Judge the input as an agent CLI's own stream: a built-in profile (claude-stream, claude-json, codex-exec, gemini-stream, gemini-json, opencode-json, copilot-json; `aoitap profiles` lists them) or a profile file (a path with a / or ending in .toml). auto picks a built-in only where a run's first object carries its signature.
+    /// Judge the input as an agent CLI's own stream: a built-in profile (claude-stream, claude-json, codex-exec, gemini-stream, gemini-json, opencode-json, copilot-json; `aoitap profiles` lists them) or a profile file (a path with a / or ending in .toml). Without it, --protocol auto picks a built-in only where a run's first object carries its signature.
     #[arg(long, value_name = "NAME|FILE", value_parser = values::ProfileArg, conflicts_with = "protocol")]
     pub(super) profile: Option<ProfileRef>,
 

@@ -75,9 +75,9 @@ impl clap::builder::TypedValueParser for ProfileArg {
     fn possible_values(
         &self,
     ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
-        let names = crate::check::profiles::builtins()
-            .iter()
-            .map(|p| clap::builder::PossibleValue::new(p.0.name.as_str()).help(p.0.about.as_str()));
+        let names = crate::check::profiles::builtins().iter().map(|p| {
+            clap::builder::PossibleValue::new(p.get().name.as_str()).help(p.get().about.as_str())
+        });
         Some(Box::new(names))
     }
 }
@@ -164,7 +164,7 @@ impl clap::builder::TypedValueParser for RuleId {
 }
 
 /// `--schema-version` of a stream command: a version of the schema aoitap
-/// serves, by its major (`1`, `1.8.0`); it writes that one (spec §5).
+/// serves, by its major (`1`, `1.9.0`); it writes that one (spec §5).
 pub(super) fn parse_served_version(s: &str) -> Result<String, String> {
     let served = crate::output::SCHEMA_VERSION;
     if crate::check::major(s).is_some() && crate::check::major(s) == crate::check::major(served) {

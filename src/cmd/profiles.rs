@@ -11,11 +11,15 @@ use crate::exit::{Exit, Result};
 pub fn run(one: Option<ProfileRef>) -> Result<Exit> {
     let mut out = io::stdout().lock();
     match one {
-        Some(p) => out.write_all(p.0.text.as_bytes())?,
+        Some(p) => out.write_all(p.get().text.as_bytes())?,
         None => {
-            let width = builtins().iter().map(|p| p.0.name.len()).max().unwrap_or(0);
+            let width = builtins()
+                .iter()
+                .map(|p| p.get().name.len())
+                .max()
+                .unwrap_or(0);
             for p in builtins() {
-                let (p, s) = (p.0, &p.0.source);
+                let (p, s) = (p.get(), &p.get().source);
                 writeln!(out, "{:width$}  {}", p.name, p.about)?;
                 writeln!(
                     out,

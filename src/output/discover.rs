@@ -445,7 +445,7 @@ fn input_protocols(command: &str) -> Vec<&'static str> {
 /// §25), with where each was read from.
 fn input_profiles() -> Value {
     let each = crate::check::profiles::builtins().iter().map(|p| {
-        let (p, s) = (p.0, &p.0.source);
+        let (p, s) = (p.get(), &p.get().source);
         json!({"name": p.name, "writer": p.about, "source": {
             "package": s.package, "version": s.version, "file": s.file}})
     });

@@ -102,6 +102,25 @@ impl TryFrom<BTreeMap<String, Toml>> for Match {
 
 const WORDS: [&str; 3] = ["present", "contains", "not"];
 
+/// Keys that read as a condition but are none: a table holding one is a
+/// mistake, never a path.
+const LOOK_LIKE_WORDS: [&str; 14] = [
+    "exists",
+    "equals",
+    "eq",
+    "ne",
+    "is",
+    "in",
+    "one_of",
+    "matches",
+    "regex",
+    "prefix",
+    "starts_with",
+    "ends_with",
+    "absent",
+    "missing",
+];
+
 /// A table whose keys are all condition words is a condition; any other
 /// table goes one part deeper (`{ rate_limit_info = { status = "x" } }`
 /// is the path `rate_limit_info.status`).
@@ -114,6 +133,12 @@ fn flatten(path: Path, value: Toml, out: &mut Vec<(Path, Cond)>) -> Result<(), S
             Ok(())
         }
         Toml::Object(table) => {
+            if let Some(word) = table.keys().find(|k| LOOK_LIKE_WORDS.contains(&k.as_str())) {
+                return Err(format!(
+                    "{path}: {word:?} is no condition (a table says present, contains or not; \
+                     a table of other keys is a path one part deeper, as {path}.KEY)"
+                ));
+            }
             for (key, v) in table {
                 let mut deeper = path.clone();
                 deeper.0.extend(Path::try_from(key)?.0);

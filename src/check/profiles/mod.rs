@@ -19,10 +19,17 @@ use crate::json::Event;
 /// The built-in profile whose signature the run's first object matches
 /// exactly, if one does (docs/contract.md §25, detection).
 pub fn detect(ev: &Event<'_>) -> Option<ProfileRef> {
+    // No agent CLI writes AOI's envelope or its closed `aoi:` types (spec
+    // §8.2): such an object is an AOI stream (its head cut, if it is no
+    // meta), never a producer's own. Asked first, so an AOI stream never
+    // reads the built-ins.
+    if ev.get("aoi").is_some() || ev.ty_bytes().is_some_and(|t| t.starts_with(b"aoi:")) {
+        return None;
+    }
     builtins()
         .iter()
         .copied()
-        .find(|p| matching::any(&p.0.signature, ev))
+        .find(|p| matching::any(&p.get().signature, ev))
 }
 
 /// `--profile NAME|FILE`: a value with a `/` or ending in `.toml` is a
@@ -34,9 +41,9 @@ pub fn by_name_or_file(arg: &str) -> Result<ProfileRef, LoadError> {
         return builtins()
             .iter()
             .copied()
-            .find(|p| p.0.name == arg)
+            .find(|p| p.get().name == arg)
             .ok_or_else(|| {
-                let names: Vec<&str> = builtins().iter().map(|p| p.0.name.as_str()).collect();
+                let names: Vec<&str> = builtins().iter().map(|p| p.get().name.as_str()).collect();
                 LoadError(format!(
                     "no built-in profile {arg:?} (one of {}; a file is named with a / or .toml, \
                      as ./{arg}.toml)",
@@ -44,12 +51,42 @@ pub fn by_name_or_file(arg: &str) -> Result<ProfileRef, LoadError> {
                 ))
             });
     }
-    let text = std::fs::read_to_string(arg)
-        .map_err(|e| LoadError(format!("cannot read profile {arg}: {e}")))?;
+    let text = read_file(arg)?;
     let profile = parse(&text).map_err(|e| LoadError(format!("profile {arg}: {}", e.0)))?;
-    // One per process, named once at start: kept for the whole run.
-    Ok(ProfileRef(Box::leak(Box::new(profile))))
+    // A file cannot pass for a built-in in a report.
+    if builtins().iter().any(|p| p.get().name == profile.name) {
+        return Err(LoadError(format!(
+            "profile {arg}: name {:?} is a built-in's: name a profile of your own otherwise",
+            profile.name
+        )));
+    }
+    // Named once at start: kept for the whole process.
+    ProfileRef::keep(profile).map_err(LoadError)
 }
+
+/// A profile file is a small regular file: a device, a FIFO or a file
+/// past `MAX_FILE_BYTES` is refused before it is read.
+fn read_file(arg: &str) -> Result<String, LoadError> {
+    use std::io::Read;
+    let refuse = |why: String| LoadError(format!("cannot read profile {arg}: {why}"));
+    let file = std::fs::File::open(arg).map_err(|e| refuse(e.to_string()))?;
+    let meta = file.metadata().map_err(|e| refuse(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(refuse("not a regular file".into()));
+    }
+    let mut text = String::new();
+    let read = file
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| refuse(e.to_string()))?;
+    if read as u64 > MAX_FILE_BYTES {
+        return Err(refuse(format!("over {} KiB", MAX_FILE_BYTES / 1024)));
+    }
+    Ok(text)
+}
+
+/// The largest profile file read: the built-ins are a few KiB.
+const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 #[cfg(test)]
 mod tests {
@@ -57,7 +94,10 @@ mod tests {
 
     #[test]
     fn a_name_is_a_built_in_and_a_path_a_file() {
-        assert_eq!(by_name_or_file("codex-exec").unwrap().0.name, "codex-exec");
+        assert_eq!(
+            by_name_or_file("codex-exec").unwrap().get().name,
+            "codex-exec"
+        );
         let e = by_name_or_file("codex").unwrap_err().0;
         assert!(
             e.contains("no built-in profile") && e.contains("claude-stream"),

@@ -5,34 +5,53 @@
 //! surprise while a stream is judged.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Deserialize;
 
 use super::matching::{Match, Path};
 use crate::check::rules::CATEGORIES;
 
-/// A loaded profile: made once, for the whole process, so a run's
-/// protocol can name it and stay `Copy`. Equal when it is the same one.
-#[derive(Clone, Copy)]
-pub struct ProfileRef(pub &'static Profile);
+/// Profiles read in one process, at most: the built-ins and a few files.
+const MAX_KEPT: usize = 64;
 
-impl PartialEq for ProfileRef {
-    fn eq(&self, other: &ProfileRef) -> bool {
-        std::ptr::eq(self.0, other.0)
+static KEPT: [OnceLock<&'static Profile>; MAX_KEPT] = [const { OnceLock::new() }; MAX_KEPT];
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// A profile kept for the rest of the process, by its number: a run's
+/// protocol names it and stays two bytes, as cheap to copy and compare as
+/// the others' (a pointer here made every line's verdict 16 bytes
+/// longer).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ProfileRef(u8);
+
+impl ProfileRef {
+    /// Keep `profile` for the rest of the process.
+    pub fn keep(mut profile: Profile) -> Result<ProfileRef, String> {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        if n >= MAX_KEPT {
+            return Err(format!("more than {MAX_KEPT} profiles read in one process"));
+        }
+        profile.number = n as u8;
+        KEPT[n]
+            .set(Box::leak(Box::new(profile)))
+            .map_err(|_| "a profile's place taken twice".to_string())?;
+        Ok(ProfileRef(n as u8))
     }
-}
 
-impl Eq for ProfileRef {}
-
-impl std::hash::Hash for ProfileRef {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        std::ptr::hash(self.0, h);
+    /// The profile.
+    #[inline]
+    pub fn get(self) -> &'static Profile {
+        KEPT[usize::from(self.0)]
+            .get()
+            .expect("a handle is made only once its profile is kept")
     }
 }
 
 impl std::fmt::Debug for ProfileRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Profile({})", self.0.name)
+        write!(f, "Profile({})", self.get().name)
     }
 }
 
@@ -93,15 +112,23 @@ pub struct Profile {
     /// Under `run`: what an exit status means when the stream has no end,
     /// as a category (`41 = "authn"`).
     #[serde(default)]
-    pub exit: BTreeMap<String, Category>,
+    pub exit: BTreeMap<ExitStatus, Category>,
     /// Where the profile's facts were read.
     pub source: Source,
     /// The file as it was read: what `aoitap profiles NAME` prints.
     #[serde(skip)]
     pub text: String,
+    /// Its number once kept (`ProfileRef::keep`).
+    #[serde(skip)]
+    number: u8,
 }
 
 impl Profile {
+    /// Its handle (it is kept: only kept profiles are judged by).
+    pub fn handle(&self) -> ProfileRef {
+        ProfileRef(self.number)
+    }
+
     /// The producer's name.
     pub fn tool(&self) -> &str {
         self.tool.as_deref().unwrap_or(&self.name)
@@ -232,6 +259,22 @@ pub struct MessageRule {
     /// Matched without regard to case.
     pub contains: String,
     pub category: Category,
+}
+
+/// An exit status, 0 to 255, checked where it is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ExitStatus(pub i32);
+
+impl<'de> Deserialize<'de> for ExitStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ExitStatus, D::Error> {
+        let s = String::deserialize(d)?;
+        match s.parse::<u8>() {
+            Ok(n) => Ok(ExitStatus(i32::from(n))),
+            Err(_) => Err(serde::de::Error::custom(format!(
+                "exit: {s:?} is not an exit status (0-255)"
+            ))),
+        }
+    }
 }
 
 /// One of the spec's closed categories (§9.2), checked where it is read.

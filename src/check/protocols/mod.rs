@@ -43,6 +43,7 @@ pub use okf::MAX_ERROR_BYTES as OKF_MAX_ERROR_BYTES;
 pub use profile::{Problem, Reading, category_of_status};
 
 /// The rules of `protocol`.
+#[inline(always)]
 pub(in crate::check) fn contract_of(protocol: Protocol) -> &'static dyn Contract {
     match protocol {
         Protocol::Aoi => &aoi::Aoi1,
@@ -52,7 +53,7 @@ pub(in crate::check) fn contract_of(protocol: Protocol) -> &'static dyn Contract
         Protocol::Aiocs => &aiocs::Aiocs,
         Protocol::Okf => &okf::Okf,
         Protocol::Jsonl => &jsonl::Jsonl,
-        Protocol::Profile(p) => p.0,
+        Protocol::Profile(p) => p.get(),
     }
 }
 
@@ -61,7 +62,7 @@ pub(in crate::check) fn contract_of(protocol: Protocol) -> &'static dyn Contract
 pub fn protocol_names() -> Vec<&'static str> {
     let profiles = crate::check::profiles::builtins()
         .iter()
-        .map(|p| p.0.name.as_str());
+        .map(|p| p.get().name.as_str());
     Protocol::ALL
         .iter()
         .map(|p| p.name())
@@ -134,6 +135,7 @@ impl Protocol {
 /// The protocol of `run`, decided at its first JSON object (`ev`) and then
 /// kept. A pinned protocol the run does not match is `protocol.mismatch`,
 /// once per run; the run is still judged by the pinned rules.
+#[inline(always)]
 pub(in crate::check) fn decide(
     run: &mut RunState,
     out: &mut Reporter<'_>,

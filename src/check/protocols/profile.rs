@@ -18,7 +18,7 @@ use crate::text::{plural, quote};
 
 use crate::check::profiles::matching::{Path, any, number};
 use crate::check::profiles::model::{self, Fields};
-use crate::check::profiles::{Form, Level, Profile, ProfileRef};
+use crate::check::profiles::{Form, Level, Profile};
 
 /// How much of a command's stderr `run --profile` keeps, to name why it
 /// failed before its end.
@@ -92,7 +92,7 @@ impl Contract for Profile {
     }
 
     fn outcomes(&'static self) -> Outcomes {
-        Outcomes::Profile(ProfileRef(self))
+        Outcomes::Profile(self.handle())
     }
 
     /// `run`: the tail of what the command wrote on stderr names why it
@@ -102,7 +102,7 @@ impl Contract for Profile {
     }
 
     fn mapping(&'static self) -> Mapping {
-        Mapping::Profile(ProfileRef(self))
+        Mapping::Profile(self.handle())
     }
 
     fn event(
@@ -116,6 +116,7 @@ impl Contract for Profile {
         let mut st = std::mem::take(run.part(|_| Turns::default()));
         let opener = any(&self.open, ev);
         let ender = self.end.iter().find(|e| e.when.holds(ev));
+        self.duplicates(run, out, ev, ender)?;
         let mut ends = false;
         if self.form == Form::Json {
             self.one_document(run, out, &mut st)?;
@@ -272,7 +273,7 @@ impl Contract for Profile {
         }
         let category = ended
             .code
-            .and_then(|c| self.exit.get(&c.to_string()))
+            .and_then(|c| self.exit.get(&model::ExitStatus(c)))
             .map(|c| c.0);
         let mut st = std::mem::take(run.part(|_| Turns::default()));
         st.exit_failed = true;
@@ -343,6 +344,16 @@ impl Profile {
         }
     }
 
+    /// With `--multi-run`, the run `ev` names: the run id of a multi-turn
+    /// producer that writes it on every line (Claude's `session_id`), so
+    /// interleaved sessions are told apart. Its run is judged at the end
+    /// of input; a producer whose run ends at its end event is placed by
+    /// its openers.
+    pub(in crate::check) fn names_the_run<'a>(&self, ev: &Event<'a>) -> Option<Value<'a>> {
+        let rid = self.run_id.as_ref().filter(|r| r.same && self.multi_turn)?;
+        rid.path.find(ev).filter(|v| v.kind() == Kind::String)
+    }
+
     /// With `--multi-run`, does `ev` open the next run, `current` being
     /// the run id-less lines go to now? Not when `current` has only what
     /// may come before an opener (Claude's hook messages are its run's),
@@ -382,6 +393,35 @@ impl Profile {
             Some(ty) => format!("an event of type {}", quote(&ty)),
             None => format!("an event without a string {}", quote(&self.type_field)),
         }
+    }
+
+    /// `verdict.duplicate-key` (docs/contract.md §8): a member that decides
+    /// where the run is (the type) or how it ended (an end's conditions)
+    /// appears twice, and parsers disagree about which one wins.
+    fn duplicates(
+        &self,
+        run: &mut RunState,
+        out: &mut Reporter<'_>,
+        ev: &Event<'_>,
+        ender: Option<&model::End>,
+    ) -> io::Result<()> {
+        let deciding = ender.into_iter().flat_map(|e| {
+            let when = e.when.paths();
+            let success = e.success.iter().flat_map(|m| m.paths());
+            let cancelled = e.cancelled.iter().flat_map(|m| m.paths());
+            when.chain(success).chain(cancelled).map(|p| p.top())
+        });
+        let twice = std::iter::once(self.type_field.as_str())
+            .chain(deciding)
+            .find(|key| ev.count(key) > 1);
+        let Some(key) = twice else {
+            return Ok(());
+        };
+        let msg = format!(
+            "{} appears twice: parsers disagree about which one wins, and it decides the run",
+            quote(key)
+        );
+        out.report(run, Rule::VerdictDuplicateKey, None, msg)
     }
 
     /// `profile.document-extra`: a producer that writes one document
@@ -456,8 +496,15 @@ impl Profile {
         let Some(path) = &self.ordinal else {
             return Ok(());
         };
-        let Some(n) = path.find(ev).and_then(|v| v.uint()) else {
+        let Some(v) = path.find(ev) else {
             return Ok(());
+        };
+        let Some(n) = v.uint() else {
+            let msg = format!(
+                "{path} is {}, not a whole number: the ends cannot be counted",
+                crate::text::quote_raw(v.raw())
+            );
+            return out.report(run, Rule::ProfileOrdinalGap, None, msg);
         };
         // A run of a log may begin at any turn; a whole stream at 0.
         let want = st.ordinal.unwrap_or(if out.cfg.multi_run { n } else { 0 });
@@ -481,15 +528,20 @@ impl Profile {
     /// An end: what it says of the turn. A failed turn stays the run's
     /// outcome, as a failed test stays a suite's.
     fn ended(&self, run: &mut RunState, ev: &Event<'_>, end: &model::End, st: &Turns) {
-        if run.summary.as_ref().is_some_and(|s| s.ok == Some(false)) {
-            return;
-        }
-        let success = end.success.as_ref().is_some_and(|m| m.holds(ev));
-        if success {
-            run.summary = Some(Box::new(SummaryClaim {
-                ok: Some(true),
-                ..SummaryClaim::default()
-            }));
+        // A failed turn stays the outcome; a final failure outweighs a
+        // retryable one before it (docs/contract.md §13.1).
+        let failed_before = run
+            .summary
+            .as_ref()
+            .filter(|s| s.ok == Some(false))
+            .map(|s| s.caused_by.clone());
+        if end.success.as_ref().is_some_and(|m| m.holds(ev)) {
+            if failed_before.is_none() {
+                run.summary = Some(Box::new(SummaryClaim {
+                    ok: Some(true),
+                    ..SummaryClaim::default()
+                }));
+            }
             return;
         }
         let cancelled = end.cancelled.as_ref().is_some_and(|m| m.holds(ev));
@@ -498,6 +550,11 @@ impl Profile {
             said.cause.category = Some("cancelled".into());
             said.cause.retryable = false;
             said.cause.retry_after_ms = None;
+        }
+        if let Some(kept) = failed_before
+            && !said.cause.outweighs(kept.as_ref(), !said.cause.retryable)
+        {
+            return;
         }
         run.summary = Some(Box::new(SummaryClaim {
             ok: Some(false),
@@ -590,7 +647,7 @@ impl Said {
             quote(&self.what)
         };
         if let Some(m) = &self.message {
-            s.push_str(&format!(" {}", quote(crate::text::prefix(m, 200))));
+            s.push_str(&format!(": {}", quote(crate::text::prefix(m, 200))));
         }
         s
     }

@@ -93,7 +93,7 @@ pub fn forward<'a>(
             wrapped(ev, "document", own, line);
             Became::Domain
         }
-        Mapping::Profile(p) => profile(p.0, ev, up, own, line),
+        Mapping::Profile(p) => profile(p.get(), ev, up, own, line),
     };
     // A pretty-printed document's line breaks are whitespace between
     // tokens (a string holds none raw): as spaces, it is one line.
