@@ -49,6 +49,11 @@ impl Path {
         Some(v)
     }
 
+    /// The top-level `type`.
+    fn is_type(&self) -> bool {
+        matches!(&self.0[..], [only] if only == "type")
+    }
+
     /// Its first part: the top-level member it reads.
     pub fn top(&self) -> &str {
         &self.0[0]
@@ -202,6 +207,19 @@ impl Match {
         self.0.iter().all(|(path, cond)| cond.holds(path.find(ev)))
     }
 
+    /// As `holds`, the event's decoded `type` given: a profile asks it once
+    /// an event, where each match would decode it again.
+    pub fn holds_typed(&self, ev: &Event<'_>, ty: Option<&[u8]>) -> bool {
+        self.0.iter().all(|(path, cond)| match cond {
+            Cond::Is(Scalar::Str(s)) if path.is_type() => ty == Some(s.as_bytes()),
+            Cond::OneOf(list) if path.is_type() => ty.is_some_and(|t| {
+                list.iter()
+                    .any(|s| matches!(s, Scalar::Str(s) if s.as_bytes() == t))
+            }),
+            _ => cond.holds(path.find(ev)),
+        })
+    }
+
     /// The paths it reads, for a profile's own checks.
     pub fn paths(&self) -> impl Iterator<Item = &Path> {
         self.0.iter().map(|(p, _)| p)
@@ -211,6 +229,11 @@ impl Match {
 /// Any of `matches` holds.
 pub fn any(matches: &[Match], ev: &Event<'_>) -> bool {
     matches.iter().any(|m| m.holds(ev))
+}
+
+/// As `any`, the event's decoded `type` given (`Match::holds_typed`).
+pub fn any_typed(matches: &[Match], ev: &Event<'_>, ty: Option<&[u8]>) -> bool {
+    matches.iter().any(|m| m.holds_typed(ev, ty))
 }
 
 impl Cond {
@@ -232,7 +255,9 @@ impl Scalar {
     /// number of the same value.
     fn equals(&self, v: &Value<'_>) -> bool {
         match self {
-            Scalar::Str(s) => v.as_str().is_some_and(|t| t == s.as_str()),
+            // The decoded bytes, with no UTF-8 pass: equal to a string's,
+            // they are its text.
+            Scalar::Str(s) => v.decoded().is_some_and(|t| *t == *s.as_bytes()),
             Scalar::Bool(b) => v.as_bool() == Some(*b),
             Scalar::Int(i) => v.kind() == Kind::Number && number(v) == Some(*i as f64),
             Scalar::Float(f) => v.kind() == Kind::Number && number(v) == Some(*f),

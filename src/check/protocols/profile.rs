@@ -16,7 +16,7 @@ use crate::check::verdict::End;
 use crate::json::{Event, Kind, Value};
 use crate::text::{plural, quote};
 
-use crate::check::profiles::matching::{Path, any, number};
+use crate::check::profiles::matching::{Path, any, any_typed, number};
 use crate::check::profiles::model::{self, Fields};
 use crate::check::profiles::{Form, Level, Profile};
 
@@ -58,11 +58,11 @@ struct Turns {
     ended: bool,
     /// The run id as first seen (decoded, or the raw value when it is not
     /// a string).
-    id: Option<Vec<u8>>,
+    id: Option<Box<[u8]>>,
     /// The ordinal the next end must carry.
     ordinal: Option<u64>,
     /// The last provisional error, and how many came.
-    provisional: Option<Said>,
+    provisional: Option<Box<Said>>,
     provisionals: u64,
     /// The line the document began on (`form = "json"`).
     document: Option<u64>,
@@ -114,8 +114,11 @@ impl Contract for Profile {
         run.count_line();
         run.domain += 1;
         let mut st = std::mem::take(run.part(|_| Turns::default()));
-        let opener = any(&self.open, ev);
-        let ender = self.end.iter().find(|e| e.when.holds(ev));
+        // Decoded once; every match asks it.
+        let ty = ev.ty_bytes();
+        let ty = ty.as_deref();
+        let opener = any_typed(&self.open, ev, ty);
+        let ender = self.end.iter().find(|e| e.when.holds_typed(ev, ty));
         self.duplicates(run, out, ev, ender)?;
         let mut ends = false;
         if self.form == Form::Json {
@@ -124,7 +127,7 @@ impl Contract for Profile {
         if !st.opened {
             if opener {
                 st.opened = true;
-            } else if !any(&self.before_open, ev) && !st.open_reported {
+            } else if !any_typed(&self.before_open, ev, ty) && !st.open_reported {
                 st.open_reported = true;
                 st.opened = true;
                 let msg = format!(
@@ -139,7 +142,7 @@ impl Contract for Profile {
         } else if st.ended {
             if self.multi_turn && opener {
                 st.ended = false;
-            } else if !any(&self.after_end, ev) && !st.after_reported {
+            } else if !any_typed(&self.after_end, ev, ty) && !st.after_reported {
                 st.after_reported = true;
                 let msg = format!(
                     "{} after the run's end, which {} does not allow after it",
@@ -159,12 +162,12 @@ impl Contract for Profile {
             }
             Some(_) => {}
             None => {
-                if let Some(e) = self.error.iter().find(|e| e.when.holds(ev)) {
+                if let Some(e) = self.error.iter().find(|e| e.when.holds_typed(ev, ty)) {
                     match e.level {
                         Level::Provisional => {
                             run.errors += 1;
                             st.provisionals += 1;
-                            st.provisional = Some(self.said(ev, &e.fields(), None));
+                            st.provisional = Some(Box::new(self.said(ev, &e.fields(), None)));
                         }
                         Level::Warning => run.warnings += 1,
                     }
@@ -277,7 +280,7 @@ impl Contract for Profile {
             .map(|c| c.0);
         let mut st = std::mem::take(run.part(|_| Turns::default()));
         st.exit_failed = true;
-        let provisional = st.provisional.clone();
+        let provisional = st.provisional.clone().map(|b| *b);
         *run.part(|_| Turns::default()) = st;
         let cause = match (category, provisional) {
             (Some(c), _) => Cause {
@@ -384,7 +387,7 @@ impl Profile {
                     .map_or_else(|| v.raw().to_vec(), |d| d.into_owned()),
             )
         };
-        !(st.id.is_some() && id() == st.id)
+        !(st.id.is_some() && id().as_deref() == st.id.as_deref())
     }
 
     /// An event as a finding names it: its type, quoted.
@@ -411,9 +414,14 @@ impl Profile {
             let cancelled = e.cancelled.iter().flat_map(|m| m.paths());
             when.chain(success).chain(cancelled).map(|p| p.top())
         });
+        // `type` twice is known from the walk; another field is counted.
+        let twice = |key: &&str| match *key {
+            "type" => ev.duplicate_reserved_key() == Some("type"),
+            field => ev.count(field) > 1,
+        };
         let twice = std::iter::once(self.type_field.as_str())
             .chain(deciding)
-            .find(|key| ev.count(key) > 1);
+            .find(twice);
         let Some(key) = twice else {
             return Ok(());
         };
@@ -459,18 +467,19 @@ impl Profile {
         let Some(v) = rid.path.find(ev) else {
             return Ok(());
         };
+        // Compared where it stands: an id is copied once, when first seen.
         let id = match v.decoded() {
-            Some(d) => d.into_owned(),
-            None => v.raw().to_vec(),
+            Some(d) => d,
+            None => std::borrow::Cow::Borrowed(v.raw()),
         };
         match &st.id {
             None => {
                 if run.name.is_none() {
                     run.name = Some(crate::check::id::run_name(&String::from_utf8_lossy(&id)));
                 }
-                st.id = Some(id);
+                st.id = Some(id.into_owned().into());
             }
-            Some(first) if *first != id && rid.same && !st.id_reported => {
+            Some(first) if **first != *id && rid.same && !st.id_reported => {
                 st.id_reported = true;
                 let msg = format!(
                     "{} is {}, but the run's was {}: two runs are mixed, or the producer restarted",
@@ -545,7 +554,7 @@ impl Profile {
             return;
         }
         let cancelled = end.cancelled.as_ref().is_some_and(|m| m.holds(ev));
-        let mut said = self.said(ev, &end.fields(), st.provisional.as_ref());
+        let mut said = self.said(ev, &end.fields(), st.provisional.as_deref());
         if cancelled {
             said.cause.category = Some("cancelled".into());
             said.cause.retryable = false;
