@@ -50,8 +50,7 @@ pub use profiles::ProfileRef;
 pub use protocols::detect::major;
 pub use protocols::{
     Captured, Exited, LineKind, Mapping, OKF_MAX_ERROR_BYTES, Outcomes, Payload, Problem, Reading,
-    SeqPlace, category_of_status, identity, identity_text, payload_retry_after_ms, protocol_names,
-    protocols_named_for,
+    SeqPlace, identity, identity_text, payload_retry_after_ms, protocol_names, protocols_named_for,
 };
 pub use run_state::{Cause, Identity};
 pub use runs::{Run, RunKey, RunRef};

@@ -94,11 +94,10 @@ pub(in crate::check) trait Contract {
         out: &mut Reporter<'_>,
         ended: &Exited<'_>,
     ) -> io::Result<()> {
-        let ok = run.summary.as_ref().and_then(|o| o.ok);
-        let says = match (ok, ended.success()) {
-            (Some(false), true) => "ok:false",
-            (Some(true), false) => "ok:true",
-            _ => return Ok(()),
+        let says = match claim_against(run, ended) {
+            Some(false) => "ok:false",
+            Some(true) => "ok:true",
+            None => return Ok(()),
         };
         let how = ended.how;
         let msg = format!("the stream's summary says {says}, but the command {how}");
@@ -153,6 +152,13 @@ pub enum Mapping {
     /// A producer profile's events: typed by its field, its errors as
     /// `aoi:warning`.
     Profile(ProfileRef),
+}
+
+/// What the run claims (`ok`) where the command's exit status says the
+/// other (spec §4.1, §6): `run`'s `exit.disagrees`, in every protocol.
+pub(in crate::check) fn claim_against(run: &RunState, ended: &Exited<'_>) -> Option<bool> {
+    let ok = run.summary.as_ref().and_then(|o| o.ok)?;
+    (ok != ended.success()).then_some(ok)
 }
 
 /// What a protocol's rules made of one line.

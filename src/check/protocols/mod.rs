@@ -40,7 +40,7 @@ pub(in crate::check) use framework::typed;
 pub use framework::{identity, identity_text};
 pub(in crate::check) use ndjson::opens;
 pub use okf::MAX_ERROR_BYTES as OKF_MAX_ERROR_BYTES;
-pub use profile::{Problem, Reading, category_of_status};
+pub use profile::{Problem, Reading};
 
 /// The rules of `protocol`.
 #[inline(always)]

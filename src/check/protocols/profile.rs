@@ -7,7 +7,7 @@
 
 use std::io;
 
-use super::contract::{Contract, Exited, LineKind, Mapping, Outcomes, Ruling};
+use super::contract::{Contract, Exited, LineKind, Mapping, Outcomes, Ruling, claim_against};
 use crate::check::config::Config;
 use crate::check::finding::{Draft, Reporter};
 use crate::check::rules::{Rule, Severity, code_of};
@@ -258,11 +258,11 @@ impl Contract for Profile {
         ended: &Exited<'_>,
     ) -> io::Result<()> {
         let how = ended.how;
-        if let Some(claim) = &run.summary {
-            let says = match (claim.ok, ended.success()) {
-                (Some(false), true) => "failure",
-                (Some(true), false) => "success",
-                _ => return Ok(()),
+        if run.summary.is_some() {
+            let says = match claim_against(run, ended) {
+                Some(false) => "failure",
+                Some(true) => "success",
+                None => return Ok(()),
             };
             let msg = format!(
                 "the stream's end says {says}, but the command {how}: the stream's end decides"
@@ -278,10 +278,9 @@ impl Contract for Profile {
             .code
             .and_then(|c| self.exit.get(&model::ExitStatus(c)))
             .map(|c| c.0);
-        let mut st = std::mem::take(run.part(|_| Turns::default()));
+        let st = run.part(|_| Turns::default());
         st.exit_failed = true;
-        let provisional = st.provisional.clone().map(|b| *b);
-        *run.part(|_| Turns::default()) = st;
+        let provisional = st.provisional.as_deref().cloned();
         let cause = match (category, provisional) {
             (Some(c), _) => Cause {
                 category: Some(c.to_string()),
@@ -683,7 +682,7 @@ fn text(v: &Value<'_>) -> Option<String> {
 }
 
 /// An HTTP status's category (spec §9.5), unlisted ones by their class.
-pub fn category_of_status(status: u16) -> &'static str {
+fn category_of_status(status: u16) -> &'static str {
     match status {
         400 | 422 => "validation",
         401 => "authn",
