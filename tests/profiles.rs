@@ -678,3 +678,71 @@ fn auto_splits_a_log_of_detected_runs_as_the_profile_does() {
         out.stderr
     );
 }
+
+/// Typed NDJSON (`--protocol ndjson --first T --last T`) is judged by
+/// the profile engine, with a profile made from its flags: every stream
+/// of up to five lines gets the verdict a profile file saying the same
+/// gives, its findings under typed NDJSON's names.
+#[test]
+fn typed_ndjson_is_a_profile_made_from_its_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("typed.toml");
+    std::fs::write(
+        &file,
+        r#"
+name = "typed"
+about = "the flags, written out"
+open = [{ type = "a" }]
+end = [{ when = { type = "z" }, success = {} }]
+[source]
+package = "aoitap"
+version = "tests"
+file = "tests/profiles.rs"
+"#,
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let named = |rule: &str| match rule {
+        "ndjson.first-wrong" => "profile.open-missing".to_string(),
+        "ndjson.last-missing" => "profile.end-missing".to_string(),
+        "ndjson.after-last" => "profile.after-end".to_string(),
+        other => other.to_string(),
+    };
+    let mut streams: Vec<Vec<&str>> = vec![vec![]];
+    for _ in 0..5 {
+        let longer: Vec<Vec<&str>> = streams
+            .iter()
+            .filter(|s| s.len() == streams.last().unwrap().len())
+            .flat_map(|s| {
+                ["a", "m", "z"].map(|t| {
+                    let mut s = s.clone();
+                    s.push(t);
+                    s
+                })
+            })
+            .collect();
+        streams.extend(longer);
+    }
+    assert_eq!(streams.len(), 1 + 3 + 9 + 27 + 81 + 243);
+    for types in streams.iter().filter(|s| !s.is_empty()) {
+        let input = lines(
+            &types
+                .iter()
+                .map(|t| format!(r#"{{"type":"{t}"}}"#))
+                .collect::<Vec<_>>(),
+        );
+        let flags = ["--protocol", "ndjson", "--first", "a", "--last", "z"];
+        let mut args = vec!["verify", "--output", "jsonl"];
+        args.extend(flags);
+        let typed = run(&args, &input);
+        let profiled = run(&["verify", "--output", "jsonl", "--profile", file], &input);
+        assert_eq!(typed.code, profiled.code, "{types:?}: {}", typed.stdout);
+        let as_profile: Vec<String> = typed.rules().iter().map(|r| named(r)).collect();
+        assert_eq!(as_profile, profiled.rules(), "{types:?}");
+        assert!(
+            typed.rules().iter().all(|r| r.starts_with("ndjson.")),
+            "{types:?}: {:?}",
+            typed.rules()
+        );
+    }
+}

@@ -717,7 +717,7 @@ impl<'c> Checker<'c> {
             return self.runs.target(None, opens, self.line);
         }
         let opens = match self.cfg.protocol {
-            Some(Protocol::Ndjson) => protocols::opens(self.cfg, ev),
+            Some(Protocol::Ndjson) => self.cfg.typed().opens_next(self.runs.current_run(), ev),
             _ => ev.ty_bytes().as_deref() == Some(b"aoi:meta"),
         };
         self.runs.target(run_v, opens, self.line)

@@ -2,9 +2,9 @@
 //! `cli`: what the rules are told beyond the lines themselves, and the
 //! names of the contracts a run may follow (`--protocol`, docs/contract.md §9).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use super::profiles::ProfileRef;
+use super::profiles::{Profile, ProfileRef};
 use super::rules::Levels;
 use super::schema::EventSchema;
 
@@ -29,6 +29,8 @@ pub struct Config {
     /// ndjson: the types that open and end a run (`--first`, `--last`).
     pub first: Option<String>,
     pub last: Option<String>,
+    /// The profile those three make, at first use (`Config::typed`).
+    pub(crate) typed: OnceLock<Arc<Profile>>,
     /// `--names afdata`: AFDATA's suffix types held in every run, not only
     /// AFDATA's (docs/contract.md §18).
     pub afdata_names: bool,
@@ -43,6 +45,22 @@ pub struct Config {
     /// a JUnit testcase's `time` says (docs/contract.md §21). Off for the
     /// other formats, which never read the clock per run.
     pub timed: bool,
+}
+
+impl Config {
+    /// Typed NDJSON's profile, made from `--type-field`, `--first` and
+    /// `--last` when a run is first judged by it (the flags are set by
+    /// then): the profile engine judges typed NDJSON as it judges the
+    /// agent CLIs' streams (docs/contract.md §25).
+    pub fn typed(&self) -> &Profile {
+        self.typed.get_or_init(|| {
+            Arc::new(Profile::typed(
+                &self.type_field,
+                self.first.as_deref(),
+                self.last.as_deref(),
+            ))
+        })
+    }
 }
 
 /// `--expect-schema NAME[@MAJOR]`.

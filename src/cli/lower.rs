@@ -540,6 +540,7 @@ impl StreamArgs {
                 type_field: self.type_field,
                 first: self.first,
                 last: self.last,
+                typed: Default::default(),
                 afdata_names: self.names == Some(NamesArg::Afdata),
                 secret_names: self.secret_name,
                 redact: false,

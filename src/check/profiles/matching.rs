@@ -220,6 +220,16 @@ impl Match {
         })
     }
 
+    /// It has no condition: every event matches.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The match of one string: `path` is `value`.
+    pub fn equals(path: Path, value: &str) -> Match {
+        Match(vec![(path, Cond::Is(Scalar::Str(value.to_string())))])
+    }
+
     /// The paths it reads, for a profile's own checks.
     pub fn paths(&self) -> impl Iterator<Item = &Path> {
         self.0.iter().map(|(p, _)| p)

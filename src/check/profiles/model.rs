@@ -121,12 +121,67 @@ pub struct Profile {
     /// Its number once kept (`ProfileRef::keep`).
     #[serde(skip)]
     number: u8,
+    /// Made from typed NDJSON's flags (`Profile::typed`): its findings
+    /// keep the `ndjson.*` names and words they have always had.
+    #[serde(skip)]
+    pub from_flags: bool,
 }
 
 impl Profile {
     /// Its handle (it is kept: only kept profiles are judged by).
     pub fn handle(&self) -> ProfileRef {
         ProfileRef(self.number)
+    }
+
+    /// Typed NDJSON (`--protocol ndjson --type-field F --first T --last
+    /// T`, docs/contract.md §9, §25) as a profile: any event opens a run
+    /// unless `first` names its type, `last`'s type ends it as a success,
+    /// and without `last` the stream has no end to wait for. One engine
+    /// judges it and the agent CLIs' streams.
+    pub fn typed(type_field: &str, first: Option<&str>, last: Option<&str>) -> Profile {
+        let is = |ty: &str| Match::equals(Path::key(type_field), ty);
+        Profile {
+            name: "ndjson".into(),
+            about: "typed NDJSON, its runs bounded by --first and --last".into(),
+            tool: None,
+            tool_version: vec![],
+            form: Form::Lines,
+            type_field: type_field.into(),
+            multi_turn: false,
+            signature: vec![],
+            // An empty match holds of every event.
+            open: vec![first.map_or_else(Match::default, is)],
+            reopen: true,
+            before_open: vec![],
+            end: last
+                .map(|ty| End {
+                    when: is(ty),
+                    success: Some(Match::default()),
+                    cancelled: None,
+                    code: vec![],
+                    message: vec![],
+                    status: vec![],
+                    category: vec![],
+                    retry_after_ms: vec![],
+                })
+                .into_iter()
+                .collect(),
+            error: vec![],
+            after_end: vec![],
+            run_id: None,
+            ordinal: None,
+            categories: Categories::default(),
+            exit: BTreeMap::new(),
+            source: Source {
+                package: "aoitap".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+                file: "--type-field, --first, --last".into(),
+                note: None,
+            },
+            text: String::new(),
+            number: 0,
+            from_flags: true,
+        }
     }
 
     /// The producer's name.

@@ -38,7 +38,6 @@ pub(in crate::check) use contract::Contract;
 pub use contract::{Captured, Exited, LineKind, Mapping, Outcomes, Payload, SeqPlace};
 pub(in crate::check) use framework::typed;
 pub use framework::{identity, identity_text};
-pub(in crate::check) use ndjson::opens;
 pub use okf::MAX_ERROR_BYTES as OKF_MAX_ERROR_BYTES;
 pub use profile::{Problem, Reading};
 

@@ -16,7 +16,7 @@ use crate::check::verdict::End;
 use crate::json::{Event, Kind, Value};
 use crate::text::{plural, quote};
 
-use crate::check::profiles::matching::{Path, any, any_typed, number};
+use crate::check::profiles::matching::{Match, Path, any, any_typed, number};
 use crate::check::profiles::model::{self, Fields};
 use crate::check::profiles::{Form, Level, Profile};
 
@@ -120,6 +120,17 @@ impl Contract for Profile {
         let opener = any_typed(&self.open, ev, ty);
         let ender = self.end.iter().find(|e| e.when.holds_typed(ev, ty));
         self.duplicates(run, out, ev, ender)?;
+        let typed = !self.from_flags
+            || ev
+                .get(&self.type_field)
+                .is_some_and(|v| v.kind() == Kind::String);
+        if !typed {
+            let msg = format!(
+                "no string {}: every line of a typed stream names its type",
+                quote(&self.type_field)
+            );
+            out.report(run, Rule::NdjsonTypeMissing, None, msg)?;
+        }
         let mut ends = false;
         if self.form == Form::Json {
             self.one_document(run, out, &mut st)?;
@@ -130,26 +141,14 @@ impl Contract for Profile {
             } else if !any_typed(&self.before_open, ev, ty) && !st.open_reported {
                 st.open_reported = true;
                 st.opened = true;
-                let msg = format!(
-                    "the run starts with {}, which neither opens a {} run nor may come before its \
-                     opener: its head was cut, or it is not a {} stream",
-                    self.what(ev),
-                    self.name,
-                    self.name
-                );
-                out.report(run, Rule::ProfileOpenMissing, None, msg)?;
+                self.open_missing(run, out, ev)?;
             }
         } else if st.ended {
             if self.multi_turn && opener {
                 st.ended = false;
             } else if !any_typed(&self.after_end, ev, ty) && !st.after_reported {
                 st.after_reported = true;
-                let msg = format!(
-                    "{} after the run's end, which {} does not allow after it",
-                    self.what(ev),
-                    self.name
-                );
-                out.report(run, Rule::ProfileAfterEnd, None, msg)?;
+                self.after_end(run, out, ev)?;
             }
         }
         self.run_id(run, out, ev, &mut st)?;
@@ -180,7 +179,7 @@ impl Contract for Profile {
             // its input, or where another run begins.
             ends: ends && !self.multi_turn,
             ..Ruling::seen(LineKind {
-                event: true,
+                event: typed,
                 // Decided before the run's first event was handed here.
                 protocol: run.protocol.unwrap_or_default(),
                 ..LineKind::default()
@@ -208,20 +207,35 @@ impl Contract for Profile {
         if st.exit_failed {
             return Ok(());
         }
-        if run.lines == 0 {
+        // Typed NDJSON's flags ask nothing of an empty input but its
+        // `--last` (docs/contract.md §9).
+        if run.lines == 0 && !self.from_flags {
             let msg = format!(
                 "nothing was written: a {} run opens with its first event",
                 self.name
             );
             return out.report(run, Rule::ProfileOpenMissing, None, msg);
         }
-        if !st.opened {
+        if !st.opened && !self.from_flags {
             let msg = format!(
                 "the input ended after {} without an event that opens a {} run",
                 plural(run.lines, "event"),
                 self.name
             );
             return out.report(run, Rule::ProfileOpenMissing, None, msg);
+        }
+        // A profile with no end event describes a stream without one.
+        if self.end.is_empty() {
+            return Ok(());
+        }
+        if self.from_flags {
+            let msg = format!(
+                "the stream ended after {} without its {} line: it was cut off or the producer \
+                 stopped",
+                plural(run.lines, "line"),
+                quote(out.cfg.last.as_deref().unwrap_or_default())
+            );
+            return out.report(run, Rule::NdjsonLastMissing, None, msg);
         }
         let last = match &st.provisional {
             Some(said) => format!("; the last error before it: {}", said.describe()),
@@ -242,7 +256,7 @@ impl Contract for Profile {
             missing: Rule::ProfileEndMissing,
             unbounded: "a producer profile's stream, no end event",
             ok_with_error: "the end says success, but the run reported an error that ended it",
-            bounded: true,
+            bounded: !self.end.is_empty(),
             uses_seq: false,
             unscoped: None,
         }
@@ -370,6 +384,11 @@ impl Profile {
         let Some(current) = current.filter(|r| r.lines > 0) else {
             return current.is_none();
         };
+        // An opener every event matches (typed NDJSON without `--first`)
+        // cannot tell where a next run begins.
+        if self.open.iter().any(Match::is_empty) {
+            return false;
+        }
         let Some(st) = current.part_of::<Turns>() else {
             return true;
         };
@@ -387,6 +406,56 @@ impl Profile {
             )
         };
         !(st.id.is_some() && id().as_deref() == st.id.as_deref())
+    }
+
+    /// `profile.open-missing`: the run's first event neither opens it nor
+    /// may come before its opener (typed NDJSON: `ndjson.first-wrong`).
+    fn open_missing(
+        &self,
+        run: &mut RunState,
+        out: &mut Reporter<'_>,
+        ev: &Event<'_>,
+    ) -> io::Result<()> {
+        if self.from_flags {
+            let ty = ev.get(&self.type_field).and_then(|v| v.as_str());
+            let msg = format!(
+                "the run starts with {}, not {}: its head was cut",
+                ty.as_deref().map_or("an untyped line".to_string(), quote),
+                quote(out.cfg.first.as_deref().unwrap_or_default())
+            );
+            return out.report(run, Rule::NdjsonFirstWrong, None, msg);
+        }
+        let msg = format!(
+            "the run starts with {}, which neither opens a {} run nor may come before its \
+             opener: its head was cut, or it is not a {} stream",
+            self.what(ev),
+            self.name,
+            self.name
+        );
+        out.report(run, Rule::ProfileOpenMissing, None, msg)
+    }
+
+    /// `profile.after-end`: an event the profile does not allow after the
+    /// run's end (typed NDJSON: `ndjson.after-last`).
+    fn after_end(
+        &self,
+        run: &mut RunState,
+        out: &mut Reporter<'_>,
+        ev: &Event<'_>,
+    ) -> io::Result<()> {
+        if self.from_flags {
+            let msg = format!(
+                "event after the run's {} line, which ends it",
+                quote(out.cfg.last.as_deref().unwrap_or_default())
+            );
+            return out.report(run, Rule::NdjsonAfterLast, None, msg);
+        }
+        let msg = format!(
+            "{} after the run's end, which {} does not allow after it",
+            self.what(ev),
+            self.name
+        );
+        out.report(run, Rule::ProfileAfterEnd, None, msg)
     }
 
     /// An event as a finding names it: its type, quoted.

@@ -195,6 +195,7 @@ fn config(schema: Option<Arc<EventSchema>>) -> Config {
         type_field: "type".to_string(),
         first: None,
         last: None,
+        typed: Default::default(),
         afdata_names: false,
         secret_names: vec![],
         redact: false,
