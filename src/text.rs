@@ -73,6 +73,17 @@ pub fn one_line(s: &str) -> String {
     t
 }
 
+/// A JSON document's line breaks as spaces: they are whitespace between
+/// tokens (a string holds none raw), so the document becomes one JSONL
+/// line, its other bytes as they came (docs/contract.md §18).
+pub fn breaks_as_spaces(doc: &mut [u8]) {
+    let mut from = 0;
+    while let Some(k) = memchr::memchr2(b'\n', b'\r', &doc[from..]) {
+        doc[from + k] = b' ';
+        from += k + 1;
+    }
+}
+
 /// At most `max` bytes of `s`, cut on a character boundary.
 pub fn prefix(s: &str, max: usize) -> &str {
     let mut end = s.len().min(max);

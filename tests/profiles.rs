@@ -679,6 +679,86 @@ fn auto_splits_a_log_of_detected_runs_as_the_profile_does() {
     );
 }
 
+/// A one-document producer's array (`claude -p --output-format json
+/// --verbose`) is its events, one by one, in every command that passes
+/// events on: written on one line, or pretty-printed, its secrets written
+/// over where `--redact` says.
+#[test]
+fn an_array_documents_events_pass_on_one_by_one() {
+    let one_line = std::fs::read(fixture("profiles/claude-json/verbose-success.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&one_line).unwrap();
+    let types: Vec<String> = doc
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_string())
+        .collect();
+    assert!(types.len() > 2);
+    let pretty = serde_json::to_vec_pretty(&doc).unwrap();
+    for (form, input) in [("one line", &one_line), ("pretty", &pretty)] {
+        let each = |args: &[&str]| {
+            let mut all = vec![args[0], "--profile", "claude-json"];
+            all.extend(&args[1..]);
+            let out = run(&all, input);
+            assert_eq!(out.code, 0, "{form} {args:?}: {}{}", out.stdout, out.stderr);
+            out.stdout
+        };
+        let stripped = each(&["strip-envelope"]);
+        let got: Vec<String> = stripped
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"].to_string())
+            .map(|t| t.trim_matches('"').to_string())
+            .collect();
+        assert_eq!(got, types, "{form}: {stripped}");
+        let filtered = each(&["filter", "-r", ".type"]);
+        assert_eq!(filtered.lines().collect::<Vec<_>>(), types, "{form}");
+        // `.` writes each event whole, on one line.
+        let whole = each(&["filter", "."]);
+        assert_eq!(whole.lines().count(), types.len(), "{form}: {whole}");
+        let summary = each(&["summarize", "--output", "json"]);
+        let summary: serde_json::Value = serde_json::from_str(&summary).unwrap();
+        let counted: u64 = summary["runs"][0]["domain_types"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|n| n.as_u64().unwrap())
+            .sum();
+        assert_eq!(counted, types.len() as u64, "{form}: {summary}");
+        let upgraded = each(&["upgrade"]);
+        let domain: Vec<String> = upgraded
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|e| !e["type"].as_str().unwrap().starts_with("aoi:"))
+            .map(|e| e["type"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(domain, types, "{form}: {upgraded}");
+        let again = run(&["verify"], upgraded.as_bytes());
+        assert_eq!(again.code, 0, "{form}: {}", again.stdout);
+    }
+    // An element's secret is written over wherever it is written.
+    let mut leaky = doc.clone();
+    leaky[1]["api_secret"] = serde_json::json!("hunter2-in-an-array");
+    let leaky_line = serde_json::to_vec(&leaky).unwrap();
+    let leaky_pretty = serde_json::to_vec_pretty(&leaky).unwrap();
+    for input in [&leaky_line, &leaky_pretty] {
+        for args in [
+            &["strip-envelope", "--redact"][..],
+            &["upgrade"][..],
+            &["verify", "--relay", "--redact"][..],
+        ] {
+            let mut all = args.to_vec();
+            all.extend(["--profile", "claude-json"]);
+            let (_, out, err) = raw(&all, input);
+            let text = String::from_utf8_lossy(&out);
+            assert!(!text.contains("hunter2"), "{args:?}: {text}");
+            assert!(!err.contains("hunter2"), "{args:?}: {err}");
+            if args[0] != "verify" {
+                assert!(text.contains("***"), "{args:?}: {text}");
+            }
+        }
+    }
+}
+
 /// Typed NDJSON (`--protocol ndjson --first T --last T`) is judged by
 /// the profile engine, with a profile made from its flags: every stream
 /// of up to five lines gets the verdict a profile file saying the same

@@ -10,7 +10,8 @@ use std::io;
 use crate::check::common;
 use crate::check::config::Config;
 use crate::check::config::Protocol;
-use crate::check::document::{self, Closed, Elements, HELD, Joined};
+use crate::check::decision::Decision;
+use crate::check::document::{self, Closed, HELD, Joined};
 use crate::check::finding::{Draft, Reporter, Sink};
 use crate::check::marker::Markers;
 use crate::check::profiles::{Form, Profile};
@@ -19,7 +20,7 @@ use crate::check::rules::Rule;
 use crate::check::run_state::{Identity, RunState};
 use crate::check::runs::{Run, RunRef, Runs, Target};
 use crate::check::secrets::{self, Exposure, Suspect, Withholding};
-use crate::check::verdict::{Hint, judge};
+use crate::check::verdict::judge;
 use crate::input::scan::{Line, Validation};
 use crate::json::{Aoi, Event, JsonError, Kind};
 
@@ -35,47 +36,6 @@ enum LastRun {
         slot: Option<usize>,
         serial: Option<u64>,
     },
-}
-
-/// What the checker decided about one line: what it is, where it went,
-/// and what `--redact` must do with it. Borrowed from the checker until
-/// the next line is judged; every command reads the line's facts here,
-/// so none asks the checker about "the last line" (STYLE §15).
-#[derive(Clone, Copy)]
-pub struct Decision<'a> {
-    pub kind: LineKind,
-    /// The line's number (from 1).
-    pub line: u64,
-    /// The run it went to (a judged run's, for a late line).
-    pub run: RunRef<'a>,
-    /// The slot of the checker's table its run has (or had, when this
-    /// line ended it): a hint for state kept per run beside the checker,
-    /// never an identity, since a slot is reused once its run is judged.
-    pub slot: Option<usize>,
-    /// Its run's number, never given to another run in the process: the
-    /// identity a hint is checked by. A run with an id keeps it for its
-    /// whole life, so an equal number with `Run::Id` is an equal id.
-    pub serial: Option<u64>,
-    /// Its exposed secrets, late lines' too: what `--redact` writes over.
-    pub exposures: &'a [Exposure],
-    /// The JSON document over several lines that this line closed, as one
-    /// event (the line itself is none).
-    pub document: Option<Event<'a>>,
-    /// The document's exposed secrets, placed in its text.
-    pub document_exposures: &'a [Exposure],
-    /// Whether `--redact` must write a placeholder instead of the line,
-    /// and why (docs/contract.md §13).
-    pub withheld: Option<Withholding>,
-}
-
-impl Decision<'_> {
-    /// The hint for state kept per run beside the checker.
-    pub fn hint(&self) -> Option<Hint> {
-        Some(Hint {
-            slot: self.slot?,
-            serial: self.serial?,
-        })
-    }
 }
 
 /// A run not yet judged when reading stopped.
@@ -166,8 +126,7 @@ impl<'c> Checker<'c> {
                 LastRun::Nowhere => None,
             },
             exposures: &self.exposures,
-            document: self.closed.as_ref().map(Closed::event),
-            document_exposures: self.closed.as_ref().map_or(&[], |d| &d.exposures),
+            closed: self.closed.as_ref(),
             withheld: self.withheld,
         })
     }
@@ -201,7 +160,12 @@ impl<'c> Checker<'c> {
         // inlined here: out of line, every line paid 3% more instructions.
         let picked = match (&closed, item) {
             // A one-document input's document may be an array of events.
-            (Some(doc), _) if doc.event().as_value().kind() == Kind::Array => {
+            (Some(_), _)
+                if closed
+                    .as_ref()
+                    .is_some_and(|d| d.event().as_value().kind() == Kind::Array) =>
+            {
+                let doc = closed.take().expect("just matched");
                 return self.closed_array(sink, doc);
             }
             (Some(doc), _) => Some((doc.event(), Validation::Unchecked)),
@@ -236,7 +200,7 @@ impl<'c> Checker<'c> {
             && !ev.is_object()
             && self.one_document()
         {
-            return self.array_document(sink, ev);
+            return self.one_line_array(sink, ev);
         }
         let cfg = self.cfg;
         let (rule, message, column) = match *item {
@@ -499,28 +463,50 @@ impl<'c> Checker<'c> {
     /// the line it opened on.
     #[cold]
     #[inline(never)]
-    fn closed_array(&mut self, sink: &mut dyn Sink, doc: &Closed) -> io::Result<LineKind> {
+    fn closed_array(&mut self, sink: &mut dyn Sink, mut doc: Closed) -> io::Result<LineKind> {
         let here = self.line;
         self.line = doc.first_line;
-        let kind = self.array_document(sink, &doc.event());
+        let kind = self.array_document(sink, &mut doc, false);
         self.line = here;
+        self.closed = Some(doc);
         kind.map(|k| LineKind { held: true, ..k })
     }
 
-    /// A one-document input whose document is an array (Claude's
-    /// `--output-format json --verbose`): each element is an event, judged
-    /// at the line. A second caller of `event`: see its note.
+    /// A one-document input that is one line, not an object: an array of
+    /// events (Claude's `--output-format json --verbose` writes one line),
+    /// or no event at all.
     #[cold]
     #[inline(never)]
-    fn array_document(&mut self, sink: &mut dyn Sink, array: &Event<'_>) -> io::Result<LineKind> {
-        let mut kind = LineKind::default();
-        let Some(elements) = Elements::of(*array) else {
+    fn one_line_array(&mut self, sink: &mut dyn Sink, ev: &Event<'_>) -> io::Result<LineKind> {
+        let array = (ev.as_value().kind() == Kind::Array)
+            .then(|| Closed::whole(ev.line(), self.line))
+            .flatten();
+        let Some(mut doc) = array else {
             let msg = "valid JSON but not an object: an event must be a JSON object".to_string();
             self.unreadable(sink, Draft::new(Rule::JsonNotObject, msg))?;
-            return Ok(kind);
+            return Ok(LineKind::default());
         };
-        for i in 0..elements.len() {
-            match elements.event(i) {
+        let kind = self.array_document(sink, &mut doc, true);
+        self.closed = Some(doc);
+        kind
+    }
+
+    /// A one-document input whose document is an array: each element is
+    /// an event, judged at the line, its exposed secrets kept with it
+    /// (and, for a one-line document, `line`'s, placed in the line). A
+    /// second caller of `event`: see its note.
+    #[cold]
+    #[inline(never)]
+    fn array_document(
+        &mut self,
+        sink: &mut dyn Sink,
+        doc: &mut Closed,
+        one_line: bool,
+    ) -> io::Result<LineKind> {
+        let mut kind = LineKind::default();
+        let mut in_line = vec![];
+        for i in 0..doc.split() {
+            match doc.element(i) {
                 Some(ev) => kind = self.event(sink, &ev, Validation::Unchecked)?,
                 None => {
                     let msg =
@@ -529,7 +515,18 @@ impl<'c> Checker<'c> {
                     self.unreadable(sink, Draft::new(Rule::JsonNotObject, msg))?;
                 }
             }
+            let found = std::mem::take(&mut self.exposures);
+            let at = doc.keep_exposures(i, found.clone());
+            if one_line {
+                in_line.extend(found.into_iter().map(|mut e| {
+                    for span in &mut e.spans {
+                        *span = (span.0 + at, span.1 + at);
+                    }
+                    e
+                }));
+            }
         }
+        self.exposures = in_line;
         Ok(kind)
     }
 

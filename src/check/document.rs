@@ -44,6 +44,31 @@ pub(super) struct Closed {
     pub(super) first_line: u64,
     /// Its exposed secrets, placed in `text`.
     pub(super) exposures: Vec<Exposure>,
+    /// An array of events (`Closed::split`): each element, parsed once.
+    elements: Option<Vec<Element>>,
+}
+
+/// An element of an array document.
+struct Element {
+    /// Its place in the document's text.
+    span: (usize, usize),
+    /// Its parse, when it is an object: an event.
+    parsed: Option<(Arena, Index)>,
+    /// Its exposed secrets, placed in its own text.
+    exposures: Vec<Exposure>,
+}
+
+/// An event a command passes on, as the checker judged it
+/// (`Decision::events`).
+pub struct Passed<'a> {
+    pub event: Event<'a>,
+    /// Read from a document (a pretty-printed one, or an element of an
+    /// array): its line breaks are whitespace between tokens, and its
+    /// `exposures` are placed in its own text.
+    pub document: bool,
+    /// Its exposed secrets: a line's as the checker found them
+    /// (`redaction::redactions` adds a meta's arguments).
+    pub exposures: &'a [Exposure],
 }
 
 impl Closed {
@@ -60,6 +85,7 @@ impl Closed {
             index,
             first_line: line,
             exposures: vec![],
+            elements: None,
         })
     }
 
@@ -67,30 +93,18 @@ impl Closed {
     pub(super) fn event(&self) -> Event<'_> {
         self.index.event(&self.text, &self.arena)
     }
-}
 
-/// The events of an array document, each element parsed once: what a
-/// one-document producer writes as a JSON array (Claude's `--output-format
-/// json --verbose`, docs/contract.md §25).
-pub(super) struct Elements<'a> {
-    text: &'a [u8],
-    /// Each element's span in `text`, and its parse when it is an object.
-    each: Vec<((usize, usize), Option<Parsed>)>,
-}
-
-/// One element's parse.
-type Parsed = (Arena, Index);
-
-impl<'a> Elements<'a> {
-    /// The elements of `doc`, if it is an array.
+    /// An array's elements, each parsed once, as the events of a
+    /// one-document producer that writes an array (Claude's
+    /// `--output-format json --verbose`, docs/contract.md §25): their
+    /// number.
     #[cold]
-    pub(super) fn of(doc: Event<'a>) -> Option<Elements<'a>> {
-        let array = doc.as_value();
-        if array.kind() != Kind::Array {
-            return None;
-        }
-        let text = doc.line();
-        let each = array
+    pub(super) fn split(&mut self) -> usize {
+        let text = &self.text;
+        let elements: Vec<Element> = self
+            .index
+            .event(text, &self.arena)
+            .as_value()
             .children()
             .map(|(_, v)| {
                 let span = v.span();
@@ -99,21 +113,59 @@ impl<'a> Elements<'a> {
                     let index = Parser::new().parse(&text[span.0..span.1], &mut arena);
                     index.ok().map(|i| (arena, i))
                 });
-                (span, parsed.flatten())
+                Element {
+                    span,
+                    parsed: parsed.flatten(),
+                    exposures: vec![],
+                }
             })
             .collect();
-        Some(Elements { text, each })
-    }
-
-    pub(super) fn len(&self) -> usize {
-        self.each.len()
+        let n = elements.len();
+        self.elements = Some(elements);
+        n
     }
 
     /// Element `i` as an event, if it is an object.
-    pub(super) fn event(&self, i: usize) -> Option<Event<'_>> {
-        let ((start, end), parsed) = &self.each[i];
-        let (arena, index) = parsed.as_ref()?;
-        Some(index.event(&self.text[*start..*end], arena))
+    pub(super) fn element(&self, i: usize) -> Option<Event<'_>> {
+        let e = &self.elements.as_ref()?[i];
+        let (arena, index) = e.parsed.as_ref()?;
+        Some(index.event(&self.text[e.span.0..e.span.1], arena))
+    }
+
+    /// Element `i`'s exposed secrets, placed in its text; returns where
+    /// its text begins in the document's.
+    pub(super) fn keep_exposures(&mut self, i: usize, found: Vec<Exposure>) -> usize {
+        let Some(e) = self.elements.as_mut().and_then(|all| all.get_mut(i)) else {
+            return 0;
+        };
+        e.exposures = found;
+        e.span.0
+    }
+
+    /// The `next`th event it gives (the document, or its array's
+    /// elements one by one, skipping those that are no event).
+    pub(super) fn passed(&self, next: &mut usize) -> Option<Passed<'_>> {
+        let Some(elements) = &self.elements else {
+            let first = *next == 0;
+            *next += 1;
+            return first.then(|| Passed {
+                event: self.event(),
+                document: true,
+                exposures: &self.exposures,
+            });
+        };
+        while let Some(e) = elements.get(*next) {
+            let i = *next;
+            *next += 1;
+            if let Some(event) = self.element(i) {
+                return Some(Passed {
+                    event,
+                    document: true,
+                    exposures: &e.exposures,
+                });
+            }
+        }
+        None
     }
 }
 
@@ -223,6 +275,7 @@ impl Reader {
                 index,
                 first_line: doc.first_line,
                 exposures: vec![],
+                elements: None,
             }),
             Err(JsonError::Syntax { column, .. }) if column > doc.text.trim_ascii_end().len() => {
                 doc.next_parse = 2 * doc.text.len();

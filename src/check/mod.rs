@@ -25,6 +25,7 @@
 mod checker;
 mod common;
 mod config;
+mod decision;
 mod document;
 mod finding;
 mod id;
@@ -41,8 +42,10 @@ mod seq;
 mod tally;
 mod verdict;
 
-pub use checker::{Checker, Decision, OpenRun, Stalls};
+pub use checker::{Checker, OpenRun, Stalls};
 pub use config::{Config, Protocol, SchemaPin};
+pub use decision::{Decision, Events};
+pub use document::Passed;
 pub use finding::{Discard, Finding, SchemaPlace, Sink};
 pub use id::{ByDigest, digest, id_key};
 pub use marker::Markers;

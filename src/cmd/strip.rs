@@ -6,7 +6,8 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 
 use crate::check::{
-    Checker, Decision, Exposure, LineKind, Payload, Run, id_key, redact, redaction,
+    Checker, Decision, Exposure, LineKind, Passed, Payload, Protocol, Run, id_key, redact,
+    redaction,
 };
 use crate::config::{ReportTo, StripOptions};
 use crate::exit::{Exit, Result};
@@ -65,6 +66,38 @@ impl Strip<'_> {
     }
 }
 
+impl Strip<'_> {
+    /// One event's payload, as one line.
+    #[inline]
+    fn write(&mut self, passed: &Passed<'_>, protocol: Protocol) -> Result<()> {
+        let ev = &passed.event;
+        let bytes = ev.line();
+        // The protocol says what its payload is (docs/contract.md §9):
+        // AFDATA's result, the aiocs envelope's data, an AOI 1.x event
+        // less its envelope, any other event whole.
+        let (range, cut) = match protocol.payload(ev, &self.opts.types) {
+            Some(Payload::Value(span)) => (span, None),
+            Some(Payload::Whole(cut)) => ((0, bytes.len()), cut),
+            None => return Ok(()),
+        };
+        let exposures = match (self.opts.stream.redact, passed.document) {
+            (false, _) => &[],
+            (true, true) => passed.exposures,
+            (true, false) => redaction::redactions(ev, passed.exposures, &mut self.scratch),
+        };
+        if passed.document {
+            self.buf.clear();
+            redact(bytes, range, cut, exposures, &mut self.buf)?;
+            crate::text::breaks_as_spaces(&mut self.buf);
+            self.out.write_all(&self.buf)?;
+        } else {
+            redact(bytes, range, cut, exposures, &mut self.out)?;
+        }
+        self.out.write_all(b"\n")?;
+        Ok(())
+    }
+}
+
 impl Consumer for Strip<'_> {
     fn line(
         &mut self,
@@ -74,40 +107,12 @@ impl Consumer for Strip<'_> {
     ) -> Result<LineKind> {
         let decided = check.judge(line, report)?;
         let seen = decided.kind;
-        // A pretty-printed document is judged, and written, once it closes.
-        if let Some(ev) = decided.document.or_else(|| line.event())
-            && self.wanted(&decided, &ev)
-        {
-            let bytes = ev.line();
-            // The protocol says what its payload is (docs/contract.md §9):
-            // AFDATA's result, the aiocs envelope's data, an AOI 1.x event
-            // less its envelope, any other event whole.
-            let (range, cut) = match seen.protocol.payload(&ev, &self.opts.types) {
-                Some(Payload::Value(span)) => (span, None),
-                Some(Payload::Whole(cut)) => ((0, bytes.len()), cut),
-                None => return Ok(seen),
-            };
-            let exposures = match (self.opts.stream.redact, decided.document) {
-                (false, _) => &[],
-                (true, Some(_)) => decided.document_exposures,
-                (true, None) => redaction::redactions(&ev, decided.exposures, &mut self.scratch),
-            };
-            if decided.document.is_some() {
-                // A document's line breaks are whitespace between tokens
-                // (a string holds none raw): as spaces, its payload is one
-                // JSONL line, its bytes otherwise as they came.
-                self.buf.clear();
-                redact(bytes, range, cut, exposures, &mut self.buf)?;
-                for b in &mut self.buf {
-                    if matches!(*b, b'\n' | b'\r') {
-                        *b = b' ';
-                    }
-                }
-                self.out.write_all(&self.buf)?;
-            } else {
-                redact(bytes, range, cut, exposures, &mut self.out)?;
+        // A pretty-printed document is judged, and written, once it
+        // closes; an array document's events one by one.
+        for passed in decided.events(line) {
+            if self.wanted(&decided, &passed.event) {
+                self.write(&passed, seen.protocol)?;
             }
-            self.out.write_all(b"\n")?;
         }
         Ok(seen)
     }

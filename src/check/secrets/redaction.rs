@@ -60,9 +60,10 @@ pub fn relay<'a>(
         return Relay::Bytes(ev.line(), redactions(&ev, found, scratch));
     }
     match *line {
-        // Not a parsed object, and no secret-looking key in it.
-        Line::Complete { bytes, .. }
-        | Line::Unterminated {
+        // Not a parsed object, and no secret-looking key in it; an array
+        // of events has its elements' exposures, placed in the line.
+        Line::Complete { bytes, .. } => Relay::Bytes(bytes, found),
+        Line::Unterminated {
             bytes: Some(bytes), ..
         } => Relay::Bytes(bytes, &[]),
         // Never held, so never searched (`unparsed::withheld` says so too).

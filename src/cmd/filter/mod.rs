@@ -13,7 +13,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 
 use crate::check::rules::Rule;
-use crate::check::{Checker, LineKind};
+use crate::check::{Checker, LineKind, Passed};
 use crate::config::{FilterOptions, ReportTo};
 use crate::exit::{Error, Exit, Result};
 use crate::input::scan::Line;
@@ -177,10 +177,15 @@ fn write(
     text: &mut Vec<u8>,
     raw: bool,
     (v, input, whole): (&Val, &Val, bool),
-    bytes: &[u8],
+    (bytes, document): (&[u8], bool),
 ) -> std::io::Result<()> {
-    if is_input(v, input, whole) {
+    if is_input(v, input, whole) && !document {
         out.write_all(bytes)?;
+    } else if is_input(v, input, whole) {
+        text.clear();
+        text.extend_from_slice(bytes);
+        crate::text::breaks_as_spaces(text);
+        out.write_all(text)?;
     } else if let (true, Val::TStr(s) | Val::BStr(s)) = (raw, v) {
         out.write_all(s)?;
     } else {
@@ -195,7 +200,8 @@ fn write(
 
 impl Filter<'_> {
     /// Run the program (and `--assert`) on one event: what they found.
-    fn event(&mut self, ev: &crate::json::Event<'_>) -> Result<Vec<(Rule, String)>> {
+    fn event(&mut self, passed: &Passed<'_>) -> Result<Vec<(Rule, String)>> {
+        let ev = &passed.event;
         // After a signal no program runs: the stream loop ends at its
         // batch's end with the cancelled report.
         if (self.halted && self.assert.is_none()) || crate::signal::requested() {
@@ -208,7 +214,7 @@ impl Filter<'_> {
             );
             return Ok(vec![(Rule::FilterError, msg)]);
         };
-        let mut findings = self.run_on(ev, &input)?;
+        let mut findings = self.run_on(passed, &input)?;
         if crate::signal::requested() {
             // The program was stopped in its loop (`__tick`): what it said
             // then is the stop, not a finding about the event.
@@ -238,7 +244,8 @@ impl Filter<'_> {
     }
 
     /// Run `--assert` and PROG on `input`, the value of `ev`.
-    fn run_on(&mut self, ev: &crate::json::Event<'_>, input: &Val) -> Result<Vec<(Rule, String)>> {
+    fn run_on(&mut self, passed: &Passed<'_>, input: &Val) -> Result<Vec<(Rule, String)>> {
+        let (ev, document) = (&passed.event, passed.document);
         let mut findings: Vec<(Rule, String)> = vec![];
         if let Some(assert) = &mut self.assert {
             let expr = self.opts.assert.as_deref().unwrap_or_default();
@@ -287,7 +294,9 @@ impl Filter<'_> {
                     findings.push((Rule::FilterError, msg));
                     value::dismantle(v);
                 }
-                Out::Value(v) => written = write(out, text, raw, (&v, input, whole), bytes),
+                Out::Value(v) => {
+                    written = write(out, text, raw, (&v, input, whole), (bytes, document))
+                }
                 Out::Error(e) => findings.push((Rule::FilterError, e)),
                 Out::Halt => halted = true,
             }
@@ -313,12 +322,16 @@ impl Consumer for Filter<'_> {
         }
         let decided = check.judge(line, report)?;
         let (seen, n) = (decided.kind, decided.line);
-        let findings = match line.event() {
-            // After a halt the program's output is over, but --assert still
-            // holds every event to EXPR: a halt never takes the verdict away.
-            Some(ev) if seen.event && !(self.opts.domain && seen.framework) => self.event(&ev)?,
-            _ => vec![],
-        };
+        let mut findings = vec![];
+        // After a halt the program's output is over, but --assert still
+        // holds every event to EXPR: a halt never takes the verdict away.
+        // A document is one event once it closes; an array document's
+        // events are each one (docs/contract.md §25, §26).
+        if seen.event && !(self.opts.domain && seen.framework) {
+            for passed in decided.events(line) {
+                findings.extend(self.event(&passed)?);
+            }
+        }
         if findings.is_empty() {
             return Ok(seen);
         }

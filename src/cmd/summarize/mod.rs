@@ -269,7 +269,8 @@ impl Summarize<'_> {
         }
         st.bytes += line.input_bytes();
         st.last_line = number;
-        if let Some(ev) = line.event().or(decided.document) {
+        for passed in decided.events(line) {
+            let ev = passed.event;
             // Counted by the field the checker judges the line's type by
             // (docs/contract.md §6, §9): AFDATA's `kind`, `--type-field`
             // where that is the discriminator (typed NDJSON, plain JSON

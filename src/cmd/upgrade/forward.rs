@@ -95,15 +95,9 @@ pub fn forward<'a>(
         }
         Mapping::Profile(p) => profile(p.get(), ev, up, own, line),
     };
-    // A pretty-printed document's line breaks are whitespace between
-    // tokens (a string holds none raw): as spaces, it is one line.
+    // A pretty-printed document is written as one line.
     if became != Became::Dropped && up.document {
-        let line = line.whole();
-        let mut from = 0;
-        while let Some(k) = memchr::memchr2(b'\n', b'\r', &line[from..]) {
-            line[from + k] = b' ';
-            from += k + 1;
-        }
+        crate::text::breaks_as_spaces(line.whole());
     }
     became
 }

@@ -16,7 +16,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
 use crate::check::{
-    Checker, Decision, Finding, LineKind, OpenRun, RunVerdict, Sink, Tally, Verdict,
+    Checker, Decision, Finding, LineKind, OpenRun, Passed, RunVerdict, Sink, Tally, Verdict,
 };
 use crate::config::{ReportTo, UpgradeOptions};
 use crate::exit::{Exit, Result};
@@ -181,18 +181,27 @@ impl Upgrader {
         line: &Line<'_>,
         decided: &Decision<'_>,
     ) -> io::Result<()> {
-        let seen = decided.kind;
         // What is not an event, or names a run already judged, is the
         // upstream's fault: a finding, never output.
-        let Some(ev) = decided.document.or_else(|| line.event()) else {
-            return Ok(());
-        };
-        if !seen.event || seen.late {
+        if !decided.kind.event || decided.kind.late {
             return Ok(());
         }
+        for passed in decided.events(line) {
+            self.event(out, decided, &passed)?;
+        }
+        Ok(())
+    }
+
+    /// One event the line gave, written as what it becomes.
+    fn event(
+        &mut self,
+        out: &mut dyn Write,
+        decided: &Decision<'_>,
+        passed: &Passed<'_>,
+    ) -> io::Result<()> {
         let up = Upstream {
-            protocol: seen.protocol,
-            document: decided.document.is_some(),
+            protocol: decided.kind.protocol,
+            document: passed.document,
             type_field: &self.type_field,
             origin: &self.origin,
         };
@@ -207,25 +216,20 @@ impl Upgrader {
         // (docs/contract.md §13): an upstream that exposed one does not
         // conform, and the stream written of it must (a rare line, so it
         // is made again and parsed again).
-        let exposures = match decided.document {
-            Some(_) => decided.document_exposures,
-            None => decided.exposures,
+        let (mut redacted, mut arena, index);
+        let ev = match passed.exposures {
+            [] => passed.event,
+            exposures => {
+                let line = passed.event.line();
+                redacted = Vec::with_capacity(line.len());
+                crate::check::redact(line, (0, line.len()), None, exposures, &mut redacted)?;
+                arena = crate::json::Arena::default();
+                index = crate::json::Parser::new()
+                    .parse(&redacted, &mut arena)
+                    .map_err(|_| io::Error::other("a redacted line that does not parse"))?;
+                index.event(&redacted, &arena)
+            }
         };
-        if !exposures.is_empty() {
-            let mut redacted = Vec::with_capacity(ev.line().len());
-            let whole = (0, ev.line().len());
-            crate::check::redact(ev.line(), whole, None, exposures, &mut redacted)?;
-            let mut arena = crate::json::Arena::default();
-            let index = crate::json::Parser::new()
-                .parse(&redacted, &mut arena)
-                .map_err(|_| io::Error::other("a redacted line that does not parse"))?;
-            let ev = index.event(&redacted, &arena);
-            let mut made = Spliced::new(std::mem::take(&mut self.line));
-            let became = forward::forward(&ev, &up, own, &mut made);
-            let written = written(own, became, &mut made, out);
-            self.line = made.into_room();
-            return written;
-        }
         let mut made = Spliced::new(std::mem::take(&mut self.line));
         let became = forward::forward(&ev, &up, own, &mut made);
         let written = written(own, became, &mut made, out);

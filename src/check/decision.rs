@@ -1,0 +1,93 @@
+//! What the checker decided about one line (`Decision`), and the events
+//! the line gives the commands that pass events on (`Decision::events`):
+//! the line's own, or a document's once it closes, an array document's
+//! one by one (docs/contract.md §18, §25).
+
+use crate::check::document::{Closed, Passed};
+use crate::check::protocols::LineKind;
+use crate::check::runs::RunRef;
+use crate::check::secrets::{Exposure, Withholding};
+use crate::check::verdict::Hint;
+use crate::input::scan::Line;
+
+/// What the checker decided about one line: what it is, where it went,
+/// and what `--redact` must do with it. Borrowed from the checker until
+/// the next line is judged; every command reads the line's facts here,
+/// so none asks the checker about "the last line" (STYLE §15).
+#[derive(Clone, Copy)]
+pub struct Decision<'a> {
+    pub kind: LineKind,
+    /// The line's number (from 1).
+    pub line: u64,
+    /// The run it went to (a judged run's, for a late line).
+    pub run: RunRef<'a>,
+    /// The slot of the checker's table its run has (or had, when this
+    /// line ended it): a hint for state kept per run beside the checker,
+    /// never an identity, since a slot is reused once its run is judged.
+    pub slot: Option<usize>,
+    /// Its run's number, never given to another run in the process: the
+    /// identity a hint is checked by. A run with an id keeps it for its
+    /// whole life, so an equal number with `Run::Id` is an equal id.
+    pub serial: Option<u64>,
+    /// Its exposed secrets, late lines' too: what `--redact` writes over.
+    pub exposures: &'a [Exposure],
+    /// The document this line closed (one over several lines, or an
+    /// array of events): the events it gives (`Decision::events`).
+    pub(super) closed: Option<&'a Closed>,
+    /// Whether `--redact` must write a placeholder instead of the line,
+    /// and why (docs/contract.md §13).
+    pub withheld: Option<Withholding>,
+}
+
+impl Decision<'_> {
+    /// The events `line` gives the commands that pass events on: a
+    /// document's once it closes (its lines give none), an array
+    /// document's elements one by one (docs/contract.md §25), else the
+    /// line's own when it is an object.
+    #[inline]
+    pub fn events<'s>(&'s self, line: &'s Line<'_>) -> Events<'s> {
+        match self.closed {
+            Some(doc) => Events {
+                line: None,
+                doc: Some(doc),
+                next: 0,
+            },
+            None => Events {
+                line: line.event().map(|event| Passed {
+                    event,
+                    document: false,
+                    exposures: self.exposures,
+                }),
+                doc: None,
+                next: 0,
+            },
+        }
+    }
+
+    /// The hint for state kept per run beside the checker.
+    pub fn hint(&self) -> Option<Hint> {
+        Some(Hint {
+            slot: self.slot?,
+            serial: self.serial?,
+        })
+    }
+}
+
+/// The events one line gives (`Decision::events`).
+pub struct Events<'s> {
+    line: Option<Passed<'s>>,
+    doc: Option<&'s Closed>,
+    next: usize,
+}
+
+impl<'s> Iterator for Events<'s> {
+    type Item = Passed<'s>;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Passed<'s>> {
+        if let Some(p) = self.line.take() {
+            return Some(p);
+        }
+        self.doc?.passed(&mut self.next)
+    }
+}
