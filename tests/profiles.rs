@@ -826,3 +826,116 @@ file = "tests/profiles.rs"
         );
     }
 }
+
+/// What an attacker found in array documents: a one-line array with a
+/// secret is relayed redacted, not withheld, with one finding; split
+/// writes it (and a document without its final newline) to one run's
+/// file; `[]` and arrays whose ends are odd reach one verdict in every
+/// command; a run id given twice is a finding; and memory stays near the
+/// document's size, however many elements it has.
+#[test]
+fn array_documents_hold_under_attack() {
+    let init = r#"{"type":"system","subtype":"init","session_id":"S1"}"#;
+    let ok = r#"{"type":"result","subtype":"success","is_error":false,"session_id":"S1"}"#;
+    let leaky = format!(r#"[{init},{{"type":"assistant","api_secret":"LEAK1"}},{ok}]"#);
+    for (form, input) in [
+        ("newline", format!("{leaky}\n")),
+        ("no newline", leaky.clone()),
+    ] {
+        let (code, out, _) = raw(
+            &["verify", "--relay", "--redact", "--profile", "claude-json"],
+            input.as_bytes(),
+        );
+        assert_eq!(code, 65, "{form}");
+        let relayed: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(relayed.as_array().unwrap().len(), 3, "{form}");
+        assert_eq!(relayed[1]["api_secret"], "***", "{form}");
+        let judged = run(
+            &["verify", "--output", "jsonl", "--profile", "claude-json"],
+            input.as_bytes(),
+        );
+        assert_eq!(
+            judged.rules(),
+            ["secret.exposed"],
+            "{form}: {}",
+            judged.stdout
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let split = dir.path().join("sp");
+        let args = [
+            "split-by-run",
+            "--redact",
+            "--profile",
+            "claude-json",
+            "--dir",
+            split.to_str().unwrap(),
+        ];
+        let out = run(&args, input.as_bytes());
+        assert!(out.stdout.contains("(1 run"), "{form}: {}", out.stdout);
+        let files: Vec<_> = std::fs::read_dir(&split).unwrap().collect();
+        assert_eq!(files.len(), 1, "{form}");
+        let written = std::fs::read_to_string(files[0].as_ref().unwrap().path()).unwrap();
+        assert!(
+            written.contains(r#""api_secret":"***""#),
+            "{form}: {written}"
+        );
+        assert!(!written.contains("LEAK1"), "{form}");
+    }
+    // One verdict in every command, a log's included: an array is one
+    // run, however many ends it holds.
+    let retry = r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":429}"#;
+    let hook = r#"{"type":"system","subtype":"hook_started"}"#;
+    for (input, want) in [
+        ("[]".to_string(), 65),
+        (format!("[{init},{retry},{ok}]"), 65),
+        (format!("[{ok},{hook}]"), 0),
+        (format!("[{init},0,1,{ok}]"), 65),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let split = dir.path().join("sp");
+        for args in [
+            &["verify"][..],
+            &["verify", "--multi-run"],
+            &["summarize"],
+            &["strip-envelope"],
+            &["strip-envelope", "--multi-run"],
+            &["filter", "."],
+            &["split-by-run", "--dir", split.to_str().unwrap()],
+        ] {
+            let mut all = args.to_vec();
+            all.extend(["--profile", "claude-json"]);
+            let out = run(&all, format!("{input}\n").as_bytes());
+            assert_eq!(out.code, want, "{args:?} {input}: {}", out.stdout);
+        }
+    }
+    // Elements that are no event are one finding, counted.
+    let zeros = format!("[{}]\n", vec!["0"; 1000].join(","));
+    let out = run(
+        &["verify", "--output", "jsonl", "--profile", "claude-json"],
+        zeros.as_bytes(),
+    );
+    let not_objects = out
+        .rules()
+        .iter()
+        .filter(|r| *r == "json.not-object")
+        .count();
+    assert_eq!(not_objects, 1, "{}", out.stdout);
+    assert!(out.stdout.contains("and 999 more"), "{}", out.stdout);
+    // The run id decides which run an event is of.
+    let twice = format!(
+        "{}\n{ok}\n",
+        r#"{"type":"system","subtype":"init","session_id":"S1","session_id":"S2"}"#
+    );
+    let out = run(
+        &["verify", "--output", "jsonl", "--profile", "claude-stream"],
+        twice.as_bytes(),
+    );
+    assert!(out.has_rule("verdict.duplicate-key"), "{}", out.stdout);
+    // A million small elements (13 MB) cost a few times their bytes, not
+    // a parse each kept (it was 20 times).
+    let many = format!("[{}]\n", vec![r#"{"type":"a"}"#; 1_000_000].join(","));
+    for cmd in ["verify", "strip-envelope", "summarize"] {
+        let (kib, _) = peak_kib(&[cmd, "--profile", "claude-json"], many.as_bytes());
+        assert!(kib < 80 * 1024, "{cmd}: {kib} KiB for a 13 MB document");
+    }
+}

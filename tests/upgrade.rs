@@ -779,3 +779,73 @@ fn sample_head(n: usize) -> String {
         .map(|l| format!("{l}\n"))
         .collect()
 }
+
+/// A pretty-printed document (an AFDATA result or error, the aiocs
+/// envelope, an object read as AOI; `\n` or `\r\n`) is one event in every
+/// command (docs/contract.md §18, §22): `upgrade F | verify` gives F's verdict
+/// and its retry hint, filter runs PROG on it once, and strip-envelope
+/// and summarize reach the same verdict.
+#[test]
+fn a_pretty_document_is_one_event_in_every_command() {
+    let afdata_ok = "{\n  \"kind\": \"result\",\n  \"result\": {\"value\": 42},\n  \"trace\": {\"duration_ms\": 3}\n}\n";
+    let afdata_retry = "{\n  \"kind\": \"error\",\n  \"error\": {\"code\": \"RATE_LIMITED\", \"message\": \"slow\", \"retryable\": true, \"retry_after_ms\": 500},\n  \"trace\": {}\n}\n";
+    let aoi_meta = "{\n  \"type\": \"aoi:meta\",\n  \"aoi\": {\"seq\": 0, \"run\": \"r1\"},\n  \"tool\": \"t\", \"tool_version\": \"1.0.0\", \"aoi_version\": \"1.0-alpha\",\n  \"schema_name\": \"com.example.t\", \"schema_version\": \"1.0.0\", \"command\": \"c\"\n}\n";
+    let cases: [(&str, &str, &[&str], i32); 6] = [
+        ("afdata result", afdata_ok, &[], 0),
+        (
+            "afdata result, pinned",
+            afdata_ok,
+            &["--protocol", "afdata"],
+            0,
+        ),
+        ("afdata error", afdata_retry, &[], 75),
+        (
+            "afdata error, pinned",
+            afdata_retry,
+            &["--protocol", "afdata"],
+            75,
+        ),
+        ("aiocs", AIOCS_PRETTY_FAILED, &[], 1),
+        ("aoi meta alone", aoi_meta, &[], 65),
+    ];
+    for (name, text, args, want) in cases {
+        for (ending, text) in [
+            ("lf", text.to_string()),
+            ("crlf", text.replace('\n', "\r\n")),
+        ] {
+            let with = |cmd: &[&'static str]| -> Vec<&'static str> {
+                let mut all = cmd.to_vec();
+                all.extend(args);
+                all
+            };
+            let verified = run(&with(&["verify"]), text.as_bytes());
+            assert_eq!(verified.code, want, "{name} {ending}: {}", verified.stdout);
+            let (up, upgraded, err) = raw(&with(&["upgrade"]), text.as_bytes());
+            assert_eq!(up, want, "{name} {ending}: {err}");
+            // A stream upstream did not conform to is a failure (1) once
+            // upgraded: aoitap's own stream conforms (§22).
+            let again = run(&["verify"], &upgraded);
+            let down = if want == 65 { 1 } else { want };
+            assert_eq!(again.code, down, "{name} {ending}: {}", again.stdout);
+            if want == 75 {
+                assert!(
+                    again.stdout.contains("retryable"),
+                    "{name}: {}",
+                    again.stdout
+                );
+            }
+            let filtered = run(&with(&["filter", "."]), text.as_bytes());
+            assert_eq!(filtered.code, want, "{name} {ending}: {}", filtered.stderr);
+            let out: Vec<&str> = filtered.stdout.lines().collect();
+            assert_eq!(out.len(), 1, "{name} {ending}: {}", filtered.stdout);
+            let one: Value = serde_json::from_str(out[0]).unwrap();
+            let whole: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(one, whole, "{name} {ending}");
+            assert!(!out[0].ends_with(' '), "{name} {ending}: {:?}", out[0]);
+            for cmd in ["strip-envelope", "summarize"] {
+                let o = run(&with(&[cmd]), text.as_bytes());
+                assert_eq!(o.code, want, "{cmd} {name} {ending}: {}", o.stderr);
+            }
+        }
+    }
+}

@@ -101,7 +101,16 @@ impl<'c> Checker<'c> {
         let kind = self.judge_item(item, sink)?;
         // A line that could not be parsed is searched for a secret-looking
         // key byte by byte (docs/contract.md §13), in every command: one truth.
-        let (withheld, key) = secrets::withheld(item, &self.cfg.secret_names, &self.markers);
+        // A document on this line alone (a one-document input's, its
+        // newline optional) was parsed and searched whole: its exposed
+        // secrets are the line's.
+        let (withheld, key) = match &self.closed {
+            Some(doc) if doc.first_line == self.line => {
+                self.exposures.clone_from(&doc.exposures);
+                (None, None)
+            }
+            _ => secrets::withheld(item, &self.cfg.secret_names, &self.markers),
+        };
         self.withheld = withheld;
         // A document's line is searched whole, as the document, when it
         // closes; till then what its bytes hold is kept.
@@ -466,7 +475,7 @@ impl<'c> Checker<'c> {
     fn closed_array(&mut self, sink: &mut dyn Sink, mut doc: Closed) -> io::Result<LineKind> {
         let here = self.line;
         self.line = doc.first_line;
-        let kind = self.array_document(sink, &mut doc, false);
+        let kind = self.array_document(sink, &mut doc);
         self.line = here;
         self.closed = Some(doc);
         kind.map(|k| LineKind { held: true, ..k })
@@ -486,47 +495,53 @@ impl<'c> Checker<'c> {
             self.unreadable(sink, Draft::new(Rule::JsonNotObject, msg))?;
             return Ok(LineKind::default());
         };
-        let kind = self.array_document(sink, &mut doc, true);
+        let kind = self.array_document(sink, &mut doc);
         self.closed = Some(doc);
         kind
     }
 
     /// A one-document input whose document is an array: each element is
-    /// an event, judged at the line, its exposed secrets kept with it
-    /// (and, for a one-line document, `line`'s, placed in the line). A
-    /// second caller of `event`: see its note.
+    /// an event, judged at the line; their exposed secrets are kept, in
+    /// order, placed in the document. A second caller of `event`: see its
+    /// note.
     #[cold]
     #[inline(never)]
-    fn array_document(
-        &mut self,
-        sink: &mut dyn Sink,
-        doc: &mut Closed,
-        one_line: bool,
-    ) -> io::Result<LineKind> {
+    fn array_document(&mut self, sink: &mut dyn Sink, doc: &mut Closed) -> io::Result<LineKind> {
         let mut kind = LineKind::default();
-        let mut in_line = vec![];
-        for i in 0..doc.split() {
-            match doc.element(i) {
-                Some(ev) => kind = self.event(sink, &ev, Validation::Unchecked)?,
-                None => {
-                    let msg =
-                        "an element of the document's array is not an object: every event is one"
-                            .to_string();
-                    self.unreadable(sink, Draft::new(Rule::JsonNotObject, msg))?;
+        let mut found = vec![];
+        let (mut events, mut elements) = (0u64, 0u64);
+        // Elements that are no event: the first, and how many (one
+        // finding a document, not one an element).
+        let mut not_events: Option<(u64, u64)> = None;
+        doc.each_element(|(at, _), element| {
+            elements += 1;
+            match element {
+                Some(ev) => {
+                    events += 1;
+                    kind = self.event(sink, &ev, Validation::Unchecked)?;
                 }
+                None => not_events.get_or_insert((elements, 0)).1 += 1,
             }
-            let found = std::mem::take(&mut self.exposures);
-            let at = doc.keep_exposures(i, found.clone());
-            if one_line {
-                in_line.extend(found.into_iter().map(|mut e| {
-                    for span in &mut e.spans {
-                        *span = (span.0 + at, span.1 + at);
-                    }
-                    e
-                }));
-            }
+            found.extend(self.exposures.drain(..).map(|e| e.moved_on(at)));
+            Ok::<(), io::Error>(())
+        })?;
+        if let Some((first, n)) = not_events {
+            let more = match n {
+                1 => String::new(),
+                n => format!(" (and {} more)", n - 1),
+            };
+            let msg = format!(
+                "element {first} of the document's array is not an object{more}: every event is one"
+            );
+            self.unreadable(sink, Draft::new(Rule::JsonNotObject, msg))?;
         }
-        self.exposures = in_line;
+        // An array of no event is a run that wrote nothing.
+        if events == 0 {
+            let slot = self.runs.current(self.line);
+            self.last_run = LastRun::Slot(slot);
+        }
+        doc.array = true;
+        doc.exposures = found;
         Ok(kind)
     }
 

@@ -40,28 +40,31 @@ pub struct Decision<'a> {
 }
 
 impl Decision<'_> {
-    /// The events `line` gives the commands that pass events on: a
-    /// document's once it closes (its lines give none), an array
+    /// Each event `line` gives the commands that pass events on, in
+    /// turn: a document's once it closes (its lines give none), an array
     /// document's elements one by one (docs/contract.md §25), else the
     /// line's own when it is an object.
     #[inline]
-    pub fn events<'s>(&'s self, line: &'s Line<'_>) -> Events<'s> {
-        match self.closed {
-            Some(doc) => Events {
-                line: None,
-                doc: Some(doc),
-                next: 0,
-            },
-            None => Events {
-                line: line.event().map(|event| Passed {
-                    event,
-                    document: false,
-                    exposures: self.exposures,
-                }),
-                doc: None,
-                next: 0,
-            },
+    pub fn each_event<E>(
+        &self,
+        line: &Line<'_>,
+        mut f: impl FnMut(&Passed<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        match (self.closed, line.event()) {
+            (Some(doc), _) => doc.each_passed(f),
+            (None, Some(event)) => f(&Passed {
+                event,
+                document: false,
+                exposures: self.exposures,
+            }),
+            (None, None) => Ok(()),
         }
+    }
+
+    /// This line closed a document: a last line without its newline is
+    /// then no cut fragment, but the end of the input's one document.
+    pub fn closed_a_document(&self) -> bool {
+        self.closed.is_some()
     }
 
     /// The hint for state kept per run beside the checker.
@@ -70,24 +73,5 @@ impl Decision<'_> {
             slot: self.slot?,
             serial: self.serial?,
         })
-    }
-}
-
-/// The events one line gives (`Decision::events`).
-pub struct Events<'s> {
-    line: Option<Passed<'s>>,
-    doc: Option<&'s Closed>,
-    next: usize,
-}
-
-impl<'s> Iterator for Events<'s> {
-    type Item = Passed<'s>;
-
-    #[inline(always)]
-    fn next(&mut self) -> Option<Passed<'s>> {
-        if let Some(p) = self.line.take() {
-            return Some(p);
-        }
-        self.doc?.passed(&mut self.next)
     }
 }

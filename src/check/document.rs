@@ -42,24 +42,16 @@ pub(super) struct Closed {
     arena: Arena,
     index: Index,
     pub(super) first_line: u64,
-    /// Its exposed secrets, placed in `text`.
+    /// Its exposed secrets, placed in `text` (an array's elements' too,
+    /// in order).
     pub(super) exposures: Vec<Exposure>,
-    /// An array of events (`Closed::split`): each element, parsed once.
-    elements: Option<Vec<Element>>,
-}
-
-/// An element of an array document.
-struct Element {
-    /// Its place in the document's text.
-    span: (usize, usize),
-    /// Its parse, when it is an object: an event.
-    parsed: Option<(Arena, Index)>,
-    /// Its exposed secrets, placed in its own text.
-    exposures: Vec<Exposure>,
+    /// An array of events (a one-document producer's, docs/contract.md
+    /// §25): its elements are its events.
+    pub(super) array: bool,
 }
 
 /// An event a command passes on, as the checker judged it
-/// (`Decision::events`).
+/// (`Decision::each_event`).
 pub struct Passed<'a> {
     pub event: Event<'a>,
     /// Read from a document (a pretty-printed one, or an element of an
@@ -85,7 +77,7 @@ impl Closed {
             index,
             first_line: line,
             exposures: vec![],
-            elements: None,
+            array: false,
         })
     }
 
@@ -94,78 +86,64 @@ impl Closed {
         self.index.event(&self.text, &self.arena)
     }
 
-    /// An array's elements, each parsed once, as the events of a
-    /// one-document producer that writes an array (Claude's
-    /// `--output-format json --verbose`, docs/contract.md §25): their
-    /// number.
+    /// Each element of an array document in turn, with its place in the
+    /// text: an object parsed as an event (into one arena, reused, so a
+    /// document of millions of small elements costs its text and no
+    /// more), anything else `None`.
     #[cold]
-    pub(super) fn split(&mut self) -> usize {
-        let text = &self.text;
-        let elements: Vec<Element> = self
-            .index
-            .event(text, &self.arena)
-            .as_value()
-            .children()
-            .map(|(_, v)| {
-                let span = v.span();
-                let parsed = (v.kind() == Kind::Object).then(|| {
-                    let mut arena = Arena::default();
-                    let index = Parser::new().parse(&text[span.0..span.1], &mut arena);
-                    index.ok().map(|i| (arena, i))
-                });
-                Element {
-                    span,
-                    parsed: parsed.flatten(),
-                    exposures: vec![],
-                }
-            })
-            .collect();
-        let n = elements.len();
-        self.elements = Some(elements);
-        n
+    pub(super) fn each_element<E>(
+        &self,
+        mut f: impl FnMut((usize, usize), Option<Event<'_>>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let (mut parser, mut arena) = (Parser::new(), Arena::default());
+        for (_, v) in self.event().as_value().children() {
+            let (a, b) = v.span();
+            let element = &self.text[a..b];
+            arena.clear();
+            let parsed = match v.kind() {
+                Kind::Object => parser.parse(element, &mut arena).ok(),
+                _ => None,
+            };
+            f((a, b), parsed.as_ref().map(|i| i.event(element, &arena)))?;
+        }
+        Ok(())
     }
 
-    /// Element `i` as an event, if it is an object.
-    pub(super) fn element(&self, i: usize) -> Option<Event<'_>> {
-        let e = &self.elements.as_ref()?[i];
-        let (arena, index) = e.parsed.as_ref()?;
-        Some(index.event(&self.text[e.span.0..e.span.1], arena))
-    }
-
-    /// Element `i`'s exposed secrets, placed in its text; returns where
-    /// its text begins in the document's.
-    pub(super) fn keep_exposures(&mut self, i: usize, found: Vec<Exposure>) -> usize {
-        let Some(e) = self.elements.as_mut().and_then(|all| all.get_mut(i)) else {
-            return 0;
-        };
-        e.exposures = found;
-        e.span.0
-    }
-
-    /// The `next`th event it gives (the document, or its array's
-    /// elements one by one, skipping those that are no event).
-    pub(super) fn passed(&self, next: &mut usize) -> Option<Passed<'_>> {
-        let Some(elements) = &self.elements else {
-            let first = *next == 0;
-            *next += 1;
-            return first.then(|| Passed {
+    /// The events it gives a command: itself, or an array's elements one
+    /// by one (those that are objects), each with its exposed secrets
+    /// placed in its own text.
+    pub(super) fn each_passed<E>(
+        &self,
+        mut f: impl FnMut(&Passed<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if !self.array {
+            return f(&Passed {
                 event: self.event(),
                 document: true,
                 exposures: &self.exposures,
             });
-        };
-        while let Some(e) = elements.get(*next) {
-            let i = *next;
-            *next += 1;
-            if let Some(event) = self.element(i) {
-                return Some(Passed {
-                    event,
-                    document: true,
-                    exposures: &e.exposures,
-                });
-            }
         }
-        None
+        let (mut next, mut mine) = (0, vec![]);
+        self.each_element(|(a, b), event| {
+            let Some(event) = event else {
+                return Ok(());
+            };
+            // The exposures are in order: those of this element are next.
+            mine.clear();
+            while let Some(e) = self.exposures.get(next).filter(|e| e.starts_before(b)) {
+                if e.starts_before(a) {
+                    next += 1;
+                    continue;
+                }
+                mine.push(e.moved_back(a));
+                next += 1;
+            }
+            f(&Passed {
+                event,
+                document: true,
+                exposures: &mine,
+            })
+        })
     }
 }
 
@@ -233,8 +211,9 @@ impl Reader {
                 Some(Protocol::Profile(p)) if p.get().form == Form::Json => {
                     (trimmed.starts_with(b"{") || trimmed.starts_with(b"[")) && left_open(trimmed)
                 }
-                None => line == 1 && trimmed == b"{",
-                Some(_) => false,
+                // Any other object read as a document: one whose first
+                // line is its opening brace alone (docs/contract.md §18).
+                _ => line == 1 && trimmed == b"{",
             };
             if !unparsed || !opens {
                 return Joined::Line;
@@ -266,18 +245,25 @@ impl Reader {
             self.open = Some(doc);
             return Joined::Held;
         }
+        // Its last line break is no part of it: written as one line, it
+        // would end in a space.
+        let end = doc.text.trim_ascii_end().len();
         let mut arena = Arena::default();
-        let parsed = Parser::new().parse(&doc.text, &mut arena);
+        let parsed = Parser::new().parse(&doc.text[..end], &mut arena);
         match parsed {
-            Ok(index) => Joined::Closed(Closed {
-                text: doc.text,
-                arena,
-                index,
-                first_line: doc.first_line,
-                exposures: vec![],
-                elements: None,
-            }),
-            Err(JsonError::Syntax { column, .. }) if column > doc.text.trim_ascii_end().len() => {
+            Ok(index) => {
+                doc.text.truncate(end);
+                Joined::Closed(Closed {
+                    text: doc.text,
+                    arena,
+                    index,
+                    first_line: doc.first_line,
+                    exposures: vec![],
+                    array: false,
+                })
+            }
+            // Its input ended: the document is not closed yet.
+            Err(JsonError::Syntax { column, .. }) if column > end => {
                 doc.next_parse = 2 * doc.text.len();
                 self.open = Some(doc);
                 Joined::Held

@@ -44,7 +44,7 @@ mod verdict;
 
 pub use checker::{Checker, OpenRun, Stalls};
 pub use config::{Config, Protocol, SchemaPin};
-pub use decision::{Decision, Events};
+pub use decision::Decision;
 pub use document::Passed;
 pub use finding::{Discard, Finding, SchemaPlace, Sink};
 pub use id::{ByDigest, digest, id_key};

@@ -109,11 +109,10 @@ impl Consumer for Strip<'_> {
         let seen = decided.kind;
         // A pretty-printed document is judged, and written, once it
         // closes; an array document's events one by one.
-        for passed in decided.events(line) {
-            if self.wanted(&decided, &passed.event) {
-                self.write(&passed, seen.protocol)?;
-            }
-        }
+        decided.each_event(line, |passed| match self.wanted(&decided, &passed.event) {
+            true => self.write(passed, seen.protocol),
+            false => Ok(()),
+        })?;
         Ok(seen)
     }
 

@@ -175,9 +175,10 @@ impl Contract for Profile {
         }
         *run.part(|_| Turns::default()) = st;
         Ok(Ruling {
-            // A multi-turn run goes on after each turn's end: it ends with
-            // its input, or where another run begins.
-            ends: ends && !self.multi_turn,
+            // A multi-turn run goes on after each turn's end, and a
+            // one-document producer's run is its whole document: each
+            // ends with its input, or where another run begins.
+            ends: ends && !self.multi_turn && self.form != Form::Json,
             ..Ruling::seen(LineKind {
                 event: typed,
                 // Decided before the run's first event was handed here.
@@ -376,6 +377,11 @@ impl Profile {
     /// nor when it is the end `current` awaits, nor when it carries
     /// `current`'s run id (a next turn, opencode's next step).
     pub(in crate::check) fn opens_next(&self, current: Option<&RunState>, ev: &Event<'_>) -> bool {
+        // A one-document producer's input is one run, whatever its
+        // array holds: a second document is its finding, not a run.
+        if self.form == Form::Json {
+            return current.is_none();
+        }
         if !any(&self.open, ev) {
             return false;
         }
@@ -482,6 +488,8 @@ impl Profile {
             let cancelled = e.cancelled.iter().flat_map(|m| m.paths());
             when.chain(success).chain(cancelled).map(|p| p.top())
         });
+        // The run id decides which run an event is of.
+        let deciding = deciding.chain(self.run_id.iter().map(|r| r.path.top()));
         // `type` twice is known from the walk; another field is counted.
         let twice = |key: &&str| match *key {
             "type" => ev.duplicate_reserved_key() == Some("type"),

@@ -16,5 +16,31 @@ pub struct Exposure {
     pub whole: bool,
 }
 
+impl Exposure {
+    /// Its first span begins before byte `at`.
+    pub(crate) fn starts_before(&self, at: usize) -> bool {
+        self.spans.first().is_some_and(|s| s.0 < at)
+    }
+
+    /// Placed `by` bytes further on (an element's exposure, in its
+    /// document).
+    pub(crate) fn moved_on(mut self, by: usize) -> Exposure {
+        for span in &mut self.spans {
+            *span = (span.0 + by, span.1 + by);
+        }
+        self
+    }
+
+    /// Placed `by` bytes further back (a document's exposure, in its
+    /// element).
+    pub(crate) fn moved_back(&self, by: usize) -> Exposure {
+        let mut e = self.clone();
+        for span in &mut e.spans {
+            *span = (span.0 - by, span.1 - by);
+        }
+        e
+    }
+}
+
 /// The redaction marker, as a JSON value and inside a string.
 pub(super) const MARK: &[u8] = b"***";

@@ -60,12 +60,13 @@ pub fn relay<'a>(
         return Relay::Bytes(ev.line(), redactions(&ev, found, scratch));
     }
     match *line {
-        // Not a parsed object, and no secret-looking key in it; an array
-        // of events has its elements' exposures, placed in the line.
-        Line::Complete { bytes, .. } => Relay::Bytes(bytes, found),
-        Line::Unterminated {
+        // Not a parsed object, and no secret-looking key in it; a
+        // document on this line alone (an array of events, or a last line
+        // without its optional newline) has its exposures placed in it.
+        Line::Complete { bytes, .. }
+        | Line::Unterminated {
             bytes: Some(bytes), ..
-        } => Relay::Bytes(bytes, &[]),
+        } => Relay::Bytes(bytes, found),
         // Never held, so never searched (`unparsed::withheld` says so too).
         Line::TooLong { .. } | Line::Unterminated { bytes: None, .. } => {
             Relay::Withholding(Withholding::Unheld)

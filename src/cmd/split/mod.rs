@@ -356,9 +356,15 @@ impl Consumer for Split {
         )?;
         let seen = decided.kind;
         // Only whole lines are written: a line over --max-line-bytes was
-        // never held, and a cut last line is not an event (§2).
-        let Line::Complete { bytes, .. } = *line else {
-            return Ok(seen);
+        // never held, and a cut last line is not an event (§2), unless it
+        // ends a one-document input, whose final newline is optional
+        // (§25).
+        let bytes = match *line {
+            Line::Complete { bytes, .. } => bytes,
+            Line::Unterminated {
+                bytes: Some(bytes), ..
+            } if decided.closed_a_document() => bytes,
+            _ => return Ok(seen),
         };
         let (run, hint) = (decided.run, decided.hint());
         if !self.redact {

@@ -269,8 +269,8 @@ impl Summarize<'_> {
         }
         st.bytes += line.input_bytes();
         st.last_line = number;
-        for passed in decided.events(line) {
-            let ev = passed.event;
+        let Ok(()) = decided.each_event(line, |passed| {
+            let ev = &passed.event;
             // Counted by the field the checker judges the line's type by
             // (docs/contract.md §6, §9): AFDATA's `kind`, `--type-field`
             // where that is the discriminator (typed NDJSON, plain JSON
@@ -286,8 +286,9 @@ impl Summarize<'_> {
                     answers
                 }
             };
-            st.event(&ev, field, number, outcomes, &mut self.shared);
-        }
+            st.event(ev, field, number, outcomes, &mut self.shared);
+            Ok::<(), std::convert::Infallible>(())
+        });
     }
 
     fn emit(&mut self, r: &RunVerdict, report: &mut Report) -> io::Result<()> {

@@ -186,10 +186,7 @@ impl Upgrader {
         if !decided.kind.event || decided.kind.late {
             return Ok(());
         }
-        for passed in decided.events(line) {
-            self.event(out, decided, &passed)?;
-        }
-        Ok(())
+        decided.each_event(line, |passed| self.event(out, decided, passed))
     }
 
     /// One event the line gave, written as what it becomes.
