@@ -58,7 +58,7 @@ const PRELUDE: &str = concat!(
     "def halt_error: halt_error(5); ",
     "def walk(f): __shallow | .. |= f; ",
     r#"def @csv: if type != "array" then error("\(type) (\(tojson)) cannot be csv-formatted, only an array can be") else map(if type == "string" then "\"" + (split("\"") | join("\"\"")) + "\"" elif type == "null" then "" elif type == "boolean" or type == "number" then tojson else error("\(type) (\(tojson)) is not valid in a csv row") end) | join(",") end; "#,
-    r#"def @tsv: if type != "array" then error("\(type) (\(tojson)) cannot be tsv-formatted, only an array can be") else map(if type == "string" then split("\\") | join("\\\\") | split("\t") | join("\\t") | split("\n") | join("\\n") | split("\r") | join("\\r") elif type == "null" then "" elif type == "boolean" or type == "number" then tojson else error("\(type) (\(tojson)) is not valid in a tsv row") end) | join("\t") end; "#,
+    r#"def @tsv: if type != "array" then error("\(type) (\(tojson)) cannot be tsv-formatted, only an array can be") else map(if type == "string" then split("\\") | join("\\\\") | split("\t") | join("\\t") | split("\n") | join("\\n") | split("\r") | join("\\r") | split("\u0000") | join("\\0") elif type == "null" then "" elif type == "boolean" or type == "number" then tojson else error("\(type) (\(tojson)) is not valid in a tsv row") end) | join("\t") end; "#,
 );
 
 /// A compiled program and the values of its global variables.
@@ -413,6 +413,8 @@ mod tests {
             outputs("@tsv", r#"[1,"a\tb\\c\nd",null,false]"#),
             [r#""1\ta\\tb\\\\c\\nd\t\tfalse""#]
         );
+        // NUL as `\0`, as jq 1.7 and jaq write it.
+        assert_eq!(outputs("@tsv", r#"["a\u0000b"]"#), [r#""a\\0b""#]);
         assert_eq!(
             outputs(r#"@csv "row: \(.)""#, r#"["a"]"#),
             [r#""row: \"a\"""#]
