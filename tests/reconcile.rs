@@ -280,3 +280,30 @@ fn the_bar_of_a_seq_space_near_u64_max_shows_it_missing() {
     let bar = format!("▒{}▒", "░".repeat(38));
     assert!(out.stdout.contains(&bar), "{}", out.stdout);
 }
+
+/// An event at seq 2^64-1, the last there is, is present: the seq space
+/// is then all of u64, 2^64 seqs, counted as such.
+#[test]
+fn the_last_seq_there_is_is_present() {
+    let input = lines(&[meta(), hit(1), ev(u64::MAX, "hit", "")]);
+    let out = run(&["reconcile"], &input);
+    assert!(
+        out.stdout.contains("3 of 18446744073709551616 present"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("seq 0..18446744073709551615 "),
+        "{}",
+        out.stdout
+    );
+    let out = jsonl(&[], &input);
+    let run = &of_type(&out, "run")[0];
+    assert_eq!(
+        run["present"],
+        serde_json::json!([[0, 1], [u64::MAX, u64::MAX]]),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(run["missing_count"], u64::MAX - 2);
+}

@@ -13,6 +13,8 @@ pub struct SeqTrack {
     next: u64,
     /// Some line of this id carried a seq.
     started: bool,
+    /// A line carried seq `u64::MAX`: every seq there is was reached.
+    top: bool,
 }
 
 /// What one seq says about the lines before it.
@@ -39,11 +41,21 @@ impl SeqTrack {
         self.next
     }
 
+    /// How many seqs the lines so far reach: `next`, or 2^64 once a line
+    /// carried `u64::MAX` (its seq is then counted too).
+    pub fn reached(&self) -> u128 {
+        if self.top {
+            1 << 64
+        } else {
+            u128::from(self.next)
+        }
+    }
+
     /// A track whose first `n` lines could not be read: `n` skips.
     pub fn skipped(n: u64) -> SeqTrack {
         SeqTrack {
             next: n,
-            started: false,
+            ..SeqTrack::default()
         }
     }
 
@@ -56,7 +68,14 @@ impl SeqTrack {
     /// A line carrying seq `n`.
     pub fn step(&mut self, n: u64) -> SeqStep {
         let (expected, started) = (self.next, self.started);
-        self.next = expected.max(n.saturating_add(1));
+        let after = match n.checked_add(1) {
+            Some(after) => after,
+            None => {
+                self.top = true;
+                u64::MAX
+            }
+        };
+        self.next = expected.max(after);
         self.started = true;
         if n > expected {
             let count = n - expected;

@@ -494,21 +494,18 @@ fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: V
     t.push('\n');
     if a.seq.started() {
         let n = a.space();
-        let present = n - a.missing_in(0, n.saturating_sub(1)).min(n);
         // `{:<6}`: the last seq, padded to six columns.
         t.push_str("  seq 0..");
         let at = t.len();
-        push_number(&mut t, n.saturating_sub(1));
+        let _ = write!(t, "{}", n.saturating_sub(1));
         t.extend(std::iter::repeat_n(
             ' ',
             7usize.saturating_sub(t.len() - at).max(1),
         ));
         a.push_bar(&mut t, 40);
         t.push_str("  ");
-        push_number(&mut t, present);
-        t.push_str(" of ");
-        push_number(&mut t, n);
-        t.push_str(" present\n");
+        let _ = write!(t, "{} of {n} present", a.present_count());
+        t.push('\n');
         t.push_str("  present    ");
         push_fitted_ranges(&mut t, &a.present());
         t.push('\n');

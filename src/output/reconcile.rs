@@ -57,12 +57,16 @@ pub struct Account<'a> {
 }
 
 impl Account<'_> {
-    /// The seq space: up to `event_count`, or past the last seq seen.
-    pub fn space(&self) -> u64 {
-        self.summary
-            .and_then(|s| s.event_count)
-            .unwrap_or(0)
-            .max(self.seq.next())
+    /// The seq space, as a count: up to `event_count`, or past the last
+    /// seq seen (2^64 when that was `u64::MAX`).
+    pub fn space(&self) -> u128 {
+        let claimed = self.summary.and_then(|s| s.event_count).unwrap_or(0);
+        u128::from(claimed).max(self.seq.reached())
+    }
+
+    /// The last seq of the space (none when it is empty).
+    fn last(&self) -> Option<u64> {
+        self.space().checked_sub(1).map(|n| n as u64)
     }
 
     /// Present ranges: the complement of the listed gaps.
@@ -78,8 +82,9 @@ impl Account<'_> {
             }
             at = g.to + 1;
         }
-        if at < self.seq.next() {
-            out.push((at, self.seq.next() - 1));
+        let seen = self.seq.reached();
+        if u128::from(at) < seen {
+            out.push((at, (seen - 1) as u64));
         }
         out
     }
@@ -91,16 +96,25 @@ impl Account<'_> {
             let (s, e) = (a.max(lo), b.min(hi));
             if s <= e { e - s + 1 } else { 0 }
         };
-        self.gaps.iter().map(|g| overlap(g.from, g.to)).sum::<u64>()
-            + overlap(self.seq.next(), u64::MAX)
+        let past = match self.seq.reached() {
+            seen if seen > u128::from(u64::MAX) => 0,
+            seen => overlap(seen as u64, u64::MAX),
+        };
+        self.gaps.iter().map(|g| overlap(g.from, g.to)).sum::<u64>() + past
+    }
+
+    /// How many seqs of the space are present.
+    pub fn present_count(&self) -> u128 {
+        let missing = self.last().map_or(0, |last| self.missing_in(0, last));
+        self.space() - u128::from(missing).min(self.space())
     }
 
     /// One line at the end of `out`: each cell is present (█), missing
     /// (░) or partly (▒).
     pub fn push_bar(&self, out: &mut String, width: u64) {
         let n = self.space();
-        let cells = width.min(n);
-        if self.missing_in(0, n.saturating_sub(1)) == 0 {
+        let cells = u128::from(width).min(n) as u64;
+        if self.last().is_none_or(|last| self.missing_in(0, last) == 0) {
             // Nothing missing (most runs): every cell is present, with no
             // division per cell (docs/contract.md §23).
             out.extend(std::iter::repeat_n('█', cells as usize));
@@ -108,9 +122,9 @@ impl Account<'_> {
         }
         // Cell c covers seqs c*n/cells up to the next cell's start, in
         // 128 bits: a seq space near u64::MAX would wrap in 64.
-        let start = |c: u64| (u128::from(c) * u128::from(n) / u128::from(cells)) as u64;
+        let start = |c: u64| u128::from(c) * n / u128::from(cells);
         out.extend((0..cells).map(|c| {
-            let (lo, hi) = (start(c), start(c + 1) - 1);
+            let (lo, hi) = (start(c) as u64, (start(c + 1) - 1) as u64);
             match self.missing_in(lo, hi) {
                 0 => '█',
                 m if m > hi - lo => '░',
