@@ -939,3 +939,58 @@ fn array_documents_hold_under_attack() {
         assert!(kib < 80 * 1024, "{cmd}: {kib} KiB for a 13 MB document");
     }
 }
+
+/// Two outputs one after the other, read as one stream: an opener before
+/// the first one's end says it was cut (a log of runs is read with
+/// `--multi-run`), where the opener is no next step of the same run.
+#[test]
+fn an_opener_before_the_end_says_the_run_before_was_cut() {
+    let cat = |a: &str, b: &str| {
+        let mut both = std::fs::read(fixture(a)).unwrap();
+        both.extend(std::fs::read(fixture(b)).unwrap());
+        both
+    };
+    for (a, b, args, rule) in [
+        (
+            "profiles/codex-exec/interrupted.jsonl",
+            "profiles/codex-exec/success-tool-calls.jsonl",
+            &["--profile", "codex-exec"][..],
+            "profile.end-missing",
+        ),
+        (
+            "profiles/gemini-stream/no-end.jsonl",
+            "profiles/gemini-stream/success-tool-calls.jsonl",
+            &[],
+            "profile.end-missing",
+        ),
+        (
+            "streams/ndjson-daemon-cut.jsonl",
+            "streams/ndjson-daemon.jsonl",
+            &[
+                "--protocol",
+                "ndjson",
+                "--first",
+                "daemon.started",
+                "--last",
+                "daemon.stopped",
+            ],
+            "ndjson.last-missing",
+        ),
+    ] {
+        let mut all = vec!["verify", "--output", "jsonl"];
+        all.extend(args);
+        let out = run(&all, &cat(a, b));
+        assert_eq!(out.code, 65, "{a} + {b}: {}", out.stdout);
+        assert!(out.has_rule(rule), "{a} + {b}: {}", out.stdout);
+        // As a log, the cut run is a run of its own.
+        all.push("--multi-run");
+        let out = run(&all, &cat(a, b));
+        assert_eq!(out.code, 65, "{a} + {b}: {}", out.stdout);
+        let runs = out
+            .events()
+            .into_iter()
+            .filter(|e| e["type"] == "run")
+            .count();
+        assert_eq!(runs, 2, "{a} + {b}: {}", out.stdout);
+    }
+}

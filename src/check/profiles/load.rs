@@ -21,19 +21,25 @@ pub fn parse(text: &str) -> Result<Profile, LoadError> {
         LoadError(format!("{at}{}", crate::text::one_line(e.message())))
     })?;
     let problem = if !valid_name(&profile.name) {
-        Some(format!(
-            "name {:?} is not a name: lower-case letters, digits and -",
-            profile.name
+        Some((
+            "name",
+            format!(
+                "name {:?} is not a name: lower-case letters, digits and -",
+                profile.name
+            ),
         ))
     } else if profile.open.is_empty() {
-        Some("open lists no event: nothing would open a run".to_string())
+        Some((
+            "open",
+            "open lists no event: nothing would open a run".to_string(),
+        ))
     } else if profile.end.is_empty() {
-        Some("end lists no event: no run could end".to_string())
+        Some(("end", "end lists no event: no run could end".to_string()))
     } else {
         None
     };
-    if let Some(p) = problem {
-        return Err(LoadError(p));
+    if let Some((key, p)) = problem {
+        return Err(LoadError(format!("{}{p}", at_key(text, key))));
     }
     profile.text = text.to_string();
     Ok(profile)
@@ -44,6 +50,16 @@ fn valid_name(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+/// Where a top-level `key = ...` is in `text`, as a mistake names it
+/// ("line L, column 1: "), or nothing when it is not found there.
+pub(super) fn at_key(text: &str, key: &str) -> String {
+    let found = text.lines().position(|l| {
+        l.strip_prefix(key)
+            .is_some_and(|rest| rest.trim_start().starts_with('='))
+    });
+    found.map_or_else(String::new, |i| format!("line {}, column 1: ", i + 1))
 }
 
 /// The 1-based line and column (in characters) of byte `at` in `text`.

@@ -56,7 +56,8 @@ pub fn by_name_or_file(arg: &str) -> Result<ProfileRef, LoadError> {
     // A file cannot pass for a built-in in a report.
     if builtins().iter().any(|p| p.get().name == profile.name) {
         return Err(LoadError(format!(
-            "profile {arg}: name {:?} is a built-in's: name a profile of your own otherwise",
+            "profile {arg}: {}name {:?} is a built-in's: name a profile of your own otherwise",
+            load::at_key(&text, "name"),
             profile.name
         )));
     }

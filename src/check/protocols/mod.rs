@@ -32,6 +32,7 @@ mod jsonl;
 mod ndjson;
 mod okf;
 pub(in crate::check) mod profile;
+mod profile_said;
 
 pub use afdata::payload_retry_after_ms;
 pub(in crate::check) use contract::Contract;
@@ -39,7 +40,7 @@ pub use contract::{Captured, Exited, LineKind, Mapping, Outcomes, Payload, SeqPl
 pub(in crate::check) use framework::typed;
 pub use framework::{identity, identity_text};
 pub use okf::MAX_ERROR_BYTES as OKF_MAX_ERROR_BYTES;
-pub use profile::{Problem, Reading};
+pub use profile_said::{Problem, Reading};
 
 /// The rules of `protocol`.
 #[inline(always)]
