@@ -329,7 +329,11 @@ impl Consumer for Filter<'_> {
         // events are each one (docs/contract.md §18, §25).
         if seen.event && !(self.opts.domain && seen.framework) {
             decided.each_event(line, |passed| {
-                findings.extend(self.event(passed)?);
+                let found = self.event(passed)?;
+                match findings.is_empty() {
+                    true => findings = found,
+                    false => findings.extend(found),
+                }
                 Ok::<(), crate::exit::Error>(())
             })?;
         }
