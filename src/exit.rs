@@ -30,7 +30,7 @@ pub enum Exit {
     CommandNotFound,
     /// Downstream closed the pipe: a normal ending, without a message.
     BrokenPipe,
-    /// `run`: SIGHUP, handled as SIGTERM (docs/contract.md §13).
+    /// SIGHUP, handled as SIGTERM (docs/contract.md §13).
     HungUp,
     Interrupted,
     Terminated,
@@ -87,7 +87,7 @@ impl Exit {
             Exit::Io => "I/O error",
             Exit::CannotExecute => "(run, lint) command not executable",
             Exit::CommandNotFound => "(run, lint) command not found",
-            Exit::HungUp => "(run) hung up",
+            Exit::HungUp => "hung up",
             Exit::Interrupted => "interrupted",
             Exit::Terminated => "terminated",
             Exit::BrokenPipe => "downstream closed",
@@ -116,7 +116,7 @@ impl Exit {
             Exit::Io => "I/O error.",
             Exit::CannotExecute => "run, lint: the command cannot be executed.",
             Exit::CommandNotFound => "run, lint: the command is not found.",
-            Exit::HungUp => "run: SIGHUP, handled as SIGTERM.",
+            Exit::HungUp => "SIGHUP, handled as SIGTERM.",
             Exit::Interrupted => {
                 "SIGINT: what was judged is reported, and in jsonl mode the summary says reason \
                  cancelled."

@@ -127,7 +127,11 @@ fn one(case: &Case, signal: &str, output: &str, two: &str, dir: &str) -> Result<
     });
     let out = child.wait_with_output().unwrap();
     drop(stdin);
-    let want = if signal == "TERM" { 143 } else { 130 };
+    let want = match signal {
+        "TERM" => 143,
+        "HUP" => 129,
+        _ => 130,
+    };
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -158,7 +162,7 @@ fn every_command_reports_whole_under_timeout() {
     let two = two.to_str().unwrap().to_string();
     let mut jobs = Vec::new();
     for case in CASES {
-        for signal in ["TERM", "INT"] {
+        for signal in ["TERM", "INT", "HUP"] {
             for output in ["human", "jsonl"] {
                 for _ in 0..TRIES {
                     jobs.push((case, signal, output));

@@ -72,12 +72,6 @@ pub trait Consumer {
         true
     }
 
-    /// SIGHUP is caught, as SIGTERM is (run: CMD's group must be stopped
-    /// first, docs/contract.md §13); else it keeps its default action.
-    fn catches_hangup(&self) -> bool {
-        false
-    }
-
     /// Only judging is done, as `Consumer::line`'s default does, with no
     /// state beyond the checker's: files may be judged by a pool of
     /// workers (docs/contract.md §14).

@@ -39,10 +39,11 @@ pub fn run(
     to: ReportTo,
     consumer: &mut dyn Consumer,
 ) -> Result<Exit> {
-    // A follower is stopped by a closed terminal as by Ctrl-C: its state
-    // is written and its open runs named.
-    let hangup = consumer.catches_hangup() || opts.follow.is_some();
-    let signals = Signals::install(consumer.second_signal_exits(), hangup)?;
+    // A closed terminal stops every stream command as SIGTERM does: the
+    // report is written whole, cancelled (129), for a reader that may
+    // still be there (`nohup`, a log); a follower's state is written and
+    // its open runs named (docs/contract.md §13).
+    let signals = Signals::install(consumer.second_signal_exits(), true)?;
     let out: Box<dyn Write> = match &opts.report {
         Some(path) => match File::create(path) {
             Ok(f) => Box::new(f),

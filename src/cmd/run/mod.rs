@@ -378,10 +378,6 @@ impl Consumer for Attempts<'_> {
     fn second_signal_exits(&self) -> bool {
         false
     }
-
-    fn catches_hangup(&self) -> bool {
-        true
-    }
 }
 
 impl Attempts<'_> {

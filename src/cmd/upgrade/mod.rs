@@ -488,10 +488,4 @@ impl Consumer for Upgrade {
     fn flush(&mut self) -> Result<()> {
         Ok(self.out.flush()?)
     }
-
-    /// A hangup ends the upgraded stream as SIGTERM does, cancelled and
-    /// whole: its reader may still be there (a closed terminal, `nohup`).
-    fn catches_hangup(&self) -> bool {
-        true
-    }
 }
