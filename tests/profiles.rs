@@ -994,3 +994,57 @@ fn an_opener_before_the_end_says_the_run_before_was_cut() {
         assert_eq!(runs, 2, "{a} + {b}: {}", out.stdout);
     }
 }
+
+/// A relay under `--redact` writes a pretty-printed document line by
+/// line, before it closes: every line after one showing a secret-looking
+/// key is withheld, since the secret's value (an object, an array) may
+/// be on them.
+#[test]
+fn a_pretty_documents_secret_never_leaks_from_a_relay() {
+    let array = serde_json::to_string_pretty(&serde_json::json!([
+        {"type": "system", "subtype": "init", "session_id": "S1"},
+        {"type": "assistant", "api_secret": {"k": "LEAKOBJ", "arr": ["LEAKARR"]}},
+        {"type": "result", "subtype": "success", "is_error": false, "session_id": "S1"},
+    ]))
+    .unwrap();
+    let aiocs = "{\n  \"ok\": false,\n  \"command\": \"x\",\n  \"error\": {\"code\": \"e\", \"message\": \"m\"},\n  \"token_secret\": {\n    \"v\": \"LEAKAIOCS\"\n  }\n}\n";
+    let dir = tempfile::tempdir().unwrap();
+    for (doc, profile) in [
+        (format!("{array}\n"), "claude-json"),
+        (aiocs.to_string(), ""),
+    ] {
+        let file = dir.path().join("doc.json");
+        std::fs::write(&file, &doc).unwrap();
+        let file = file.to_str().unwrap();
+        let split = dir.path().join(format!("sp-{profile}"));
+        let cat = format!("cat {file}");
+        for args in [
+            vec!["verify", "--relay", "--redact", file],
+            vec![
+                "split-by-run",
+                "--redact",
+                "--dir",
+                split.to_str().unwrap(),
+                file,
+            ],
+            vec!["run", "--redact", "--", "sh", "-c", &cat],
+        ] {
+            let mut all = args.clone();
+            if !profile.is_empty() {
+                all.splice(1..1, ["--profile", profile]);
+            }
+            let (_, out, err) = raw(&all, b"");
+            let mut text = String::from_utf8_lossy(&out).into_owned() + &err;
+            if split.exists() {
+                for f in std::fs::read_dir(&split).unwrap() {
+                    text += &std::fs::read_to_string(f.unwrap().path()).unwrap();
+                }
+            }
+            assert!(!text.contains("LEAK"), "{args:?}: {text}");
+            assert!(
+                text.contains("a line before it in its document"),
+                "{args:?}: {text}"
+            );
+        }
+    }
+}

@@ -187,6 +187,11 @@ impl Reader {
         self.open.is_some()
     }
 
+    /// A held line of the open document showed a secret-looking key.
+    pub(super) fn suspected(&self) -> bool {
+        self.open.as_ref().is_some_and(|d| d.suspect.is_some())
+    }
+
     /// The secret-looking key a held line's bytes showed, kept until the
     /// document is read whole (when the document itself is searched).
     pub(super) fn suspect(&mut self, suspect: Suspect) {

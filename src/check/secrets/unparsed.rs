@@ -24,6 +24,12 @@ pub enum Withholding {
     /// As `Secret`, and it is a harness elision marker (a `--marker`
     /// pattern that lets other text through) claiming this many lines.
     Marker(u64),
+    /// A later line of a document over several lines whose earlier line
+    /// showed a secret-looking key: the secret's value may be on this
+    /// one (an object, an array, a long string), and the lines before
+    /// are relayed already, so the document cannot be written redacted
+    /// whole.
+    InDocument,
     /// It was longer than `--max-line-bytes`, so it was never held whole
     /// to be searched: a key seen at its end would come too late for the
     /// bytes already gone, so such a line is always withheld.
@@ -45,6 +51,9 @@ impl Withholding {
         match self {
             Withholding::Secret => Cow::Borrowed(
                 b"aoitap --redact withheld this line: it could not be parsed, and it holds a secret-looking key",
+            ),
+            Withholding::InDocument => Cow::Borrowed(
+                b"aoitap --redact withheld this line: a line before it in its document holds a secret-looking key",
             ),
             Withholding::Unheld => Cow::Borrowed(
                 b"aoitap --redact withheld this line: it was longer than --max-line-bytes, so it could not be searched for secrets",
