@@ -98,42 +98,45 @@ fn a_conforming_producer_passes_every_claimed_check_of_each_command() {
     }
 }
 
+/// Each fault fails its check, and only its check (a stream without its
+/// summary fails check 13 too: its schema_version is in one place of
+/// two).
 #[test]
 fn each_fault_fails_exactly_its_check_and_exits_1() {
     let dir = tempfile::tempdir().unwrap();
     for (fault, command, number) in [
-        ("schema-login", SEARCH, 1),
-        ("banner", SEARCH, 2),
-        ("colour", SEARCH, 2),
-        ("tty-colour", SEARCH, 2),
-        ("exit-after-failure", SEARCH, 3),
-        ("no-summary", SEARCH, 3),
-        ("meta-off-schema", SEARCH, 4),
-        ("unknown-flag-ok", SEARCH, 5),
-        ("error-no-retryable", SEARCH, 5),
-        ("delete-unconfirmed", DELETE, 6),
-        ("dry-run-no-plan", DELETE, 6),
-        ("replay-differs", DELETE, 7),
-        ("no-ids", DELETE, 8),
-        ("token-echo", SEARCH, 9),
-        ("token-on-stderr", SEARCH, 9),
-        ("no-cancel", SEARCH, 10),
-        ("traceback", SEARCH, 10),
-        ("limit-untruncated", SEARCH, 11),
-        ("malformed-ok", IMPORT, 12),
-        ("no-schema-version", SEARCH, 13),
-        ("schema-version-ignored", SEARCH, 13),
-        ("two-summaries", SEARCH, 14),
-        ("seq-gap", SEARCH, 15),
-        ("forward-meta", IMPORT, 16),
-        ("no-origin", IMPORT, 16),
-        ("no-caused-by", IMPORT, 16),
+        ("schema-login", SEARCH, &[1][..]),
+        ("banner", SEARCH, &[2][..]),
+        ("colour", SEARCH, &[2][..]),
+        ("tty-colour", SEARCH, &[2][..]),
+        ("exit-after-failure", SEARCH, &[3][..]),
+        ("no-summary", SEARCH, &[3, 13][..]),
+        ("meta-off-schema", SEARCH, &[4][..]),
+        ("unknown-flag-ok", SEARCH, &[5][..]),
+        ("error-no-retryable", SEARCH, &[5][..]),
+        ("delete-unconfirmed", DELETE, &[6][..]),
+        ("dry-run-no-plan", DELETE, &[6][..]),
+        ("replay-differs", DELETE, &[7][..]),
+        ("no-ids", DELETE, &[8][..]),
+        ("token-echo", SEARCH, &[9][..]),
+        ("token-on-stderr", SEARCH, &[9][..]),
+        ("no-cancel", SEARCH, &[10][..]),
+        ("traceback", SEARCH, &[10][..]),
+        ("limit-untruncated", SEARCH, &[11][..]),
+        ("malformed-ok", IMPORT, &[12][..]),
+        ("no-schema-version", SEARCH, &[13][..]),
+        ("schema-version-ignored", SEARCH, &[13][..]),
+        ("two-summaries", SEARCH, &[14][..]),
+        ("seq-gap", SEARCH, &[15][..]),
+        ("forward-meta", IMPORT, &[16][..]),
+        ("no-origin", IMPORT, &[16][..]),
+        ("no-caused-by", IMPORT, &[16][..]),
     ] {
         let out = lint_cmd(&["--output", "jsonl"], &tool(dir.path(), fault), command);
         assert_eq!(out.code, 1, "{fault}: {}", out.stdout);
         assert_eq!(
             numbers_with(&out, "fail"),
-            [number],
+            number,
             "{fault}: {}",
             out.stdout
         );
@@ -757,4 +760,25 @@ fn env_passes_a_variable_to_the_calls_but_not_to_discovery() {
         run(&["lint", "--env", "LINT_UNSET_VAR_X", "--", "true"], b"").code,
         64
     );
+}
+
+/// Check 5 holds a tool to AOI 1.0 whatever version its stream says: the
+/// 0.2 SDK's own `error({category:'partial'})` fails it.
+#[test]
+fn a_removed_category_fails_check_5_in_a_stream_labelled_0_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let meta = r#"{"type":"aoi:meta","tool":"t","tool_version":"1.0.0","aoi_version":"0.2","schema_name":"com.example.t","schema_version":"1.0.0","command":"search"}"#;
+    let error = r#"{"type":"aoi:error","code":"SOME_LEFT","category":"partial","message":"some left","retryable":false}"#;
+    let summary = r#"{"type":"aoi:summary","ok":false,"reason":"failed","count":2,"warning_count":0,"error_count":1,"truncated":false,"schema_version":"1.0.0"}"#;
+    let path = dir.path().join("partial.jsonl");
+    std::fs::write(&path, format!("{meta}\n{error}\n{summary}\n")).unwrap();
+    let script = dir.path().join("partial.sh");
+    discoverable_tool(&script, &format!("cat '{}'; exit 1", path.display()));
+    let out = lint_cmd(
+        &["--output", "jsonl", "--checks", "5"],
+        &script,
+        &["search"],
+    );
+    assert_eq!(numbers_with(&out, "fail"), [5], "{}", out.stdout);
+    assert!(detail(&out, 5).contains("partial"), "{}", out.stdout);
 }

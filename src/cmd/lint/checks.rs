@@ -274,6 +274,14 @@ pub fn usage_and_errors(c: &Calls) -> Result {
         if let Some(why) = first(j.events(5), 5) {
             return result(5, Conclusion::Fail, format!("{what}: {why}"));
         }
+        // A stream that says it is AOI 0.2 may still not use what 1.0
+        // removed: lint holds a tool to 1.0.
+        if let Some((line, category)) = &j.removed_category {
+            let msg = format!(
+                "{what}: line {line}: category {category:?}, which AOI 1.0 removed (spec §5.2)"
+            );
+            return result(5, Conclusion::Fail, msg);
+        }
     }
     match unknown.code() {
         Some(0) => result(5, Conclusion::Fail, format!("{UNKNOWN_FLAG} exits 0")),
@@ -373,9 +381,8 @@ pub fn schema_version(c: &Calls) -> Result {
             Some(false) => {
                 return result(13, Conclusion::Fail, format!("{ty} has no schema_version"));
             }
-            // A stream without its summary fails check 3; only the meta
-            // is asked for here then.
-            None if ty == "aoi:summary" => {}
+            // A stream without its summary holds its schema_version in
+            // one place of two: no pass (spec §18.2 check 13).
             None => {
                 return result(
                     13,

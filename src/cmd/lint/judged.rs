@@ -111,6 +111,10 @@ pub struct Judged {
     /// `aoi.run`, `tool` and `schema_name` of each aoi:meta and
     /// aoi:summary (of the first 16): whose stream they describe.
     pub frame_marks: Vec<String>,
+    /// The first aoi:error or aoi:warning with a category AOI 1.0
+    /// removed (`partial`, `temporary`: spec §5.2), whatever version the
+    /// stream says it is: lint holds a tool to 1.0 (spec §18.2 check 5).
+    pub removed_category: Option<(u64, String)>,
     /// aoi:error events of category usage, and the first one's message.
     pub usage_errors: u64,
     pub usage_message: Option<String>,
@@ -333,7 +337,13 @@ fn note(j: &mut Judged, ev: &Event<'_>, n: u64) -> bool {
         }
         "aoi:plan" => j.plans += 1,
         "aoi:error" | "aoi:warning" => {
-            if ty == "aoi:error" && text(ev.get("category")).as_deref() == Some("usage") {
+            let category = text(ev.get("category"));
+            if let Some(c @ ("partial" | "temporary")) = category.as_deref()
+                && j.removed_category.is_none()
+            {
+                j.removed_category = Some((n, c.to_string()));
+            }
+            if ty == "aoi:error" && category.as_deref() == Some("usage") {
                 j.usage_errors += 1;
                 if j.usage_message.is_none() {
                     j.usage_message = text(ev.get("message"));
