@@ -146,8 +146,10 @@ pub fn local_warning(code: &str, message: &str) -> String {
 /// the toolkit's order.
 fn line(command: &str, file: Option<&str>, at: u64, title: &str, message: &str) -> String {
     let mut props = format!("title={}", property(&shown(title)));
+    // The file's name as it is, escaped only as the toolkit escapes it:
+    // cleaned, it would name a file that does not exist (an ESC, a tab).
     if let Some(file) = file {
-        props.push_str(&format!(",file={}", property(&shown(file))));
+        props.push_str(&format!(",file={}", property(file)));
         if at > 0 {
             props.push_str(&format!(",line={at}"));
         }
@@ -194,10 +196,15 @@ mod tests {
             line("error", Some("x,y.jsonl"), 3, "seq.gap", "gap: 2"),
             "::error title=seq.gap,file=x%2Cy.jsonl,line=3::gap: 2\n"
         );
-        // CR and LF are escaped, not cleaned; an ESC is cleaned.
+        // CR and LF are escaped, not cleaned; an ESC is cleaned in the
+        // message, and kept in the file's name, which must name the file.
         assert_eq!(
             line("error", Some("a\nb"), 0, "t", "x\r\n\u{1b}[1m"),
             "::error title=t,file=a%0Ab::x%0D%0A\\u{1b}[1m\n"
+        );
+        assert_eq!(
+            line("error", Some("a\u{1b}\u{7}\tb"), 1, "t", "m"),
+            "::error title=t,file=a\u{1b}\u{7}\tb,line=1::m\n"
         );
     }
 }
