@@ -1534,3 +1534,37 @@ fn a_terminal_sees_a_hundred_findings_per_input_and_a_count() {
     assert_eq!(findings(&some), 7, "{some}");
     assert!(!piped.stdout.contains("--limit 0 shows all"));
 }
+
+/// A pretty-printed document over `--max-line-bytes` is one finding, not
+/// one a line for the rest of it (it was 2,913 for 3,000 lines); a relay
+/// under `--redact` withholds its lines, which were never searched.
+#[test]
+fn an_over_long_document_is_one_finding() {
+    let items: Vec<String> = (0..3000).map(|i| format!("    \"item {i:<96}\"")).collect();
+    let doc = format!(
+        "{{\n  \"ok\": true,\n  \"command\": \"c\",\n  \"data\": [\n{}\n  ]\n}}\n",
+        items.join(",\n")
+    );
+    let out = run(
+        &["verify", "--output", "jsonl", "--max-line-bytes", "10000"],
+        doc.as_bytes(),
+    );
+    assert_eq!(out.code, 65, "{}", out.stdout);
+    let rules = out.rules();
+    assert_eq!(
+        rules.iter().filter(|r| *r == "line.too-long").count(),
+        1,
+        "{rules:?}"
+    );
+    assert!(!rules.iter().any(|r| r == "json.invalid"), "{rules:?}");
+    let (_, relayed, _) = raw(
+        &["verify", "--relay", "--redact", "--max-line-bytes", "10000"],
+        doc.as_bytes(),
+    );
+    let relayed = String::from_utf8(relayed).unwrap();
+    assert_eq!(relayed.lines().count(), doc.lines().count());
+    assert!(
+        !relayed.contains("item 2999"),
+        "the last lines were never searched"
+    );
+}

@@ -98,9 +98,7 @@ impl<'c> Checker<'c> {
     /// Judge one item of input (its one parse in hand), and say what was
     /// decided about it.
     pub fn judge(&mut self, item: &Line<'_>, sink: &mut dyn Sink) -> io::Result<Decision<'_>> {
-        // A document's earlier line showed a secret-looking key: its value
-        // may be on this line, whatever this line shows.
-        let suspected = self.doc.suspected();
+        let held_back = self.doc.held_back();
         let kind = self.judge_item(item, sink)?;
         // A line that could not be parsed is searched for a secret-looking
         // key byte by byte (docs/contract.md §13), in every command: one truth.
@@ -115,13 +113,15 @@ impl<'c> Checker<'c> {
             _ => secrets::withheld(item, &self.cfg.secret_names, &self.markers),
         };
         self.withheld = match withheld {
-            None if suspected && kind.held => Some(Withholding::InDocument),
+            None if kind.held => held_back,
             withheld => withheld,
         };
         // A document's line is searched whole, as the document, when it
         // closes; till then what its bytes hold is kept.
         match key {
-            Some(suspect) if kind.held && self.doc.is_open() => self.doc.suspect(suspect),
+            Some(suspect) if kind.held && self.doc.is_open() && !self.doc.skipping() => {
+                self.doc.suspect(suspect)
+            }
             Some(_) if kind.held && self.closed.is_some() => {}
             Some(suspect) => self.unparsed_secret(sink, &suspect)?,
             None => {}

@@ -10,7 +10,7 @@ use crate::check::finding::Draft;
 use crate::check::profiles::Form;
 use crate::check::protocols::{LineKind, SeqPlace};
 use crate::check::rules::Rule;
-use crate::check::secrets::{Exposure, Suspect};
+use crate::check::secrets::{Exposure, Suspect, Withholding};
 use crate::json::{Arena, Event, Index, JsonError, Kind, Parser};
 
 /// What a line held in a document is.
@@ -161,6 +161,10 @@ pub(super) struct Cut {
 #[derive(Default)]
 pub(super) struct Reader {
     open: Option<Document>,
+    /// A document dropped as over `--max-line-bytes`, read on to its end:
+    /// its lines are its one finding's, not one each (docs/contract.md
+    /// §18).
+    skipping: Option<Nesting>,
 }
 
 /// A JSON document over several lines, and the line it opened on.
@@ -184,12 +188,27 @@ struct Document {
 impl Reader {
     /// A document is being read.
     pub(super) fn is_open(&self) -> bool {
-        self.open.is_some()
+        self.open.is_some() || self.skipping.is_some()
     }
 
-    /// A held line of the open document showed a secret-looking key.
-    pub(super) fn suspected(&self) -> bool {
-        self.open.as_ref().is_some_and(|d| d.suspect.is_some())
+    /// The lines now read belong to a document too long to be held: never
+    /// searched whole, so a relay under `--redact` withholds them.
+    pub(super) fn skipping(&self) -> bool {
+        self.skipping.is_some()
+    }
+
+    /// How `--redact` writes the document's next line, whatever that line
+    /// shows: withheld when an earlier line showed a secret-looking key
+    /// (its value may be on this one), or when the document was too long
+    /// to be held, and so never searched whole.
+    pub(super) fn held_back(&self) -> Option<Withholding> {
+        if self.skipping.is_some() {
+            Some(Withholding::Unheld)
+        } else if self.open.as_ref().is_some_and(|d| d.suspect.is_some()) {
+            Some(Withholding::InDocument)
+        } else {
+            None
+        }
     }
 
     /// The secret-looking key a held line's bytes showed, kept until the
@@ -206,6 +225,13 @@ impl Reader {
     /// such line, and otherwise only a first line that is `{` alone, so a
     /// cut NDJSON line never swallows the lines after it.
     pub(super) fn join(&mut self, cfg: &Config, line: u64, bytes: &[u8], unparsed: bool) -> Joined {
+        if let Some(nesting) = &mut self.skipping {
+            nesting.feed(bytes);
+            if !nesting.open() {
+                self.skipping = None;
+            }
+            return Joined::Held;
+        }
         let Some(mut doc) = self.open.take() else {
             let trimmed = bytes.trim_ascii();
             let opens = match cfg.protocol {
@@ -244,6 +270,9 @@ impl Reader {
                 "the document opened at line {} is over --max-line-bytes {}; skipped",
                 doc.first_line, cfg.max_line_bytes
             );
+            if doc.nesting.open() {
+                self.skipping = Some(doc.nesting);
+            }
             return Joined::Dropped(Draft::new(Rule::LineTooLong, msg), doc.suspect);
         }
         if doc.nesting.open() && doc.text.len() < doc.next_parse {
