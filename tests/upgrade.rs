@@ -849,3 +849,31 @@ fn a_pretty_document_is_one_event_in_every_command() {
         }
     }
 }
+
+/// AOI 0.2 has no envelope: a domain event's own `aoi` member (an object,
+/// even a string) is its data, and the event is kept whole as a `record`,
+/// as ndjson and plain JSON lines keep theirs; it was replaced by
+/// aoitap's envelope.
+#[test]
+fn an_aoi_0_2_events_own_aoi_member_is_kept() {
+    let meta = r#"{"type":"aoi:meta","tool":"t","tool_version":"0.1.0","aoi_version":"0.2","schema_name":"com.example.t","schema_version":"1.0.0","command":"c"}"#;
+    let object = r#"{"type":"hit","aoi":{"x":1},"id":"a"}"#;
+    let string = r#"{"type":"hit","aoi":"mine","id":"b"}"#;
+    let summary = r#"{"type":"aoi:summary","ok":true,"count":4,"warning_count":0,"error_count":0,"truncated":false}"#;
+    let input = format!("{meta}\n{object}\n{string}\n{summary}\n");
+    let (code, out, err) = raw(&["upgrade"], input.as_bytes());
+    assert_eq!(code, 0, "{err}");
+    let records: Vec<Value> = String::from_utf8(out.clone())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "record")
+        .map(|e| e["record"].clone())
+        .collect();
+    let want: Vec<Value> = [object, string]
+        .iter()
+        .map(|e| serde_json::from_str(e).unwrap())
+        .collect();
+    assert_eq!(records, want);
+    assert_eq!(run(&["verify"], &out).code, 0);
+}

@@ -39,7 +39,7 @@ impl Contract for Aoi1 {
     }
 
     fn mapping(&'static self) -> Mapping {
-        Mapping::Framework
+        Mapping::Framework { envelope: true }
     }
 
     /// An event of an AOI 1.x run (spec §2, §8, §13).

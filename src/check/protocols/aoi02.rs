@@ -67,7 +67,7 @@ impl Contract for Aoi02 {
     }
 
     fn mapping(&'static self) -> Mapping {
-        Mapping::Framework
+        Mapping::Framework { envelope: false }
     }
 
     fn event(

@@ -134,8 +134,11 @@ pub enum Outcomes {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mapping {
     /// AOI 1.x and 0.2: domain events re-enveloped, framework events
-    /// forwarded or dropped.
-    Framework,
+    /// forwarded or dropped. `envelope`: a top-level `aoi` member is the
+    /// protocol's envelope (1.x), replaced by aoitap's; in 0.2, which has
+    /// none, it is the event's own data, and such an event is kept whole
+    /// as a `record`.
+    Framework { envelope: bool },
     /// AFDATA: `kind` becomes `type`; `error` an `aoi:error`.
     Kinds,
     /// Each event as it came, typed by `type`, else by the discriminator

@@ -75,7 +75,15 @@ pub fn forward<'a>(
     line: &mut Spliced<'a>,
 ) -> Became {
     let became = match up.protocol.mapping() {
-        Mapping::Framework => aoi(ev, up, own, line),
+        Mapping::Framework { envelope: false }
+            if ev.get("aoi").is_some() && !ev.ty().is_some_and(|t| t.starts_with("aoi:")) =>
+        {
+            // AOI 0.2 has no envelope: a domain event's `aoi` member is its
+            // own, kept whole.
+            wrapped(ev, "record", own, line);
+            Became::Domain
+        }
+        Mapping::Framework { .. } => aoi(ev, up, own, line),
         Mapping::Kinds => afdata(ev, up, own, line),
         Mapping::Typed {
             discriminator,
