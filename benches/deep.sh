@@ -3,6 +3,7 @@
 # (docs/contract.md §20): filter against verify on the same files, alternating, the
 # best of RUNS each. Two files: the one 200 KB line the issue names (whole
 # processes, start-up included), and 50 such lines (the per-line cost).
+# Then `[..]` against `[recurse]` on the same files: `..` is one pass too.
 #
 # usage: benches/deep.sh    env: WORK=target/bench RUNS=7 DEPTH=99990
 set -euo pipefail
@@ -26,10 +27,10 @@ with open(path, "w") as f:
 PY
 }
 best() { # command...: the best wall time of RUNS, in ms
-  local b=999999 s e ms
+  local b= s e ms
   for _ in $(seq "$RUNS"); do
     s=$(date +%s%N); "$@" > /dev/null; e=$(date +%s%N)
-    ms=$(( (e - s) / 1000 )); [ "$ms" -lt "$b" ] && b=$ms
+    ms=$(( (e - s) / 1000 )); { [ -z "$b" ] || [ "$ms" -lt "$b" ]; } && b=$ms
   done
   echo "$b"
 }
@@ -45,4 +46,15 @@ for k in 1 50; do
   done
   awk -v k="$k" -v v="$v" -v p="$p" -v n="$DEPTH" 'BEGIN {
     printf "%d line(s) %d deep: verify %.1f ms, filter .d[0][0]|length %.1f ms: %.1fx verify\n", k, n, v / 1000, p / 1000, p / v }'
+done
+for k in 1 50; do
+  f="$WORK/deep-$DEPTH-x$k.jsonl"
+  r=0 d=0
+  for _ in 1 2 3; do
+    a=$(best "$aoitap" filter -q '[recurse] | length' "$f"); b=$(best "$aoitap" filter -q '[..] | length' "$f")
+    [ "$r" -eq 0 ] || [ "$a" -lt "$r" ] && r=$a
+    [ "$d" -eq 0 ] || [ "$b" -lt "$d" ] && d=$b
+  done
+  awk -v k="$k" -v r="$r" -v d="$d" -v n="$DEPTH" 'BEGIN {
+    printf "%d line(s) %d deep: filter [recurse] %.1f ms, [..] %.1f ms: %.2fx [recurse]\n", k, n, r / 1000, d / 1000, d / r }'
 done

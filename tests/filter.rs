@@ -241,7 +241,7 @@ fn a_planned_program_writes_what_the_interpreter_writes() {
 }
 
 /// A program busy on one event is stopped by SIGINT or SIGTERM at its
-/// loop's next step, and the report still ends (docs/contract.md §20): the
+/// loop's next step or its next pipe, and the report still ends (docs/contract.md §20): the
 /// cancelled result in human output, the cancelled summary in jsonl, well
 /// before the 2 s after which a stop that hangs is cut short unreported.
 #[test]
@@ -258,6 +258,9 @@ fn a_signal_stops_a_busy_program_and_the_report_ends() {
         "[0 | while(true; . + 1)] | length",
         "try last(range(1e15)) catch \"caught\"",
         "0 | [recurse(. + 1)] | length",
+        // One step busy on large arrays: a signal is seen at its pipes.
+        "[range(30000)] | [.[] as $x | .[] | select(. == $x)] | length",
+        "[range(30000)] as $a | [$a[] as $x | $a[] as $y | $x * $y] | add",
     ];
     for (k, prog) in busy.iter().enumerate() {
         let (sig, status) = if k % 2 == 0 {
@@ -520,6 +523,65 @@ fn a_million_deep_value_is_a_finding_never_an_abort() {
     assert!(
         err.contains("filter.error") && err.contains("summary.missing"),
         "{err}"
+    );
+}
+
+/// Every format string and interpolation prints its value by recursion
+/// in jaq: on a value built 2,000,000 deep each is filter.error, never an
+/// abort (exit 134 before: a stack overflow), and so is `..`
+/// (docs/contract.md §20). On a shallow value each is what jq makes it.
+#[test]
+fn formats_and_interpolations_on_a_two_million_deep_value_are_errors() {
+    let deep = "reduce range(2000000) as $x (null; [.])";
+    for then in [
+        "@base64",
+        "@base64d",
+        "@uri",
+        "@urid",
+        "@html",
+        "@htmld",
+        "@sh",
+        "@text",
+        "@json",
+        "@csv",
+        "@tsv",
+        r#""\(.)""#,
+        r#""x\(.)y""#,
+        r#"@base64 "x\(.)""#,
+        r#"{"k\(.)": 1}"#,
+        r#".["\(.)"]?"#,
+        r#""\("\(.)")""#,
+        "[..]",
+        ".. |= .",
+        "[path(..)]",
+    ] {
+        let prog = format!("{deep} | {then} | length");
+        let (code, out, err) = filter(&["--domain", &prog], &spelled());
+        assert_eq!(code, 65, "{prog}: {err}");
+        assert!(out.is_empty(), "{prog}");
+        assert!(err.contains("error[filter.error]"), "{prog}: {err}");
+    }
+    let (code, out, err) = filter(
+        &[
+            "--domain",
+            "-c",
+            r#"{a: [1, "x y"]} | "v=\(.a)", @base64 "\(.a)", @sh "echo \(.a[1])", @html "<\(.a)>", [..], (.. |= (numbers |= . + 1))"#,
+        ],
+        &spelled(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let first = String::from_utf8_lossy(&out);
+    let first: Vec<&str> = first.lines().take(6).collect();
+    assert_eq!(
+        first,
+        [
+            r#""v=[1,\"x y\"]""#,
+            r#""WzEsInggeSJd""#,
+            r#""echo 'x y'""#,
+            r#""<[1,&quot;x y&quot;]>""#,
+            r#"[{"a":[1,"x y"]},[1,"x y"],1,"x y"]"#,
+            r#"{"a":[2,"x y"]}"#,
+        ]
     );
 }
 

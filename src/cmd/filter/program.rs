@@ -20,7 +20,7 @@ use jaq_core::{Ctx, Vars, data};
 use jaq_json::Val;
 
 use super::plan::{GiveUp, Plan};
-use super::terms::{located, refuse_recursion};
+use super::terms::{guarded, located, refuse_recursion};
 
 /// The most outputs of one event a plan holds before it gives the event
 /// back to the interpreter.
@@ -42,6 +42,10 @@ const PRELUDE: &str = concat!(
     "def repeat(f): def rec: f, (__tick | rec); rec; ",
     "def recurse(f): def rec: ., (f | __tick | rec); rec; ",
     "def recurse: recurse(.[]?); ",
+    // What the program's `..` is made (`terms::guarded`): jaq's own
+    // on a shallow value, where it is fastest; the library's, one pass,
+    // on a deep one, where jaq's nests one iterator per level.
+    "def __recurse: if __deep then recurse else .. end; ",
     "def recurse(f; cond): recurse(f | select(cond)); ",
     "def while(cond; update): def rec: if cond then ., (update | __tick | rec) else empty end; rec; ",
     "def until(cond; update): def rec: if cond then . else update | __tick | rec end; rec; ",
@@ -51,6 +55,14 @@ const PRELUDE: &str = concat!(
     "def @json: tojson; ",
     r#"def tostring: __shallow | "\(.)"; "#,
     "def @text: tostring; ",
+    // jaq-std's formats, each through the bounded `tostring` above.
+    "def @html: tostring | escape_html; ",
+    "def @htmld: tostring | unescape_html; ",
+    "def @uri: tostring | encode_uri; ",
+    "def @urid: tostring | decode_uri; ",
+    "def @base64: tostring | encode_base64; ",
+    "def @base64d: tostring | decode_base64; ",
+    r#"def @sh: [if isarray then .[] end | if . >= "" then "'\(escape_sh)'" else tostring end] | join(" "); "#,
     "def stderr: (__shallow | stderr_empty as $x | .), .; ",
     "def debug: (__shallow | debug_empty as $x | .), .; ",
     "def debug(msgs): ((msgs | __shallow | debug_empty) as $x | .), .; ",
@@ -88,7 +100,8 @@ impl Program {
     /// error is the usage message (64).
     pub fn compile(code: &str, args: &[(String, String)]) -> Result<Program, String> {
         let given = code;
-        let code = &*located(code);
+        let located = located(code);
+        let code = &*guarded(&located);
         refuse_recursion(code)?;
         let full = format!("{PRELUDE}{code}");
         let defs = jaq_core::defs()
@@ -164,7 +177,8 @@ impl Program {
         Ok(Program {
             filter,
             vars: Vars::new(values),
-            plan: Plan::of(code, &once),
+            // What the user wrote: a plan has no loop to stop.
+            plan: Plan::of(&located, &once),
             held: vec![],
         })
     }
@@ -260,17 +274,26 @@ fn ticking() -> impl Iterator<Item = Fun> {
         .filter(|(name, args, _)| *name == "range" && args.len() == 3)
         .map(|(_, args, native)| ("__range", args, native));
     let filename = Native::new(|_| box_once(Ok(INPUT_FILENAME.with(|f| f.borrow().clone()))));
-    let shallow = Native::new(|cv| {
-        box_once(
-            match super::value::deeper_than(&cv.1, super::value::MAX_DEPTH) {
-                false => Ok(cv.1),
-                true => Err(Exn::from(Error::str(format!(
-                    "the value nests deeper than {} levels: not printed or walked",
-                    super::value::MAX_DEPTH
-                )))),
-            },
-        )
+    /// `v`, or the error past the depth an event may have.
+    fn within_depth<'a>(v: Val) -> Result<Val, Exn<'a, Val>> {
+        match super::value::deeper_than(&v, super::value::MAX_DEPTH) {
+            false => Ok(v),
+            true => Err(Exn::from(Error::str(format!(
+                "the value nests deeper than {} levels: not printed or walked",
+                super::value::MAX_DEPTH
+            )))),
+        }
+    }
+    // Past this depth `..` is the library's `recurse`: jaq's own costs one
+    // iterator per level for each value it yields.
+    const SHALLOW: usize = 64;
+    let deep = Native::new(|cv| {
+        box_once(match super::value::deeper_than(&cv.1, SHALLOW) {
+            false => Ok(Val::from(false)),
+            true => within_depth(cv.1).map(|_| Val::from(true)),
+        })
     });
+    let shallow = Native::new(|cv| box_once(within_depth(cv.1)));
     let tojson = jaq_json::funs::<data::JustLut<Val>>()
         .filter(|(name, _, _)| *name == "tojson")
         .map(|(_, args, native)| ("__tojson", args, native));
@@ -278,6 +301,7 @@ fn ticking() -> impl Iterator<Item = Fun> {
         ("__tick", jaq_core::native::v(0), tick),
         ("input_filename", jaq_core::native::v(0), filename),
         ("__shallow", jaq_core::native::v(0), shallow),
+        ("__deep", jaq_core::native::v(0), deep),
     ]
     .into_iter()
     .chain(range)

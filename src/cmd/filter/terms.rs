@@ -1,13 +1,13 @@
 //! What aoitap reads of a program's terms before jaq loads it: each
-//! `$__loc__` made its value, and what jaq would run without a bound
-//! refused (a definition that calls itself) or cannot run one event at a
-//! time (`input`, `inputs`).
+//! `$__loc__` made its value, what jaq would run without a bound made
+//! bounded (`..`, an interpolation) or refused (a definition that calls
+//! itself), and what cannot run one event at a time (`input`, `inputs`).
 
 use std::borrow::Cow;
 use std::collections::HashSet;
 
 use jaq_core::load;
-use jaq_core::load::lex::StrPart;
+use jaq_core::load::lex::{StrPart, Tok, Token};
 use jaq_core::load::parse::{BinaryOp, Def, Pattern, Term};
 use jaq_core::path::Part;
 
@@ -58,6 +58,61 @@ pub(super) fn located(code: &str) -> Cow<'_, str> {
         }
         out.push_str(&format!(r#"({{"file":"<top-level>","line":{line}}})"#));
         from = a + LOC.len();
+    }
+    out.push_str(&code[from..]);
+    Cow::Owned(out)
+}
+
+/// The program with what jaq would run without a bound made bounded
+/// (docs/contract.md §20), rewritten in its text, so the loader still says
+/// where a mistake is (a program the lexer refuses is left as it is):
+///
+/// - each `..` is the library's `recurse`, as jq defines it, on a deep
+///   value: jaq's own `..` nests one iterator per level, so a value
+///   99,990 deep took minutes, and `recurse` takes one pass;
+/// - each interpolation `\(f)` is `\((f) | __shallow)`: jaq prints the
+///   value by recursion, and a value built 2,000,000 deep would overflow
+///   the stack; past the depth an event may have it is an error;
+/// - each `|` is `| __tick |`: a program busy in one step (nested `.[]`
+///   over large arrays) sees a signal at its next pipe, as the library's
+///   loops do, and the report is still written.
+pub(super) fn guarded(code: &str) -> Cow<'_, str> {
+    let Ok(tokens) = load::Lexer::new(code).lex() else {
+        return Cow::Borrowed(code);
+    };
+    // Each edit: where, how many bytes it replaces, and with what.
+    let mut edits: Vec<(usize, usize, &str)> = vec![];
+    let offset = |s: &str| s.as_ptr() as usize - code.as_ptr() as usize;
+    let mut todo: Vec<&Token<&str>> = tokens.iter().collect();
+    while let Some(Token(text, tok)) = todo.pop() {
+        match tok {
+            Tok::Sym if *text == ".." => edits.push((offset(text), 2, "(__recurse)")),
+            Tok::Sym if *text == "|" => edits.push((offset(text), 1, "| __tick |")),
+            Tok::Block(inner) => todo.extend(inner),
+            Tok::Str(parts) => {
+                for part in parts {
+                    if let StrPart::Term(block @ Token(full, _)) = part {
+                        let at = offset(full);
+                        edits.push((at + 1, 0, "("));
+                        edits.push((at + full.len() - 1, 0, ") | __shallow"));
+                        todo.push(block);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if edits.is_empty() {
+        return Cow::Borrowed(code);
+    }
+    // An insertion before a replacement at the same place (`"\\(..)"`).
+    edits.sort_unstable_by_key(|&(at, len, _)| (at, len));
+    let mut out = String::with_capacity(code.len() + 16 * edits.len());
+    let mut from = 0;
+    for (at, len, with) in edits {
+        out.push_str(&code[from..at]);
+        out.push_str(with);
+        from = at + len;
     }
     out.push_str(&code[from..]);
     Cow::Owned(out)
