@@ -391,10 +391,10 @@ fn type_names_past_the_bound_count_under_other() {
     );
 }
 
-/// Names kept over all open runs are bounded (100,000): past it, a new
-/// name counts under `(other)` until runs end and give their names back.
-/// A run whose first overflow came while the room was spent keeps
-/// `(other)` as one of its 256 entries, and counts 255 names besides.
+/// Names kept over all open runs are bounded (100,000 past each run's
+/// own first 16): past it, a run's new name counts under `(other)` until
+/// runs end and give their names back. A run's first 16 names are its
+/// own whatever other runs hold (docs/contract.md §6).
 #[test]
 fn names_past_the_room_of_all_open_runs_count_under_other() {
     let meta = |run: &str| {
@@ -405,10 +405,11 @@ fn names_past_the_room_of_all_open_runs_count_under_other() {
     let line = |run: &str, seq: usize, ty: &str| {
         format!("{{\"type\":\"{ty}\",\"aoi\":{{\"seq\":{seq},\"run\":\"{run}\"}}}}\n")
     };
-    // Z opens; 390 runs of a meta and 256 names each ask for 100,230
-    // names, past the room: the last of them count some under (other).
+    // Z opens; 420 runs of a meta and 256 names each ask for 100,800
+    // names past their own 16, past the room: the last of them count
+    // all but their own under (other).
     let mut input = meta("Z");
-    for i in 0..390 {
+    for i in 0..420 {
         let run = format!("R{i}");
         input += &meta(&run);
         for k in 0..256 {
@@ -416,10 +417,10 @@ fn names_past_the_room_of_all_open_runs_count_under_other() {
         }
     }
     input += &line("Z", 1, "early");
-    for i in 0..390 {
+    for i in 0..420 {
         input += &line(&format!("R{i}"), 257, "aoi:summary");
     }
-    // The room is back; Z has (other) already, and room for 255 more.
+    // The room is back; Z has 255 more names before its 256th is (other).
     for k in 0..256 {
         input += &line("Z", k + 2, &format!("z{k:03}"));
     }
@@ -438,15 +439,65 @@ fn names_past_the_room_of_all_open_runs_count_under_other() {
     let first = of("R0");
     assert_eq!(first.domain.len(), 256);
     assert!(!first.domain.contains_key("(other)"));
-    let last = of("R389");
-    assert!(last.domain.contains_key("(other)"), "{:?}", last.domain);
-    assert!(last.domain.len() < 256);
+    let last = of("R419");
+    // Its own 16 are aoi:meta and 15 of its types.
+    assert_eq!(last.domain.len(), 16, "{:?}", last.domain);
+    assert_eq!(last.domain["(other)"], 241);
     assert_eq!(last.domain.values().sum::<u64>(), 256);
     let z = of("Z");
-    assert_eq!(z.domain.len(), 256, "{:?}", z.domain.keys());
-    assert_eq!(z.domain["(other)"], 2, "early, and z255");
-    assert!(!z.domain.contains_key("z255"));
+    assert_eq!(z.domain["early"], 1, "its own, though the room was spent");
+    assert_eq!(z.domain["(other)"], 1, "z255: {:?}", z.domain.keys());
+    assert_eq!(z.domain.len(), 257);
     assert_eq!(z.domain["z254"], 1);
+}
+
+/// A run's counts do not change with the number of runs open beside it
+/// (docs/contract.md §6): 20,000 runs of five types and two kinds of
+/// error, all open at once, each counted by name as it would be alone.
+#[test]
+fn twenty_thousand_open_runs_count_as_each_alone() {
+    let n = 20_000;
+    let line = |run: usize, seq: usize, rest: &str| {
+        format!("{{\"aoi\":{{\"seq\":{seq},\"run\":\"r{run}\"}},{rest}}}\n")
+    };
+    let mut input = String::new();
+    for r in 0..n {
+        input += &line(
+            r,
+            0,
+            r#""type":"aoi:meta","spec":"aoi-cli/1.0-alpha","tool":{"name":"t","version":"1"}"#,
+        );
+    }
+    for (k, ty) in ["a", "b", "c", "d", "e"].iter().enumerate() {
+        for r in 0..n {
+            input += &line(r, k + 1, &format!(r#""type":"{ty}""#));
+        }
+    }
+    for (k, code) in ["E1", "E2"].iter().enumerate() {
+        for r in 0..n {
+            let rest =
+                format!(r#""type":"aoi:error","category":"tool","code":"{code}","message":"m""#);
+            input += &line(r, k + 6, &rest);
+        }
+    }
+    for r in 0..n {
+        input += &line(r, 8, r#""type":"aoi:summary","ok":false,"event_count":9"#);
+    }
+    let json = run(&["summarize", "--output", "json"], input.as_bytes());
+    let doc: Value = serde_json::from_str(&json.stdout).unwrap();
+    let runs = doc["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), n);
+    for r in runs {
+        let counts = counts_of(r);
+        let domain: Vec<(&str, u64)> = counts
+            .domain
+            .iter()
+            .map(|(k, v)| (k.as_str(), *v))
+            .collect();
+        assert_eq!(domain, [("a", 1), ("b", 1), ("c", 1), ("d", 1), ("e", 1)]);
+        let errors = problems_of(r, "errors");
+        assert_eq!(errors.len(), 2, "{}: {errors:?}", r["run"]);
+    }
 }
 
 /// A line of a run already reported is the checker's finding, and no

@@ -86,7 +86,10 @@ pub(super) enum Command {
 
     /// Per run at a glance: identity, counts by type, warnings and errors, outcome, seq coverage, verdict.
     #[command(
-        after_help = "Example: aoitap summarize out.jsonl\n         aoitap summarize --protocol ndjson --type-field event --output json daemon.jsonl"
+        after_help = "Example: aoitap summarize out.jsonl\n         aoitap summarize --protocol ndjson --type-field event --output json daemon.jsonl\n\n\
+                      Per run, at most 256 types of each kind (domain, framework) and 256 category/code pairs each\n\
+                      of errors and warnings are kept by name, a type by its first 128 bytes; the rest count under\n\
+                      (other). A run's first 16 names are its own; past those, all open runs draw on 100,000 names."
     )]
     Summarize(SummarizeArgs),
 

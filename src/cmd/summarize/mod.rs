@@ -33,10 +33,16 @@ use types::{Kinds, Last, Names};
 const SPARE: usize = 256;
 
 /// Names kept over all open runs together (types, and category/code
-/// pairs): each costs up to a couple of hundred bytes, and 32,768 open
-/// runs of `MAX_KINDS` each would hold gigabytes. Past it, a run's new
-/// names count under `(other)` until other runs end (docs/contract.md §8).
+/// pairs), past each run's first `OWN`: each costs up to a couple of
+/// hundred bytes, and 32,768 open runs of `MAX_KINDS` each would hold
+/// gigabytes. Past it, a run's new names count under `(other)` until
+/// other runs end (docs/contract.md §6, §8).
 const MAX_KEPT: usize = 100_000;
+
+/// The names each run keeps by name whatever other runs hold: a run's
+/// counts do not change with how many runs are open beside it, unless
+/// it has more names than this (docs/contract.md §6).
+const OWN: usize = 16;
 
 pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
     let mut consumer = Summarize {
@@ -67,8 +73,8 @@ struct Stats {
     last_line: u64,
     last: Option<Last>,
     kinds: Kinds,
-    /// Names this run holds against `MAX_KEPT`: its types' and its
-    /// category/code pairs'.
+    /// Names this run holds: its types' and its category/code pairs'
+    /// (those past `OWN` against `MAX_KEPT`).
     kept: usize,
     counts: Option<Box<Counts>>,
 }
@@ -107,7 +113,8 @@ struct Summarize<'o> {
 /// What every run's counts draw on.
 #[derive(Default)]
 struct Shared {
-    /// Names that may still be kept (`MAX_KEPT` less those held).
+    /// Names that may still be kept past runs' own (`MAX_KEPT` less
+    /// those held).
     room: usize,
     names: Names,
     /// Counts of ended runs, cleared, to be used again (`SPARE`): boxed
@@ -124,11 +131,11 @@ struct Room<'a> {
 
 impl Room<'_> {
     fn take(&mut self) -> bool {
-        let ok = *self.left > 0;
-        if ok {
+        let ok = *self.taken < OWN || *self.left > 0;
+        if ok && *self.taken >= OWN {
             *self.left -= 1;
-            *self.taken += 1;
         }
+        *self.taken += usize::from(ok);
         ok
     }
 }
@@ -296,7 +303,7 @@ impl Summarize<'_> {
         let mut st = self.stats.remove_judged(r).unwrap_or_default();
         st.flush();
         let shared = &mut self.shared;
-        shared.room += st.kept;
+        shared.room += st.kept.saturating_sub(OWN);
         let (domain, framework) = (
             st.kinds.sorted(&shared.names, false),
             st.kinds.sorted(&shared.names, true),

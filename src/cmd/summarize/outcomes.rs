@@ -188,8 +188,22 @@ fn tally(
             first_message: one_line(&message().unwrap_or_default()),
             first_line: line,
         });
+    } else if let Some(p) = list.iter_mut().find(|p| p.category == OTHER) {
+        p.count += 1;
+    } else {
+        // Counted, not kept by name: one entry more, past MAX_KINDS.
+        list.push(Problem {
+            category: OTHER.into(),
+            code: OTHER.into(),
+            count: 1,
+            first_message: String::new(),
+            first_line: line,
+        });
     }
 }
+
+/// What the errors and warnings no longer kept by name count under.
+const OTHER: &str = "(other)";
 
 impl Counts {
     /// An `error` payload of `code` and `message`, as AFDATA and aiocs

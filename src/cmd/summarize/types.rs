@@ -187,7 +187,8 @@ impl Place {
     /// the name it was counted under (not cut, not made valid UTF-8).
     pub fn last(&self, decoded: &[u8], names: &Names) -> Option<Last> {
         names.is(self.name, decoded).then_some(Last {
-            // Name numbers are below MAX_KEPT, far from u32::MAX.
+            // Name numbers count the names open runs hold: far from
+            // u32::MAX.
             name: NonZeroU32::new(self.name + 1)?,
             at: self.at as u16,
             pending: 0,
