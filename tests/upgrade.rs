@@ -877,3 +877,42 @@ fn an_aoi_0_2_events_own_aoi_member_is_kept() {
     assert_eq!(records, want);
     assert_eq!(run(&["verify"], &out).code, 0);
 }
+
+/// A 0.2 summary whose count is below what arrived shows no line lost:
+/// upgrade says the upstream does not conform, not that it was cut. A
+/// count above what arrived is a cut (docs/contract.md §22).
+#[test]
+fn a_count_below_what_arrived_is_no_cut() {
+    let meta = r#"{"type":"aoi:meta","tool":"mm","tool_version":"0.1.0","aoi_version":"0.2","schema_name":"s","schema_version":"1.0.0","command":"capabilities"}"#;
+    let ev = r#"{"type":"capability","name":"ls"}"#;
+    let summary = |count: u64| {
+        format!(
+            r#"{{"type":"aoi:summary","ok":true,"count":{count},"warning_count":0,"error_count":0}}"#
+        )
+    };
+    let stream = |count: u64| format!("{meta}\n{ev}\n{ev}\n{ev}\n{}\n", summary(count));
+    for (count, code) in [
+        (2, "UPSTREAM_NONCONFORMING"),
+        (3, "UPSTREAM_NONCONFORMING"),
+        (7, "UPSTREAM_CUT"),
+    ] {
+        let (status, out, err) = raw(&["upgrade"], stream(count).as_bytes());
+        assert_eq!(status, 65, "count {count}: {err}");
+        let out = String::from_utf8(out).unwrap();
+        let last: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+        assert_eq!(last["type"], "aoi:summary");
+        let codes: Vec<String> = out
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["type"] == "aoi:error")
+            .filter_map(|v| v["code"].as_str().map(str::to_string))
+            .collect();
+        assert!(
+            codes.iter().any(|c| c == code),
+            "count {count}: {codes:?}\n{out}"
+        );
+        // A conforming stream that failed, as every 65 upgrades.
+        let (verdict, _) = verify(out.as_bytes(), false);
+        assert_eq!(verdict, 1, "count {count}: upgrade | verify");
+    }
+}

@@ -28,6 +28,9 @@ pub struct Finding {
     pub missing: Option<(u64, u64, u64)>,
     /// `event.schema-invalid`: where in the event and the schema.
     pub place: Option<Box<SchemaPlace>>,
+    /// It says lines were lost in transport (`Rule::loses_lines`, unless
+    /// the finding itself shows none were: a count below what arrived).
+    pub lost: bool,
 }
 
 pub use crate::input::line_check::SchemaPlace;
@@ -69,6 +72,7 @@ pub(super) struct Draft {
     pub(super) column: Option<usize>,
     pub(super) missing: Option<(u64, u64, u64)>,
     pub(super) place: Option<Box<SchemaPlace>>,
+    pub(super) lost: bool,
 }
 
 impl Draft {
@@ -81,6 +85,16 @@ impl Draft {
             column: None,
             missing: None,
             place: None,
+            lost: rule.loses_lines(),
+        }
+    }
+
+    /// A finding of a rule that may say lines were lost, which shows
+    /// none were (a summary that counts fewer than arrived).
+    pub(super) fn none_lost(self) -> Draft {
+        Draft {
+            lost: false,
+            ..self
         }
     }
 
@@ -134,7 +148,7 @@ impl Reporter<'_> {
         if severity == Severity::Error {
             run.error_findings += 1;
             run.first_error.get_or_insert_with(|| message.clone());
-            if f.rule.loses_lines() {
+            if f.lost {
                 run.lost.get_or_insert_with(|| message.clone());
             }
         }
@@ -149,6 +163,7 @@ impl Reporter<'_> {
             column: f.column,
             missing: f.missing,
             place: f.place,
+            lost: f.lost,
         })
     }
 
@@ -185,6 +200,7 @@ impl Reporter<'_> {
             column: None,
             missing: None,
             place: None,
+            lost: rule.loses_lines(),
         })
     }
 }

@@ -20,7 +20,7 @@ use super::contract::{Contract, Mapping, Outcomes, Ruling};
 use super::framework::{Count, Left, by_type, meta_missing, retry_after, summary_missing, typed};
 use crate::check::config::Config;
 use crate::check::config::Protocol;
-use crate::check::finding::Reporter;
+use crate::check::finding::{Draft, Reporter};
 use crate::check::rules::Rule;
 use crate::check::run_state::{Cause, Part, RunState, SummaryClaim};
 use crate::check::verdict::End;
@@ -283,13 +283,16 @@ fn summary(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Re
                      warning_count and error_count, as the SDK writes it, counts every line \
                      of the run, meta and summary included"
                 );
-                out.report(run, Rule::SummaryCountMismatch, None, msg)?;
+                // More arrived than it counts: wrong, but nothing lost.
+                let f = Draft::new(Rule::SummaryCountMismatch, msg).none_lost();
+                out.emit(run, f)?;
             } else {
                 let msg = format!(
                     "the summary counts {n} but {lines} lines arrived, {between} of them \
                      between meta and summary: it matches neither reading of count"
                 );
-                out.report(run, Rule::SummaryCountMismatch, None, msg)?;
+                let f = Draft::new(Rule::SummaryCountMismatch, msg).none_lost();
+                out.emit(run, f)?;
             }
         }
     }

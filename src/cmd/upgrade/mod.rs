@@ -95,7 +95,7 @@ impl Weighed {
             let first = |k: &mut Option<String>| {
                 k.get_or_insert_with(|| f.message.clone());
             };
-            if f.rule.loses_lines() {
+            if f.lost {
                 first(&mut self.lost);
             }
             first(&mut self.nonconforming);
