@@ -716,3 +716,59 @@ fn a_url_list_is_searched_url_by_url() {
     input.extend(lines(&[ok_summary(2, 1)]));
     withheld_everywhere("an unparsable _url list", &input, "SEKRIT1", 2);
 }
+
+/// A secret-looking key that ends a line that cannot be parsed, its
+/// value on the lines after (a key alone, with escapes, a `:` or an open
+/// list): under `--redact` the lines after are withheld too, until a
+/// line parses as an object again; inside a pretty document, to its end
+/// (docs/contract.md §13). Lines after the object are relayed as they came.
+#[test]
+fn a_value_after_a_secret_key_on_its_line_is_withheld() {
+    let meta = r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"r"},"spec":"aoi-cli/1.0-alpha","tool":{"name":"t","version":"1"}}"#;
+    let event = r#"{"type":"x","aoi":{"seq":1,"run":"r"}}"#;
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "an escaped key alone",
+            &[r#"junk "api\u005fsecret""#, r#"  : "HUNTER2""#],
+        ),
+        (
+            "a key and its colon",
+            &[r#"junk "db_secret":"#, r#"  "HUNTER2","#],
+        ),
+        (
+            "a list opened",
+            &[
+                r#"junk "proxy_url": ["#,
+                r#"  "https://u:HUNTER2@h/","#,
+                "  ]",
+            ],
+        ),
+        (
+            "a key after a cut line",
+            &["junk", r#"  "API_SECRET""#, "", "HUNTER2"],
+        ),
+    ];
+    for (what, lines) in cases {
+        let mut input = format!("{meta}\n");
+        for l in lines {
+            input += l;
+            input += "\n";
+        }
+        input += &format!("{event}\nafter\n");
+        let (_, out, stderr) = raw(&["verify", "--relay", "--redact"], input.as_bytes());
+        let out = String::from_utf8_lossy(&out);
+        assert!(
+            !out.contains("HUNTER2"),
+            "{what}: relayed the secret:\n{out}"
+        );
+        assert!(!stderr.contains("HUNTER2"), "{what}: {stderr}");
+        assert_eq!(out.lines().count(), input.lines().count(), "{what}: {out}");
+        assert!(out.ends_with(&format!("{event}\nafter\n")), "{what}: {out}");
+    }
+    // In a pretty document the key alone ends what is relayed of it.
+    let doc = "{\n  \"ok\": true,\n  \"data\": {\n    \"api\\u005fsecret\"\n    : [\"HUNTER2\",\n      \"x\"]\n  }\n}\n";
+    let (_, out, _) = raw(&["verify", "--relay", "--redact"], doc.as_bytes());
+    let out = String::from_utf8_lossy(&out);
+    assert!(!out.contains("HUNTER2"), "{out}");
+    assert!(out.starts_with("{\n  \"ok\": true,\n"), "{out}");
+}

@@ -8,8 +8,7 @@
 use std::io;
 
 use crate::check::common;
-use crate::check::config::Config;
-use crate::check::config::Protocol;
+use crate::check::config::{Config, Protocol};
 use crate::check::decision::Decision;
 use crate::check::document::{self, Closed, HELD, Joined};
 use crate::check::finding::{Draft, Reporter, Sink};
@@ -68,6 +67,8 @@ pub struct Checker<'c> {
     exposures: Vec<Exposure>,
     /// Whether `--redact` must withhold the last line, and why.
     withheld: Option<Withholding>,
+    /// Whether a line before ended in a secret-looking key (`--redact`).
+    after_key: secrets::AfterKey,
     /// A pretty-printed document being read (the aiocs envelope,
     /// docs/contract.md §18): its lines so far, held until the object closes.
     doc: document::Reader,
@@ -90,6 +91,7 @@ impl<'c> Checker<'c> {
             last_run: LastRun::Nowhere,
             exposures: vec![],
             withheld: None,
+            after_key: secrets::AfterKey::default(),
             doc: document::Reader::default(),
             closed: None,
         }
@@ -101,10 +103,9 @@ impl<'c> Checker<'c> {
         let held_back = self.doc.held_back();
         let kind = self.judge_item(item, sink)?;
         // A line that could not be parsed is searched for a secret-looking
-        // key byte by byte (docs/contract.md §13), in every command: one truth.
-        // A document on this line alone (a one-document input's, its
-        // newline optional) was parsed and searched whole: its exposed
-        // secrets are the line's.
+        // key byte by byte (docs/contract.md §13), in every command: one
+        // truth. A document on this line alone was parsed and searched
+        // whole: its exposed secrets are the line's.
         let (withheld, key) = match &self.closed {
             Some(doc) if doc.first_line == self.line => {
                 self.exposures.clone_from(&doc.exposures);
@@ -112,8 +113,11 @@ impl<'c> Checker<'c> {
             }
             _ => secrets::withheld(item, &self.cfg.secret_names, &self.markers),
         };
+        let in_document = kind.held || self.closed.is_some();
+        let carried = (self.after_key).next(item, in_document, &self.cfg.secret_names);
         self.withheld = match withheld {
             None if kind.held => held_back,
+            None => carried,
             withheld => withheld,
         };
         // A document's line is searched whole, as the document, when it

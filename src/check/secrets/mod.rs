@@ -24,4 +24,4 @@ pub use exposure::Exposure;
 pub use names::{is_secret_name, is_sensitive_name};
 pub use redaction::redact;
 pub use scan::scan;
-pub use unparsed::{Suspect, Withholding, unheld_note, unparsed_message, withheld};
+pub use unparsed::{AfterKey, Suspect, Withholding, unheld_note, unparsed_message, withheld};

@@ -30,6 +30,10 @@ pub enum Withholding {
     /// are relayed already, so the document cannot be written redacted
     /// whole.
     InDocument,
+    /// A later line after one that could not be parsed and ended in a
+    /// secret-looking key: the key's value may be on this one, and no
+    /// line since has parsed as an object.
+    AfterKey,
     /// It was longer than `--max-line-bytes`, so it was never held whole
     /// to be searched: a key seen at its end would come too late for the
     /// bytes already gone, so such a line is always withheld.
@@ -54,6 +58,9 @@ impl Withholding {
             ),
             Withholding::InDocument => Cow::Borrowed(
                 b"aoitap --redact withheld this line: a line before it in its document holds a secret-looking key",
+            ),
+            Withholding::AfterKey => Cow::Borrowed(
+                b"aoitap --redact withheld this line: a line before it ends in a secret-looking key, and its value may be here",
             ),
             Withholding::Unheld => Cow::Borrowed(
                 b"aoitap --redact withheld this line: it was longer than --max-line-bytes, so it could not be searched for secrets",
@@ -84,7 +91,10 @@ pub fn withheld(
             return (Some(Withholding::Unheld), None);
         }
     };
-    let Some(key) = unparsed_secret(bytes, names).or_else(|| unparsed_name(bytes, names)) else {
+    let Some(key) = unparsed_secret(bytes, names)
+        .or_else(|| unparsed_name(bytes, names))
+        .or_else(|| trailing_key(bytes, names))
+    else {
         return (None, None);
     };
     // The checker reads only a complete line that is not JSON as a marker.
@@ -211,6 +221,72 @@ pub fn unparsed_secret(line: &[u8], names: &[String]) -> Option<Suspect> {
         }
     }
     None
+}
+
+/// A secret-looking key (or a `_url` one) that ends a line that could not
+/// be parsed, its value not on the line: `"api_secret"`, `"api_secret":`,
+/// `"db_url": [`, spelled with escapes or not. Its value may be on the
+/// lines that follow, so a relay under `--redact` withholds them too.
+/// Reads the line's tail only, from its end.
+pub fn trailing_key(line: &[u8], names: &[String]) -> Option<Suspect> {
+    let trim = |end: usize| {
+        let mut end = end;
+        while end > 0 && matches!(line[end - 1], b' ' | b'\t' | b'\r' | b'\n') {
+            end -= 1;
+        }
+        end
+    };
+    let mut end = trim(line.len());
+    for opens in [&b"[{"[..], b":"] {
+        if end > 0 && opens.contains(&line[end - 1]) {
+            end = trim(end - 1);
+        }
+    }
+    if end < 2 || line[end - 1] != b'"' {
+        return None;
+    }
+    // The opening quote: the nearest one before that no backslash escapes.
+    let mut open = end - 1;
+    loop {
+        open = memchr::memrchr(b'"', &line[..open])?;
+        let slashes = line[..open]
+            .iter()
+            .rev()
+            .take_while(|&&c| c == b'\\')
+            .count();
+        if slashes % 2 == 0 {
+            break;
+        }
+    }
+    let name = decode(&line[open + 1..end - 1]);
+    (is_secret_name(&name, names) || is_url_name(&name))
+        .then(|| Suspect::Key(String::from_utf8_lossy(&name).into_owned()))
+}
+
+/// Whether a line that could not be parsed, outside a document, ended in
+/// a secret-looking key with no line since parsed as an object: the key's
+/// value may be on the lines still to come (docs/contract.md §13).
+#[derive(Default)]
+pub struct AfterKey {
+    pending: bool,
+}
+
+impl AfterKey {
+    /// How `--redact` writes `item` for what the lines before it ended
+    /// in; `held`: it is a document's line, which the document withholds.
+    pub fn next(&mut self, item: &Line<'_>, held: bool, names: &[String]) -> Option<Withholding> {
+        let object = matches!(item, Line::Complete { json: Ok(ev), .. } if ev.is_object());
+        let carried = (self.pending && !object).then_some(Withholding::AfterKey);
+        self.pending = match item {
+            _ if held || object => false,
+            Line::Complete { bytes, .. }
+            | Line::Unterminated {
+                bytes: Some(bytes), ..
+            } => self.pending || trailing_key(bytes, names).is_some(),
+            _ => self.pending,
+        };
+        carried
+    }
 }
 
 /// Whether a `_url` key's value (the bytes after its `:`) holds what
