@@ -934,3 +934,61 @@ fn cmd_without_the_double_dash_says_to_put_it_there() {
         );
     }
 }
+
+/// A signal to aoitap reaches CMD while its stdout is still read: a tool
+/// that ends its stream on it (a cancelled summary, as the spec asks) is
+/// relayed and judged whole (failed, reason cancelled), and never meets a
+/// closed pipe (docs/contract.md §12, §20). Before, aoitap stopped
+/// reading first: the tool died of a broken pipe and its run was "still
+/// open, not judged".
+#[test]
+fn a_tool_that_ends_its_stream_on_a_signal_is_heard_whole() {
+    let tool = r#"
+        n=1 stop=0
+        echo '{"type":"aoi:meta","aoi":{"seq":0,"run":"r1"},"spec":"aoi-cli/1.0-alpha","tool":{"name":"t","version":"1"}}'
+        trap 'stop=1' INT TERM
+        while [ $stop = 0 ]; do
+            echo "{\"type\":\"tick\",\"aoi\":{\"seq\":$n,\"run\":\"r1\"}}"
+            n=$((n + 1))
+            sleep 0.02
+        done
+        echo "{\"type\":\"aoi:summary\",\"aoi\":{\"seq\":$n,\"run\":\"r1\"},\"ok\":false,\"reason\":\"cancelled\",\"event_count\":$((n + 1))}"
+        exit 130
+    "#;
+    for k in 0..10 {
+        let (sig, status) = if k % 2 == 0 {
+            ("INT", 130)
+        } else {
+            ("TERM", 143)
+        };
+        let child = Command::new(bin())
+            .args(["run", "--", "sh", "-c", tool])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let kill = Command::new("kill")
+            .args([&format!("-{sig}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let out = child.wait_with_output().unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(status), "{sig}: {stderr}");
+        let last = stdout.lines().last().unwrap_or_default();
+        assert!(last.contains(r#""reason":"cancelled""#), "{sig}: {last}");
+        assert!(
+            stderr.contains("the producer reported failure (reason: cancelled)"),
+            "{sig}: {stderr}"
+        );
+        assert!(!stderr.contains("still open"), "{sig}: {stderr}");
+        assert!(
+            !stderr.to_lowercase().contains("broken pipe"),
+            "{sig}: {stderr}"
+        );
+    }
+}

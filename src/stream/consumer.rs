@@ -36,6 +36,7 @@ pub trait Consumer {
             unopened: Exit::NoInput,
             wake: None,
             relay: None,
+            to_its_end: false,
         })
     }
 
@@ -98,6 +99,10 @@ pub struct OpenInput {
     /// Where this input is relayed, in place of the command's one relay
     /// output (run: a retry's `--save FILE`, begun anew).
     pub relay: Option<File>,
+    /// Read to its end after a signal too: its writer is told of the
+    /// signal and ends it (run: CMD's watcher passes the signal on, and
+    /// kills CMD's group at `--kill-after`).
+    pub to_its_end: bool,
 }
 
 /// The input would make us wait: push out what is buffered.

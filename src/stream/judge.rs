@@ -148,6 +148,8 @@ pub(super) struct Live<'s> {
     pub wake: Option<OwnedFd>,
     pub idle: Option<Duration>,
     pub signals: &'s Signals,
+    /// Read on after a signal (`OpenInput::to_its_end`).
+    pub to_its_end: bool,
 }
 
 impl Serial<'_> {
@@ -157,10 +159,10 @@ impl Serial<'_> {
     pub(super) fn piped(&mut self, file: File, live: Live<'_>) -> Result<bool, Halt> {
         let signals = live.signals;
         let (stopped, stop) = UnixStream::pair().map_err(Halt::writing)?;
-        let mut wake = vec![
-            signals.wake_fd().map_err(Halt::writing)?,
-            OwnedFd::from(stopped),
-        ];
+        let mut wake = vec![OwnedFd::from(stopped)];
+        if !live.to_its_end {
+            wake.push(signals.wake_fd().map_err(Halt::writing)?);
+        }
         wake.extend(live.wake);
         let schema = self.opts.check.schema.clone();
         let mut feed = Feed::start(
@@ -199,7 +201,7 @@ impl Serial<'_> {
                 }
             };
             feed.done(piece.batch);
-            if stop || signals.caught().is_some() {
+            if stop || (signals.caught().is_some() && !live.to_its_end) {
                 break;
             }
         }

@@ -161,6 +161,7 @@ fn each_input(
                 wake: next.wake,
                 idle,
                 signals,
+                to_its_end: next.to_its_end,
             };
             to.piped(file, live)?
         };

@@ -138,6 +138,7 @@ pub fn spawn(
     command: &[OsString],
     limits: Limits,
     keep_stderr: Option<usize>,
+    flags: Option<Caught>,
 ) -> io::Result<(Running, File, OwnedFd)> {
     let (program, args) = command
         .split_first()
@@ -166,7 +167,7 @@ pub fn spawn(
     let (told, hear) = channel();
     let (answer, ended) = channel();
     let (wake, woken) = UnixStream::pair()?;
-    std::thread::spawn(move || watch(child, group, limits, &hear, &wake, &answer));
+    std::thread::spawn(move || watch(child, group, limits, flags, &hear, &wake, &answer));
     let running = Running {
         group,
         told,
@@ -233,8 +234,11 @@ pub struct Limits {
 
 /// One attempt's watcher: it owns CMD. It stops the group at
 /// `--timeout` (SIGTERM, SIGKILL after `--kill-after`); passes on a
-/// signal aoitap got (then SIGKILL after `--kill-after`, to whatever of
-/// the group is left, the leader gone or not); and once CMD has exited,
+/// signal aoitap got as soon as it comes (`flags`), while CMD's stdout
+/// is still read, so a tool that ends its stream on it (a cancelled
+/// summary) is heard whole and never meets a closed pipe (then SIGKILL
+/// after `--kill-after`, to whatever of the group is left, the leader
+/// gone or not; at once on a second request); and once CMD has exited,
 /// waits at most `--kill-after` for its output to end, then wakes the
 /// reader (`wake`): a process that CMD left behind holding its stdout
 /// (a daemon) does not hold aoitap.
@@ -242,6 +246,7 @@ fn watch(
     mut child: Child,
     group: Pid,
     limits: Limits,
+    flags: Option<Caught>,
     told: &Receiver<Told>,
     wake: &UnixStream,
     answer: &Sender<Status>,
@@ -257,14 +262,35 @@ fn watch(
     let stop = |sig: Signal| {
         let _ = kill_process_group(group, sig);
     };
+    let mut killed = false;
     loop {
-        match told.recv_timeout(Duration::from_millis(10)) {
-            Ok(Told::Read) => read_done = true,
-            Ok(Told::Cancel(sig)) if !cancelled => {
-                read_done = true;
+        let heard = told.recv_timeout(Duration::from_millis(10));
+        // A signal aoitap got, passed on while the reading goes on.
+        let request = flags
+            .as_ref()
+            .and_then(|f| Some((f.caught()?, f.requests())));
+        match request {
+            Some((exit, _)) if !cancelled => {
                 cancelled = true;
-                stop(sig);
+                stop(signal_for(exit));
                 kill_at = Some(Instant::now() + limits.kill_after);
+            }
+            Some((_, n)) if n >= 2 && !killed => {
+                killed = true;
+                stop(Signal::KILL);
+                kill_at = None;
+            }
+            _ => {}
+        }
+        match heard {
+            Ok(Told::Read) => read_done = true,
+            Ok(Told::Cancel(sig)) => {
+                read_done = true;
+                if !cancelled {
+                    cancelled = true;
+                    stop(sig);
+                    kill_at = Some(Instant::now() + limits.kill_after);
+                }
             }
             Ok(Told::Kill) => {
                 read_done = true;
@@ -272,7 +298,7 @@ fn watch(
                 stop(Signal::KILL);
                 kill_at = None;
             }
-            Ok(Told::Cancel(_)) | Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
                 // aoitap is ending: leave nothing behind.
                 stop(Signal::KILL);

@@ -163,6 +163,7 @@ impl Consumer for Attempts<'_> {
                     unopened: Exit::CantCreate,
                     wake: None,
                     relay: None,
+                    to_its_end: false,
                 });
             }
         };
@@ -200,6 +201,7 @@ impl Consumer for Attempts<'_> {
                         unopened: Exit::Io,
                         wake: None,
                         relay,
+                        to_its_end: false,
                     });
                 }
                 (Err(io::Error::new(e.kind(), why)), status)
@@ -211,6 +213,9 @@ impl Consumer for Attempts<'_> {
             unopened,
             wake: self.wake.take(),
             relay,
+            // The watcher passes a signal on to CMD, whose stream then
+            // ends: read to its end (docs/contract.md §12).
+            to_its_end: true,
         })
     }
 
@@ -434,7 +439,8 @@ impl Attempts<'_> {
             .check
             .protocol
             .and_then(|p| p.stderr_read());
-        let (running, stdout, wake) = child::spawn(&self.opts.command, limits, keep_stderr)?;
+        let flags = self.flags.clone();
+        let (running, stdout, wake) = child::spawn(&self.opts.command, limits, keep_stderr, flags)?;
         self.running = Some(running);
         self.wake = Some(wake);
         Ok(stdout)
