@@ -261,6 +261,8 @@ fn a_signal_stops_a_busy_program_and_the_report_ends() {
         // One step busy on large arrays: a signal is seen at its pipes.
         "[range(30000)] | [.[] as $x | .[] | select(. == $x)] | length",
         "[range(30000)] as $a | [$a[] as $x | $a[] as $y | $x * $y] | add",
+        // The library's `paths`, walking with `..`, sees it too.
+        "reduce range(100000) as $x (null; [.]) | [paths(type == \"null\")] | length",
     ];
     for (k, prog) in busy.iter().enumerate() {
         let (sig, status) = if k % 2 == 0 {
@@ -554,6 +556,13 @@ fn formats_and_interpolations_on_a_two_million_deep_value_are_errors() {
         "[..]",
         ".. |= .",
         "[path(..)]",
+        "[paths]",
+        "[paths(type == \"null\")]",
+        "[.] | join(\",\")",
+        "strftime(\"%Y\")",
+        "strflocaltime(\"%Y\")",
+        "mktime",
+        "tobytes",
     ] {
         let prog = format!("{deep} | {then} | length");
         let (code, out, err) = filter(&["--domain", &prog], &spelled());
@@ -570,6 +579,20 @@ fn formats_and_interpolations_on_a_two_million_deep_value_are_errors() {
         &spelled(),
     );
     assert_eq!(code, 0, "{err}");
+    let (_, joined, _) = filter(
+        &[
+            "--domain",
+            "-c",
+            r#"["a", 1, null, true] | join("-"), ([[1]] | try join(",") catch "refused")"#,
+        ],
+        &spelled(),
+    );
+    // jq's join: null is empty, an array is refused.
+    assert!(
+        joined.starts_with(b"\"a-1--true\"\n\"refused\"\n"),
+        "{:?}",
+        String::from_utf8_lossy(&joined)
+    );
     let first = String::from_utf8_lossy(&out);
     let first: Vec<&str> = first.lines().take(6).collect();
     assert_eq!(

@@ -55,6 +55,17 @@ const PRELUDE: &str = concat!(
     "def @json: tojson; ",
     r#"def tostring: __shallow | "\(.)"; "#,
     "def @text: tostring; ",
+    // jaq's own `paths` walk with its `..`: the bounded one instead.
+    "def paths: skip(1; path(__recurse)); ",
+    "def paths(p): skip(1; path_value(__recurse)) | if .[1] | p then .[0] else empty end; ",
+    // What would print a value by recursion, bounded as `tostring` is:
+    // jaq-core's `join` (which wrote an array as its JSON: jq's, here,
+    // refuses one), and natives that quote their input in an error.
+    r#"def join($x): reduce .[] as $i (null; (if . == null then "" else . + $x end) + ($i | if . == null then "" elif type == "boolean" or type == "number" then tojson else . end)) // ""; "#,
+    "def mktime: __shallow | __mktime; ",
+    "def strftime($f): __shallow | __strftime($f); ",
+    "def strflocaltime($f): __shallow | __strflocaltime($f); ",
+    "def tobytes: __shallow | __tobytes; ",
     // jaq-std's formats, each through the bounded `tostring` above.
     "def @html: tostring | escape_html; ",
     "def @htmld: tostring | unescape_html; ",
@@ -294,9 +305,21 @@ fn ticking() -> impl Iterator<Item = Fun> {
         })
     });
     let shallow = Native::new(|cv| box_once(within_depth(cv.1)));
-    let tojson = jaq_json::funs::<data::JustLut<Val>>()
-        .filter(|(name, _, _)| *name == "tojson")
-        .map(|(_, args, native)| ("__tojson", args, native));
+    // The natives the prelude bounds, under the names it calls them by.
+    const BOUNDED: [(&str, &str); 5] = [
+        ("tojson", "__tojson"),
+        ("tobytes", "__tobytes"),
+        ("mktime", "__mktime"),
+        ("strftime", "__strftime"),
+        ("strflocaltime", "__strflocaltime"),
+    ];
+    let renamed = |(name, args, native): Fun| {
+        let (_, to) = BOUNDED.iter().find(|(from, _)| *from == name)?;
+        Some((*to, args, native))
+    };
+    let bounded = jaq_json::funs::<data::JustLut<Val>>()
+        .chain(jaq_std::funs())
+        .filter_map(renamed);
     [
         ("__tick", jaq_core::native::v(0), tick),
         ("input_filename", jaq_core::native::v(0), filename),
@@ -305,7 +328,7 @@ fn ticking() -> impl Iterator<Item = Fun> {
     ]
     .into_iter()
     .chain(range)
-    .chain(tojson)
+    .chain(bounded)
 }
 
 /// At most this much of a runtime error's text is kept: jaq quotes the
