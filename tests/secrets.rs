@@ -719,14 +719,15 @@ fn a_url_list_is_searched_url_by_url() {
 
 /// A secret-looking key that ends a line that cannot be parsed, its
 /// value on the lines after (a key alone, with escapes, a `:` or an open
-/// list): under `--redact` the lines after are withheld too, until a
-/// line parses as an object again; inside a pretty document, to its end
-/// (docs/contract.md §13). Lines after the object are relayed as they came.
+/// list): under `--redact` the lines after are withheld too, until the
+/// value has been read (an object or string on the next line, a list to
+/// its `]`); inside a pretty document, to its end (docs/contract.md §13).
+/// Lines after the value are relayed as they came.
 #[test]
 fn a_value_after_a_secret_key_on_its_line_is_withheld() {
     let meta = r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"r"},"spec":"aoi-cli/1.0-alpha","tool":{"name":"t","version":"1"}}"#;
     let event = r#"{"type":"x","aoi":{"seq":1,"run":"r"}}"#;
-    let cases: [(&str, &[&str]); 4] = [
+    let cases: [(&str, &[&str]); 6] = [
         (
             "an escaped key alone",
             &[r#"junk "api\u005fsecret""#, r#"  : "HUNTER2""#],
@@ -746,6 +747,19 @@ fn a_value_after_a_secret_key_on_its_line_is_withheld() {
         (
             "a key after a cut line",
             &["junk", r#"  "API_SECRET""#, "", "HUNTER2"],
+        ),
+        (
+            "an object as the value",
+            &[r#""api_secret":"#, r#"{"v":"HUNTER2"}"#],
+        ),
+        (
+            "a list of objects",
+            &[
+                r#"j "api_secret": ["#,
+                r#"{"v":"HUNTER2"},"#,
+                r#"{"v":"HUNTER2"}"#,
+                "]",
+            ],
         ),
     ];
     for (what, lines) in cases {

@@ -29,11 +29,13 @@
 
 mod decode;
 mod index;
+mod nesting;
 mod view;
 mod walk;
 
 pub use decode::{decode, unescape};
 pub use index::{Arena, Event, Index, JsonError, Kind, Member, Uint, Value};
+pub use nesting::Nesting;
 pub use view::{Aoi, Children};
 pub use walk::Parser;
 

@@ -12,7 +12,7 @@ use super::names::{SENSITIVE, is_secret_name, is_url_name};
 use super::url::url_spans;
 use crate::check::marker::Markers;
 use crate::input::scan::Line;
-use crate::json::decode;
+use crate::json::{Nesting, decode};
 
 /// Why `--redact` writes a placeholder where a line was (docs/contract.md §13: a
 /// line that cannot be parsed but holds a secret-looking key is withheld,
@@ -93,7 +93,7 @@ pub fn withheld(
     };
     let Some(key) = unparsed_secret(bytes, names)
         .or_else(|| unparsed_name(bytes, names))
-        .or_else(|| trailing_key(bytes, names))
+        .or_else(|| trailing_key(bytes, names).map(|(key, _)| key))
     else {
         return (None, None);
     };
@@ -227,8 +227,9 @@ pub fn unparsed_secret(line: &[u8], names: &[String]) -> Option<Suspect> {
 /// be parsed, its value not on the line: `"api_secret"`, `"api_secret":`,
 /// `"db_url": [`, spelled with escapes or not. Its value may be on the
 /// lines that follow, so a relay under `--redact` withholds them too.
-/// Reads the line's tail only, from its end.
-pub fn trailing_key(line: &[u8], names: &[String]) -> Option<Suspect> {
+/// Reads the line's tail only, from its end; with the key, where the
+/// line goes on after it.
+pub fn trailing_key(line: &[u8], names: &[String]) -> Option<(Suspect, usize)> {
     let trim = |end: usize| {
         let mut end = end;
         while end > 0 && matches!(line[end - 1], b' ' | b'\t' | b'\r' | b'\n') {
@@ -259,32 +260,62 @@ pub fn trailing_key(line: &[u8], names: &[String]) -> Option<Suspect> {
         }
     }
     let name = decode(&line[open + 1..end - 1]);
-    (is_secret_name(&name, names) || is_url_name(&name))
-        .then(|| Suspect::Key(String::from_utf8_lossy(&name).into_owned()))
+    (is_secret_name(&name, names) || is_url_name(&name)).then(|| {
+        (
+            Suspect::Key(String::from_utf8_lossy(&name).into_owned()),
+            end,
+        )
+    })
 }
 
 /// Whether a line that could not be parsed, outside a document, ended in
-/// a secret-looking key with no line since parsed as an object: the key's
-/// value may be on the lines still to come (docs/contract.md §13).
+/// a secret-looking key whose value has not yet been read whole: it may
+/// be on the lines still to come (docs/contract.md §13).
 #[derive(Default)]
 pub struct AfterKey {
-    pending: bool,
+    value: Option<Value>,
+}
+
+/// The value a key that ended its line is waiting for.
+struct Value {
+    nesting: Nesting,
+    /// Some of it has been read (its brackets then say where it ends).
+    started: bool,
 }
 
 impl AfterKey {
     /// How `--redact` writes `item` for what the lines before it ended
     /// in; `held`: it is a document's line, which the document withholds.
+    /// Every line is withheld until the value closes: an object or a
+    /// string on the next line is the value itself, a list opened runs
+    /// to its `]`.
     pub fn next(&mut self, item: &Line<'_>, held: bool, names: &[String]) -> Option<Withholding> {
-        let object = matches!(item, Line::Complete { json: Ok(ev), .. } if ev.is_object());
-        let carried = (self.pending && !object).then_some(Withholding::AfterKey);
-        self.pending = match item {
-            _ if held || object => false,
+        let carried = self.value.is_some().then_some(Withholding::AfterKey);
+        let bytes = match *item {
+            _ if held => {
+                self.value = None;
+                return carried;
+            }
             Line::Complete { bytes, .. }
             | Line::Unterminated {
                 bytes: Some(bytes), ..
-            } => self.pending || trailing_key(bytes, names).is_some(),
-            _ => self.pending,
+            } => bytes,
+            _ => return carried,
         };
+        if let Some(v) = &mut self.value {
+            v.nesting.feed(bytes);
+            v.started |= bytes.iter().any(|b| !b.is_ascii_whitespace());
+            if v.started && !v.nesting.open() {
+                self.value = None;
+            }
+        }
+        let object = matches!(item, Line::Complete { json: Ok(ev), .. } if ev.is_object());
+        if let Some((_, after)) = trailing_key(bytes, names).filter(|_| !object) {
+            let mut nesting = Nesting::default();
+            nesting.feed(&bytes[after..]);
+            let started = nesting.open();
+            self.value = Some(Value { nesting, started });
+        }
         carried
     }
 }
