@@ -121,3 +121,31 @@ fn own_output_shape() {
     assert_eq!(err["code"], "STREAM_NONCONFORMING");
     assert_eq!(err["retryable"], false);
 }
+
+/// JSONTestSuite's values as AOI streams (tests/fixtures/jsonsuite): verify
+/// passes exactly the streams whose every line is strict RFC 8259 JSON in
+/// UTF-8 (docs/contract.md §2, §3), and never crashes on one.
+#[test]
+fn jsonsuite_verdicts_hold() {
+    let tsv = std::fs::read_to_string(fixture("jsonsuite/expected.tsv")).unwrap();
+    let mut wrong = vec![];
+    let mut rows = 0;
+    for line in tsv.lines().skip(1).filter(|l| !l.trim().is_empty()) {
+        let (file, expect) = line.split_once('\t').unwrap();
+        let input = std::fs::read(fixture(&format!("jsonsuite/streams/{file}"))).unwrap();
+        let (code, _, err) = raw(&["verify"], &input);
+        let verdict = match code {
+            0 => "pass",
+            1..=127 if !err.contains("panicked") => "fail",
+            _ => "crash",
+        };
+        if verdict != expect {
+            wrong.push(format!(
+                "{file}: {verdict} (exit {code}), expected {expect}"
+            ));
+        }
+        rows += 1;
+    }
+    assert_eq!(rows, 308);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
