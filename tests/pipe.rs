@@ -195,22 +195,24 @@ fn each_run_is_judged_when_its_summary_arrives() {
 }
 
 #[test]
-fn a_hundred_thousand_runs_in_flat_memory() {
+fn two_hundred_thousand_runs_in_flat_memory() {
     let args = ["verify", "--multi-run", "--output", "jsonl"];
-    // Both well past the 4,096 finished ids remembered: five times the runs
+    // Both well past the 4,096 finished ids remembered: ten times the runs
     // must cost nothing more.
     let (small, _) = peak_kib(&args, &many_runs(20_000, 2));
-    let (large, out) = peak_kib(&args, &many_runs(100_000, 2));
+    let (large, out) = peak_kib(&args, &many_runs(200_000, 2));
     let verdicts = out
         .lines()
         .filter(|l| l.contains(r#""type":"run""#) && l.contains(r#""verdict":"pass""#))
         .count();
-    assert_eq!(verdicts, 100_000);
-    eprintln!("peak RSS: 20,000 runs {small} KiB, 100,000 runs {large} KiB");
+    assert_eq!(verdicts, 200_000);
+    eprintln!("peak RSS: 20,000 runs {small} KiB, 200,000 runs {large} KiB");
     // Finished runs are released; what is left is a bounded memory of
-    // recent run ids (for late lines), well under a MiB.
+    // recent run ids (for late lines), well under a MiB. The margin is
+    // 2 MiB, the allocator's own drift on a busy machine (1,028 KiB was
+    // seen); 180,000 runs more that kept 12 bytes each would pass it.
     assert!(
-        large < small + 1024,
+        large < small + 2048,
         "peak grew from {small} to {large} KiB"
     );
 }

@@ -144,7 +144,7 @@ pub(super) enum Command {
         long_about = "The producer profiles: the agent CLIs whose own streams --profile judges (docs/contract.md §25).\n\n\
                       Without NAME, one line each: its name, the command that writes such a stream, and the package, version and file its facts were read from. \
                       With NAME (a built-in) or FILE (a path with a / or ending in .toml), the profile as TOML: a built-in to copy and adapt, a file once it reads (a mistake is 64, naming its line and column).",
-        after_help = "Examples:\n  aoitap profiles\n  aoitap profiles codex-exec > mine.toml && aoitap verify --profile ./mine.toml out.jsonl"
+        after_help = "Examples:\n  aoitap profiles\n  aoitap profiles codex-exec | sed 's/^name = .*/name = \"mine\"/' > mine.toml\n  aoitap verify --profile ./mine.toml out.jsonl"
     )]
     Profiles(ProfilesArgs),
 
