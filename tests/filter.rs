@@ -570,6 +570,21 @@ fn formats_and_interpolations_on_a_two_million_deep_value_are_errors() {
         assert!(out.is_empty(), "{prog}");
         assert!(err.contains("error[filter.error]"), "{prog}: {err}");
     }
+    // An error caught about such a value is text cut at 8 KiB: jaq made
+    // it whole, by recursion, and aborted (vendor/jaq-core/PATCHES.md).
+    for caught in [
+        "try .a catch 1",
+        "(.a? // 1)",
+        "try fromjson catch 1",
+        "try (. + 1) catch 1",
+        "try test(\"a\") catch 1",
+        "try implode catch 1",
+        "[try .a catch length | . <= 8195] | if .[0] then 1 else 0 end",
+    ] {
+        let prog = format!("{deep} | {caught}");
+        let (code, out, err) = filter(&["--domain", &prog], &spelled());
+        assert_eq!((code, &*out), (0, &b"1\n1\n1\n"[..]), "{prog}: {err}");
+    }
     let (code, out, err) = filter(
         &[
             "--domain",
