@@ -935,15 +935,9 @@ fn cmd_without_the_double_dash_says_to_put_it_there() {
     }
 }
 
-/// A signal to aoitap reaches CMD while its stdout is still read: a tool
-/// that ends its stream on it (a cancelled summary, as the spec asks) is
-/// relayed and judged whole (failed, reason cancelled), and never meets a
-/// closed pipe (docs/contract.md §12, §20). Before, aoitap stopped
-/// reading first: the tool died of a broken pipe and its run was "still
-/// open, not judged".
-#[test]
-fn a_tool_that_ends_its_stream_on_a_signal_is_heard_whole() {
-    let tool = r#"
+/// A tool that writes events until INT or TERM, then its cancelled
+/// summary, as the spec asks of a conforming one.
+const CANCELLING_TOOL: &str = r#"
         n=1 stop=0
         echo '{"type":"aoi:meta","aoi":{"seq":0,"run":"r1"},"spec":"aoi-cli/1.0-alpha","tool":{"name":"t","version":"1"}}'
         trap 'stop=1' INT TERM
@@ -955,6 +949,16 @@ fn a_tool_that_ends_its_stream_on_a_signal_is_heard_whole() {
         echo "{\"type\":\"aoi:summary\",\"aoi\":{\"seq\":$n,\"run\":\"r1\"},\"ok\":false,\"reason\":\"cancelled\",\"event_count\":$((n + 1))}"
         exit 130
     "#;
+
+/// A signal to aoitap reaches CMD while its stdout is still read: a tool
+/// that ends its stream on it (a cancelled summary, as the spec asks) is
+/// relayed and judged whole (failed, reason cancelled), and never meets a
+/// closed pipe (docs/contract.md §12, §20). Before, aoitap stopped
+/// reading first: the tool died of a broken pipe and its run was "still
+/// open, not judged".
+#[test]
+fn a_tool_that_ends_its_stream_on_a_signal_is_heard_whole() {
+    let tool = CANCELLING_TOOL;
     for k in 0..10 {
         let (sig, status) = if k % 2 == 0 {
             ("INT", 130)
@@ -989,6 +993,54 @@ fn a_tool_that_ends_its_stream_on_a_signal_is_heard_whole() {
         assert!(
             !stderr.to_lowercase().contains("broken pipe"),
             "{sig}: {stderr}"
+        );
+    }
+}
+
+/// Ctrl-C at a terminal reaches aoitap (CMD runs in a group of its own,
+/// away from the terminal's): the tool still gets it, answers with its
+/// cancelled summary, and that summary is relayed and judged, 20 of 20
+/// times (docs/contract.md §12). A pty, driven from Python's `pty`.
+#[test]
+fn ctrl_c_at_a_terminal_is_heard_whole() {
+    let driver = r#"
+import os, pty, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+time.sleep(0.4)
+os.write(fd, b"\x03")
+out = b""
+while True:
+    try:
+        chunk = os.read(fd, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(out.decode("utf-8", "replace"))
+sys.stdout.write("\nEXIT %d\n" % os.waitstatus_to_exitcode(status))
+"#;
+    for k in 0..20 {
+        let out = Command::new("python3")
+            .args(["-c", driver])
+            .arg(bin())
+            .args(["run", "--", "sh", "-c", CANCELLING_TOOL])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("EXIT 130"), "try {k}: {text}");
+        assert!(text.contains(r#""reason":"cancelled""#), "try {k}: {text}");
+        assert!(
+            text.contains("the producer reported failure (reason: cancelled)"),
+            "try {k}: {text}"
+        );
+        assert!(!text.contains("still open"), "try {k}: {text}");
+        assert!(
+            !text.to_lowercase().contains("broken pipe"),
+            "try {k}: {text}"
         );
     }
 }
