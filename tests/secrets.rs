@@ -727,7 +727,7 @@ fn a_url_list_is_searched_url_by_url() {
 fn a_value_after_a_secret_key_on_its_line_is_withheld() {
     let meta = r#"{"type":"aoi:meta","aoi":{"seq":0,"run":"r"},"spec":"aoi-cli/1.0-alpha","tool":{"name":"t","version":"1"}}"#;
     let event = r#"{"type":"x","aoi":{"seq":1,"run":"r"}}"#;
-    let cases: [(&str, &[&str]); 6] = [
+    let cases: [(&str, &[&str]); 11] = [
         (
             "an escaped key alone",
             &[r#"junk "api\u005fsecret""#, r#"  : "HUNTER2""#],
@@ -761,6 +761,23 @@ fn a_value_after_a_secret_key_on_its_line_is_withheld() {
                 "]",
             ],
         ),
+        (
+            "a colon alone",
+            &[r#"{"x":1, "API_SECRET"   "#, " : ", r#"["HUNTER2"]"#],
+        ),
+        (
+            "a key inside a string",
+            &[r#"{"x":"{\"api_secret\":"#, r#"\"HUNTER2\"}"}"#],
+        ),
+        (
+            "a string left open",
+            &[r#"{"x":1, "api_secret":"#, r#""x"#, "HUNTER2", r#"""#],
+        ),
+        (
+            "a URL left open",
+            &[r#"{"x":1, "db_url": ""#, "postgres://u:HUNTER2@h/db\""],
+        ),
+        ("a bare name", &["export API_SECRET", "HUNTER2"]),
     ];
     for (what, lines) in cases {
         let mut input = format!("{meta}\n");

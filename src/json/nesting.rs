@@ -36,6 +36,11 @@ impl Nesting {
         }
     }
 
+    /// The text read so far ends inside a string.
+    pub fn in_string(&self) -> bool {
+        self.in_string
+    }
+
     /// The text may still close: parsing it now would say only "open".
     pub fn open(&self) -> bool {
         self.depth > 0 && !self.broken

@@ -224,11 +224,12 @@ pub fn unparsed_secret(line: &[u8], names: &[String]) -> Option<Suspect> {
 }
 
 /// A secret-looking key (or a `_url` one) that ends a line that could not
-/// be parsed, its value not on the line: `"api_secret"`, `"api_secret":`,
-/// `"db_url": [`, spelled with escapes or not. Its value may be on the
-/// lines that follow, so a relay under `--redact` withholds them too.
-/// Reads the line's tail only, from its end; with the key, where the
-/// line goes on after it.
+/// be parsed, its value not on the line, or begun there and left open:
+/// `"api_secret"`, `"api_secret":`, `"db_url": [`, `"api_secret": "`,
+/// spelled with escapes or not, inside a string (`\"api_secret\":`) or
+/// bare (`api_secret=`). Its value may be on the lines that follow, so a
+/// relay under `--redact` withholds them too. Reads the line's tail only,
+/// from its end; with the key, where the line goes on after it.
 pub fn trailing_key(line: &[u8], names: &[String]) -> Option<(Suspect, usize)> {
     let trim = |end: usize| {
         let mut end = end;
@@ -237,33 +238,51 @@ pub fn trailing_key(line: &[u8], names: &[String]) -> Option<(Suspect, usize)> {
         }
         end
     };
+    let escaped = |at: usize| line[..at].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 1;
     let mut end = trim(line.len());
-    for opens in [&b"[{"[..], b":"] {
-        if end > 0 && opens.contains(&line[end - 1]) {
-            end = trim(end - 1);
+    // A value begun: an opening bracket, or a string's opening quote
+    // (one with a `:` before it, not a key's closing one).
+    if end > 0 && b"[{".contains(&line[end - 1]) {
+        end = trim(end - 1);
+    } else if end > 0 && line[end - 1] == b'"' && !escaped(end - 1) {
+        let before = trim(end - 1);
+        if before > 0 && line[before - 1] == b':' {
+            end = before;
         }
     }
-    if end < 2 || line[end - 1] != b'"' {
+    if end > 0 && b":=".contains(&line[end - 1]) {
+        end = trim(end - 1);
+    }
+    if end == 0 {
         return None;
     }
-    // The opening quote: the nearest one before that no backslash escapes.
-    let mut open = end - 1;
-    loop {
-        open = memchr::memrchr(b'"', &line[..open])?;
-        let slashes = line[..open]
+    let (name, after) = if line[end - 1] != b'"' {
+        // A bare name: `api_secret=`, `export API_SECRET`.
+        let start = line[..end]
             .iter()
-            .rev()
-            .take_while(|&&c| c == b'\\')
-            .count();
-        if slashes % 2 == 0 {
-            break;
+            .rposition(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+            .map_or(0, |p| p + 1);
+        (std::borrow::Cow::Borrowed(&line[start..end]), end)
+    } else if escaped(end - 1) {
+        // A key inside a string, its quotes escaped: `\"api_secret\"`.
+        let close = end - 2;
+        let open = memchr::memmem::rfind(&line[..close], b"\\\"")?;
+        (decode(&line[open + 2..close]), end)
+    } else {
+        // The opening quote: the nearest one before that no backslash escapes.
+        let mut open = end - 1;
+        loop {
+            open = memchr::memrchr(b'"', &line[..open])?;
+            if !escaped(open) {
+                break;
+            }
         }
-    }
-    let name = decode(&line[open + 1..end - 1]);
-    (is_secret_name(&name, names) || is_url_name(&name)).then(|| {
+        (decode(&line[open + 1..end - 1]), end)
+    };
+    (!name.is_empty() && (is_secret_name(&name, names) || is_url_name(&name))).then(|| {
         (
             Suspect::Key(String::from_utf8_lossy(&name).into_owned()),
-            end,
+            after,
         )
     })
 }
@@ -303,9 +322,18 @@ impl AfterKey {
             _ => return carried,
         };
         if let Some(v) = &mut self.value {
-            v.nesting.feed(bytes);
-            v.started |= bytes.iter().any(|b| !b.is_ascii_whitespace());
-            if v.started && !v.nesting.open() {
+            // Before the value: the key's `:` or `=` on a line of its own.
+            let rest = match v.started {
+                true => bytes,
+                false => {
+                    let at = bytes.iter().position(|b| !b.is_ascii_whitespace());
+                    let at = at.map_or(bytes.len(), |a| a + usize::from(b":=".contains(&bytes[a])));
+                    &bytes[at..]
+                }
+            };
+            v.nesting.feed(rest);
+            v.started |= rest.iter().any(|b| !b.is_ascii_whitespace());
+            if v.started && !v.nesting.open() && !v.nesting.in_string() {
                 self.value = None;
             }
         }
@@ -313,7 +341,7 @@ impl AfterKey {
         if let Some((_, after)) = trailing_key(bytes, names).filter(|_| !object) {
             let mut nesting = Nesting::default();
             nesting.feed(&bytes[after..]);
-            let started = nesting.open();
+            let started = nesting.open() || nesting.in_string();
             self.value = Some(Value { nesting, started });
         }
         carried
