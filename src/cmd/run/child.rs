@@ -265,33 +265,27 @@ fn watch(
     let mut killed = false;
     loop {
         let heard = told.recv_timeout(Duration::from_millis(10));
-        // A signal aoitap got, passed on while the reading goes on.
+        // A signal aoitap got, passed on while the reading goes on (or,
+        // told by the reader, once it has stopped).
         let request = flags
             .as_ref()
             .and_then(|f| Some((f.caught()?, f.requests())));
-        match request {
-            Some((exit, _)) if !cancelled => {
-                cancelled = true;
-                stop(signal_for(exit));
-                kill_at = Some(Instant::now() + limits.kill_after);
-            }
-            Some((_, n)) if n >= 2 && !killed => {
-                killed = true;
-                stop(Signal::KILL);
-                kill_at = None;
-            }
-            _ => {}
+        let pass = match (&heard, request) {
+            (Ok(Told::Cancel(sig)), _) => Some(*sig),
+            (_, Some((exit, _))) => Some(signal_for(exit)),
+            _ => None,
+        };
+        if let Some(sig) = pass.filter(|_| !cancelled) {
+            cancelled = true;
+            stop(sig);
+            kill_at = Some(Instant::now() + limits.kill_after);
+        } else if request.is_some_and(|(_, n)| n >= 2) && !killed {
+            killed = true;
+            stop(Signal::KILL);
+            kill_at = None;
         }
         match heard {
-            Ok(Told::Read) => read_done = true,
-            Ok(Told::Cancel(sig)) => {
-                read_done = true;
-                if !cancelled {
-                    cancelled = true;
-                    stop(sig);
-                    kill_at = Some(Instant::now() + limits.kill_after);
-                }
-            }
+            Ok(Told::Read | Told::Cancel(_)) => read_done = true,
             Ok(Told::Kill) => {
                 read_done = true;
                 cancelled = true;
