@@ -291,7 +291,8 @@ fires!(
 fires!(summary_missing, ["summary.missing" @ 2], lines(&[meta(), hit(1)]));
 fires!(
     summary_missing_empty_input,
-    ["summary.missing" @ 0, "meta.missing" @ 0, "verifiable.not-claimed" @ 0],
+    // Its missing summary says all there is of it (docs/contract.md §4).
+    ["summary.missing" @ 0],
     Vec::<u8>::new()
 );
 fires!(
@@ -683,6 +684,13 @@ fires!(
     ["profile.recovered" @ 3],
     lines(&[CODEX_OPEN, r#"{"type":"error","message":"Reconnecting... 1/5"}"#, CODEX_DONE]),
     &["--profile", "codex-exec"]
+);
+
+fires!(
+    stream_not_text,
+    ["stream.not-text" @ 1],
+    b"\x1f\x8b\x08\x00\x00\x00\x00\x00\n\x00\x01\x02\n".as_ref(),
+    &[]
 );
 
 fires!(

@@ -16,12 +16,14 @@ use crate::check::marker::Markers;
 use crate::check::profiles::{Form, Profile};
 use crate::check::protocols::{self, Exited, LineKind};
 use crate::check::rules::Rule;
-use crate::check::run_state::{Identity, RunState};
-use crate::check::runs::{Run, RunRef, Runs, Target};
+use crate::check::run_state::RunState;
+use crate::check::runs::{OpenRun, Run, RunRef, Runs, Target};
 use crate::check::secrets::{self, Exposure, Suspect, Withholding};
 use crate::check::verdict::judge;
 use crate::input::scan::{Line, Validation};
 use crate::json::{Aoi, Event, JsonError, Kind};
+
+mod sniff;
 
 /// Where the last line went, kept past the run's end.
 enum LastRun {
@@ -35,19 +37,6 @@ enum LastRun {
         slot: Option<usize>,
         serial: Option<u64>,
     },
-}
-
-/// A run not yet judged when reading stopped.
-pub struct OpenRun {
-    pub name: Option<String>,
-    pub first_line: u64,
-    pub lines: u64,
-    pub domain: u64,
-    /// What its `aoi:meta` said, if it was read: a cancelled report still
-    /// names its upstream (docs/contract.md §13).
-    pub identity: Option<Identity>,
-    /// How long it was open, when runs are timed (`Config::timed`).
-    pub took: Option<std::time::Duration>,
 }
 
 /// What `Checker::stalled` remembers of each open run: (slot, first line)
@@ -74,6 +63,9 @@ pub struct Checker<'c> {
     doc: document::Reader,
     /// The document the last line closed, for commands that read events.
     closed: Option<Closed>,
+    /// Whether the input is text: unknown before its first line; once
+    /// it is known not to be, its lines are read and not judged.
+    text: Option<bool>,
 }
 
 impl<'c> Checker<'c> {
@@ -94,6 +86,7 @@ impl<'c> Checker<'c> {
             after_key: secrets::AfterKey::default(),
             doc: document::Reader::default(),
             closed: None,
+            text: None,
         }
     }
 
@@ -127,6 +120,9 @@ impl<'c> Checker<'c> {
                 self.doc.suspect(suspect)
             }
             Some(_) if kind.held && self.closed.is_some() => {}
+            // What is not text was said once (`stream.not-text`); what
+            // `--redact` would withhold of it is still withheld.
+            Some(_) if self.text == Some(false) => {}
             Some(suspect) => self.unparsed_secret(sink, &suspect)?,
             None => {}
         }
@@ -154,6 +150,9 @@ impl<'c> Checker<'c> {
         self.line += 1;
         self.exposures.clear();
         self.closed = None;
+        if self.text != Some(true) && !self.is_text(item, sink)? {
+            return Ok(LineKind::default());
+        }
         // Only a document's line, or one that does not parse, can be part
         // of a document: a good line costs one test.
         let mut closed = None;
@@ -290,21 +289,12 @@ impl<'c> Checker<'c> {
     /// The runs still open, in the order they began: what a cancelled
     /// monitor says was left unjudged, and counts as read.
     pub fn open_runs(&self) -> Vec<OpenRun> {
-        let mut open: Vec<_> = self
-            .runs
-            .iter()
-            .filter(|r| r.lines > 0)
-            .map(|r| OpenRun {
-                name: r.name.clone(),
-                first_line: r.first_line,
-                lines: r.lines,
-                domain: r.domain,
-                identity: r.meta.clone(),
-                took: r.since.map(|s| s.elapsed()),
-            })
-            .collect();
-        open.sort_by_key(|r| r.first_line);
-        open
+        self.runs.open_runs()
+    }
+
+    /// Multi-run: the first line of the oldest run still open.
+    pub fn oldest_open(&mut self) -> Option<u64> {
+        self.runs.oldest_open()
     }
 
     /// The run the line just judged went to.
@@ -774,13 +764,13 @@ impl<'c> Checker<'c> {
     /// Judge a run by its protocol's end rules, release its state and hand
     /// its verdict to the sink.
     fn close(&mut self, sink: &mut dyn Sink, slot: usize) -> io::Result<()> {
-        let cfg = self.cfg;
-        let mut out = Reporter {
-            cfg,
-            line: self.line,
-            sink,
-        };
-        let run = self.runs.run(slot);
+        let (cfg, run) = (self.cfg, self.runs.run(slot));
+        run.log_line = self.line;
+        let line = run.ended_at(self.line);
+        let mut out = Reporter { cfg, line, sink };
+        // What the protocol would say of an input that is not text (no
+        // summary, no meta) `stream.not-text` said.
+        run.unsupported |= self.text == Some(false);
         let protocol = protocols::at_end(run, cfg);
         let contract = protocols::contract_of(protocol);
         contract.close(run, &mut out)?;

@@ -42,7 +42,7 @@ mod seq;
 mod tally;
 mod verdict;
 
-pub use checker::{Checker, OpenRun, Stalls};
+pub use checker::{Checker, Stalls};
 pub use config::{Config, Protocol, SchemaPin};
 pub use decision::Decision;
 pub use document::Passed;
@@ -56,7 +56,7 @@ pub use protocols::{
     SeqPlace, identity, identity_text, payload_retry_after_ms, protocol_names, protocols_named_for,
 };
 pub use run_state::{Cause, Identity};
-pub use runs::{Run, RunKey, RunRef};
+pub use runs::{OpenRun, Run, RunKey, RunRef};
 pub use secrets::{
     Exposure, Withholding, is_secret_name, is_sensitive_name, quotable, redact, redaction,
 };

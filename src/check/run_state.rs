@@ -74,6 +74,11 @@ pub(super) struct RunState {
     pub(super) name: Option<String>,
     pub(super) first_line: u64,
     pub(super) lines: u64,
+    /// Multi-run: the last line placed in the run, and the log's last line
+    /// when it was judged: a run cut in a merged log is reported where it
+    /// stopped, not where the log did (docs/contract.md §2).
+    pub(super) last_line: u64,
+    pub(super) log_line: u64,
     pub(super) meta: Option<Identity>,
     /// Boxed, as `local_process_error` is: most lines ask only whether
     /// there is one, its parts are read when the run is judged. Inline,
@@ -119,6 +124,8 @@ impl RunState {
             name,
             first_line,
             lines: 0,
+            last_line: 0,
+            log_line: 0,
             meta: None,
             summary: None,
             evicted: false,
@@ -145,6 +152,24 @@ impl RunState {
     /// One more line of the run.
     pub(super) fn count_line(&mut self) {
         self.lines += 1;
+    }
+
+    /// Where the run's end is reported, the log being at `line`: its own
+    /// last line when lines of other runs followed it.
+    pub(super) fn ended_at(&self, line: u64) -> u64 {
+        if self.last_line == 0 {
+            line
+        } else {
+            self.last_line
+        }
+    }
+
+    /// A run of a merged log that is not the whole log: the line the log
+    /// went on to past the run's last, if it did.
+    pub(super) fn within_log(&self) -> Option<Option<u64>> {
+        let went_on = self.log_line > self.last_line;
+        (self.last_line != 0 && (self.first_line > 1 || went_on))
+            .then(|| went_on.then_some(self.log_line))
     }
 
     /// A line of the run that could not be read: counted, and told to the

@@ -12,7 +12,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::id::{id_key, run_name};
-use super::run_state::RunState;
+use super::run_state::{Identity, RunState};
 use super::verdict::RunVerdict;
 use crate::json::Value;
 
@@ -26,6 +26,19 @@ const FINISHED_REMEMBERED: usize = 4096;
 /// run opened longest ago is judged as it stands (its summary missing),
 /// and a later line of it is a late line (docs/contract.md §8: state bounded).
 pub(super) const MAX_OPEN_RUNS: usize = 32_768;
+
+/// A run not yet judged when reading stopped.
+pub struct OpenRun {
+    pub name: Option<String>,
+    pub first_line: u64,
+    pub lines: u64,
+    pub domain: u64,
+    /// What its `aoi:meta` said, if it was read: a cancelled report still
+    /// names its upstream (docs/contract.md §13).
+    pub identity: Option<Identity>,
+    /// How long it was open, when runs are timed (`Config::timed`).
+    pub took: Option<std::time::Duration>,
+}
 
 /// Where a line goes.
 #[derive(Debug, PartialEq, Eq)]
@@ -99,6 +112,40 @@ impl Runs {
         self.slots.iter().flatten()
     }
 
+    /// The runs still open, in the order they began: what a cancelled
+    /// monitor says was left unjudged, and counts as read.
+    pub(super) fn open_runs(&self) -> Vec<OpenRun> {
+        let mut open: Vec<_> = self
+            .iter()
+            .filter(|r| r.lines > 0)
+            .map(|r| OpenRun {
+                name: r.name.clone(),
+                first_line: r.first_line,
+                lines: r.lines,
+                domain: r.domain,
+                identity: r.meta.clone(),
+                took: r.since.map(|s| s.elapsed()),
+            })
+            .collect();
+        open.sort_by_key(|r| r.first_line);
+        open
+    }
+
+    /// Multi-run: the first line of the oldest run still open (entries
+    /// of runs already judged are let go on the way).
+    pub(super) fn oldest_open(&mut self) -> Option<u64> {
+        while let Some(&(slot, first)) = self.opened.front() {
+            if self.slots[slot]
+                .as_ref()
+                .is_some_and(|r| r.first_line == first)
+            {
+                return Some(first);
+            }
+            self.opened.pop_front();
+        }
+        None
+    }
+
     /// The slots of the open runs that `keep` picks, in the order the runs
     /// began.
     pub(super) fn open_slots(&self, keep: impl Fn(&RunState) -> bool) -> Vec<usize> {
@@ -135,16 +182,23 @@ impl Runs {
         slot
     }
 
-    /// The run id-less lines go to, opened at `line` if there is none.
+    /// The run id-less lines go to, opened at `line` if there is none:
+    /// the run the line at `line` is placed in.
     pub(super) fn current(&mut self, line: u64) -> usize {
-        match self.current {
+        let s = match self.current {
             Some(s) => s,
             None => {
                 let s = self.open(None, None, line);
                 self.current = Some(s);
                 s
             }
+        };
+        if self.multi_run
+            && let Some(run) = &mut self.slots[s]
+        {
+            run.last_line = line;
         }
+        s
     }
 
     /// The run id-less lines go to now, if there is one.
@@ -168,6 +222,19 @@ impl Runs {
         if !self.multi_run {
             return Target::Slot(self.current(line));
         }
+        let target = self.find(id, opens, line);
+        if let Target::Slot(s) = target
+            && let Some(run) = &mut self.slots[s]
+        {
+            run.last_line = line;
+        }
+        target
+    }
+
+    /// Multi-run: the slot of the run a line at `line` goes to, opened if
+    /// it is new, or the judged run it came too late for.
+    #[inline(always)]
+    fn find(&mut self, id: Option<Value<'_>>, opens: bool, line: u64) -> Target {
         let Some(raw) = id.and_then(|v| v.decoded()) else {
             if opens {
                 let s = self.open(None, None, line);

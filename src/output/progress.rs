@@ -33,6 +33,8 @@ pub struct Progress {
     read: u64,
     /// Something is on the line and must be cleared before other text.
     drawn: bool,
+    /// What is on it.
+    shown: String,
 }
 
 impl Progress {
@@ -54,6 +56,7 @@ impl Progress {
             from,
             read: 0,
             drawn: false,
+            shown: String::new(),
         })
     }
 
@@ -64,7 +67,9 @@ impl Progress {
             Some(t) => t > self.from,
             None => self.read > self.from,
         } || self.start.elapsed() >= SLOW;
-        if !big || self.last.is_some_and(|t| t.elapsed() < EVERY) {
+        // Nothing read yet is nothing to say (a quiet producer, a
+        // terminal waiting for input).
+        if !big || self.read == 0 || self.last.is_some_and(|t| t.elapsed() < EVERY) {
             return;
         }
         self.last = Some(Instant::now());
@@ -77,9 +82,16 @@ impl Progress {
                 mib(self.read as f64),
                 mib(t as f64),
             ),
+            // A slow pipe's few bytes in KiB, with no rate: "0 MiB read,
+            // 0 MiB/s" says nothing.
+            _ if self.read < 1 << 20 => format!("{} KiB read", self.read.div_ceil(1024)),
             _ => format!("{} MiB read, {rate} MiB/s", mib(self.read as f64)),
         };
+        if self.drawn && self.shown == text {
+            return;
+        }
         crate::say_part!("\r{text}\x1b[K");
+        self.shown = text;
         self.drawn = true;
     }
 

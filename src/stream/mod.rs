@@ -12,7 +12,7 @@ mod report;
 pub(crate) mod slots;
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::time::Duration;
 
 use crate::check::Tally;
@@ -44,6 +44,18 @@ pub fn run(
     // still be there (`nohup`, a log); a follower's state is written and
     // its open runs named (docs/contract.md §13).
     let signals = Signals::install(consumer.second_signal_exits(), true)?;
+    let typed_in = command != "run"
+        && opts.follow.is_none()
+        && opts.inputs.iter().any(|i| matches!(i, Input::Stdin))
+        && io::stdin().is_terminal();
+    if typed_in && io::stderr().is_terminal() {
+        // A person who typed `aoitap verify` alone would otherwise wait
+        // on silence (jq prints its usage).
+        crate::say!(
+            "aoitap {command}: reading a stream from standard input, which is this terminal: \
+             pipe one in or name a FILE (Ctrl-D ends the input; aoitap {command} --help)"
+        );
+    }
     let out: Box<dyn Write> = match &opts.report {
         Some(path) => match File::create(path) {
             Ok(f) => Box::new(f),
@@ -87,7 +99,8 @@ pub fn run(
     report.out.begin()?;
     let sizes: Vec<_> = opts.inputs.iter().map(Input::file_size).collect();
     let total = sizes.iter().copied().sum::<Option<u64>>();
-    let mut progress = Progress::new(report.out.for_a_person(), total);
+    // What a person types has no progress to show beside it.
+    let mut progress = Progress::new(report.out.for_a_person() && !typed_in, total);
     let plan = pool::plan(opts, &sizes).filter(|_| consumer.judges_only());
     let read = match (&opts.follow, plan) {
         (Some(how), _) => follow::follow(opts, how, consumer, &signals, &mut report, &mut progress),

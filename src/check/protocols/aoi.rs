@@ -90,7 +90,9 @@ impl Contract for Aoi1 {
             let msg = format!("{key} appears twice: parsers disagree about which one wins");
             out.report(run, Rule::EnvelopeDuplicateKey, None, msg)?;
         }
-        if ty.is_none() {
+        if ty.is_some() {
+            own(run).typed = true;
+        } else {
             let msg = match ev.get("type") {
                 None => "no type: every event must carry a string type".to_string(),
                 Some(_) => "type is not a string".to_string(),
@@ -137,7 +139,22 @@ impl Contract for Aoi1 {
 
     /// The end of an AOI 1.x run: its summary, meta and seq claimed.
     fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
+        let part = own(run);
+        let untyped = !part.typed && !part.uses_seq() && run.meta.is_none();
+        if untyped && run.summary.is_none() && run.lines > 0 {
+            // Not a cut AOI stream but no AOI at all: said so, with the
+            // protocol that reads it, and no lines said lost (upgrade
+            // claims no cut, docs/contract.md §22).
+            let msg = "no line is an AOI event (no aoi:meta, no type, no aoi.seq), so nothing \
+                       says the run ended: plain JSON lines are read with --protocol jsonl"
+                .to_string();
+            return out.emit(run, Draft::new(Rule::SummaryMissing, msg).none_lost());
+        }
         summary_missing(run, out)?;
+        if out.line == 0 {
+            // Empty input: its missing summary says all there is.
+            return Ok(());
+        }
         meta_missing(run, out)?;
         let part = own(run);
         if !part.uses_seq() && !part.seq_uncounted {
@@ -169,6 +186,9 @@ pub(in crate::check) struct Own {
     /// does number its events, so `verifiable.not-claimed` is not said.
     seq_uncounted: bool,
     count_trouble: bool,
+    /// Some line had a string type: the run is AOI-shaped, whatever else
+    /// is wrong with it.
+    typed: bool,
 }
 
 /// Seq bookkeeping for one run id (its decoded bytes).
@@ -219,6 +239,7 @@ impl Own {
             cur: 0,
             seq_trouble: false,
             seq_uncounted: false,
+            typed: false,
             count_trouble: false,
         }
     }

@@ -261,6 +261,23 @@ pub(super) fn summary_missing(run: &mut RunState, out: &mut Reporter<'_>) -> io:
                 "no aoi:summary after {} (allowed: --unbounded)",
                 plural(lines, "line")
             )
+        } else if lines == 0 && out.line == 0 {
+            "nothing was written, not one line, not even an aoi:meta (the producer \
+             wrote elsewhere, or failed before it began)"
+                .to_string()
+        } else if let Some(log_end) = run.within_log() {
+            // A merged log: the run's own range, and where the log ended.
+            let end = match log_end {
+                Some(line) => format!("the log went on to line {line}"),
+                None => "the log ended there".to_string(),
+            };
+            format!(
+                "the run (lines {} to {}, {}) has no aoi:summary; {end}: \
+                 it was cut off or the producer crashed",
+                run.first_line,
+                run.last_line,
+                plural(lines, "line")
+            )
         } else {
             format!(
                 "the stream ended after {} without its aoi:summary: it was cut off or the producer crashed",

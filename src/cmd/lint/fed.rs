@@ -55,7 +55,8 @@ fn fed(c: &Calls, number: u8, input: &str) -> std::result::Result<(Ran, Judged),
     }
     let (main, mj) = c.main();
     let same = main.code() == ran.code()
-        && (mj.domain, mj.domain_types, mj.ends_ok()) == (j.domain, j.domain_types, j.ends_ok());
+        && (mj.domain, mj.domain_types, mj.domain_said, mj.ends_ok())
+            == (j.domain, j.domain_types, j.domain_said, j.ends_ok());
     if same {
         return Err(result(
             number,

@@ -92,6 +92,10 @@ pub struct Judged {
     /// order (a replay must give the same).
     pub domain: u64,
     pub domain_types: u64,
+    /// A hash of what the domain events say, their members but `aoi` in
+    /// order: a fed stream was read when it changes what is said, though
+    /// not how many events of which types (checks 12 and 16).
+    pub domain_said: u64,
     pub plans: u64,
     /// The first line over [`MAX_LINE`].
     pub too_long: Option<u64>,
@@ -370,6 +374,22 @@ fn note(j: &mut Judged, ev: &Event<'_>, n: u64) -> bool {
                 h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
             }
             j.domain_types = h;
+            let mut h = if j.domain == 1 {
+                0xcbf2_9ce4_8422_2325
+            } else {
+                j.domain_said
+            };
+            for (key, value) in ev.members().filter(|(k, _)| &k[..] != b"aoi") {
+                for &b in key
+                    .iter()
+                    .chain([0u8].iter())
+                    .chain(value.raw())
+                    .chain([0u8].iter())
+                {
+                    h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+                }
+            }
+            j.domain_said = h;
             if j.without_id.is_none() && !names_what_it_is_about(ev) {
                 j.without_id = Some(n);
             }

@@ -13,6 +13,7 @@
 //! run by run, so it holds no more than the other outputs
 //! (docs/contract.md §13).
 
+use std::collections::BTreeMap;
 use std::io;
 
 use crate::check::{Checker, Decision, LineKind, Outcomes, Protocol, RunVerdict};
@@ -44,6 +45,12 @@ const MAX_KEPT: usize = 100_000;
 /// it has more names than this (docs/contract.md §6).
 const OWN: usize = 16;
 
+/// What ended runs held back while a run that began before them is
+/// still open may take, about, in bytes: past it the earliest held is
+/// written, so one run that never ends cannot make summarize keep every
+/// run after it (docs/contract.md §6, §8).
+const MAX_HELD_BYTES: usize = 16 << 20;
+
 pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
     let mut consumer = Summarize {
         type_field: &opts.stream.check.type_field,
@@ -55,6 +62,9 @@ pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
             ..Shared::default()
         },
         ended: vec![],
+        held: BTreeMap::new(),
+        held_bytes: 0,
+        in_order: opts.stream.follow.is_none(),
     };
     stream::run(&opts.stream, "summarize", ReportTo::Stdout, &mut consumer)
 }
@@ -108,6 +118,14 @@ struct Summarize<'o> {
     /// Runs a line ended, as the checker gave them: kept empty between
     /// lines.
     ended: Vec<RunVerdict>,
+    /// Ended runs not yet written, by (first line, number): a merged
+    /// log's runs are listed in the order they began, as the log reads
+    /// (docs/contract.md §6).
+    held: BTreeMap<(u64, u64), (RunVerdict, Held)>,
+    held_bytes: usize,
+    /// Whether runs are listed in the order they began: not under
+    /// `--follow`, where a run that began earlier may never end.
+    in_order: bool,
 }
 
 /// What every run's counts draw on.
@@ -217,6 +235,12 @@ impl Counts {
         held.get_or_insert_with(|| spare.pop().unwrap_or_default())
     }
 
+    /// About what its lists hold, in bytes (`MAX_HELD_BYTES`).
+    fn size(&self) -> usize {
+        let each = |p: &Problem| 64 + p.category.len() + p.code.len() + p.first_message.len();
+        self.warnings.iter().chain(&self.errors).map(each).sum()
+    }
+
     /// Nothing counted, the room of its lists kept.
     fn clear(&mut self) {
         self.warnings.clear();
@@ -245,17 +269,29 @@ impl Consumer for Summarize<'_> {
         if !seen.late {
             self.count(decided, line);
         }
-        for r in ended.drain(..) {
-            self.emit(&r, report)?;
+        if !ended.is_empty() || !self.held.is_empty() {
+            let oldest = if self.in_order {
+                check.oldest_open()
+            } else {
+                None
+            };
+            for r in ended.drain(..) {
+                self.ended(r, oldest, report)?;
+            }
+            self.write_held(oldest, report)?;
         }
         self.ended = ended;
         Ok(seen)
     }
 
     fn end_input(&mut self, check: Checker, report: &mut Report) -> Result<()> {
+        // The runs still open, in the order they began: each after the
+        // held runs that began before it.
         for r in Holder::finish(check, report)? {
-            self.emit(&r, report)?;
+            self.write_held(Some(r.first_line), report)?;
+            self.ended(r, None, report)?;
         }
+        self.write_held(None, report)?;
         Ok(())
     }
 
@@ -298,9 +334,79 @@ impl Summarize<'_> {
         });
     }
 
-    fn emit(&mut self, r: &RunVerdict, report: &mut Report) -> io::Result<()> {
+    /// A run ended: written now if no run that began before it is still
+    /// open and none is held, else held, its names copied out so that
+    /// the room they took is other runs' again (docs/contract.md §6).
+    fn ended(&mut self, r: RunVerdict, oldest: Option<u64>, report: &mut Report) -> io::Result<()> {
+        let mut st = self.stats.remove_judged(&r).unwrap_or_default();
+        if self.held.is_empty() && oldest.is_none_or(|o| r.first_line < o) {
+            return self.emit(&r, st, report);
+        }
+        st.flush();
+        let shared = &mut self.shared;
+        shared.room += st.kept.saturating_sub(OWN);
+        let owned = |v: Vec<(&str, u64)>| -> Vec<(String, u64)> {
+            v.into_iter().map(|(n, c)| (n.to_string(), c)).collect()
+        };
+        let domain = owned(st.kinds.sorted(&shared.names, false));
+        let framework = owned(st.kinds.sorted(&shared.names, true));
+        st.kinds.release(&mut shared.names);
+        let size = 256
+            + domain
+                .iter()
+                .chain(&framework)
+                .map(|(n, _)| n.len() + 32)
+                .sum::<usize>()
+            + st.counts.as_deref().map_or(0, Counts::size);
+        self.held_bytes += size;
+        let held = Held {
+            lines: st.lines,
+            last_line: st.last_line,
+            bytes: st.bytes,
+            domain,
+            framework,
+            counts: st.counts,
+            size,
+        };
+        self.held.insert((r.first_line, r.hint.serial), (r, held));
+        Ok(())
+    }
+
+    /// Write the held runs that began before `oldest`, the first line of
+    /// the oldest run still open (all of them if none is), and the
+    /// earliest while more than `MAX_HELD_BYTES` are held.
+    fn write_held(&mut self, oldest: Option<u64>, report: &mut Report) -> io::Result<()> {
+        loop {
+            let over = self.held_bytes > MAX_HELD_BYTES;
+            let Some(entry) = self.held.first_entry() else {
+                break;
+            };
+            if !over && oldest.is_some_and(|o| entry.key().0 > o) {
+                break;
+            }
+            let (r, held) = entry.remove();
+            self.held_bytes -= held.size;
+            let c = held.counts.as_deref();
+            let (domain, framework) = (borrowed(&held.domain), borrowed(&held.framework));
+            let counted = Counted {
+                lines: held.lines,
+                last_line: held.last_line,
+                bytes: held.bytes,
+                domain: &domain,
+                framework: &framework,
+                warnings: c.map_or(&[], |c| &c.warnings),
+                errors: c.map_or(&[], |c| &c.errors),
+                outcome: c.and_then(|c| c.outcome.as_ref()),
+            };
+            report.tally.run(&r);
+            report.out.summarized(&r, &counted, self.width)?;
+            self.shared.give_back(held.counts);
+        }
+        Ok(())
+    }
+
+    fn emit(&mut self, r: &RunVerdict, mut st: Stats, report: &mut Report) -> io::Result<()> {
         report.tally.run(r);
-        let mut st = self.stats.remove_judged(r).unwrap_or_default();
         st.flush();
         let shared = &mut self.shared;
         shared.room += st.kept.saturating_sub(OWN);
@@ -322,12 +428,37 @@ impl Summarize<'_> {
         let written = report.out.summarized(r, &counted, self.width);
         drop((domain, framework));
         st.kinds.release(&mut shared.names);
-        if let Some(mut counts) = st.counts
-            && shared.spare.len() < SPARE
+        shared.give_back(st.counts);
+        written
+    }
+}
+
+/// What is kept of a run that ended while one that began before it is
+/// still open: its counts, its names copied out of the shared table.
+struct Held {
+    lines: u64,
+    last_line: u64,
+    bytes: u64,
+    domain: Vec<(String, u64)>,
+    framework: Vec<(String, u64)>,
+    counts: Option<Box<Counts>>,
+    /// About what it holds, in bytes (`MAX_HELD_BYTES`).
+    size: usize,
+}
+
+fn borrowed(v: &[(String, u64)]) -> Vec<(&str, u64)> {
+    v.iter().map(|(n, c)| (n.as_str(), *c)).collect()
+}
+
+impl Shared {
+    /// An ended run's other counts, cleared and kept to be used again
+    /// (`SPARE`).
+    fn give_back(&mut self, counts: Option<Box<Counts>>) {
+        if let Some(mut counts) = counts
+            && self.spare.len() < SPARE
         {
             counts.clear();
-            shared.spare.push(counts);
+            self.spare.push(counts);
         }
-        written
     }
 }
