@@ -318,13 +318,21 @@ impl Refusal {
     /// The problem in one line: what the jsonl error and the bail out say.
     pub fn reason(&self) -> String {
         match &self.problem {
-            Problem::Clap(e) => e
-                .plain
-                .lines()
-                .next()
-                .unwrap_or("usage error")
-                .trim_start_matches("error: ")
-                .to_string(),
+            // Whole, the tip too: its first line alone may end at a
+            // colon ("were not provided:"), the list below it.
+            Problem::Clap(e) => {
+                let said: Vec<&str> = e
+                    .plain
+                    .lines()
+                    .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more"))
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .collect();
+                match said.join(" ") {
+                    s if s.is_empty() => "usage error".to_string(),
+                    s => s.trim_start_matches("error: ").to_string(),
+                }
+            }
             Problem::Check(problem) => problem.clone(),
             Problem::NoCommand(_) => "no command given".to_string(),
         }

@@ -452,11 +452,14 @@ fn csv_tsv_and_a_shadowed_def_are_jq_s_and_input_is_refused() {
 
 #[test]
 fn a_jq_flag_gets_a_tip_that_reads_no_wrong_file() {
-    for flag in ["-e", "--jsonl"] {
+    for (flag, says) in [
+        ("-e", "use --assert EXPR"),
+        ("--jsonl", "aoitap filter --help"),
+    ] {
         let (code, _, err) = filter(&[flag, "."], b"");
         assert_eq!(code, 64, "{err}");
         assert!(!err.contains(&format!("-- {flag}")), "{err}");
-        assert!(err.contains("aoitap filter --help"), "{err}");
+        assert!(err.contains(says), "{err}");
         assert!(err.contains(&format!("'./{flag}'")), "{err}");
     }
 }

@@ -21,6 +21,7 @@ mod layers;
 mod lint;
 mod man;
 mod memory;
+mod newcomer;
 mod pipe;
 mod profiles;
 mod props;

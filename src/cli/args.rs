@@ -134,7 +134,8 @@ pub(super) enum Command {
                       A finding quotes nothing of an event that holds a secret-looking value. The report goes to stderr.\n\n\
                       input_filename is the FILE being read (null for stdin) and $__loc__ the program's line, as in jq. A signal stops a program busy on one event at its loop's next step (range, repeat, recurse, while, until), and the report still ends.\n\n\
                       Refused, with status 64: a program that does not compile; a definition that calls itself, directly or through others (a runaway recursion would overflow the stack: use recurse, walk, until, while, limit or reduce); input and inputs (the program runs on one event at a time). \
-                      jq's -c is accepted (the output is always compact); there is no -e (the exit status is the verdict: see --assert), -n, -s or --argjson.",
+                      jq's -c is accepted (the output is always compact); there is no -e (the exit status is the verdict: see --assert), -n, -s or --argjson.\n\n\
+                      Where it differs from jq (jaq's reading): del and delpaths move an object's last key into the deleted key's place (jq keeps the order); a number passed through keeps its spelling (3.0, 1e2, 1.10, as jq 1.7 writes them; jq 1.6 writes 3, 100, 1.1), and arithmetic on a decimal spelling gives a float (1e2 + 0 is 100.0, jq 100); -0 is read as 0; NaN is written null and an infinity as 1.7976931348623157e+308 with its sign, as jq writes them, but tostring gives \"NaN\" and \"Infinity\".",
         after_help = "Examples:\n  aoitap filter 'select(.type==\"hit\")' out.jsonl | next-tool\n  aoitap filter -r --domain '.path' out.jsonl | xargs wc -l\n  tool --output jsonl | aoitap filter --assert '.aoi.run != null' '.' > checked.jsonl"
     )]
     Filter(FilterArgs),

@@ -157,9 +157,8 @@ pub(super) fn clap_refused(e: clap::Error) -> Error {
     // and the refusal must not become a panic.
     let args = args_lossy();
     let e = match command_name(&args).as_str() {
-        "filter" => filter_tip(e),
         c @ ("run" | "lint") if !args.iter().any(|a| a == "--") => command_tip(e, c),
-        _ => e,
+        c => unknown_tip(e, c),
     };
     Error::Refused(Box::new(Refusal {
         problem: Problem::Clap(rendered(&e)),
@@ -181,12 +180,25 @@ pub(super) fn rendered(e: &clap::Error) -> Rendered {
     }
 }
 
-/// filter's tip for a flag it does not know (`-e`, `--jsonl`: jq's and
-/// jaq's own): clap's `-- --jsonl` would read a file of that name, never
-/// what was meant (docs/contract.md §20: a tip never leads to a wrong file). The
-/// tip says where filter's own flags are, and how a file of that name is
-/// named when one is meant.
-fn filter_tip(mut e: clap::Error) -> clap::Error {
+/// jq's flags that filter answers with what to do instead.
+const JQ_FLAGS: [&str; 7] = [
+    "-e",
+    "--exit-status",
+    "-n",
+    "--null-input",
+    "-s",
+    "--slurp",
+    "--argjson",
+];
+
+/// The tip for a flag a command does not know. clap's own, "to pass
+/// '-o' as a value, use '-- -o'", would read a file of that name, never
+/// what was meant (docs/contract.md §20: a tip never leads to a wrong
+/// file): the tip names the flag meant where one is known (`-o` is
+/// `--output`; jq's flags in filter have their replacement), else where
+/// the command's flags are listed, and how a FILE of that name is named.
+/// A near miss clap spelled out ("a similar argument exists") is kept.
+fn unknown_tip(mut e: clap::Error, command: &str) -> clap::Error {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     if e.kind() != ErrorKind::UnknownArgument {
         return e;
@@ -195,10 +207,43 @@ fn filter_tip(mut e: clap::Error) -> clap::Error {
         return e;
     };
     let flag = arg.split('=').next().unwrap_or(&arg);
-    let tip = format!(
-        "'{flag}' is not an option of filter: jq's own flags are not filter's (its options are \
-         in 'aoitap filter --help'); a FILE named '{arg}' is './{arg}'"
-    );
+    let jq_flag = command == "filter" && JQ_FLAGS.contains(&flag);
+    if e.get(ContextKind::SuggestedArg).is_some() && !jq_flag {
+        return e;
+    }
+    let file = format!("a FILE named '{arg}' is './{arg}'");
+    let meant = match (command, flag) {
+        (_, "-o") => Some("did you mean --output? (--output FORMAT)".to_string()),
+        ("filter", "-e" | "--exit-status") => Some(format!(
+            "jq's {flag} is not filter's: the exit status is the stream's verdict already; \
+             to fail the events a condition does not hold for, use --assert EXPR"
+        )),
+        ("filter", "-n" | "--null-input") => Some(format!(
+            "jq's {flag} is not filter's: PROG runs on each event; for a value made from \
+             nothing, use jq -n"
+        )),
+        ("filter", "-s" | "--slurp") => Some(format!(
+            "jq's {flag} is not filter's: PROG runs on one event at a time; to gather them, \
+             aoitap filter . FILE | jq -s PROG"
+        )),
+        ("filter", "--argjson") => Some(
+            "jq's --argjson is not filter's: --arg NAME VALUE gives a string, and \
+             ($NAME | fromjson) its JSON value"
+                .to_string(),
+        ),
+        _ => None,
+    };
+    let tip = match meant {
+        Some(meant) => format!("{meant}; {file}"),
+        None if command == "filter" => format!(
+            "'{flag}' is not an option of filter: jq's own flags are not filter's (its options \
+             are in 'aoitap filter --help'); {file}"
+        ),
+        None => format!(
+            "'{flag}' is not an option of aoitap {command} ('aoitap {command} --help' lists \
+             them); {file}"
+        ),
+    };
     e.insert(
         ContextKind::Suggested,
         ContextValue::StyledStrs(vec![tip.into()]),

@@ -193,6 +193,7 @@ fn write(
         // formatter's are, so a deep output touches less stack.
         text.clear();
         jaq_json::write::write(text, &jaq_json::write::Pp::default(), 0, v)?;
+        value::json_numbers(text);
         out.write_all(text)?;
     }
     out.write_all(b"\n")

@@ -207,6 +207,45 @@ fn lone_surrogates_replaced(b: Vec<u8>) -> Vec<u8> {
     out
 }
 
+/// What jaq writes of a number JSON has no word for, written as jq
+/// writes it: `NaN` as `null`, `Infinity` as the largest finite double
+/// (docs/contract.md §16: every output line is JSON). Read off the
+/// written text, outside its strings: no walk of a value that may be
+/// 100,000 deep.
+pub fn json_numbers(text: &mut Vec<u8>) {
+    let has = |w: &[u8]| text.windows(w.len()).any(|x| x == w);
+    if !has(b"NaN") && !has(b"Infinity") {
+        return;
+    }
+    let mut out = Vec::with_capacity(text.len() + 32);
+    let (mut i, mut in_string) = (0, false);
+    while i < text.len() {
+        let b = text[i];
+        if in_string {
+            out.push(b);
+            if b == b'\\' && i + 1 < text.len() {
+                out.push(text[i + 1]);
+                i += 1;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b == b'"' {
+            in_string = true;
+            out.push(b);
+        } else if text[i..].starts_with(b"NaN") {
+            out.extend_from_slice(b"null");
+            i += 2;
+        } else if text[i..].starts_with(b"Infinity") {
+            out.extend_from_slice(b"1.7976931348623157e+308");
+            i += 7;
+        } else {
+            out.push(b);
+        }
+        i += 1;
+    }
+    *text = out;
+}
+
 /// Whether `input` holds a secret-looking value: a string under a key
 /// `meta.args` redaction treats as sensitive, `*_secret` or a
 /// `--secret-name`, or a URL with a password. jaq quotes values in its
@@ -351,6 +390,16 @@ mod tests {
 
     /// The one pass makes what jaq's own parser makes of the same line
     /// (`AOITAP_PROPTEST_CASES`, default 256).
+    #[test]
+    fn numbers_json_has_no_word_for_are_written_as_jq_writes_them() {
+        let mut t = br#"[NaN,-Infinity,{"NaN":"Infinity \" NaN"},Infinity]"#.to_vec();
+        json_numbers(&mut t);
+        assert_eq!(
+            String::from_utf8(t).unwrap(),
+            r#"[null,-1.7976931348623157e+308,{"NaN":"Infinity \" NaN"},1.7976931348623157e+308]"#
+        );
+    }
+
     #[test]
     fn an_event_is_the_value_jaq_reads() {
         TestRunner::new(Config::with_cases(crate::proptest_cases()))
