@@ -132,16 +132,24 @@ fn peer_junit(xml: &str) -> Option<Vec<(String, Vec<String>)>> {
 
 #[test]
 fn junit_text_is_escaped_whatever_a_stream_holds() {
-    // A run id and a message with markup and a control character.
-    let hostile = "{\"type\":\"aoi:meta\",\"aoi\":{\"seq\":0,\"run\":\"<a&b>\\u0001\"}}\n";
+    // A run id, a command and a message with markup and a control
+    // character.
+    let hostile = "{\"type\":\"aoi:meta\",\"aoi\":{\"seq\":0,\"run\":\"<a&b>\\u0001\"},\
+                   \"command\":\"<c&d>\\u0001\"}\n";
     let out = run(&["verify", "--output", "junit"], hostile.as_bytes());
     assert_eq!(out.code, 65);
     assert!(!out.stdout.contains("<a&b>"), "{}", out.stdout);
+    assert!(!out.stdout.contains("<c&d>"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("value=\"&lt;a&amp;b&gt;"),
+        "{}",
+        out.stdout
+    );
     assert!(!out.stdout.contains('\u{1}'), "{}", out.stdout);
     if let Some(cases) = read(&out.stdout) {
         assert_eq!(cases.len(), 1, "{cases:?}");
         assert!(
-            cases[0].0.contains("<a&b>"),
+            cases[0].0.contains("<c&d>"),
             "the name reads back: {cases:?}"
         );
     }
@@ -171,6 +179,12 @@ fn junit_names_a_run_left_open_as_an_error() {
     assert!(xml.contains("<error type=\"cancelled\""), "{xml}");
     assert!(
         xml.contains("run OPEN1") && xml.contains("seq.gap"),
+        "{xml}"
+    );
+    // Named as the run it repeats, numbered as it began; its id kept.
+    assert!(
+        xml.contains("<testcase name=\"outline search #2\"")
+            && xml.contains("<property name=\"outline search #2\" value=\"OPEN1\"/>"),
         "{xml}"
     );
     if let Some(cases) = read(&xml) {
@@ -480,4 +494,87 @@ fn a_late_finding_stays_with_its_own_file() {
     assert!(!ok_suite.contains("summary.not-last"), "{xml}");
     assert!(xml.contains("summary.not-last"), "{xml}");
     read(xml);
+}
+
+/// A testcase is the same test from one build to the next: named by its
+/// FILE (classname) and the tool and command its `aoi:meta` gives, not by
+/// its run id, which is new on every build and kept as a property. Two
+/// runs of one tool and command are numbered in the order they began,
+/// though the second ended first (docs/contract.md §19).
+#[test]
+fn junit_names_a_run_by_its_tool_and_command_the_same_every_build() {
+    let build = |ids: [&str; 3]| {
+        let ev = |id: &str, seq: u64, ty: &str, rest: &str| {
+            format!(r#"{{"type":"{ty}","aoi":{{"seq":{seq},"run":"{id}"}},{rest}}}"#)
+        };
+        let meta = |id: &str, command: &str| {
+            ev(
+                id,
+                0,
+                "aoi:meta",
+                &format!(r#"{IDENTITY},"command":"{command}""#),
+            )
+        };
+        let end = |id: &str| {
+            let claim = r#""ok":true,"event_count":2,"count":0,"warning_count":0,"error_count":0"#;
+            ev(id, 1, "aoi:summary", &format!("{claim},{IDENTITY}"))
+        };
+        let [a, b, c] = ids;
+        // A and B are `t search`, A begun first and ended last; C is
+        // `t index`.
+        let log = lines(&[
+            meta(a, "search"),
+            meta(b, "search"),
+            end(b),
+            meta(c, "index"),
+            end(c),
+            end(a),
+        ]);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("merged.jsonl");
+        std::fs::write(&path, log).unwrap();
+        let out = run(
+            &[
+                "verify",
+                "--multi-run",
+                "--output",
+                "junit",
+                path.to_str().unwrap(),
+            ],
+            b"",
+        );
+        assert_eq!(out.code, 0, "{}", out.stdout);
+        read(&out.stdout);
+        out.stdout.replace(path.to_str().unwrap(), "FILE")
+    };
+    let attr = regex::Regex::new(r#"<testcase name="([^"]*)" classname="([^"]*)""#).unwrap();
+    let cases = |xml: &str| -> Vec<(String, String)> {
+        attr.captures_iter(xml)
+            .map(|c| (c[1].to_string(), c[2].to_string()))
+            .collect()
+    };
+    let first = build(["01AAA", "01BBB", "01CCC"]);
+    let second = build(["02XXX", "02YYY", "02ZZZ"]);
+    let named = cases(&first);
+    assert_eq!(named, cases(&second), "the same tests every build");
+    let want = [
+        ("t search #2", "FILE"),
+        ("t index", "FILE"),
+        ("t search", "FILE"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(n, c)| (n.to_string(), c.to_string()))
+        .collect();
+    assert_eq!(named, want, "{first}");
+    // Each run's id, kept under its case's name.
+    for (name, id) in [
+        ("t search", "01AAA"),
+        ("t search #2", "01BBB"),
+        ("t index", "01CCC"),
+    ] {
+        let property = format!("<property name=\"{name}\" value=\"{id}\"/>");
+        assert!(first.contains(&property), "{property}: {first}");
+    }
+    assert!(!first.contains("<testcase name=\"run "), "{first}");
 }

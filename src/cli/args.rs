@@ -612,7 +612,7 @@ pub(super) enum OutputArg {
     Json,
     /// TAP 13: a test point per run (per attempt for run), for prove.
     Tap,
-    /// JUnit XML: a testsuite per FILE (or CMD), a testcase per run, its findings in <failure>; a retried attempt is a rerun.
+    /// JUnit XML: a testsuite per FILE (or CMD), a testcase per run named by its tool and command (its run id a property), its findings in <failure>; a retried attempt is a rerun.
     Junit,
     /// SARIF 2.1.0: a result per finding with its file and line, the rule catalogue as the tool's rules (GitHub code scanning).
     Sarif,

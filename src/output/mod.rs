@@ -4,7 +4,7 @@
 //! chosen once from the style, which says each part of the report its
 //! format's way: `human.rs` (colour: `style.rs`), `jsonl.rs` (aoitap's own
 //! AOI stream, docs/contract.md §5), `json.rs` (summarize's one document), `tap.rs`,
-//! and what CI systems read (docs/contract.md §19): `junit.rs`, `sarif.rs`,
+//! and what CI systems read (docs/contract.md §19): `junit/`, `sarif.rs`,
 //! `github.rs`. It writes; it decides nothing: the exit status is made
 //! from `check::Tally`, which the writer only reads for the summary.
 

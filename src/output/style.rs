@@ -25,7 +25,7 @@ pub enum Format {
     Json,
     /// TAP (verify, run, lint): see `tap.rs`.
     Tap,
-    /// JUnit XML (verify, run, lint): see `junit.rs`.
+    /// JUnit XML (verify, run, lint): see `junit/`.
     Junit,
     /// SARIF 2.1.0 (verify): see `sarif.rs`.
     Sarif,

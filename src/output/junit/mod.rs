@@ -23,27 +23,29 @@
 //! its message, as its `stackTrace`, and comes before an `<error>`, in
 //! the order Surefire's schema gives a testcase's children.
 //!
-//! The counts of a `<testsuite>` come before its cases, so a suite is
-//! written once its last case is known (the next suite begins, or the
-//! report ends); its cases wait as XML text, in memory up to `SPILL`
-//! bytes and in an unnamed temporary file past that, so memory stays
-//! bounded however many runs a file holds. A case lists at most `LISTED`
+//! A run's case is named by its FILE (the classname) and what its
+//! `aoi:meta` says, tool and command, so the same run of the same log is
+//! the same test from one build to the next; its run id, new on every
+//! build, is a property (`suite.rs`). A case lists at most `LISTED`
 //! findings and counts the rest.
 
+mod suite;
+
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{self, Seek, Write};
+use std::io::{self, Write};
 use std::time::{Duration, Instant};
 
-use crate::check::{Finding, OpenRun, RunVerdict, Tally, Verdict};
+use crate::check::{Finding, Identity, OpenRun, RunVerdict, Tally, Verdict};
 use crate::exit::Exit;
 use crate::output::printer::{At, Check, Ended, Printer};
+use crate::text::prefix;
+use suite::{Case, CaseResult, Report, Suite, xml};
 
 /// Findings listed per testcase; the rest are counted.
 const LISTED: usize = 50;
 
-/// A suite's cases held in memory before they go to a temporary file.
-const SPILL: usize = 1 << 20;
+/// Bytes of a tool or a command a case's name shows.
+const NAMED: usize = 160;
 
 #[derive(Default)]
 pub struct Junit {
@@ -62,104 +64,6 @@ pub struct Junit {
     ran: Option<String>,
     /// `lint`: when the last check's result (or the report's start) came.
     last_check: Option<Instant>,
-}
-
-/// A suite whose cases are still coming: their XML, and their counts.
-struct Suite {
-    name: String,
-    tests: u64,
-    failures: u64,
-    errors: u64,
-    skipped: u64,
-    time: Duration,
-    body: Vec<u8>,
-    spilled: Option<File>,
-}
-
-impl Suite {
-    fn new(name: &str) -> Suite {
-        Suite {
-            name: name.to_string(),
-            tests: 0,
-            failures: 0,
-            errors: 0,
-            skipped: 0,
-            time: Duration::ZERO,
-            body: vec![],
-            spilled: None,
-        }
-    }
-
-    fn add(&mut self, c: &Case) -> io::Result<()> {
-        self.tests += 1;
-        self.time += c.time;
-        match c.outcome {
-            CaseResult::Pass => {}
-            CaseResult::Failure(_) => self.failures += 1,
-            CaseResult::Error(_) => self.errors += 1,
-            CaseResult::Skipped(_) => self.skipped += 1,
-        }
-        let mut x = String::new();
-        case(&mut x, c);
-        self.body.extend_from_slice(x.as_bytes());
-        if self.body.len() > SPILL {
-            if self.spilled.is_none() {
-                // No temporary file (TMPDIR missing, /tmp full): the cases
-                // wait in memory instead, and the report stays whole.
-                self.spilled = tempfile::tempfile().ok();
-            }
-            if let Some(file) = &mut self.spilled {
-                file.write_all(&self.body)?;
-                self.body.clear();
-            }
-        }
-        Ok(())
-    }
-
-    /// The suite, whole.
-    fn write(mut self, out: &mut dyn Write) -> io::Result<()> {
-        let head = format!(
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{}\">\n",
-            xml(&self.name),
-            self.tests,
-            self.failures,
-            self.errors,
-            self.skipped,
-            seconds(self.time),
-        );
-        out.write_all(head.as_bytes())?;
-        if let Some(mut file) = self.spilled.take() {
-            file.rewind()?;
-            io::copy(&mut file, out)?;
-        }
-        out.write_all(&self.body)?;
-        out.write_all(b"  </testsuite>\n")
-    }
-}
-
-struct Case {
-    name: String,
-    classname: String,
-    time: Duration,
-    outcome: CaseResult,
-    /// The findings, for the failure's text or `<system-out>`.
-    text: String,
-    reruns: Vec<Report>,
-}
-
-enum CaseResult {
-    Pass,
-    Failure(Report),
-    Error(Report),
-    Skipped(String),
-}
-
-/// What a failure element says: its `type`, `message` and text.
-#[derive(Clone)]
-struct Report {
-    kind: String,
-    message: String,
-    text: String,
 }
 
 #[derive(Default)]
@@ -217,17 +121,12 @@ impl Junit {
                 text: text.clone(),
             }),
         };
-        let name = match &r.run {
-            Some(id) => format!("run {id}"),
-            None => format!("run from line {}", r.first_line),
-        };
         let case = Case {
-            name,
-            classname: file.to_string(),
             time: r.took.unwrap_or_default(),
-            outcome,
             text,
-            reruns: vec![],
+            id: r.run.clone(),
+            begun: Some(r.first_line),
+            ..Case::new(&named(r.identity.as_ref()), file, outcome)
         };
         if under_run {
             self.attempt.push(case);
@@ -246,21 +145,13 @@ impl Junit {
         message: &str,
     ) -> io::Result<()> {
         let text = self.findings_of(file, &run.name);
-        let name = match &run.name {
-            Some(id) => format!("run {id}"),
-            None => format!("run from line {}", run.first_line),
-        };
+        let outcome = CaseResult::Error(Report::new("cancelled", message, &text));
         let case = Case {
-            name,
-            classname: file.to_string(),
             time: run.took.unwrap_or_default(),
-            outcome: CaseResult::Error(Report {
-                kind: "cancelled".to_string(),
-                message: message.to_string(),
-                text: text.clone(),
-            }),
             text,
-            reruns: vec![],
+            id: run.name.clone(),
+            begun: Some(run.first_line),
+            ..Case::new(&named(run.identity.as_ref()), file, outcome)
         };
         self.push(out, file, case)
     }
@@ -303,31 +194,10 @@ impl Junit {
                 "cancelled" => CaseResult::Error,
                 _ => CaseResult::Failure,
             };
-            cases.push(Case {
-                name: String::new(),
-                classname: String::new(),
-                time: Duration::ZERO,
-                outcome: outcome(Report {
-                    kind: why.to_string(),
-                    message: message.to_string(),
-                    text: String::new(),
-                }),
-                text: String::new(),
-                reruns: vec![],
-            });
+            cases.push(Case::new("", "", outcome(Report::new(why, message, ""))));
         } else if cases.is_empty() {
-            cases.push(Case {
-                name: String::new(),
-                classname: String::new(),
-                time: Duration::ZERO,
-                outcome: CaseResult::Failure(Report {
-                    kind: stopped.unwrap_or("failed").to_string(),
-                    message: message.to_string(),
-                    text: String::new(),
-                }),
-                text: String::new(),
-                reruns: vec![],
-            });
+            let failed = Report::new("failed", message, "");
+            cases.push(Case::new("", "", CaseResult::Failure(failed)));
         }
         for (k, case) in cases.iter_mut().enumerate() {
             case.name = match k {
@@ -335,6 +205,8 @@ impl Junit {
                 _ => format!("{command} (run {})", k + 1),
             };
             case.classname = command.to_string();
+            // Named by CMD and place already: unique, with no number.
+            case.begun = None;
             // The attempt's runs were read as it ran: each is timed by it.
             case.time = took;
         }
@@ -388,12 +260,8 @@ impl Junit {
             .replace(now)
             .map_or(Duration::ZERO, |then| now - then);
         let case = Case {
-            name: c.name.to_string(),
-            classname,
             time,
-            outcome,
-            text: String::new(),
-            reruns: vec![],
+            ..Case::new(c.name, &classname, outcome)
         };
         self.push(out, suite, case)
     }
@@ -407,18 +275,8 @@ impl Junit {
         message: &str,
     ) -> io::Result<()> {
         let suite = if file.is_empty() { "aoitap" } else { file };
-        let case = Case {
-            name: code.to_string(),
-            classname: suite.to_string(),
-            time: Duration::ZERO,
-            outcome: CaseResult::Error(Report {
-                kind: code.to_string(),
-                message: message.to_string(),
-                text: String::new(),
-            }),
-            text: String::new(),
-            reruns: vec![],
-        };
+        let outcome = CaseResult::Error(Report::new(code, message, ""));
+        let case = Case::new(code, suite, outcome);
         self.push(out, suite, case)
     }
 
@@ -449,17 +307,10 @@ impl Junit {
         if self.reruns.iter().any(|r| !r.is_empty()) {
             let reruns = std::mem::take(&mut self.reruns).concat();
             let ran = self.ran.clone().unwrap_or_else(|| command.to_string());
+            let outcome = CaseResult::Error(Report::new("cancelled", result, ""));
             let case = Case {
-                name: ran.clone(),
-                classname: ran.clone(),
-                time: Duration::ZERO,
-                outcome: CaseResult::Error(Report {
-                    kind: "cancelled".to_string(),
-                    message: result.to_string(),
-                    text: String::new(),
-                }),
-                text: String::new(),
                 reruns,
+                ..Case::new(&ran, &ran, outcome)
             };
             self.push(out, &ran, case)?;
         }
@@ -477,17 +328,10 @@ impl Junit {
         for (file, texts) in files {
             let suite = if file.is_empty() { command } else { &file };
             let text = texts.join("\n");
+            let outcome = CaseResult::Error(Report::new("unjudged", result, &text));
             let case = Case {
-                name: "findings of no judged run".to_string(),
-                classname: suite.to_string(),
-                time: Duration::ZERO,
-                outcome: CaseResult::Error(Report {
-                    kind: "unjudged".to_string(),
-                    message: result.to_string(),
-                    text: text.clone(),
-                }),
                 text,
-                reruns: vec![],
+                ..Case::new("findings of no judged run", suite, outcome)
             };
             self.push(out, suite, case)?;
         }
@@ -501,14 +345,7 @@ impl Junit {
                     text: String::new(),
                 })
             };
-            let case = Case {
-                name: "result".to_string(),
-                classname: command.to_string(),
-                time: Duration::ZERO,
-                outcome,
-                text: String::new(),
-                reruns: vec![],
-            };
+            let case = Case::new("result", command, outcome);
             self.push(out, command, case)?;
         }
         if let Some(suite) = self.suite.take() {
@@ -529,6 +366,23 @@ impl Junit {
         self.suite
             .get_or_insert_with(|| Suite::new(name))
             .add(&case)
+    }
+}
+
+/// A run's case name: the tool and command its `aoi:meta` gave, each cut
+/// to `NAMED` bytes; "run" when it gave neither. Stable from one build to
+/// the next, as the run id is not (docs/contract.md §19).
+fn named(identity: Option<&Identity>) -> String {
+    let said: Vec<&str> = identity
+        .into_iter()
+        .flat_map(|i| [i.tool.as_deref(), i.command.as_deref()])
+        .flatten()
+        .filter(|s| !s.is_empty())
+        .map(|s| prefix(s, NAMED))
+        .collect();
+    match said.is_empty() {
+        true => "run".to_string(),
+        false => said.join(" "),
     }
 }
 
@@ -600,108 +454,5 @@ impl Printer for Junit {
     ) -> io::Result<()> {
         let result = super::words::worded(at, exit, tally);
         self.finish(out, at.command, exit == Exit::Pass, &result)
-    }
-}
-
-/// One testcase, its children in the order Surefire's schema gives them:
-/// failure, reruns, skipped, error, system-out.
-fn case(x: &mut String, c: &Case) {
-    x.push_str(&format!(
-        "    <testcase name=\"{}\" classname=\"{}\" time=\"{}\"",
-        xml(&c.name),
-        xml(&c.classname),
-        seconds(c.time)
-    ));
-    let passed = matches!(c.outcome, CaseResult::Pass);
-    if passed && c.reruns.is_empty() && c.text.is_empty() {
-        x.push_str("/>\n");
-        return;
-    }
-    x.push_str(">\n");
-    if let CaseResult::Failure(r) = &c.outcome {
-        element(x, "failure", r);
-    }
-    // nextest's names: a rerun that failed before a pass is flaky.
-    let rerun = if passed {
-        "flakyFailure"
-    } else {
-        "rerunFailure"
-    };
-    for r in &c.reruns {
-        let trace = if r.text.is_empty() {
-            &r.message
-        } else {
-            &r.text
-        };
-        x.push_str(&format!(
-            "      <{rerun} type=\"{}\" message=\"{}\">\n        <stackTrace>{}</stackTrace>\n      </{rerun}>\n",
-            xml(&r.kind),
-            xml(&r.message),
-            xml(trace)
-        ));
-    }
-    match &c.outcome {
-        CaseResult::Skipped(why) => {
-            x.push_str(&format!("      <skipped message=\"{}\"/>\n", xml(why)));
-        }
-        CaseResult::Error(r) => element(x, "error", r),
-        CaseResult::Pass | CaseResult::Failure(_) => {}
-    }
-    if passed && !c.text.is_empty() {
-        x.push_str(&format!(
-            "      <system-out>{}</system-out>\n",
-            xml(&c.text)
-        ));
-    }
-    x.push_str("    </testcase>\n");
-}
-
-fn element(x: &mut String, name: &str, r: &Report) {
-    x.push_str(&format!(
-        "      <{name} type=\"{}\" message=\"{}\">{}</{name}>\n",
-        xml(&r.kind),
-        xml(&r.message),
-        xml(&r.text)
-    ));
-}
-
-/// A time as Surefire writes it: seconds, to the millisecond.
-fn seconds(d: Duration) -> String {
-    format!("{:.3}", d.as_secs_f64())
-}
-
-/// Text as XML 1.0 holds it, in an attribute or an element: the five
-/// markup characters escaped, line breaks and tabs as references (an
-/// attribute keeps them so), and the characters XML 1.0 cannot hold at
-/// all (other C0 controls, U+FFFE, U+FFFF) as U+FFFD.
-pub fn xml(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\n' => out.push_str("&#10;"),
-            '\r' => out.push_str("&#13;"),
-            '\t' => out.push_str("&#9;"),
-            '\u{0}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}' => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn xml_escapes_markup_and_replaces_what_xml_cannot_hold() {
-        assert_eq!(
-            xml("a<b>&\"c'\n\u{1b}[31m\u{fffe}"),
-            "a&lt;b&gt;&amp;&quot;c&apos;&#10;\u{fffd}[31m\u{fffd}"
-        );
     }
 }
