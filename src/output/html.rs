@@ -9,12 +9,16 @@
 //! (`text::clean`: controls and bidi marks) and escaped; the page loads
 //! nothing, and its policy lets run only the one script it carries (which
 //! sorts the table), so a value that got through escaping could not run.
+//! Rows are written as runs end; the script opens the page on its
+//! failures, each verdict's runs in the order they began. Reconcile's
+//! tables carry the seq coverage its terminal output draws.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
 
 use super::human;
 use super::printer::{At, Printer, Reconciled, Summarized};
+use super::reconcile::{Account, BAR_CELLS};
 use super::words;
 use crate::check::rules::{Rule, Severity};
 use crate::check::{Finding, Identity, Tally, Verdict};
@@ -50,10 +54,14 @@ const MESSAGE: usize = 512;
 /// The page's one script: sorts a table by the column whose head is
 /// clicked (numbers by `data-v`, text without regard to case; again: the
 /// other way), and by `#sort-N` in the address (N from 0), so a sorted
-/// view can be linked (and tested). Its SHA-256 is in the policy:
+/// view can be linked (and tested); with no `#sort-N`, by verdict, worst
+/// first, so failures are read first (docs/contract.md §24). Rows alike
+/// keep the order their runs began (the timeline's first line): rows are
+/// written as runs end, and a cut run ends only with its input. Its
+/// SHA-256 is in the policy:
 /// changing it means changing `SCRIPT_HASH` (tests/html.rs renders it).
-const SCRIPT: &str = r#"document.documentElement.dataset.sorts="1";function aoiSort(th,dir){var t=th.closest("table"),i=th.cellIndex,num=th.hasAttribute("data-num"),d=dir||(th.dataset.dir==="1"?-1:1);Array.prototype.forEach.call(th.parentNode.cells,function(c){delete c.dataset.dir});th.dataset.dir=d===1?"1":"-1";var b=Array.prototype.slice.call(t.tBodies);b.sort(function(x,y){var p=x.rows[0].cells[i],q=y.rows[0].cells[i],u=num?+p.dataset.v:p.textContent.toLowerCase(),v=num?+q.dataset.v:q.textContent.toLowerCase();return(u<v?-1:u>v?1:0)*d});b.forEach(function(e){t.appendChild(e)})}document.querySelectorAll("table.runs th").forEach(function(th){th.addEventListener("click",function(){aoiSort(th)})});var m=/^#sort-(\d+)$/.exec(location.hash);if(m)document.querySelectorAll("table.runs").forEach(function(t){var th=t.tHead.rows[0].cells[+m[1]];if(th)aoiSort(th,1)});"#;
-const SCRIPT_HASH: &str = "sha256-SeCJJW39nOcWt+0dHD+OfcpesD3YgZKyFLz+Afziy0o=";
+const SCRIPT: &str = r#"document.documentElement.dataset.sorts="1";function aoiSort(th,dir){var t=th.closest("table"),i=th.cellIndex,num=th.hasAttribute("data-num"),d=dir||(th.dataset.dir==="1"?-1:1);Array.prototype.forEach.call(th.parentNode.cells,function(c){delete c.dataset.dir});th.dataset.dir=d===1?"1":"-1";var key=function(e){var c=e.rows[0].cells;return[num?+c[i].dataset.v:c[i].textContent.toLowerCase(),+c[c.length-1].dataset.v]};var b=Array.prototype.slice.call(t.tBodies).map(function(e){return[key(e),e]});b.sort(function(x,y){var p=x[0],q=y[0];return(p[0]<q[0]?-1:p[0]>q[0]?1:0)*d||p[1]-q[1]});b.forEach(function(e){t.appendChild(e[1])})}document.querySelectorAll("table.runs th").forEach(function(th){th.addEventListener("click",function(){aoiSort(th)})});var m=/^#sort-(\d+)$/.exec(location.hash);document.querySelectorAll("table.runs").forEach(function(t){var h=t.tHead.rows[0].cells,th=m?h[+m[1]]:t.tHead.querySelector("th.verdict");if(th)aoiSort(th,m?1:-1)});"#;
+const SCRIPT_HASH: &str = "sha256-OZXgpttTqoJ+XDVeDRgMqCvzYEvTdeXcDgKdoo0V0L4=";
 
 const STYLE: &str = "\
 :root{color-scheme:light dark;font:14px/1.4 system-ui,sans-serif}\
@@ -68,8 +76,12 @@ th{text-align:left;cursor:pointer;position:sticky;top:0;background:Canvas;border
 th[data-dir=\"1\"]::before{content:\"\\25B2 \"}th[data-dir=\"-1\"]::before{content:\"\\25BC \"}\
 td{padding:2px 6px;border-top:1px solid #8883;vertical-align:top;overflow-wrap:anywhere}\
 td.v{color:var(--c);font-weight:600}.track{position:relative;height:18px}\
-.bar{height:12px;margin-top:3px;background:var(--c);margin-left:calc(var(--a)/var(--total)*100%);\
-width:max(2px,calc((var(--b) - var(--a))/var(--total)*100%))}\
+.bar{height:14px;margin-top:2px;background:var(--c);\
+margin-left:min(calc(var(--a)/var(--total)*100%),calc(100% - 8px));\
+width:max(8px,calc((var(--b) - var(--a))/var(--total)*100%))}\
+table.seq th:nth-child(1){width:12%}table.seq th:nth-child(7){width:7%}table.seq th:nth-child(8){width:16%}\
+.seqbar{display:flex;height:10px;margin:4px 0 2px}.seqbar b.p{background:CanvasText}\
+.seqbar b.h{background:#8888}.seqbar b.m{background:#8882;outline:1px solid #8886;outline-offset:-1px}\
 .track i{position:absolute;top:1px;left:calc(var(--at)/var(--total)*100%);transform:translateX(-50%)}\
 i.gap,i.cut{display:inline-block;height:16px;width:3px;vertical-align:middle}i.gap{background:CanvasText}\
 i.cut{background:repeating-linear-gradient(0deg,var(--c,GrayText) 0 3px,Canvas 3px 6px);width:6px}.track i.cut{transform:translateX(-100%)}\
@@ -140,6 +152,9 @@ struct Row<'a> {
     /// Lines after which events are missing, from the command's own
     /// accounting (reconcile's), beside the findings'.
     gaps: Vec<u64>,
+    /// Reconcile's seq coverage, as its terminal output draws it: the
+    /// bar and what it says, and what the column sorts by.
+    seq: Option<(String, f64)>,
 }
 
 /// Rules that say lines of a run were lost in its middle, marked on its
@@ -219,11 +234,14 @@ impl Html {
             lines = r.lines,
         ));
         esc(&mut s, &r.outcome);
+        s.push_str(&format!("</td><td data-v=\"{n}\">{n}", n = held.count));
+        if let Some((seq, sorts)) = &r.seq {
+            s.push_str(&format!("</td><td data-v=\"{sorts}\">{seq}"));
+        }
         s.push_str(&format!(
-            "</td><td data-v=\"{n}\">{n}</td><td data-v=\"{first}\"><div class=\"track\">\
+            "</td><td data-v=\"{first}\"><div class=\"track\">\
              <div class=\"bar\" style=\"--a:{first};--b:{last}\" title=\"lines {} to {last}\"></div>",
             first + 1,
-            n = held.count,
         ));
         // A gap lies before the line that found it. Marks a line apart
         // are one (an elision marker and the seq gap it stands for).
@@ -240,7 +258,10 @@ impl Html {
         s.push_str("</div></td></tr>");
         let more = held.count - held.listed.len() as u64;
         if r.why.is_some() || held.count > 0 {
-            s.push_str("<tr class=\"findings\"><td colspan=\"8\">");
+            let columns = if r.seq.is_some() { 9 } else { 8 };
+            s.push_str(&format!(
+                "<tr class=\"findings\"><td colspan=\"{columns}\">"
+            ));
             if let Some(why) = r.why {
                 esc_message(&mut s, why);
             }
@@ -263,14 +284,16 @@ impl Html {
         if self.file.as_deref() != Some(at.file) {
             let mut table = String::new();
             self.close_table(&mut table);
-            self.open_table(&mut table, at.file);
+            self.open_table(&mut table, at.file, r.seq.is_some());
             out.write_all(table.as_bytes())?;
         }
         self.extent = self.extent.max(last);
         out.write_all(s.as_bytes())
     }
 
-    fn open_table(&mut self, s: &mut String, file: &str) {
+    /// A table's head; reconcile's (`seq`) has a column for the seq
+    /// coverage its terminal output draws.
+    fn open_table(&mut self, s: &mut String, file: &str, seq: bool) {
         self.tables += 1;
         self.file = Some(file.to_string());
         self.extent = 1;
@@ -279,11 +302,15 @@ impl Html {
             self.tables
         ));
         esc(s, file);
-        s.push_str(
-            "</h2><table class=\"runs\"><thead><tr><th>run</th><th>tool</th><th>command</th>\
-             <th data-num>lines</th><th data-num>verdict</th><th>outcome</th><th data-num>findings</th>\
-             <th data-num class=\"tl\">timeline: lines</th></tr></thead>\n",
-        );
+        let (class, seq) = match seq {
+            true => (" seq", "<th data-num>seq</th>"),
+            false => ("", ""),
+        };
+        s.push_str(&format!(
+            "</h2><table class=\"runs{class}\"><thead><tr><th>run</th><th>tool</th><th>command</th>\
+             <th data-num>lines</th><th data-num class=\"verdict\">verdict</th><th>outcome</th>\
+             <th data-num>findings</th>{seq}<th data-num class=\"tl\">timeline: lines</th></tr></thead>\n",
+        ));
     }
 
     /// End the open table: its timeline's width is now known, and said
@@ -297,6 +324,39 @@ impl Html {
             ));
         }
     }
+}
+
+/// Reconcile's seq coverage as its terminal output draws it: its bar's
+/// cells (present, missing, partly), drawn as blocks that fill the
+/// column, a run of like cells one block, the bar's text in its title;
+/// how many of the space are present; and the share present, which the
+/// column sorts by (-1: no seq to count).
+fn seq_coverage(a: &Account<'_>) -> (String, f64) {
+    if !a.seq.started() {
+        return ("unverifiable: no seq".to_string(), -1.0);
+    }
+    let (space, present) = (a.space(), a.present_count());
+    let mut bar = String::new();
+    a.push_bar(&mut bar, BAR_CELLS);
+    let mut cell = format!(
+        "<div class=\"seqbar\" title=\"seq 0..{} {bar}\">",
+        space.saturating_sub(1)
+    );
+    let mut cells = bar.chars().peekable();
+    while let Some(c) = cells.next() {
+        let mut n = 1;
+        while cells.next_if_eq(&c).is_some() {
+            n += 1;
+        }
+        let class = match c {
+            '█' => "p",
+            '░' => "m",
+            _ => "h",
+        };
+        cell.push_str(&format!("<b class=\"{class}\" style=\"flex:{n}\"></b>"));
+    }
+    cell.push_str(&format!("</div>{present} of {space} present"));
+    (cell, present as f64 / space.max(1) as f64)
 }
 
 /// A listed finding: its line, severity, rule and message.
@@ -422,6 +482,11 @@ impl Printer for Html {
     ) -> io::Result<()> {
         let (r, c) = (s.run, s.counted);
         let mut outcome = String::new();
+        // Beside a verdict that is not a pass, what the summary claimed is
+        // the producer's word, not aoitap's (docs/contract.md §24).
+        if r.verdict != Verdict::Pass && c.outcome.is_some() {
+            outcome.push_str("producer said: ");
+        }
         human::push_outcome(&mut outcome, c.outcome);
         let row = Row {
             name: r.run.as_deref(),
@@ -433,6 +498,7 @@ impl Printer for Html {
             outcome,
             why: (r.verdict != Verdict::Pass).then_some(r.message.as_str()),
             gaps: vec![],
+            seq: None,
         };
         self.row(out, at, row)
     }
@@ -466,6 +532,7 @@ impl Printer for Html {
             // The seq gaps as reconcile accounted them; the findings'
             // own are the same gaps.
             gaps: a.gaps.iter().map(|g| g.after_line).collect(),
+            seq: Some(seq_coverage(a)),
         };
         // Its findings' seq gaps are the gaps above.
         if let Some(h) = self

@@ -504,7 +504,7 @@ fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: V
             ' ',
             7usize.saturating_sub(t.len() - at).max(1),
         ));
-        a.push_bar(&mut t, 40);
+        a.push_bar(&mut t, super::reconcile::BAR_CELLS);
         t.push_str("  ");
         let _ = write!(t, "{} of {n} present", a.present_count());
         t.push('\n');

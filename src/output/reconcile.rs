@@ -7,6 +7,9 @@ use serde::Serialize;
 use crate::check::{Protocol, Run, RunKey, SeqTrack};
 use crate::text::{clean, push_number};
 
+/// Cells of a run's seq bar, on a terminal and on a page alike.
+pub const BAR_CELLS: u64 = 40;
+
 /// One missing range of seqs.
 #[derive(Clone, Debug)]
 pub struct Gap {
