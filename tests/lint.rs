@@ -782,3 +782,150 @@ fn a_removed_category_fails_check_5_in_a_stream_labelled_0_2() {
     assert_eq!(numbers_with(&out, "fail"), [5], "{}", out.stdout);
     assert!(detail(&out, 5).contains("partial"), "{}", out.stdout);
 }
+
+/// The `properties.stderr` of check `number` in a jsonl report.
+fn stderr_of(out: &Out, number: u64) -> Vec<serde_json::Value> {
+    out.events()
+        .into_iter()
+        .find(|v| v["type"] == "aoi:check" && v["properties"]["check"] == number)
+        .and_then(|v| v["properties"]["stderr"].as_array().cloned())
+        .unwrap_or_default()
+}
+
+/// A check that fails on a call shows the last lines of that call's
+/// stderr, and says when they hold a stack trace (docs/contract.md §15):
+/// a newcomer rebuilt lint's sandbox by hand to see the traceback behind
+/// check 10.
+#[test]
+fn a_failed_check_shows_the_stderr_of_the_call_it_failed_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let traceback = tool(dir.path(), "traceback");
+    let call = "CMD with stdout closed after the first line";
+
+    let human = lint(&["--checks", "10"], &traceback);
+    assert_eq!(human.code, 1);
+    assert!(
+        human.stdout.contains("a stack trace on stderr"),
+        "{}",
+        human.stdout
+    );
+    assert!(
+        human.stdout.contains(&format!("stderr of {call}")),
+        "{}",
+        human.stdout
+    );
+    assert!(
+        human.stdout.contains("| BrokenPipeError"),
+        "{}",
+        human.stdout
+    );
+
+    let jsonl = lint(&["--checks", "10", "--output", "jsonl"], &traceback);
+    let said = stderr_of(&jsonl, 10);
+    assert_eq!(said.len(), 1, "{}", jsonl.stdout);
+    assert_eq!(said[0]["call"], call);
+    assert_eq!(said[0]["stack_trace"], true);
+    let tail = said[0]["tail"].as_str().unwrap();
+    assert!(
+        tail.ends_with("BrokenPipeError: [Errno 32] Broken pipe"),
+        "{tail}"
+    );
+    assert!(tail.lines().count() <= 10 && tail.len() <= 2048, "{tail}");
+    // Still a conforming stream, valid against aoitap's own schema.
+    let path = dir.path().join("aoitap.schema.json");
+    std::fs::write(&path, run(&["schema"], b"").stdout).unwrap();
+    let verified = run(
+        &["verify", "-q", "--schema", path.to_str().unwrap()],
+        jsonl.stdout.as_bytes(),
+    );
+    assert_eq!(verified.code, 1, "{}", verified.stdout);
+
+    let tap = lint(&["--checks", "10", "--output", "tap"], &traceback);
+    assert!(
+        tap.stdout
+            .contains("\n  stderr: \"stderr of CMD with stdout"),
+        "{}",
+        tap.stdout
+    );
+    let junit = lint(&["--checks", "10", "--output", "junit"], &traceback);
+    assert!(
+        junit.stdout.contains("| BrokenPipeError"),
+        "{}",
+        junit.stdout
+    );
+
+    // A check that passes shows nothing of stderr.
+    let good = lint(
+        &["--checks", "10", "--output", "jsonl"],
+        &tool(dir.path(), "good"),
+    );
+    assert!(stderr_of(&good, 10).is_empty(), "{}", good.stdout);
+}
+
+/// What is shown is a bounded tail, quoted once per call in the human
+/// report, and withheld whole when it names something secret-looking,
+/// as every quote of the tool's words is (docs/contract.md §10, §15).
+#[test]
+fn a_stderr_tail_is_bounded_quoted_once_and_withheld_when_it_names_a_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let noisy = dir.path().join("noisy.sh");
+    discoverable_tool(
+        &noisy,
+        &format!(
+            "echo '{META_1}'\ni=1; while [ $i -le 40 ]; do echo \"progress $i\" >&2; i=$((i+1)); done\nexit 1"
+        ),
+    );
+    let checks = ["--checks", "3,13"];
+    let out = lint_cmd(
+        &[&checks[..], &["--output", "jsonl"]].concat(),
+        &noisy,
+        &["search"],
+    );
+    let said = stderr_of(&out, 3);
+    assert_eq!(said.len(), 1, "{}", out.stdout);
+    assert_eq!(said[0]["call"], "CMD");
+    assert_eq!(said[0]["cut"], true);
+    assert_eq!(said[0]["stack_trace"], false);
+    let tail = said[0]["tail"].as_str().unwrap();
+    let want: Vec<String> = (31..=40).map(|n| format!("progress {n}")).collect();
+    assert_eq!(tail, want.join("\n"));
+    assert!(
+        !detail(&out, 3).contains("stack trace"),
+        "{}",
+        detail(&out, 3)
+    );
+
+    // Checks 3 and 13 fail on the same call: its lines are shown once.
+    let human = lint_cmd(&checks, &noisy, &["search"]);
+    assert_eq!(
+        human.stdout.matches("| progress 40").count(),
+        1,
+        "{}",
+        human.stdout
+    );
+    assert!(
+        human
+            .stdout
+            .contains("stderr of CMD: as under lint.03-exit-matches-summary"),
+        "{}",
+        human.stdout
+    );
+
+    let leaky = dir.path().join("leaky.sh");
+    discoverable_tool(
+        &leaky,
+        &format!("echo '{META_1}'\necho 'connecting with password=S3CR3T' >&2\nexit 1"),
+    );
+    let out = lint_cmd(&["--checks", "3", "--output", "jsonl"], &leaky, &["search"]);
+    assert!(!out.stdout.contains("S3CR3T"), "{}", out.stdout);
+    let said = stderr_of(&out, 3);
+    assert_eq!(said[0]["tail"], serde_json::Value::Null, "{}", out.stdout);
+    assert_eq!(said[0]["withheld"], "it names something secret-looking");
+    let human = lint_cmd(&["--checks", "3"], &leaky, &["search"]);
+    assert!(!human.stdout.contains("S3CR3T"), "{}", human.stdout);
+    assert!(
+        human.stdout.contains("stderr of CMD: not quoted"),
+        "{}",
+        human.stdout
+    );
+}

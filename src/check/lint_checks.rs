@@ -168,7 +168,10 @@ pub fn after_help() -> String {
         "\nEach call runs with the environment cleared but PATH, a fresh empty HOME, stdin from \
          /dev/null (or a fixture, checks 12 and 16), no network where `unshare -rn` is allowed, its \
          own process group, and --timeout; nothing it starts outlives lint. CMD ARGS run several \
-         times: for a command with effects, point them at a scratch target.\n\n\
+         times: for a command with effects, point them at a scratch target. A failed check shows \
+         the last lines (10, at most 2 KiB) of the stderr of each call it failed on, and says \
+         \"a stack trace on stderr\" when they hold one; lines that name something \
+         secret-looking, or hold a value --env passes, are not quoted.\n\n\
          Results: pass, fail, not-claimed, inconclusive (the calls could not tell: the detail says \
          what to give), skipped (what the check needs is not advertised); with \
          --expected-failures, expected-failure (listed, and failing: reported, not counted) and \

@@ -22,6 +22,9 @@ pub struct Human {
     /// `Style::per_input`: the input whose findings are being counted, how
     /// many were shown and how many left out and not yet said.
     capped: (String, u64, u64),
+    /// lint: the stderr tails shown, by call and text, and the check they
+    /// were shown under: one call that fails several checks is quoted once.
+    tails: Vec<(String, String, String)>,
 }
 
 impl Human {
@@ -95,13 +98,28 @@ impl Printer for Human {
     }
 
     fn check(&mut self, out: &mut dyn Write, _at: &At<'_>, c: &Check<'_>) -> io::Result<()> {
-        let line = format!(
+        let mut text = format!(
             "{:<16} {} — {}\n",
             c.properties.result,
             c.name,
             clean(c.detail)
         );
-        out.write_all(line.as_bytes())
+        // Under the check, indented past its result word.
+        let indent = " ".repeat(17);
+        for s in &c.properties.stderr {
+            let key = (s.call.to_string(), s.tail.unwrap_or_default().to_string());
+            let under = self.tails.iter().find(|t| (&t.0, &t.1) == (&key.0, &key.1));
+            if let Some((_, _, check)) = under {
+                let call = clean(s.call);
+                text.push_str(&format!("{indent}stderr of {call}: as under {check}\n"));
+                continue;
+            }
+            for line in s.lines() {
+                text.push_str(&format!("{indent}{line}\n"));
+            }
+            self.tails.push((key.0, key.1, c.name.to_string()));
+        }
+        out.write_all(text.as_bytes())
     }
 
     fn attempt(&mut self, out: &mut dyn Write, at: &At<'_>, a: &Ended<'_>) -> io::Result<()> {

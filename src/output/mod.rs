@@ -22,7 +22,7 @@ use json::Json;
 use jsonl::Jsonl;
 use junit::Junit;
 use printer::{At, Ended, Printer, Reconciled, Summarized};
-pub use printer::{Attempt, Check, CheckProperties};
+pub use printer::{Attempt, CallStderr, Check, CheckProperties};
 use reconcile::Account;
 use sarif::Sarif;
 use style::{Format, Style};

@@ -287,4 +287,44 @@ pub struct CheckProperties<'a> {
     /// and per command).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<&'a str>,
+    /// A failed check's calls, each with the last lines of its stderr.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stderr: Vec<CallStderr<'a>>,
+}
+
+/// The last lines of one call's stderr, under the check that failed on
+/// it (docs/contract.md §15).
+#[derive(Serialize)]
+pub struct CallStderr<'a> {
+    /// Which call: "CMD", "CMD with stdout closed after the first line".
+    pub call: &'a str,
+    /// Its last lines, when they may be quoted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tail: Option<&'a str>,
+    /// Why they are not quoted, when they may not be.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<&'a str>,
+    /// Earlier lines were left out.
+    pub cut: bool,
+    pub stack_trace: bool,
+}
+
+impl CallStderr<'_> {
+    /// Its heading and its lines, as a person reads them, each line made
+    /// safe for a terminal (docs/contract.md §8).
+    pub fn lines(&self) -> Vec<String> {
+        let call = crate::text::clean(self.call);
+        match (self.tail, self.withheld) {
+            (Some(tail), _) => {
+                let last = if self.cut { ", its last lines" } else { "" };
+                std::iter::once(format!("stderr of {call}{last}:"))
+                    .chain(tail.lines().map(|l| format!("| {}", crate::text::clean(l))))
+                    .collect()
+            }
+            (None, why) => vec![format!(
+                "stderr of {call}: not quoted ({})",
+                why.unwrap_or_default()
+            )],
+        }
+    }
 }

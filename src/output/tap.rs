@@ -282,6 +282,13 @@ impl Printer for Tap {
         };
         // An expected failure is a failure TAP does not count.
         let ok = c.ok && c.properties.result != "expected-failure";
+        if directive.is_none() && !c.properties.stderr.is_empty() {
+            // A failure's calls' stderr, in its diagnostics (docs/contract.md §15).
+            let said: Vec<String> = c.properties.stderr.iter().flat_map(|s| s.lines()).collect();
+            let stderr = serde_json::to_string(&said.join("\n")).unwrap_or_default();
+            let diag = [("message", yaml(&what)), ("stderr", stderr)];
+            return self.point(out, ok, &what, &diag, &Pending::default());
+        }
         self.check_point(out, ok, &what, directive.as_deref())
     }
 

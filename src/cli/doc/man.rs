@@ -237,7 +237,10 @@ pub fn render() -> String {
          fresh empty HOME, stdin from /dev/null (a fixture for checks 12 and 16), no network where \
          \\fBunshare \\-rn\\fR is allowed, its own process group and \\fB\\-\\-timeout\\fR; lint is the \
          subreaper of what it starts, so nothing outlives it. CMD ARGS run several times: point a command \
-         with effects at a scratch target.\n",
+         with effects at a scratch target. A failed check shows the last lines (10, at most 2 KiB) of \
+         the stderr of each call it failed on, and says \\(lqa stack trace on stderr\\(rq when they hold \
+         one; lines that name something secret\\-looking, or hold a value \\fB\\-\\-env\\fR passes, are \
+         not quoted.\n",
     );
     for c in crate::check::lint_checks::CHECKS {
         out.push_str(&format!(

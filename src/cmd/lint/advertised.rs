@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::calls::{Calls, Conclusion, Result, result, unjudged};
 use super::judged::Judged;
-use super::sandbox::{self, Call, Home};
+use super::sandbox::{self, Call, Home, Ran};
 use crate::text::plural;
 
 /// The capabilities entry of CMD's command when `wanted` holds of it;
@@ -118,6 +118,7 @@ fn unconfirmed(c: &Calls) -> Vec<OsString> {
 /// Check 6: a destructive command refuses to run unconfirmed, and its
 /// dry run plans and changes nothing.
 pub fn safe_destructive(c: &Calls) -> Result {
+    let unconfirmed_call = "CMD without --confirm";
     let (name, entry) =
         match advertised(c, 6, "a destructive command", |e| e["destructive"] == true) {
             Ok(x) => x,
@@ -130,7 +131,8 @@ pub fn safe_destructive(c: &Calls) -> Result {
             6,
             Conclusion::Fail,
             format!("{name:?} is destructive, but without --confirm it exits 0"),
-        );
+        )
+        .on(unconfirmed_call, &refused);
     }
     if snapshot() != before {
         return result(
@@ -140,7 +142,8 @@ pub fn safe_destructive(c: &Calls) -> Result {
                 "{name:?} without --confirm refuses ({}), but the working directory changed",
                 refused.ended()
             ),
-        );
+        )
+        .on(unconfirmed_call, &refused);
     }
     if entry["supports_dry_run"] != true {
         return result(
@@ -166,14 +169,16 @@ pub fn safe_destructive(c: &Calls) -> Result {
                 dry.ended(),
                 plural(dj.plans, "aoi:plan event")
             ),
-        );
+        )
+        .on("CMD --dry-run", &dry);
     }
     if snapshot() != before {
         return result(
             6,
             Conclusion::Fail,
             "--dry-run changed the working directory",
-        );
+        )
+        .on("CMD --dry-run", &dry);
     }
     result(
         6,
@@ -242,7 +247,9 @@ pub fn idempotent(c: &Calls) -> Result {
             7,
             Conclusion::Fail,
             format!("{name:?} replayed with the same --idempotency-key: {d}"),
-        ),
+        )
+        .on("the first call", &first)
+        .on("the replay", &replay),
         None => result(
             7,
             Conclusion::Pass,
@@ -334,6 +341,12 @@ pub fn limit_and_cursor(c: &Calls) -> Result {
             ),
         );
     }
+    limited(entry, mj, &ran, &lj).on("CMD --limit 1", &ran)
+}
+
+/// Check 11 once both calls are judged and CMD alone has results to cut:
+/// what `--limit 1` (`ran`, `lj`) makes of them.
+fn limited(entry: &Value, mj: &Judged, ran: &Ran, lj: &Judged) -> Result {
     if ran.code() != Some(0) {
         return result(
             11,

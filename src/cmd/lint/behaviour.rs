@@ -3,8 +3,9 @@
 
 use std::collections::HashMap;
 
-use super::calls::{Calls, Conclusion, Result, result};
+use super::calls::{Calls, Conclusion, Result, STACK_TRACE, result};
 use super::sandbox::{Call, Ran};
+use super::stderr::stack_trace;
 use crate::check::is_sensitive_name;
 
 /// Flags whose names say they carry a secret (the names meta.args
@@ -126,7 +127,8 @@ pub fn secrets(c: &Calls, given: &[String]) -> Result {
                 9,
                 Conclusion::Fail,
                 format!("the value given to {flag} is written to {place}"),
-            );
+            )
+            .on(&format!("CMD with a value given to {flag}"), &ran);
         }
         tried.push(flag.as_str());
     }
@@ -163,17 +165,6 @@ pub fn secrets(c: &Calls, given: &[String]) -> Result {
     )
 }
 
-/// Whether a call's stderr shows a stack trace (Python, Rust, Node, Go,
-/// Java).
-pub fn stack_trace(r: &Ran) -> bool {
-    let e = r.stderr_text();
-    e.contains("Traceback (most recent call last)")
-        || e.contains("panicked at")
-        || e.contains("\n    at ")
-        || e.contains("goroutine ")
-        || e.contains("Exception in thread")
-}
-
 fn ends_in_summary(j: &super::judged::Judged) -> bool {
     j.last.as_ref().is_some_and(|l| l.ty == "aoi:summary")
 }
@@ -182,7 +173,9 @@ fn ends_in_summary(j: &super::judged::Judged) -> bool {
 /// part says pass, fail or why it could not tell.
 pub fn pipe_and_signals(c: &Calls) -> Result {
     let (main, _) = c.main();
+    // Each part, and the call a failed one failed on.
     let mut parts: Vec<(Conclusion, String)> = vec![];
+    let mut failed_on: Vec<(&str, &Ran)> = vec![];
     // A pipe holds 64 KiB: a shorter output was written whole before the
     // close, and the close tests nothing.
     let closed = c.closed();
@@ -200,24 +193,38 @@ pub fn pipe_and_signals(c: &Calls) -> Result {
                 Conclusion::Pass,
                 "stdout closed after the first line ends quietly".to_string(),
             ),
-            _ => (
+            _ => {
+                failed_on.push(("CMD with stdout closed after the first line", closed));
+                (
                 Conclusion::Fail,
                 format!(
                     "stdout closed after the first line: {}{}",
                     closed.ended(),
                     if stack_trace(closed) {
-                        ", with a stack trace"
+                        format!(", with {STACK_TRACE}")
                     } else {
-                        ""
+                        String::new()
                     }
                 ),
-            ),
+            )
+            }
         }
     });
     // A run that writes less than a pipe holds may have finished its work
     // before it saw the signal: its own summary then tells nothing.
     let short = main.stdout.len <= 64 * 1024;
-    for (name, (ran, j)) in [("SIGINT", c.interrupted()), ("SIGTERM", c.terminated())] {
+    for (name, call, (ran, j)) in [
+        (
+            "SIGINT",
+            "CMD sent SIGINT after the first line",
+            c.interrupted(),
+        ),
+        (
+            "SIGTERM",
+            "CMD sent SIGTERM after the first line",
+            c.terminated(),
+        ),
+    ] {
         let cancelled = j
             .last
             .as_ref()
@@ -251,6 +258,7 @@ pub fn pipe_and_signals(c: &Calls) -> Result {
                 ),
             )
         } else {
+            failed_on.push((call, ran));
             (
                 Conclusion::Fail,
                 format!(
@@ -265,7 +273,11 @@ pub fn pipe_and_signals(c: &Calls) -> Result {
         .find(|o| parts.iter().any(|p| p.0 == *o))
         .unwrap_or(Conclusion::Pass);
     let detail: Vec<String> = parts.into_iter().map(|p| p.1).collect();
-    result(10, outcome, detail.join("; "))
+    failed_on
+        .into_iter()
+        .fold(result(10, outcome, detail.join("; ")), |r, (what, ran)| {
+            r.on(what, ran)
+        })
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::judged::{self, Judged};
 use super::sandbox::{self, Call, Ran, Then};
+use super::stderr::{self, Stderr};
 use crate::check::lint_checks::{self as catalogue, Check};
 use crate::check::schema::EventSchema;
 
@@ -45,7 +46,31 @@ pub struct Result {
     pub check: &'static Check,
     pub outcome: Conclusion,
     pub detail: String,
+    /// A failure's calls, each with the last lines of its stderr
+    /// (docs/contract.md §15).
+    pub stderr: Vec<Stderr>,
 }
+
+impl Result {
+    /// A failure on `call` (`what` names it) shows its stderr's last
+    /// lines, and says when they hold a stack trace; any other result
+    /// is as it was.
+    pub fn on(mut self, what: &str, call: &Ran) -> Result {
+        if self.outcome != Conclusion::Fail || self.stderr.iter().any(|s| s.call == what) {
+            return self;
+        }
+        if let Some(said) = stderr::of(what, call) {
+            if said.stack_trace && !self.detail.contains(STACK_TRACE) {
+                self.detail.push_str(&format!("; {STACK_TRACE} of {what}"));
+            }
+            self.stderr.push(said);
+        }
+        self
+    }
+}
+
+/// What a failure says of a call whose stderr holds a stack trace.
+pub const STACK_TRACE: &str = "a stack trace on stderr";
 
 pub fn result(number: u8, outcome: Conclusion, detail: impl Into<String>) -> Result {
     let check = catalogue::CHECKS
@@ -56,6 +81,7 @@ pub fn result(number: u8, outcome: Conclusion, detail: impl Into<String>) -> Res
         check,
         outcome,
         detail: detail.into(),
+        stderr: vec![],
     }
 }
 
@@ -378,7 +404,7 @@ pub fn stderr_said(ran: &Ran) -> String {
     if short.len() < text.len() {
         short.push_str("...");
     }
-    format!(": {}", crate::check::quotable::quote_or_withhold(&short))
+    format!(": {}", stderr::quoted(&short))
 }
 
 #[cfg(test)]

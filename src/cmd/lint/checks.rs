@@ -56,7 +56,7 @@ fn main_stream(c: &Calls, number: u8) -> std::result::Result<&Judged, Result> {
 /// Check 1: schema and capabilities, fetched with nothing but PATH.
 pub fn discoverable(c: &Calls) -> Result {
     if let Err(why) = c.tool_schema() {
-        return result(1, Conclusion::Fail, why.clone());
+        return result(1, Conclusion::Fail, why.clone()).on("`schema --output json`", c.schema());
     }
     let (ran, caps) = c.capabilities();
     let alone = if sandbox::no_network() {
@@ -65,7 +65,7 @@ pub fn discoverable(c: &Calls) -> Result {
         "with no credentials and an empty HOME (the network was not cut: `unshare -rn` is not allowed here)"
     };
     let caps_call = "`capabilities --output json`";
-    match ran.code() {
+    let r = match ran.code() {
         Some(0) if caps.is_object() => result(
             1,
             Conclusion::Pass,
@@ -109,10 +109,14 @@ pub fn discoverable(c: &Calls) -> Result {
                 format!("{caps_call} crashes: killed by signal {}", n - 128),
             )
         }
-        Some(_) if super::behaviour::stack_trace(ran) => result(
+        Some(_) if super::stderr::stack_trace(ran) => result(
             1,
             Conclusion::Fail,
-            format!("{caps_call} crashes: {}, with a stack trace", ran.ended()),
+            format!(
+                "{caps_call} crashes: {}, with {}",
+                ran.ended(),
+                calls::STACK_TRACE
+            ),
         ),
         _ => result(
             1,
@@ -122,7 +126,8 @@ pub fn discoverable(c: &Calls) -> Result {
                 ran.ended()
             ),
         ),
-    }
+    };
+    r.on(caps_call, ran)
 }
 
 /// What check 2 makes of one call: its first finding, lint's own cut of
@@ -156,7 +161,7 @@ fn form(what: &str, ran: &Ran, j: &Judged) -> std::result::Result<Option<String>
 pub fn stdout_jsonl(c: &Calls) -> Result {
     let (ran, j) = c.main();
     match form("CMD", ran, j) {
-        Ok(Some(why)) => return result(2, Conclusion::Fail, why),
+        Ok(Some(why)) => return result(2, Conclusion::Fail, why).on("CMD", ran),
         Err(why) => return result(2, Conclusion::Inconclusive, why),
         Ok(None) if j.lines == 0 => {
             return result(
@@ -173,7 +178,10 @@ pub fn stdout_jsonl(c: &Calls) -> Result {
         ("with stdout a terminal", c.on_terminal()),
     ] {
         match form(&format!("CMD {how}"), ran, j) {
-            Ok(Some(why)) => return result(2, Conclusion::Fail, format!("{how}: {why}")),
+            Ok(Some(why)) => {
+                return result(2, Conclusion::Fail, format!("{how}: {why}"))
+                    .on(&format!("CMD {how}"), ran);
+            }
             Err(why) => untold.push(why),
             Ok(None) => {}
         }
@@ -268,11 +276,12 @@ pub fn framework_schema(c: &Calls) -> Result {
 
 /// Check 5: malformed usage exits non-zero; errors carry their fields.
 pub fn usage_and_errors(c: &Calls) -> Result {
-    let (_, main) = c.main();
+    let (main_ran, main) = c.main();
     let (unknown, unknown_j) = c.unknown_flag();
-    for (what, j) in [("CMD", main), ("CMD with an unknown flag", unknown_j)] {
+    let with_flag = "CMD with an unknown flag";
+    for (what, ran, j) in [("CMD", main_ran, main), (with_flag, unknown, unknown_j)] {
         if let Some(why) = first(j.events(5), 5) {
-            return result(5, Conclusion::Fail, format!("{what}: {why}"));
+            return result(5, Conclusion::Fail, format!("{what}: {why}")).on(what, ran);
         }
         // A stream that says it is AOI 0.2 may still not use what 1.0
         // removed: lint holds a tool to 1.0.
@@ -280,10 +289,10 @@ pub fn usage_and_errors(c: &Calls) -> Result {
             let msg = format!(
                 "{what}: line {line}: category {category:?}, which AOI 1.0 removed (spec §5.2)"
             );
-            return result(5, Conclusion::Fail, msg);
+            return result(5, Conclusion::Fail, msg).on(what, ran);
         }
     }
-    match unknown.code() {
+    let r = match unknown.code() {
         Some(0) => result(5, Conclusion::Fail, format!("{UNKNOWN_FLAG} exits 0")),
         Some(n) => result(
             5,
@@ -302,7 +311,8 @@ pub fn usage_and_errors(c: &Calls) -> Result {
             format!("{UNKNOWN_FLAG}: no exit within --timeout (the flag went unrefused)"),
         ),
         None => result(5, Conclusion::Inconclusive, unknown.ended()),
-    }
+    };
+    r.on(with_flag, unknown)
 }
 
 /// Check 14: one meta, first; one summary, last.
@@ -366,7 +376,7 @@ pub fn seq_and_count(c: &Calls) -> Result {
 pub fn schema_version(c: &Calls) -> Result {
     let j = match main_stream(c, 13) {
         Ok(j) => j,
-        Err(r) => return r,
+        Err(r) => return r.on("CMD", c.main().0),
     };
     let found = [
         ("aoi:meta", j.meta.as_ref().map(|m| m.0.is_some())),
@@ -379,7 +389,8 @@ pub fn schema_version(c: &Calls) -> Result {
         match has {
             Some(true) => {}
             Some(false) => {
-                return result(13, Conclusion::Fail, format!("{ty} has no schema_version"));
+                return result(13, Conclusion::Fail, format!("{ty} has no schema_version"))
+                    .on("CMD", c.main().0);
             }
             // A stream without its summary holds its schema_version in
             // one place of two: no pass (spec §18.2 check 13).
@@ -388,7 +399,8 @@ pub fn schema_version(c: &Calls) -> Result {
                     13,
                     Conclusion::Fail,
                     format!("no {ty} to carry schema_version"),
-                );
+                )
+                .on("CMD", c.main().0);
             }
         }
     }
@@ -422,11 +434,13 @@ pub fn schema_version(c: &Calls) -> Result {
                 said.map_or("nothing".to_string(), |s| format!("{s:?}")),
                 honoured.ended()
             ),
-        );
+        )
+        .on(&format!("CMD --schema-version {asked}"), &honoured);
     }
     let (refused, _) = with("999.999.999");
     if refused.code() == Some(0) {
-        return result(13, Conclusion::Fail, "--schema-version 999.999.999 exits 0");
+        return result(13, Conclusion::Fail, "--schema-version 999.999.999 exits 0")
+            .on("CMD --schema-version 999.999.999", &refused);
     }
     result(
         13,

@@ -83,6 +83,11 @@ pub fn malformed_input(c: &Calls) -> Result {
         Ok(x) => x,
         Err(r) => return r,
     };
+    malformed_judged(&ran, &j).on("CMD fed a stream", &ran)
+}
+
+/// Check 12 on what CMD made of the malformed stream it was fed.
+fn malformed_judged(ran: &Ran, j: &Judged) -> Result {
     if let Some(f) = &j.raw(2).first {
         return result(
             12,
@@ -131,10 +136,15 @@ pub fn transformer(c: &Calls) -> Result {
     ) {
         return r;
     }
-    let (_, j) = match fed(c, 16, UPSTREAM) {
+    let (ran, j) = match fed(c, 16, UPSTREAM) {
         Ok(x) => x,
         Err(r) => return r,
     };
+    transformed(c, &j).on("CMD fed a stream", &ran)
+}
+
+/// Check 16 on what CMD made of the failing upstream it was fed.
+fn transformed(c: &Calls, j: &Judged) -> Result {
     // The upstream's own run, tool or schema on a meta or summary: it is
     // the upstream's, however re-stamped.
     if j.frame_marks

@@ -10,6 +10,7 @@ mod expected;
 pub mod fed;
 pub mod judged;
 pub mod sandbox;
+pub mod stderr;
 
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
@@ -212,6 +213,17 @@ fn report(
                 factor: r.check.factor,
                 result,
                 command,
+                stderr: r
+                    .stderr
+                    .iter()
+                    .map(|s| output::CallStderr {
+                        call: &s.call,
+                        tail: s.withheld.is_none().then_some(s.tail.as_str()),
+                        withheld: s.withheld,
+                        cut: s.cut,
+                        stack_trace: s.stack_trace,
+                    })
+                    .collect(),
             },
         })?;
     }
@@ -275,8 +287,18 @@ fn report(
     Ok(exit)
 }
 
-/// One check's result.
+/// One check's result; a failure shows the stderr of the call it failed
+/// on (docs/contract.md §15).
 fn decide(check: &'static Check, c: &Calls, opts: &LintOptions) -> calls::Result {
+    let r = judge(check, c, opts);
+    // These read CMD ARGS alone; the others name their own calls.
+    if matches!(check.number, 3 | 4 | 8 | 14 | 15) {
+        return r.on("CMD", c.main().0);
+    }
+    r
+}
+
+fn judge(check: &'static Check, c: &Calls, opts: &LintOptions) -> calls::Result {
     match check.number {
         1 => checks::discoverable(c),
         2 => checks::stdout_jsonl(c),

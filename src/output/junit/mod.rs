@@ -244,10 +244,17 @@ impl Junit {
                 CaseResult::Skipped(format!("{}: {}", c.properties.result, c.detail))
             }
             result if c.ok => CaseResult::Skipped(format!("{result}: {}", c.detail)),
+            // The failure's text: its calls' stderr (docs/contract.md §15).
             result => CaseResult::Failure(Report {
                 kind: result.to_string(),
                 message: c.detail.to_string(),
-                text: String::new(),
+                text: c
+                    .properties
+                    .stderr
+                    .iter()
+                    .flat_map(|s| s.lines())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
             }),
         };
         let classname = match c.properties.command {

@@ -63,6 +63,16 @@ pub fn pass_env(vars: Vec<(OsString, OsString)>) {
     let _ = PASSED.set(vars);
 }
 
+/// The values `--env` passes, as text: a report never quotes them.
+pub fn passed_values() -> Vec<String> {
+    PASSED
+        .get()
+        .into_iter()
+        .flatten()
+        .map(|(_, v)| v.to_string_lossy().into_owned())
+        .collect()
+}
+
 /// Find `program` as `exec` would (a path, or a name on PATH): the error
 /// says why it cannot be run, as a shell says it (127 not found, 126
 /// found but not executable).
