@@ -410,6 +410,24 @@ impl std::fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// Whether a command's own exit status is a usage error by convention:
+/// 64 of sysexits, 2 of getopt-style parsers (argparse, clap).
+pub fn is_usage_status(code: i32) -> bool {
+    matches!(code, 2 | 64)
+}
+
+/// What a command's own exit status says by convention, when it says
+/// something: a usage error, or a shell's 126 and 127 (POSIX 2.8.2), so
+/// `run` and `lint` name it rather than guess at a crash.
+pub fn said_by_status(code: i32) -> Option<&'static str> {
+    match code {
+        c if is_usage_status(c) => Some("a usage error"),
+        126 => Some("a command found but not executable"),
+        127 => Some("a command not found"),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Exit::{self, *};

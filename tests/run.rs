@@ -151,6 +151,80 @@ fn a_signal_death_is_named() {
     assert!(out.stderr.contains("summary.missing"), "{}", out.stderr);
 }
 
+/// A tool run without the flag that makes it write its stream refuses
+/// with a usage error and writes nothing: the headline is its exit, not
+/// a cut it never had (docs/contract.md §12), and the status is still 65.
+#[test]
+fn a_command_that_ends_before_writing_is_named_by_its_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = dir.path().join("tool.py");
+    std::fs::write(
+        &tool,
+        "import sys\n\
+         if '--output' not in sys.argv:\n    \
+             sys.stderr.write('usage: tool search QUERY --output jsonl\\n')\n    \
+             sys.exit(64)\n",
+    )
+    .unwrap();
+    let tool = tool.to_str().unwrap();
+    let out = aoitap(&["run", "--", "python3", tool, "search", "q"]);
+    assert_eq!(out.code, 65, "{}", out.stderr);
+    let headline = "the command exited 64, a usage error, before writing a stream";
+    assert!(
+        out.stderr
+            .contains(&format!("error[summary.missing]: {headline}")),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains(&format!("NOT CONFORMING: run from line 1: {headline}")),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("cut off"), "{}", out.stderr);
+
+    // The jsonl report says the same, in the finding and the verdict.
+    let out = saved(&["--output", "jsonl"], &["python3", tool, "search", "q"]);
+    assert_eq!(out.code, 65, "{}", out.stdout);
+    assert_eq!(out.findings()[0]["message"], headline, "{}", out.stdout);
+    assert_eq!(of_type(&out, "run")[0]["message"], headline);
+
+    // Any other end before a line is named too, never taken for a cut.
+    for (script, said) in [
+        ("exit 2", "exited 2, a usage error, before writing a stream"),
+        ("exit 3", "exited 3 before writing a stream"),
+        (
+            "aoitap-no-such-command",
+            "exited 127, a command not found, before writing a stream",
+        ),
+        ("exit 0", "exited 0 without writing a stream"),
+        (
+            "kill -SEGV $$",
+            "was killed by SIGSEGV before writing a stream",
+        ),
+    ] {
+        let out = saved(&["--output", "jsonl"], &["sh", "-c", script]);
+        assert_eq!(out.code, 65, "{script}: {}", out.stdout);
+        let message = out.findings()[0]["message"].as_str().unwrap().to_string();
+        assert_eq!(message, format!("the command {said}"), "{script}");
+    }
+    let afdata = saved(
+        &["--protocol", "afdata", "--output", "jsonl"],
+        &["sh", "-c", "exit 64"],
+    );
+    assert_eq!(
+        afdata.rules(),
+        ["afdata.terminal-missing"],
+        "{}",
+        afdata.stdout
+    );
+    assert_eq!(
+        afdata.findings()[0]["message"],
+        "the command exited 64, a usage error, before writing a stream"
+    );
+}
+
 #[test]
 fn retries_wait_for_the_producer_and_end_with_the_last_attempt() {
     let dir = tempfile::tempdir().unwrap();

@@ -66,6 +66,9 @@ pub struct Checker<'c> {
     /// Whether the input is text: unknown before its first line; once
     /// it is known not to be, its lines are read and not judged.
     text: Option<bool>,
+    /// `run`: how the command ended, when it wrote nothing; its run's
+    /// missing end then names the exit, not a cut (docs/contract.md §12).
+    silent_exit: Option<String>,
 }
 
 impl<'c> Checker<'c> {
@@ -87,6 +90,7 @@ impl<'c> Checker<'c> {
             doc: document::Reader::default(),
             closed: None,
             text: None,
+            silent_exit: None,
         }
     }
 
@@ -381,14 +385,11 @@ impl<'c> Checker<'c> {
         self.cut_document(sink)?;
         if self.line == 0 {
             self.runs.current(0);
+            self.silent_exit = Some(ended.before_a_line());
         }
         let cfg = self.cfg;
         for slot in self.runs.open_slots(|_| true) {
-            let mut out = Reporter {
-                cfg,
-                line: self.line,
-                sink: &mut *sink,
-            };
+            let mut out = Reporter::new(cfg, self.line, &mut *sink);
             let run = self.runs.run(slot);
             let protocol = protocols::at_end(run, cfg);
             protocols::contract_of(protocol).exited(run, &mut out, ended)?;
@@ -595,11 +596,7 @@ impl<'c> Checker<'c> {
     where
         'c: 'a,
     {
-        Reporter {
-            cfg: self.cfg,
-            line: self.line,
-            sink,
-        }
+        Reporter::new(self.cfg, self.line, sink)
     }
 
     fn report(
@@ -683,11 +680,7 @@ impl<'c> Checker<'c> {
         };
         self.last_run = LastRun::Slot(slot);
         sink.placed(slot);
-        let mut out = Reporter {
-            cfg: self.cfg,
-            line: self.line,
-            sink,
-        };
+        let mut out = Reporter::new(self.cfg, self.line, sink);
         let run = self.runs.run(slot);
         common::secrets_found(run, &mut out, ev, &mut self.exposures)?;
         common::schema_checked(run, &mut out, ev, checked)?;
@@ -767,7 +760,8 @@ impl<'c> Checker<'c> {
         let (cfg, run) = (self.cfg, self.runs.run(slot));
         run.log_line = self.line;
         let line = run.ended_at(self.line);
-        let mut out = Reporter { cfg, line, sink };
+        let silent_exit = self.silent_exit.as_deref();
+        let mut out = Reporter { cfg, line, sink, silent_exit };
         // What the protocol would say of an input that is not text (no
         // summary, no meta) `stream.not-text` said.
         run.unsupported |= self.text == Some(false);

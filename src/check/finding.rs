@@ -121,9 +121,21 @@ pub(super) struct Reporter<'a> {
     /// The line being judged (0 before the first).
     pub(super) line: u64,
     pub(super) sink: &'a mut dyn Sink,
+    /// `run`: how the command ended, when it wrote no line at all
+    /// ("exited 64, a usage error, before writing a stream").
+    pub(super) silent_exit: Option<&'a str>,
 }
 
-impl Reporter<'_> {
+impl<'a> Reporter<'a> {
+    pub(super) fn new(cfg: &'a Config, line: u64, sink: &'a mut dyn Sink) -> Reporter<'a> {
+        Reporter {
+            cfg,
+            line,
+            sink,
+            silent_exit: None,
+        }
+    }
+
     /// A finding about `run` with the rule's default severity.
     pub(super) fn report(
         &mut self,
@@ -234,6 +246,7 @@ pub(in crate::check) mod tests {
             cfg,
             line: 7,
             sink: &mut kept,
+            silent_exit: None,
         };
         out.report(run, rule, Some(3), msg.to_string()).unwrap();
         kept.findings

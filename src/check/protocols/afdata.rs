@@ -181,10 +181,14 @@ impl Contract for Afdata {
     fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
         let unbounded = out.cfg.unbounded;
         if run.summary.is_none() && !unbounded {
-            let msg = format!(
-                "the stream ended after {} without a result or error event: it was cut off or the producer crashed",
-                crate::text::plural(run.lines, "line")
-            );
+            let msg = match out.silent_exit {
+                // `run` knows how the command ended: no cut is guessed at.
+                Some(how) => format!("the command {how}"),
+                None => format!(
+                    "the stream ended after {} without a result or error event: it was cut off or the producer crashed",
+                    crate::text::plural(run.lines, "line")
+                ),
+            };
             out.report(run, Rule::AfdataTerminalMissing, None, msg)?;
         }
         Ok(())

@@ -233,6 +233,19 @@ impl Exited<'_> {
     pub fn success(&self) -> bool {
         self.code == Some(0)
     }
+
+    /// How a command that wrote no line ended, as its run's missing end
+    /// says it: the exit status and what it says by convention (a usage
+    /// error), or the signal that killed it.
+    pub fn before_a_line(&self) -> String {
+        if self.success() {
+            return format!("{} without writing a stream", self.how);
+        }
+        match self.code.and_then(crate::exit::said_by_status) {
+            Some(said) => format!("{}, {said}, before writing a stream", self.how),
+            None => format!("{} before writing a stream", self.how),
+        }
+    }
 }
 
 /// The start of what a command wrote on a stream, and how much it wrote.

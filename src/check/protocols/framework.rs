@@ -261,6 +261,9 @@ pub(super) fn summary_missing(run: &mut RunState, out: &mut Reporter<'_>) -> io:
                 "no aoi:summary after {} (allowed: --unbounded)",
                 plural(lines, "line")
             )
+        } else if let Some(how) = out.silent_exit {
+            // `run` knows how the command ended: no cut is guessed at.
+            format!("the command {how}")
         } else if lines == 0 && out.line == 0 {
             "nothing was written, not one line, not even an aoi:meta (the producer \
              wrote elsewhere, or failed before it began)"

@@ -201,6 +201,7 @@ mod tests {
                 cfg,
                 line: i as u64 + 1,
                 sink: &mut kept,
+                silent_exit: None,
             };
             let step = contract_of(protocol)
                 .event(&mut run, &mut out, &ev)
@@ -211,6 +212,7 @@ mod tests {
             cfg,
             line: lines.len() as u64,
             sink: &mut kept,
+            silent_exit: None,
         };
         contract_of(protocol).close(&mut run, &mut out).unwrap();
         (said, kept.findings.iter().map(|f| f.rule).collect())

@@ -279,7 +279,7 @@ pub fn render() -> String {
          aoitap split\\-by\\-run \\-\\-dir runs/ merged.jsonl\n\
          aoitap summarize out.jsonl\n\
          aoitap reconcile transcript.jsonl\n\
-         aoitap run \\-\\-timeout 2m \\-\\-retries 3 \\-\\- tool sync\n\
+         aoitap run \\-\\-timeout 2m \\-\\-retries 3 \\-\\- tool sync \\-\\-output jsonl\n\
          prove \\-\\-exec 'aoitap verify \\-\\-output tap' out1.jsonl out2.jsonl\n\
          .fi\n",
     );

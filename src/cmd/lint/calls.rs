@@ -240,7 +240,7 @@ impl Calls {
     pub fn refused(&self) -> Option<String> {
         let (ran, j) = self.main();
         let code = ran.code().filter(|&n| n != 0)?;
-        let usage = j.usage_errors > 0 || (j.events == 0 && matches!(code, 2 | 64));
+        let usage = j.usage_errors > 0 || (j.events == 0 && crate::exit::is_usage_status(code));
         usage.then(|| {
             let what = j.usage_message.as_deref().map_or(String::new(), |m| {
                 format!(
