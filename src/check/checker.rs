@@ -761,7 +761,12 @@ impl<'c> Checker<'c> {
         run.log_line = self.line;
         let line = run.ended_at(self.line);
         let silent_exit = self.silent_exit.as_deref();
-        let mut out = Reporter { cfg, line, sink, silent_exit };
+        let mut out = Reporter {
+            cfg,
+            line,
+            sink,
+            silent_exit,
+        };
         // What the protocol would say of an input that is not text (no
         // summary, no meta) `stream.not-text` said.
         run.unsupported |= self.text == Some(false);
