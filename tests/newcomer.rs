@@ -314,3 +314,98 @@ fn filter_writes_json_and_lists_where_it_differs_from_jq() {
         assert!(flat.contains(difference), "{difference}: {help}");
     }
 }
+
+/// What `--redact` writes over is found in lines after a first line that
+/// is not text, which are otherwise not judged.
+#[test]
+fn redact_holds_after_an_input_that_is_not_text() {
+    let mut input = b"\x00\x01bin\n".to_vec();
+    input.extend_from_slice(br#"{"type":"x","db_secret":"hunter2","url_url":"https://u:pw@h/"}"#);
+    input.push(b'\n');
+    let (code, out, _) = raw(&["verify", "--relay", "--redact", "-"], &input);
+    assert_eq!(code, 65);
+    let out = String::from_utf8_lossy(&out);
+    assert!(!out.contains("hunter2") && !out.contains(":pw@"), "{out}");
+}
+
+/// The hint to --protocol jsonl is for objects without a type, not for
+/// lines that do not parse; and --unbounded still allows the missing end.
+#[test]
+fn the_plain_json_hint_is_for_untyped_objects_only() {
+    let plain = lines(&[r#"{"a":1}"#, r#"{"b":2}"#]);
+    let out = run(&["verify", "-"], &plain);
+    assert!(out.stdout.contains("--protocol jsonl"), "{}", out.stdout);
+    let up = run(&["upgrade", "-"], &plain);
+    assert!(!up.stdout.contains("UPSTREAM_CUT"), "{}", up.stdout);
+    let out = run(
+        &[
+            "verify",
+            "--unbounded",
+            "--allow",
+            "envelope.type-missing",
+            "-",
+        ],
+        &plain,
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    for broken in [
+        &b"{broken\n"[..],
+        b"{\"type\":\"aoi:meta\",\"aoi\":{\"seq\":0\n",
+    ] {
+        let out = run(&["verify", "-"], broken);
+        assert!(!out.stdout.contains("--protocol jsonl"), "{}", out.stdout);
+    }
+}
+
+#[test]
+fn utf16_input_is_named() {
+    let text: Vec<u8> = "\u{feff}{\"type\":\"aoi:meta\"}\n"
+        .encode_utf16()
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    let out = verify(&[], &text);
+    assert_eq!(out.code, 65);
+    assert!(
+        out.stdout.contains("UTF-16") && out.stdout.contains("iconv"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// A signal while a run that began first is still open: the runs that
+/// ended are written, in order, and the open one named unjudged.
+#[test]
+fn summarize_writes_held_runs_when_cancelled() {
+    let mut v = vec![];
+    for (run, whole) in [("F", false), ("A", true), ("B", true)] {
+        let mut ls = good(1);
+        if !whole {
+            ls.pop();
+        }
+        v.extend(
+            ls.iter()
+                .map(|l| l.replace(r#""run":"R""#, &format!(r#""run":"{run}""#))),
+        );
+    }
+    let log = dir_with("log.jsonl", &lines(&v));
+    let (_, err) = sh(&format!(
+        "(cat {}; sleep 5) | $A summarize > {}/out & sleep 1; kill -TERM $!; wait",
+        log.1.display(),
+        log.0.path().display()
+    ));
+    let out = std::fs::read_to_string(log.0.path().join("out")).unwrap();
+    let order: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("run ")?.split(' ').next())
+        .collect();
+    assert_eq!(order, ["A", "B"], "{out}{err}");
+    assert!(out.contains("CANCELLED"), "{out}");
+}
+
+/// A temporary folder holding `name` with `bytes`, and the file's path.
+fn dir_with(name: &str, bytes: &[u8]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).unwrap();
+    (dir, path)
+}

@@ -262,8 +262,10 @@ fn push_run_name(out: &mut String, r: &RunVerdict) {
             out.push_str("run ");
             out.push_str(&clean(id));
         }
-        // No line, so no line to name it by.
-        None if r.lines == 0 => out.push_str("empty input"),
+        // No byte, so no line to name it by.
+        None if r.lines == 0 && r.message.starts_with("nothing was written") => {
+            out.push_str("empty input")
+        }
         None => {
             out.push_str("run from line ");
             push_number(out, r.first_line);

@@ -7,6 +7,7 @@ use std::io;
 use super::{Checker, LastRun};
 use crate::check::finding::Sink;
 use crate::check::rules::Rule;
+use crate::check::secrets;
 use crate::input::scan::Line;
 
 impl Checker<'_> {
@@ -31,6 +32,13 @@ impl Checker<'_> {
         self.text = Some(false);
         self.last_run = LastRun::Slot(slot);
         self.runs.run(slot).unreadable_line();
+        // Not judged, but what `--redact` writes over is still found in
+        // a line that parses: a relay or a split never leaks it.
+        if self.cfg.redact
+            && let Some(ev) = item.event()
+        {
+            secrets::scan(&ev, &self.cfg.secret_names, &mut self.exposures);
+        }
         Ok(false)
     }
 }
@@ -57,6 +65,17 @@ fn not_text(first: &[u8]) -> Option<String> {
                  ({reader} FILE | aoitap ...); the rest of it is not judged"
             ));
         }
+    }
+    let utf16 = first.starts_with(b"\xff\xfe")
+        || first.starts_with(b"\xfe\xff")
+        || (first.len() >= 4 && first[1] == 0 && first[3] == 0 && first[0] != 0);
+    if utf16 {
+        return Some(
+            "the input looks UTF-16, not UTF-8 JSON lines (a Windows shell's `>` writes it): \
+             convert it first (iconv -f UTF-16 -t UTF-8 FILE | aoitap ...); the rest of it is \
+             not judged"
+                .to_string(),
+        );
     }
     let head = &first[..first.len().min(4096)];
     let starts_json = matches!(
@@ -89,6 +108,8 @@ mod tests {
                 .unwrap()
                 .contains("not text")
         );
+        assert!(not_text(b"\xff\xfe{\x00\"\x00").unwrap().contains("UTF-16"));
+        assert!(not_text(b"{\x00\"\x00t\x00").unwrap().contains("UTF-16"));
     }
 
     #[test]

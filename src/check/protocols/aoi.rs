@@ -93,6 +93,7 @@ impl Contract for Aoi1 {
         if ty.is_some() {
             own(run).typed = true;
         } else {
+            own(run).untyped = true;
             let msg = match ev.get("type") {
                 None => "no type: every event must carry a string type".to_string(),
                 Some(_) => "type is not a string".to_string(),
@@ -140,8 +141,8 @@ impl Contract for Aoi1 {
     /// The end of an AOI 1.x run: its summary, meta and seq claimed.
     fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
         let part = own(run);
-        let untyped = !part.typed && !part.uses_seq() && run.meta.is_none();
-        if untyped && run.summary.is_none() && run.lines > 0 {
+        let untyped = part.untyped && !part.typed && !part.uses_seq() && run.meta.is_none();
+        if untyped && run.summary.is_none() && !out.cfg.unbounded {
             // Not a cut AOI stream but no AOI at all: said so, with the
             // protocol that reads it, and no lines said lost (upgrade
             // claims no cut, docs/contract.md §22).
@@ -187,8 +188,9 @@ pub(in crate::check) struct Own {
     seq_uncounted: bool,
     count_trouble: bool,
     /// Some line had a string type: the run is AOI-shaped, whatever else
-    /// is wrong with it.
+    /// is wrong with it; and some object had none.
     typed: bool,
+    untyped: bool,
 }
 
 /// Seq bookkeeping for one run id (its decoded bytes).
@@ -240,6 +242,7 @@ impl Own {
             seq_trouble: false,
             seq_uncounted: false,
             typed: false,
+            untyped: false,
             count_trouble: false,
         }
     }

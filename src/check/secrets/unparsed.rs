@@ -337,8 +337,10 @@ impl AfterKey {
                 self.value = None;
             }
         }
+        // An event ends in no key: only a line that is not one is read
+        // for it, so a stream of events pays nothing here.
         let object = matches!(item, Line::Complete { json: Ok(ev), .. } if ev.is_object());
-        if let Some((_, after)) = trailing_key(bytes, names).filter(|_| !object) {
+        if !object && let Some((_, after)) = trailing_key(bytes, names) {
             let mut nesting = Nesting::default();
             nesting.feed(&bytes[after..]);
             let started = nesting.open() || nesting.in_string();

@@ -284,6 +284,20 @@ impl Consumer for Summarize<'_> {
         Ok(seen)
     }
 
+    /// A signal stopped reading: the runs held are judged already, and
+    /// are written before the open ones are named unjudged.
+    fn input_read(
+        &mut self,
+        _check: &mut Checker,
+        report: &mut Report,
+        cancelled: bool,
+    ) -> Result<Option<&'static str>> {
+        if cancelled {
+            self.write_held(None, report)?;
+        }
+        Ok(cancelled.then_some("cancelled"))
+    }
+
     fn end_input(&mut self, check: Checker, report: &mut Report) -> Result<()> {
         // The runs still open, in the order they began: each after the
         // held runs that began before it.
@@ -351,7 +365,24 @@ impl Summarize<'_> {
         let domain = owned(st.kinds.sorted(&shared.names, false));
         let framework = owned(st.kinds.sorted(&shared.names, true));
         st.kinds.release(&mut shared.names);
-        let size = 256
+        // The verdict's words too: an identity of long names, a long
+        // message (each bounded, but many runs are held).
+        let said = r.message.len()
+            + r.identity.as_ref().map_or(0, |i| {
+                [
+                    &i.tool,
+                    &i.tool_version,
+                    &i.aoi_version,
+                    &i.schema_name,
+                    &i.schema_version,
+                    &i.command,
+                ]
+                .iter()
+                .map(|f| f.as_ref().map_or(0, String::len))
+                .sum()
+            });
+        let size = 512
+            + said
             + domain
                 .iter()
                 .chain(&framework)
