@@ -235,8 +235,8 @@ fn messages_name_the_limit_and_count_right() {
         "{}",
         out.stdout
     );
-    // A typed object: one without a type is plain JSON, said otherwise.
-    input.extend_from_slice(b"{\"type\":\"x\"}\n");
+    // An AOI event: an object without its envelope is said otherwise.
+    input.extend_from_slice(b"{\"type\":\"x\",\"aoi\":{}}\n");
     let out = run(&["verify", "--max-line-bytes", "100"], &input);
     assert!(
         out.stdout.contains("ended after 2 lines without"),

@@ -409,3 +409,15 @@ fn dir_with(name: &str, bytes: &[u8]) -> (tempfile::TempDir, std::path::PathBuf)
     std::fs::write(&path, bytes).unwrap();
     (dir, path)
 }
+
+/// Typed JSON lines without AOI's envelope are not a cut AOI stream
+/// either: the hint names the protocols that read them.
+#[test]
+fn typed_lines_without_an_envelope_get_the_ndjson_hint() {
+    let typed = lines(&[r#"{"type":"start"}"#, r#"{"type":"item","id":1}"#]);
+    let out = run(&["verify", "-"], &typed);
+    assert!(out.stdout.contains("--protocol ndjson"), "{}", out.stdout);
+    assert!(!out.stdout.contains("cut off"), "{}", out.stdout);
+    let up = run(&["upgrade", "-"], &typed);
+    assert!(!up.stdout.contains("UPSTREAM_CUT"), "{}", up.stdout);
+}

@@ -170,7 +170,7 @@ catalogue! {
     ProfileDocumentExtra "profile.document-extra" Error "aoitap profiles" "a second JSON document where the profile's producer writes one (form = \"json\")";
     ProfileRecovered "profile.recovered" Info "aoitap profiles" "provisional errors (retries) came before a successful end";
     StreamEmpty "stream.empty" Error "aoitap --protocol jsonl" "plain JSON lines: the input holds no line, so nothing says the producer succeeded";
-    StreamNotText "stream.not-text" Error "3" "the input is compressed (gzip, zstd, xz, bzip2) or binary (a NUL byte in its first line): said once, the rest not judged";
+    StreamNotText "stream.not-text" Error "3" "the input is compressed (gzip, zstd, xz, bzip2), UTF-16 or binary (a NUL byte in its first line): said once, the rest not judged";
     RunStalled "run.stalled" Warning "aoitap --follow" "--follow --run-idle-timeout passed with no line of this open run";
 }
 

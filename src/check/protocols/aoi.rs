@@ -53,6 +53,7 @@ impl Contract for Aoi1 {
         let ty = ty.as_deref();
         let aoi = ev.aoi();
         let (_, run_v, aoi_bad) = aoi.parts();
+        own(run).enveloped |= matches!(aoi, Aoi::Object { .. });
         let multi = out.cfg.multi_run;
         // Multi-run: `place` sent the line here by its id, so once the run
         // has an id every id it gets is that one.
@@ -141,15 +142,22 @@ impl Contract for Aoi1 {
     /// The end of an AOI 1.x run: its summary, meta and seq claimed.
     fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
         let part = own(run);
-        let untyped = part.untyped && !part.typed && !part.uses_seq() && run.meta.is_none();
-        if untyped && run.summary.is_none() && !out.cfg.unbounded {
+        let typed = part.typed;
+        let foreign = (part.untyped || typed) && !part.enveloped && !part.uses_seq();
+        if foreign && run.meta.is_none() && run.summary.is_none() && !out.cfg.unbounded {
             // Not a cut AOI stream but no AOI at all: said so, with the
             // protocol that reads it, and no lines said lost (upgrade
             // claims no cut, docs/contract.md §22).
-            let msg = "no line is an AOI event (no aoi:meta, no type, no aoi.seq), so nothing \
-                       says the run ended: plain JSON lines are read with --protocol jsonl"
-                .to_string();
-            return out.emit(run, Draft::new(Rule::SummaryMissing, msg).none_lost());
+            let msg = if typed {
+                "no line carries AOI's envelope (no aoi:meta, no aoi member), so nothing says \
+                 the run ended: typed JSON lines are read with --protocol ndjson (--first, \
+                 --last) or --protocol jsonl"
+            } else {
+                "no line is an AOI event (no aoi:meta, no type, no aoi.seq), so nothing says \
+                 the run ended: plain JSON lines are read with --protocol jsonl"
+            };
+            let f = Draft::new(Rule::SummaryMissing, msg.to_string()).none_lost();
+            return out.emit(run, f);
         }
         summary_missing(run, out)?;
         if out.line == 0 {
@@ -191,6 +199,8 @@ pub(in crate::check) struct Own {
     /// is wrong with it; and some object had none.
     typed: bool,
     untyped: bool,
+    /// Some line carried an `aoi` object.
+    enveloped: bool,
 }
 
 /// Seq bookkeeping for one run id (its decoded bytes).
@@ -243,6 +253,7 @@ impl Own {
             seq_uncounted: false,
             typed: false,
             untyped: false,
+            enveloped: false,
             count_trouble: false,
         }
     }

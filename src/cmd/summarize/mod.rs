@@ -381,7 +381,7 @@ impl Summarize<'_> {
                 .map(|f| f.as_ref().map_or(0, String::len))
                 .sum()
             });
-        let size = 512
+        let size = 1024
             + said
             + domain
                 .iter()
