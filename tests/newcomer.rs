@@ -421,3 +421,21 @@ fn typed_lines_without_an_envelope_get_the_ndjson_hint() {
     let up = run(&["upgrade", "-"], &typed);
     assert!(!up.stdout.contains("UPSTREAM_CUT"), "{}", up.stdout);
 }
+
+/// Under --redact an input that is not text cannot be searched: its
+/// lines that do not parse are withheld, UTF-16 ones too.
+#[test]
+fn redact_withholds_what_it_cannot_search() {
+    let text: Vec<u8> = "{\"type\":\"x\",\"db_secret\":\"hunter2\"}\n{\"a\":1}\n"
+        .encode_utf16()
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    let (code, out, _) = raw(&["verify", "--relay", "--redact", "-"], &text);
+    assert_eq!(code, 65);
+    let utf8: String = String::from_utf8_lossy(&out).replace('\0', "");
+    assert!(!utf8.contains("hunter2"), "{utf8}");
+    assert!(
+        utf8.contains("withheld this line: the input is not text"),
+        "{utf8}"
+    );
+}

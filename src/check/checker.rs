@@ -113,6 +113,7 @@ impl<'c> Checker<'c> {
         let in_document = kind.held || self.closed.is_some();
         let carried = (self.after_key).next(item, in_document, &self.cfg.secret_names);
         self.withheld = match withheld {
+            _ if self.text == Some(false) && item.event().is_none() => Some(Withholding::NotText),
             None if kind.held => held_back,
             None => carried,
             withheld => withheld,

@@ -66,9 +66,9 @@ fn not_text(first: &[u8]) -> Option<String> {
             ));
         }
     }
-    let utf16 = first.starts_with(b"\xff\xfe")
-        || first.starts_with(b"\xfe\xff")
-        || (first.len() >= 4 && first[1] == 0 && first[3] == 0 && first[0] != 0);
+    let le = first.len() >= 4 && first[1] == 0 && first[3] == 0 && first[0] != 0;
+    let be = first.len() >= 4 && first[0] == 0 && first[2] == 0 && first[1] != 0;
+    let utf16 = first.starts_with(b"\xff\xfe") || first.starts_with(b"\xfe\xff") || le || be;
     if utf16 {
         return Some(
             "the input looks UTF-16, not UTF-8 JSON lines (a Windows shell's `>` writes it): \
@@ -110,6 +110,7 @@ mod tests {
         );
         assert!(not_text(b"\xff\xfe{\x00\"\x00").unwrap().contains("UTF-16"));
         assert!(not_text(b"{\x00\"\x00t\x00").unwrap().contains("UTF-16"));
+        assert!(not_text(b"\x00{\x00\"\x00t").unwrap().contains("UTF-16"));
     }
 
     #[test]

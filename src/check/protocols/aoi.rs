@@ -150,7 +150,8 @@ impl Contract for Aoi1 {
             // claims no cut, docs/contract.md §22).
             let msg = if typed {
                 "no line carries AOI's envelope (no aoi:meta, no aoi member), so nothing says \
-                 the run ended: typed JSON lines are read with --protocol ndjson (--first, \
+                 the run ended: an agent CLI's own stream is read with --profile NAME \
+                 (aoitap profiles), other typed JSON lines with --protocol ndjson (--first, \
                  --last) or --protocol jsonl"
             } else {
                 "no line is an AOI event (no aoi:meta, no type, no aoi.seq), so nothing says \

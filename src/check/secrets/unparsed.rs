@@ -38,6 +38,9 @@ pub enum Withholding {
     /// to be searched: a key seen at its end would come too late for the
     /// bytes already gone, so such a line is always withheld.
     Unheld,
+    /// A line of an input that is not text (compressed, UTF-16, binary)
+    /// that does not parse: its bytes cannot be searched for a key.
+    NotText,
 }
 
 impl Withholding {
@@ -64,6 +67,9 @@ impl Withholding {
             ),
             Withholding::Unheld => Cow::Borrowed(
                 b"aoitap --redact withheld this line: it was longer than --max-line-bytes, so it could not be searched for secrets",
+            ),
+            Withholding::NotText => Cow::Borrowed(
+                b"aoitap --redact withheld this line: the input is not text (compressed, UTF-16, binary), so it could not be searched for secrets",
             ),
             Withholding::Marker(n) => Cow::Owned(
                 format!("[… {} omitted …]", crate::text::plural(n, "line")).into_bytes(),
