@@ -53,7 +53,6 @@ impl Contract for Aoi1 {
         let ty = ty.as_deref();
         let aoi = ev.aoi();
         let (_, run_v, aoi_bad) = aoi.parts();
-        own(run).enveloped |= matches!(aoi, Aoi::Object { .. });
         let multi = out.cfg.multi_run;
         // Multi-run: `place` sent the line here by its id, so once the run
         // has an id every id it gets is that one.
@@ -63,7 +62,13 @@ impl Contract for Aoi1 {
             track(run, run_v)
         };
         run.count_line();
-        own(run).count_line();
+        // One look-up of the part for what every line notes in it: each
+        // costs a type check.
+        let part = own(run);
+        part.count_line();
+        part.enveloped |= matches!(aoi, Aoi::Object { .. });
+        part.typed |= ty.is_some();
+        part.untyped |= ty.is_none();
         let late = run.summary.is_some() && ty != Some(b"aoi:summary") && !run.not_last_reported;
         if late {
             run.not_last_reported = true;
@@ -91,10 +96,7 @@ impl Contract for Aoi1 {
             let msg = format!("{key} appears twice: parsers disagree about which one wins");
             out.report(run, Rule::EnvelopeDuplicateKey, None, msg)?;
         }
-        if ty.is_some() {
-            own(run).typed = true;
-        } else {
-            own(run).untyped = true;
+        if ty.is_none() {
             let msg = match ev.get("type") {
                 None => "no type: every event must carry a string type".to_string(),
                 Some(_) => "type is not a string".to_string(),
