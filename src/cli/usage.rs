@@ -180,17 +180,6 @@ pub(super) fn rendered(e: &clap::Error) -> Rendered {
     }
 }
 
-/// jq's flags that filter answers with what to do instead.
-const JQ_FLAGS: [&str; 7] = [
-    "-e",
-    "--exit-status",
-    "-n",
-    "--null-input",
-    "-s",
-    "--slurp",
-    "--argjson",
-];
-
 /// The tip for a flag a command does not know. clap's own, "to pass
 /// '-o' as a value, use '-- -o'", would read a file of that name, never
 /// what was meant (docs/contract.md §20: a tip never leads to a wrong
@@ -207,10 +196,6 @@ fn unknown_tip(mut e: clap::Error, command: &str) -> clap::Error {
         return e;
     };
     let flag = arg.split('=').next().unwrap_or(&arg);
-    let jq_flag = command == "filter" && JQ_FLAGS.contains(&flag);
-    if e.get(ContextKind::SuggestedArg).is_some() && !jq_flag {
-        return e;
-    }
     let file = format!("a FILE named '{arg}' is './{arg}'");
     let meant = match (command, flag) {
         (_, "-o") => Some("did you mean --output? (--output FORMAT)".to_string()),
@@ -233,6 +218,11 @@ fn unknown_tip(mut e: clap::Error, command: &str) -> clap::Error {
         ),
         _ => None,
     };
+    // A near miss clap found (`--ouput`) is its tip, unless the flag is
+    // one whose meaning is known (jq's `--argjson` is no `--arg`).
+    if meant.is_none() && e.get(ContextKind::SuggestedArg).is_some() {
+        return e;
+    }
     let tip = match meant {
         Some(meant) => format!("{meant}; {file}"),
         None if command == "filter" => format!(

@@ -223,6 +223,10 @@ impl Stats {
         Counts::made(&mut self.counts, spare)
     }
 
+    fn sizes(&self) -> Sizes {
+        (self.lines, self.last_line, self.bytes)
+    }
+
     fn outcome(&self) -> Option<&Ending> {
         self.counts.as_ref()?.outcome.as_ref()
     }
@@ -391,9 +395,7 @@ impl Summarize<'_> {
             + st.counts.as_deref().map_or(0, Counts::size);
         self.held_bytes += size;
         let held = Held {
-            lines: st.lines,
-            last_line: st.last_line,
-            bytes: st.bytes,
+            sizes: st.sizes(),
             domain,
             framework,
             counts: st.counts,
@@ -417,27 +419,16 @@ impl Summarize<'_> {
             }
             let (r, held) = entry.remove();
             self.held_bytes -= held.size;
-            let c = held.counts.as_deref();
             let (domain, framework) = (borrowed(&held.domain), borrowed(&held.framework));
-            let counted = Counted {
-                lines: held.lines,
-                last_line: held.last_line,
-                bytes: held.bytes,
-                domain: &domain,
-                framework: &framework,
-                warnings: c.map_or(&[], |c| &c.warnings),
-                errors: c.map_or(&[], |c| &c.errors),
-                outcome: c.and_then(|c| c.outcome.as_ref()),
-            };
-            report.tally.run(&r);
-            report.out.summarized(&r, &counted, self.width)?;
+            let names = (&domain[..], &framework[..]);
+            let c = held.counts.as_deref();
+            write(report, self.width, &r, held.sizes, names, c)?;
             self.shared.give_back(held.counts);
         }
         Ok(())
     }
 
     fn emit(&mut self, r: &RunVerdict, mut st: Stats, report: &mut Report) -> io::Result<()> {
-        report.tally.run(r);
         st.flush();
         let shared = &mut self.shared;
         shared.room += st.kept.saturating_sub(OWN);
@@ -445,18 +436,15 @@ impl Summarize<'_> {
             st.kinds.sorted(&shared.names, false),
             st.kinds.sorted(&shared.names, true),
         );
-        let c = st.counts.as_deref();
-        let counted = Counted {
-            lines: st.lines,
-            last_line: st.last_line,
-            bytes: st.bytes,
-            domain: &domain,
-            framework: &framework,
-            warnings: c.map_or(&[], |c| &c.warnings),
-            errors: c.map_or(&[], |c| &c.errors),
-            outcome: c.and_then(|c| c.outcome.as_ref()),
-        };
-        let written = report.out.summarized(r, &counted, self.width);
+        let names = (&domain[..], &framework[..]);
+        let written = write(
+            report,
+            self.width,
+            r,
+            st.sizes(),
+            names,
+            st.counts.as_deref(),
+        );
         drop((domain, framework));
         st.kinds.release(&mut shared.names);
         shared.give_back(st.counts);
@@ -464,12 +452,40 @@ impl Summarize<'_> {
     }
 }
 
+/// A run's lines, the number of its last line, and its bytes.
+type Sizes = (u64, u64, u64);
+
+/// A run's counts by type name, sorted: domain, framework.
+type ByType<'a> = (&'a [(&'a str, u64)], &'a [(&'a str, u64)]);
+
+/// Write run `r`'s summary from its counts, written now or held, and
+/// count its verdict.
+fn write(
+    report: &mut Report,
+    width: Option<usize>,
+    r: &RunVerdict,
+    (lines, last_line, bytes): Sizes,
+    (domain, framework): ByType<'_>,
+    c: Option<&Counts>,
+) -> io::Result<()> {
+    report.tally.run(r);
+    let counted = Counted {
+        lines,
+        last_line,
+        bytes,
+        domain,
+        framework,
+        warnings: c.map_or(&[], |c| &c.warnings),
+        errors: c.map_or(&[], |c| &c.errors),
+        outcome: c.and_then(|c| c.outcome.as_ref()),
+    };
+    report.out.summarized(r, &counted, width)
+}
+
 /// What is kept of a run that ended while one that began before it is
 /// still open: its counts, its names copied out of the shared table.
 struct Held {
-    lines: u64,
-    last_line: u64,
-    bytes: u64,
+    sizes: Sizes,
     domain: Vec<(String, u64)>,
     framework: Vec<(String, u64)>,
     counts: Option<Box<Counts>>,
