@@ -21,12 +21,14 @@ use crate::config::{ReportTo, SummarizeOptions};
 use crate::exit::{Exit, Result};
 use crate::input::scan::Line;
 use crate::json::Event;
-use crate::output::summary::{self, Counted, Ending, Problem};
+use crate::output::summary::{self, Ending};
 use crate::stream::{self, Consumer, Holder, PerRun, Report};
 
+mod held;
 mod outcomes;
 mod types;
 
+use held::{Counts, Held, Sizes, borrowed, write};
 use types::{Kinds, Last, Names};
 
 /// Counts of ended runs kept to be used again, at most: a run that
@@ -95,15 +97,6 @@ struct Stats {
 const _: () = assert!(
     8 + std::mem::size_of::<crate::check::RunKey>() + std::mem::offset_of!(Stats, kinds) <= 64
 );
-
-/// What else a run's lines are counted as: the framework's errors and
-/// warnings, and how it ended.
-#[derive(Default)]
-struct Counts {
-    warnings: Vec<Problem>,
-    errors: Vec<Problem>,
-    outcome: Option<Ending>,
-}
 
 struct Summarize<'o> {
     type_field: &'o str,
@@ -229,27 +222,6 @@ impl Stats {
 
     fn outcome(&self) -> Option<&Ending> {
         self.counts.as_ref()?.outcome.as_ref()
-    }
-}
-
-impl Counts {
-    /// The counts `held` has, made (or taken from `spare`) if none yet.
-    #[allow(clippy::vec_box, reason = "the boxes are what is reused")]
-    fn made<'c>(held: &'c mut Option<Box<Counts>>, spare: &mut Vec<Box<Counts>>) -> &'c mut Counts {
-        held.get_or_insert_with(|| spare.pop().unwrap_or_default())
-    }
-
-    /// About what its lists hold, in bytes (`MAX_HELD_BYTES`).
-    fn size(&self) -> usize {
-        let each = |p: &Problem| 64 + p.category.len() + p.code.len() + p.first_message.len();
-        self.warnings.iter().chain(&self.errors).map(each).sum()
-    }
-
-    /// Nothing counted, the room of its lists kept.
-    fn clear(&mut self) {
-        self.warnings.clear();
-        self.errors.clear();
-        self.outcome = None;
     }
 }
 
@@ -450,51 +422,6 @@ impl Summarize<'_> {
         shared.give_back(st.counts);
         written
     }
-}
-
-/// A run's lines, the number of its last line, and its bytes.
-type Sizes = (u64, u64, u64);
-
-/// A run's counts by type name, sorted: domain, framework.
-type ByType<'a> = (&'a [(&'a str, u64)], &'a [(&'a str, u64)]);
-
-/// Write run `r`'s summary from its counts, written now or held, and
-/// count its verdict.
-fn write(
-    report: &mut Report,
-    width: Option<usize>,
-    r: &RunVerdict,
-    (lines, last_line, bytes): Sizes,
-    (domain, framework): ByType<'_>,
-    c: Option<&Counts>,
-) -> io::Result<()> {
-    report.tally.run(r);
-    let counted = Counted {
-        lines,
-        last_line,
-        bytes,
-        domain,
-        framework,
-        warnings: c.map_or(&[], |c| &c.warnings),
-        errors: c.map_or(&[], |c| &c.errors),
-        outcome: c.and_then(|c| c.outcome.as_ref()),
-    };
-    report.out.summarized(r, &counted, width)
-}
-
-/// What is kept of a run that ended while one that began before it is
-/// still open: its counts, its names copied out of the shared table.
-struct Held {
-    sizes: Sizes,
-    domain: Vec<(String, u64)>,
-    framework: Vec<(String, u64)>,
-    counts: Option<Box<Counts>>,
-    /// About what it holds, in bytes (`MAX_HELD_BYTES`).
-    size: usize,
-}
-
-fn borrowed(v: &[(String, u64)]) -> Vec<(&str, u64)> {
-    v.iter().map(|(n, c)| (n.as_str(), *c)).collect()
 }
 
 impl Shared {
