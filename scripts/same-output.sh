@@ -40,10 +40,11 @@ check() {
     for x in "$@"; do a+=("${x//@DIR@/old.dir}"); b+=("${x//@DIR@/new.dir}"); done
     run old "${a[@]}"
     run new "${b[@]}"
-    # The directory's name, aoitap's own run ids (ULIDs) and times in
-    # seconds may differ; nothing else.
+    # The directory's name, aoitap's own run ids (ULIDs) and times (in
+    # seconds, or JUnit's `time` and `timestamp`) may differ; nothing
+    # else.
     sed -i 's/new\.dir/old.dir/g' "$work/new.out" "$work/new.err"
-    sed -i -E 's/\b[0-9A-HJKMNP-TV-Z]{26}\b/ULID/g; s/[0-9]+(\.[0-9]+)? ?m?s\b/T s/g; s/"(elapsed|duration)_ms":[0-9]+/"\1_ms":T/g' \
+    sed -i -E 's/\b[0-9A-HJKMNP-TV-Z]{26}\b/ULID/g; s/[0-9]+(\.[0-9]+)? ?m?s\b/T s/g; s/"(elapsed|duration)_ms":[0-9]+/"\1_ms":T/g; s/ (time|timestamp)="[^"]*"/ \1="T"/g' \
         "$work"/{old,new}.{out,err}
     for part in out err rc; do
         if ! cmp -s "$work/old.$part" "$work/new.$part"; then
