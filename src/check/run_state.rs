@@ -197,6 +197,25 @@ impl RunState {
         part.downcast_mut().expect("made above")
     }
 
+    /// `f` with the protocol's own part beside the rest of the run, for
+    /// work that reaches both many times a line: the part's type is
+    /// checked once, not at every reach. The part is out of the run while
+    /// `f` runs, so `f` must not ask the run for it.
+    pub(super) fn with_part<T: Part, R>(
+        &mut self,
+        make: impl FnOnce(&RunState) -> T,
+        f: impl FnOnce(&mut RunState, &mut T) -> R,
+    ) -> R {
+        let held = self.part.take().map(|p| p as Box<dyn Any>);
+        let mut part = match held.map(|p| p.downcast::<T>()) {
+            Some(Ok(part)) => part,
+            _ => Box::new(make(self)),
+        };
+        let r = f(self, &mut part);
+        self.part = Some(part);
+        r
+    }
+
     /// The protocol's own part, if it made one of type `T`.
     pub(super) fn part_of<T: Part>(&self) -> Option<&T> {
         let part: &dyn Any = self.part.as_deref()?;

@@ -51,75 +51,9 @@ impl Contract for Aoi1 {
     ) -> io::Result<Ruling> {
         let (ty, seen) = typed(ev, Protocol::Aoi);
         let ty = ty.as_deref();
-        let aoi = ev.aoi();
-        let (_, run_v, aoi_bad) = aoi.parts();
-        let multi = out.cfg.multi_run;
-        // Multi-run: `place` sent the line here by its id, so once the run
-        // has an id every id it gets is that one.
-        let (t, new_id) = if multi && own(run).tracks[0].id.is_some() {
-            (0, false)
-        } else {
-            track(run, run_v)
-        };
-        run.count_line();
-        // One look-up of the part for what every line notes in it: each
-        // costs a type check.
-        let part = own(run);
-        part.count_line();
-        part.enveloped |= matches!(aoi, Aoi::Object { .. });
-        part.typed |= ty.is_some();
-        part.untyped |= ty.is_none();
-        let late = run.summary.is_some() && ty != Some(b"aoi:summary") && !run.not_last_reported;
-        if late {
-            run.not_last_reported = true;
-        }
-        if new_id && !multi {
-            // Counts over two runs cannot be reconciled with one summary.
-            own(run).seq_trouble = true;
-        }
-        if late {
-            let msg =
-                "event after the run's aoi:summary: the summary must be the last line".to_string();
-            out.report(run, Rule::SummaryNotLast, None, msg)?;
-        }
-        if new_id && !multi {
-            let name = run_v.and_then(|v| v.as_str()).unwrap_or_default();
-            let msg = format!(
-                "run id changed to {}: one stream must be one run (use --multi-run for merged logs)",
-                crate::text::quote(&name)
-            );
-            out.report(run, Rule::RunChanged, None, msg)?;
-        }
-
-        // The envelope (§2, §8.1).
-        if let Some(key) = ev.duplicate_reserved_key() {
-            let msg = format!("{key} appears twice: parsers disagree about which one wins");
-            out.report(run, Rule::EnvelopeDuplicateKey, None, msg)?;
-        }
-        if ty.is_none() {
-            let msg = match ev.get("type") {
-                None => "no type: every event must carry a string type".to_string(),
-                Some(_) => "type is not a string".to_string(),
-            };
-            out.report(run, Rule::EnvelopeTypeMissing, None, msg)?;
-        }
-        if aoi_bad {
-            out.report(
-                run,
-                Rule::EnvelopeAoiNotObject,
-                None,
-                "aoi is not an object".into(),
-            )?;
-        }
-        if ev.has_ansi() {
-            out.report(
-                run,
-                Rule::TextAnsi,
-                None,
-                "ANSI escape inside a string value".into(),
-            )?;
-        }
-        let (seq, stepped) = seq(run, out, t, aoi, ev.seq_uint())?;
+        // One look-up of the part for all that every line notes in it:
+        // each look-up costs a type check.
+        let (t, seq, stepped) = run.with_part(Own::of, |run, part| line(run, part, out, ev, ty))?;
         let seen = LineKind {
             seq: stepped,
             ..seen
@@ -316,6 +250,85 @@ impl Own {
     }
 }
 
+/// What every line of an AOI 1.x run notes, up to its seq: its track and
+/// count, the envelope's rules, and `seq`'s. Returns the track with what
+/// `seq` returns.
+fn line(
+    run: &mut RunState,
+    part: &mut Own,
+    out: &mut Reporter<'_>,
+    ev: &Event<'_>,
+    ty: Option<&[u8]>,
+) -> io::Result<(usize, Option<u64>, SeqPlace)> {
+    let aoi = ev.aoi();
+    let (_, run_v, aoi_bad) = aoi.parts();
+    let multi = out.cfg.multi_run;
+    // Multi-run: `place` sent the line here by its id, so once the run
+    // has an id every id it gets is that one.
+    let (t, new_id) = if multi && part.tracks[0].id.is_some() {
+        (0, false)
+    } else {
+        track(run, part, run_v)
+    };
+    run.count_line();
+    part.count_line();
+    part.enveloped |= matches!(aoi, Aoi::Object { .. });
+    part.typed |= ty.is_some();
+    part.untyped |= ty.is_none();
+    let late = run.summary.is_some() && ty != Some(b"aoi:summary") && !run.not_last_reported;
+    if late {
+        run.not_last_reported = true;
+    }
+    if new_id && !multi {
+        // Counts over two runs cannot be reconciled with one summary.
+        part.seq_trouble = true;
+    }
+    if late {
+        let msg =
+            "event after the run's aoi:summary: the summary must be the last line".to_string();
+        out.report(run, Rule::SummaryNotLast, None, msg)?;
+    }
+    if new_id && !multi {
+        let name = run_v.and_then(|v| v.as_str()).unwrap_or_default();
+        let msg = format!(
+            "run id changed to {}: one stream must be one run (use --multi-run for merged logs)",
+            crate::text::quote(&name)
+        );
+        out.report(run, Rule::RunChanged, None, msg)?;
+    }
+
+    // The envelope (§2, §8.1).
+    if let Some(key) = ev.duplicate_reserved_key() {
+        let msg = format!("{key} appears twice: parsers disagree about which one wins");
+        out.report(run, Rule::EnvelopeDuplicateKey, None, msg)?;
+    }
+    if ty.is_none() {
+        let msg = match ev.get("type") {
+            None => "no type: every event must carry a string type".to_string(),
+            Some(_) => "type is not a string".to_string(),
+        };
+        out.report(run, Rule::EnvelopeTypeMissing, None, msg)?;
+    }
+    if aoi_bad {
+        out.report(
+            run,
+            Rule::EnvelopeAoiNotObject,
+            None,
+            "aoi is not an object".into(),
+        )?;
+    }
+    if ev.has_ansi() {
+        out.report(
+            run,
+            Rule::TextAnsi,
+            None,
+            "ANSI escape inside a string value".into(),
+        )?;
+    }
+    let (seq, stepped) = seq(run, part, out, t, aoi, ev.seq_uint())?;
+    Ok((t, seq, stepped))
+}
+
 /// The AOI 1.x part of `run`.
 fn own(run: &mut RunState) -> &mut Own {
     run.part(Own::of)
@@ -323,10 +336,10 @@ fn own(run: &mut RunState) -> &mut Own {
 
 /// The track of the run id `v` names, and whether it is new to the run;
 /// the first id seen names the run.
-fn track(run: &mut RunState, v: Option<Value<'_>>) -> (usize, bool) {
-    let (t, new) = own(run).track(v);
+fn track(run: &mut RunState, part: &mut Own, v: Option<Value<'_>>) -> (usize, bool) {
+    let (t, new) = part.track(v);
     if run.id.is_none() {
-        run.id = own(run).tracks[0].id.clone();
+        run.id = part.tracks[0].id.clone();
         if run.id.is_some() {
             run.name = v.and_then(|v| v.as_str()).map(|s| run_name(&s));
         }
@@ -338,6 +351,7 @@ fn track(run: &mut RunState, v: Option<Value<'_>>) -> (usize, bool) {
 /// the walk decoded it. Returns the seq when readable.
 fn seq(
     run: &mut RunState,
+    part: &mut Own,
     out: &mut Reporter<'_>,
     t: usize,
     aoi: Aoi<'_>,
@@ -354,14 +368,13 @@ fn seq(
             "aoi.run is not a string".into(),
         )?;
     }
-    if own(run).tracks[t].shared {
+    if part.tracks[t].shared {
         let n = match (seq_v, uint) {
             (Some(_), Uint::Int(n)) => Some(n),
             _ => None,
         };
         return Ok((n, SeqPlace::Untracked));
     }
-    let part = own(run);
     let track = &mut part.tracks[t].seq;
     let Some(v) = seq_v else {
         let uses = track.started();
@@ -400,7 +413,7 @@ fn seq(
     match step {
         SeqStep::InOrder => {}
         SeqStep::HeadCut { count } | SeqStep::Gap { count, .. } => {
-            own(run).seq_trouble = true;
+            part.seq_trouble = true;
             run.missing = run.missing.saturating_add(count);
             let s = if count == 1 { "" } else { "s" };
             let (rule, msg, from) = match step {
@@ -423,7 +436,7 @@ fn seq(
             out.emit(run, f)?;
         }
         SeqStep::Back { expected } => {
-            own(run).seq_trouble = true;
+            part.seq_trouble = true;
             run.repeats += 1;
             let msg = format!("seq {n} again or backwards: expected {expected}");
             out.report(run, Rule::SeqRepeat, Some(n), msg)?;
@@ -771,7 +784,8 @@ mod tests {
         let text = format!(r#"{{"run":{id}}}"#);
         let mut arena = Arena::default();
         let index = Parser::new().parse(text.as_bytes(), &mut arena).unwrap();
-        track(run, index.event(text.as_bytes(), &arena).get("run"))
+        let v = index.event(text.as_bytes(), &arena).get("run");
+        run.with_part(Own::of, |run, part| track(run, part, v))
     }
 
     #[test]

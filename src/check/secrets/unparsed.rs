@@ -315,6 +315,12 @@ impl AfterKey {
     /// string on the next line is the value itself, a list opened runs
     /// to its `]`.
     pub fn next(&mut self, item: &Line<'_>, held: bool, names: &[String]) -> Option<Withholding> {
+        // An event ends in no key: while no value is awaited, a stream of
+        // events pays one test here.
+        let object = matches!(item, Line::Complete { json: Ok(ev), .. } if ev.is_object());
+        if self.value.is_none() && (held || object) {
+            return None;
+        }
         let carried = self.value.is_some().then_some(Withholding::AfterKey);
         let bytes = match *item {
             _ if held => {
@@ -343,9 +349,7 @@ impl AfterKey {
                 self.value = None;
             }
         }
-        // An event ends in no key: only a line that is not one is read
-        // for it, so a stream of events pays nothing here.
-        let object = matches!(item, Line::Complete { json: Ok(ev), .. } if ev.is_object());
+        // Only a line that is not an event is read for a key at its end.
         if !object && let Some((_, after)) = trailing_key(bytes, names) {
             let mut nesting = Nesting::default();
             nesting.feed(&bytes[after..]);
