@@ -255,6 +255,30 @@ mod tests {
     }
 
     #[test]
+    fn reserved_names_are_counted_as_the_line_holds_them() {
+        for line in [
+            &br#"{"type":"a","aoi":{"seq":1}}"#[..],
+            br#"{"b":1}"#,
+            br#"{"typ\u0065":"a","aoi":1,"x":{"type":2}}"#,
+            br#"{"type":"a","typ\u0065":"b","aoi":{},"aoi":{}}"#,
+            br#"{"aoi":{"seq":1,"seq":2},"type":1,"type":2,"type":3}"#,
+            br#"{"type":"a","aoi":{"run":"r","run":"s"}}"#,
+        ] {
+            with(line, |ev| {
+                for key in ["type", "aoi", "b"] {
+                    let whole = ev.as_value().count(key);
+                    assert_eq!(
+                        ev.count(key),
+                        whole,
+                        "{key} in {}",
+                        String::from_utf8_lossy(line)
+                    );
+                }
+            });
+        }
+    }
+
+    #[test]
     fn ansi_in_strings() {
         assert!(with(br#"{"m":"\u001b[31mred"}"#, |ev| ev.has_ansi()));
         assert!(with("{\"m\":\"\u{9b}31m\"}".as_bytes(), |ev| ev.has_ansi()));

@@ -180,11 +180,30 @@ impl<'a> Event<'a> {
     }
 
     /// How many top-level members are named `key` (decoded).
+    #[inline(always)]
     pub fn count(&self, key: &str) -> usize {
-        // The index keeps only the first of a reserved name: a second one
-        // is counted from the line itself (rare: the line is then broken).
-        let reserved_twice = self.index.duplicate.is_some() && matches!(key, "type" | "aoi");
-        if self.index.overflow || reserved_twice {
+        // The index keeps the first member of a reserved name and notes a
+        // second: with none noted, it has the count (inlined, so a
+        // constant `key` costs no compare).
+        let reserved = match key {
+            "type" => Some(Tag::Type),
+            "aoi" => Some(Tag::Aoi),
+            _ => None,
+        };
+        match reserved {
+            Some(tag) if self.index.duplicate.is_none() => {
+                usize::from(self.index.first(tag).is_some())
+            }
+            _ => self.count_read(key, reserved.is_some()),
+        }
+    }
+
+    /// `count` read from the members, or from the line itself where the
+    /// index does not have them all (a reserved name twice is rare: the
+    /// line is then broken).
+    #[inline(never)]
+    fn count_read(&self, key: &str, reserved: bool) -> usize {
+        if self.index.overflow || reserved {
             return self.whole().count(key);
         }
         self.top

@@ -111,37 +111,41 @@ pub fn forward<'a>(
 }
 
 fn aoi<'a>(ev: &Event<'a>, up: &Upstream<'_>, own: &mut OwnRun, line: &mut Spliced<'a>) -> Became {
-    let Some(ty) = ev.ty() else {
+    // Matched on its decoded bytes: every name below is ASCII, so no
+    // UTF-8 pass is needed to tell them.
+    let Some(ty) = ev.ty_bytes() else {
         return Became::Dropped;
     };
     match &*ty {
-        "aoi:error" => framework_event(ev, "aoi:error", up, own, line),
-        "aoi:warning" => framework_event(ev, "aoi:warning", up, own, line),
+        b"aoi:error" => framework_event(ev, "aoi:error", up, own, line),
+        b"aoi:warning" => framework_event(ev, "aoi:warning", up, own, line),
         // Its identity is the summary's `upstream`; its tool, the origin
         // of what it forwards.
-        "aoi:meta" => {
+        b"aoi:meta" => {
             let identity = crate::check::identity(ev);
             own.tool = identity.tool.clone();
             own.upstream = Some(identity);
             Became::Dropped
         }
         // Its outcome is the summary's to say; its `partial`, kept.
-        "aoi:summary" => {
+        b"aoi:summary" => {
             own.upstream_partial = ev.get("partial").and_then(|v| v.as_bool());
             Became::Dropped
         }
-        "aoi:check" if !check_conforms(ev) => {
+        b"aoi:check" if !check_conforms(ev) => {
             wrapped(ev, "record", own, line);
             Became::Domain
         }
-        "aoi:check" | "aoi:plan" | "aoi:progress" if plain(ev, true) && names_unique(ev) => {
+        b"aoi:check" | b"aoi:plan" | b"aoi:progress" if plain(ev, true) && names_unique(ev) => {
             reenvelope(ev, ev.aoi_cut(), None, None, own, line);
             Became::Framework
         }
-        t if t.starts_with("aoi:") && !matches!(t, "aoi:check" | "aoi:plan" | "aoi:progress") => {
+        t if t.starts_with(b"aoi:")
+            && !matches!(t, b"aoi:check" | b"aoi:plan" | b"aoi:progress") =>
+        {
             Became::Dropped
         }
-        t if plain(ev, true) && !REPORT_TYPES.contains(&t) => {
+        t if plain(ev, true) && !REPORT_TYPES.iter().any(|r| r.as_bytes() == t) => {
             reenvelope(ev, ev.aoi_cut(), None, None, own, line);
             Became::Domain
         }

@@ -33,11 +33,13 @@ impl<'a> Spliced<'a> {
         self.made
     }
 
+    #[inline]
     pub fn push(&mut self, b: u8) {
         self.settle();
         self.made.push(b);
     }
 
+    #[inline]
     pub fn extend_from_slice(&mut self, b: &[u8]) {
         self.settle();
         self.made.extend_from_slice(b);
@@ -61,7 +63,11 @@ impl<'a> Spliced<'a> {
         &mut self.made
     }
 
+    #[inline]
     fn settle(&mut self) {
+        if self.rest.iter().all(|p| p.is_empty()) {
+            return;
+        }
         for part in std::mem::take(&mut self.rest) {
             self.made.extend_from_slice(part);
         }
