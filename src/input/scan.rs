@@ -17,7 +17,7 @@
 use std::io::{self, Read};
 
 use crate::input::line_check::{LineCheck, Validity};
-use crate::json::{Arena, Event, Index, JsonError, Parser};
+use crate::json::{Arena, Event, Index, JsonError, Parser, Stops};
 
 /// A batch is handed out once it holds this many bytes of whole lines.
 pub const BATCH_BYTES: usize = 256 * 1024;
@@ -95,6 +95,8 @@ pub struct Batch {
     items: Vec<Item>,
     parsed: Vec<Result<Index, JsonError>>,
     arena: Arena,
+    /// Where the strings of the batch's lines stop (the wide pass).
+    stops: Stops,
     /// With `--schema`: the outcome of each parsed line that is not valid,
     /// by its place in `parsed`, in order.
     checked: Vec<(usize, Validity)>,
@@ -119,10 +121,20 @@ impl Batch {
         self.arena.clear();
         self.checked.clear();
         self.validated = schema.is_some();
+        // The wide pass, once over the batch's bytes; a batch grown past
+        // its size for a long line is walked by scanning, so the marks
+        // never cost more than a batch's eighth.
+        let marked = self.len <= BATCH_BYTES * 2;
+        if marked {
+            self.stops.mark(&self.buf[..self.len]);
+        }
         for item in &self.items {
             if let Item::Complete { start, end } = *item {
                 let line = &self.buf[start..end];
-                let r = parser.parse(line, &mut self.arena);
+                let r = match marked {
+                    true => parser.parse_marked(line, start, &self.stops, &mut self.arena),
+                    false => parser.parse(line, &mut self.arena),
+                };
                 if let (Some(schema), Ok(index)) = (schema, &r) {
                     let ev = index.event(line, &self.arena);
                     if ev.is_object() {

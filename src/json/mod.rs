@@ -30,12 +30,14 @@
 mod decode;
 mod index;
 mod nesting;
+mod stops;
 mod view;
 mod walk;
 
 pub use decode::{decode, unescape};
 pub use index::{Arena, Event, Index, JsonError, Kind, Member, Uint, Value};
 pub use nesting::Nesting;
+pub use stops::Stops;
 pub use view::{Aoi, Children};
 pub use walk::Parser;
 

@@ -1,10 +1,9 @@
 //! The one pass over a line: strict RFC 8259 on UTF-8 bytes (spec §2),
 //! recording the member index as it goes.
 
-use wide::i8x16;
-
 use super::decode::{decode, hex4};
 use super::index::*;
+use super::stops::{Stops, stops_string, stops16};
 
 /// Reusable parse state; one per thread.
 #[derive(Default)]
@@ -117,7 +116,20 @@ impl Parser {
     /// Validate `line` (without its `\n`) and index its top-level members
     /// into `arena`. On failure the arena holds no trace of the line.
     pub fn parse(&mut self, line: &[u8], arena: &mut Arena) -> Result<Index, JsonError> {
-        self.parse_with::<true>(line, arena)
+        self.parse_with::<true>(line, Plain::Scan, arena)
+    }
+
+    /// `parse` for a line at `at` in bytes that `stops` marked: where its
+    /// strings end is read from the marks (the wide pass). The index is
+    /// the one `parse` makes.
+    pub fn parse_marked(
+        &mut self,
+        line: &[u8],
+        at: usize,
+        stops: &Stops,
+        arena: &mut Arena,
+    ) -> Result<Index, JsonError> {
+        self.parse_with::<true>(line, Plain::Marked(stops, at), arena)
     }
 
     /// `parse`, with the envelope's fast form tried first (`ENVELOPE`) or
@@ -125,6 +137,7 @@ impl Parser {
     fn parse_with<const ENVELOPE: bool>(
         &mut self,
         line: &[u8],
+        plain: Plain<'_>,
         arena: &mut Arena,
     ) -> Result<Index, JsonError> {
         if line.len() > u32::MAX as usize || arena.top.len() > (u32::MAX / 2) as usize {
@@ -139,6 +152,7 @@ impl Parser {
         self.stack.clear();
         let mut walk = Walk {
             b: line,
+            plain,
             stack: &mut self.stack,
             arena,
             index: &mut index,
@@ -169,6 +183,7 @@ impl Parser {
 /// One pass over a line.
 struct Walk<'w> {
     b: &'w [u8],
+    plain: Plain<'w>,
     stack: &'w mut BitStack,
     arena: &'w mut Arena,
     index: &'w mut Index,
@@ -229,7 +244,7 @@ impl Walk<'_> {
             if b.get(i) != Some(&b'"') {
                 return Err(fault(i, Want::Key));
             }
-            let (end, escaped) = string(b, i, &mut self.flags)?;
+            let (end, escaped) = string(b, i, self.plain, &mut self.flags)?;
             let (key_start, key_end) = (i + 1, end - 1);
             let key = &b[key_start..key_end];
             self.flags.marked |= marked_key(key, escaped);
@@ -241,7 +256,7 @@ impl Walk<'_> {
             // Scalars, the most common values, without a call. A value
             // counts as escaped unless it is a string seen to hold none.
             let (j, value_escaped) = match b.get(value_start) {
-                Some(b'"') => string(b, value_start, &mut self.flags)?,
+                Some(b'"') => string(b, value_start, self.plain, &mut self.flags)?,
                 Some(b'0'..=b'9' | b'-') => (number(b, value_start)?, true),
                 // A second `aoi` is a duplicate of its own: its members
                 // are not indexed as the envelope's.
@@ -260,7 +275,9 @@ impl Walk<'_> {
                 value_escaped,
                 tag,
             };
-            self.push(m, level);
+            if self.push(m, level) && m.tag == Tag::Seq {
+                self.index.seq = Uint::of(&b[value_start..j]);
+            }
             match separator(b, j)? {
                 Sep::Next(k) => i = k,
                 Sep::Close(k) => return Ok(k),
@@ -292,7 +309,7 @@ impl Walk<'_> {
         // Each string ends at its first stop byte, which must be the `"`
         // that the next fixed part starts with: an escape, a control or a
         // byte over 0x7F is not this form.
-        let q = skip_plain(b, HEAD.len());
+        let q = skip_plain(b, HEAD.len(), self.plain);
         let seq = q + AOI.len();
         if b.get(q..seq)? != AOI {
             return None;
@@ -306,7 +323,7 @@ impl Walk<'_> {
         if b.get(c..run)? != RUN {
             return None;
         }
-        let r = skip_plain(b, run);
+        let r = skip_plain(b, run, self.plain);
         let end = r + TAIL.len();
         if b.get(r..end)? != TAIL {
             return None;
@@ -337,11 +354,18 @@ impl Walk<'_> {
             Level::Top,
         );
         self.index.aoi_object = true;
+        // Its digits were just checked: their value without a second
+        // look at each (past 19 digits, as the member loop reads it).
+        self.index.seq = match &b[seq..c] {
+            d if d.len() <= 19 => Uint::Int(d.iter().fold(0, |n, &x| n * 10 + u64::from(x - b'0'))),
+            d => Uint::of(d),
+        };
         Some(end)
     }
 
+    /// Index `m`; returns whether it is the first of its reserved name.
     #[inline(always)]
-    fn push(&mut self, m: Member, level: Level) {
+    fn push(&mut self, m: Member, level: Level) -> bool {
         let (list, base) = match level {
             Level::Top => (&mut self.arena.top, self.index.top.0),
             Level::Aoi => (&mut self.arena.aoi, self.index.aoi.0),
@@ -356,21 +380,19 @@ impl Walk<'_> {
             } else {
                 self.index.overflow = true;
             }
-            return;
+            return false;
         }
         let slot = &mut self.index.first[m.tag as usize];
         if *slot != NONE {
             self.index.duplicate.get_or_insert(m.tag);
-            return;
+            return false;
         }
         if count >= MAX_MEMBERS {
             self.index.overflow = true;
         }
         list.push(m);
         *slot = count as u32;
-        if m.tag == Tag::Seq {
-            self.index.seq = Uint::of(&self.b[m.value_start as usize..m.value_end as usize]);
-        }
+        true
     }
 
     /// Validate the value at `i`; returns the index after it. Containers
@@ -378,12 +400,13 @@ impl Walk<'_> {
     fn value(&mut self, i: usize) -> Walked {
         let b = self.b;
         let ansi = &mut self.flags;
+        let plain = self.plain;
         let stack = &mut *self.stack;
         let base = stack.len();
         let mut i = i;
         'value: loop {
             match b.get(i) {
-                Some(b'"') => i = string(b, i, ansi)?.0,
+                Some(b'"') => i = string(b, i, plain, ansi)?.0,
                 Some(b'-' | b'0'..=b'9') => i = number(b, i)?,
                 Some(b'{') => {
                     i = ws(b, i + 1);
@@ -391,7 +414,7 @@ impl Walk<'_> {
                         i += 1;
                     } else {
                         stack.push(true);
-                        i = key(b, i, ansi)?;
+                        i = key(b, i, plain, ansi)?;
                         continue 'value;
                     }
                 }
@@ -418,7 +441,7 @@ impl Walk<'_> {
                 let is_object = stack.top() == Some(true);
                 match (b.get(i), is_object) {
                     (Some(b','), true) => {
-                        i = key(b, ws(b, i + 1), ansi)?;
+                        i = key(b, ws(b, i + 1), plain, ansi)?;
                         continue 'value;
                     }
                     (Some(b','), false) => {
@@ -459,11 +482,11 @@ fn tag_of(level: Level, raw: &[u8], escaped: bool) -> Tag {
 /// Read `"key" :` at `i` inside a nested object; returns the index of the
 /// value.
 #[inline]
-fn key(b: &[u8], i: usize, flags: &mut Flags) -> Walked {
+fn key(b: &[u8], i: usize, plain: Plain<'_>, flags: &mut Flags) -> Walked {
     if b.get(i) != Some(&b'"') {
         return Err(fault(i, Want::Key));
     }
-    let (end, escaped) = string(b, i, flags)?;
+    let (end, escaped) = string(b, i, plain, flags)?;
     flags.marked |= marked_key(&b[i + 1..end - 1], escaped);
     match after(b, end, b':') {
         Some(j) => Ok(ws(b, j)),
@@ -519,21 +542,14 @@ fn after(b: &[u8], i: usize, c: u8) -> Option<usize> {
 /// closing quote, and whether the string held an escape. Most strings are
 /// plain ASCII: that path is kept small and inline.
 #[inline(always)]
-fn string(b: &[u8], i: usize, flags: &mut Flags) -> Result<(usize, bool), Fault> {
-    let k = skip_plain(b, i + 1);
+fn string(b: &[u8], i: usize, plain: Plain<'_>, flags: &mut Flags) -> Result<(usize, bool), Fault> {
+    let k = skip_plain(b, i + 1, plain);
     if b.get(k) == Some(&b'"') {
         return Ok((k + 1, false));
     }
     flags.escaped = false;
-    let end = string_rest(b, k, flags)?;
+    let end = string_rest(b, k, plain, flags)?;
     Ok((end, flags.escaped))
-}
-
-/// Bytes that end the fast part of a string: `"`, `\`, controls, and any
-/// byte over 0x7F (UTF-8 is checked there).
-#[inline(always)]
-fn stops_string(x: u8) -> bool {
-    x == b'"' || x == b'\\' || !(0x20..=0x7f).contains(&x)
 }
 
 /// Index of the first byte of `w` (little-endian lanes) that stops a
@@ -555,16 +571,25 @@ fn first_stop(w: u64) -> Option<usize> {
     (hit != 0).then(|| (hit.trailing_zeros() / 8) as usize)
 }
 
-/// The bytes of `chunk` that `stops_string` names, one bit each (bit k
-/// for byte k). As signed bytes, the controls and everything over 0x7F are
-/// exactly those under 0x20: one compare, with the two for `"` and `\`.
+/// How a walk finds where a string's plain bytes end: by scanning the
+/// line (`Scan`), or from the marks the wide pass made over the batch the
+/// line is in, at its offset there (`Marked`).
+#[derive(Clone, Copy)]
+enum Plain<'a> {
+    Scan,
+    Marked(&'a Stops, usize),
+}
+
+/// The first index from `i` that holds a byte `stops_string` names, or
+/// the line's end.
 #[inline(always)]
-fn stops16(chunk: &[u8; 16]) -> u32 {
-    let v = i8x16::new(chunk.map(|x| x as i8));
-    let stop = v.simd_eq(i8x16::splat(b'"' as i8))
-        | v.simd_eq(i8x16::splat(b'\\' as i8))
-        | v.simd_lt(i8x16::splat(0x20));
-    stop.to_bitmask()
+fn skip_plain(b: &[u8], i: usize, plain: Plain<'_>) -> usize {
+    match plain {
+        Plain::Scan => scan_plain(b, i),
+        Plain::Marked(stops, at) => stops
+            .next(at + i)
+            .map_or(b.len(), |k| (k - at).min(b.len())),
+    }
 }
 
 /// The first index from `i` that holds a byte `stops_string` names.
@@ -574,7 +599,7 @@ fn stops16(chunk: &[u8; 16]) -> u32 {
 /// from 123.2M to 117.9M instructions on its first 40,000 lines
 /// (callgrind), against 8-byte SWAR alone.
 #[inline(always)]
-fn skip_plain(b: &[u8], mut i: usize) -> usize {
+fn scan_plain(b: &[u8], mut i: usize) -> usize {
     while let Some(chunk) = b.get(i..i + 16) {
         let stop = stops16(chunk.try_into().expect("16 bytes"));
         if stop != 0 {
@@ -597,7 +622,7 @@ fn skip_plain(b: &[u8], mut i: usize) -> usize {
 
 /// The rest of a string from its first escape, non-ASCII byte or fault.
 #[inline(never)]
-fn string_rest(b: &[u8], mut i: usize, flags: &mut Flags) -> Walked {
+fn string_rest(b: &[u8], mut i: usize, plain: Plain<'_>, flags: &mut Flags) -> Walked {
     loop {
         match b.get(i) {
             Some(b'"') => return Ok(i + 1),
@@ -626,7 +651,7 @@ fn string_rest(b: &[u8], mut i: usize, flags: &mut Flags) -> Walked {
             Some(_) => return Err(fault(i, Want::NoControl)),
             None => return Err(fault(i, Want::Close)),
         }
-        i = skip_plain(b, i);
+        i = skip_plain(b, i, plain);
     }
 }
 
@@ -762,19 +787,30 @@ mod tests {
     use super::*;
 
     /// The parse of `line` with and without the envelope's fast form, as
-    /// text: the index, and the members it put in the arena.
+    /// text: the index, and the members it put in the arena. The fast
+    /// form is also read from the wide pass's marks, with the line in a
+    /// batch between bytes that stop a string, and must read the same.
     fn both(line: &[u8]) -> (String, String) {
         let mut parser = Parser::new();
-        let mut run = |fast: bool| {
+        let mut batch = b"x\"\\\x01\xc3".to_vec();
+        let at = batch.len();
+        batch.extend_from_slice(line);
+        batch.extend_from_slice(b"\n\"tail\\ \xff");
+        let mut stops = Stops::default();
+        stops.mark(&batch);
+        let mut run = |fast: bool, plain| {
             let mut arena = Arena::default();
             let r = if fast {
-                parser.parse_with::<true>(line, &mut arena)
+                parser.parse_with::<true>(line, plain, &mut arena)
             } else {
-                parser.parse_with::<false>(line, &mut arena)
+                parser.parse_with::<false>(line, plain, &mut arena)
             };
             format!("{r:?} {:?} {:?}", arena.top, arena.aoi)
         };
-        (run(true), run(false))
+        let fast = run(true, Plain::Scan);
+        let marked = run(true, Plain::Marked(&stops, at));
+        assert_eq!(marked, fast, "marked: {}", String::from_utf8_lossy(line));
+        (fast, run(false, Plain::Scan))
     }
 
     /// The fast form of the envelope indexes a line exactly as the member
@@ -873,19 +909,5 @@ mod tests {
         // The cases exercise the fast form, not only its refusals.
         let parsed = fast_ok.get();
         assert!(parsed * 8 > cases as usize, "{parsed} of {cases} parsed");
-    }
-
-    /// The 16-byte scan stops at exactly the bytes the byte-wise test
-    /// names, in every lane.
-    #[test]
-    fn stops16_matches_stops_string() {
-        for x in 0..=255u8 {
-            for k in 0..16 {
-                let mut chunk = [b'a'; 16];
-                chunk[k] = x;
-                let want = if stops_string(x) { 1 << k } else { 0 };
-                assert_eq!(stops16(&chunk), want, "byte {x:#04x} in lane {k}");
-            }
-        }
     }
 }
