@@ -3,7 +3,7 @@
 //! stream. It is not an event and takes no seq step, so every command
 //! counts the same gap behind it.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use regex::Regex;
 
@@ -17,28 +17,27 @@ const MARKER: &str = r"^\s*[\[<(]?\s*(?:…|\.\.\.)?\s*(\d+)\s+(?:more\s+lines?(
 /// Markers are short; a longer line is never one (and is not searched).
 const MARKER_BYTES: usize = 256;
 
-/// The built-in marker and those given with `--marker`.
+/// The built-in marker and those given with `--marker`, compiled at the
+/// first line that could be one: a stream of events never pays for the
+/// compile (a third of a short stream's work).
 #[derive(Clone, Debug)]
-pub struct Markers(Vec<Regex>);
+pub struct Markers {
+    extra: Arc<[String]>,
+    /// Shared by clones, so a checker's copies compile once between them.
+    compiled: Arc<OnceLock<Vec<Regex>>>,
+}
 
 impl Markers {
     /// `extra` were checked by the command line (one capture group each).
-    /// Compiled once per process for the same patterns, however many
-    /// inputs each make a checker (docs/contract.md §14: starting a FILE compiles
-    /// no regex); a clone shares the compiled program.
     pub fn new(extra: &[String]) -> Markers {
-        static LAST: Mutex<Option<(Vec<String>, Markers)>> = Mutex::new(None);
-        let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((patterns, markers)) = &*last
-            && patterns == extra
-        {
-            return markers.clone();
+        Markers {
+            extra: extra.into(),
+            compiled: Arc::default(),
         }
-        let mut all = vec![Regex::new(MARKER).expect("built-in marker pattern")];
-        all.extend(extra.iter().filter_map(|m| Regex::new(m).ok()));
-        let markers = Markers(all);
-        *last = Some((extra.to_vec(), markers.clone()));
-        markers
+    }
+
+    fn compiled(&self) -> &[Regex] {
+        self.compiled.get_or_init(|| compile(&self.extra))
     }
 
     /// How many lines `line` says were cut, if it is a marker.
@@ -47,7 +46,7 @@ impl Markers {
             return None;
         }
         let text = std::str::from_utf8(line).ok()?;
-        self.0.iter().find_map(|m| {
+        self.compiled().iter().find_map(|m| {
             m.captures(text)
                 .and_then(|c| c.get(1))
                 // A count past u64 is still a marker (it saturates).
@@ -63,6 +62,23 @@ impl Markers {
                 })
         })
     }
+}
+
+/// The patterns compiled once per process for the same `extra`, however
+/// many inputs each make a checker (docs/contract.md §14: starting a FILE
+/// compiles no regex); a clone of a `Regex` shares its program.
+fn compile(extra: &[String]) -> Vec<Regex> {
+    static LAST: Mutex<Option<(Vec<String>, Vec<Regex>)>> = Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((patterns, compiled)) = &*last
+        && patterns == extra
+    {
+        return compiled.clone();
+    }
+    let mut all = vec![Regex::new(MARKER).expect("built-in marker pattern")];
+    all.extend(extra.iter().filter_map(|m| Regex::new(m).ok()));
+    *last = Some((extra.to_vec(), all.clone()));
+    all
 }
 
 #[cfg(test)]
