@@ -9,7 +9,7 @@ use std::io;
 
 use crate::check::common;
 use crate::check::config::{Config, Protocol};
-use crate::check::decision::Decision;
+use crate::check::decision::{Decision, LastRun, Went};
 use crate::check::document::{self, Closed, HELD, Joined};
 use crate::check::finding::{Draft, Reporter, Sink};
 use crate::check::marker::Markers;
@@ -17,27 +17,13 @@ use crate::check::profiles::{Form, Profile};
 use crate::check::protocols::{self, Exited, LineKind};
 use crate::check::rules::Rule;
 use crate::check::run_state::RunState;
-use crate::check::runs::{OpenRun, Run, RunRef, Runs, Target};
+use crate::check::runs::{OpenRun, Runs, Target};
 use crate::check::secrets::{self, Exposure, Suspect, Withholding};
 use crate::check::verdict::judge;
 use crate::input::scan::{Line, Validation};
 use crate::json::{Aoi, Event, JsonError, Kind};
 
 mod sniff;
-
-/// Where the last line went, kept past the run's end.
-enum LastRun {
-    Nowhere,
-    Slot(usize),
-    Gone {
-        id: Option<Box<[u8]>>,
-        first_line: u64,
-        meta: bool,
-        /// The slot it had, if it had one, and its number.
-        slot: Option<usize>,
-        serial: Option<u64>,
-    },
-}
 
 /// What `Checker::stalled` remembers of each open run: (slot, first line)
 /// to its line count when it last moved, since when, and whether it was
@@ -99,6 +85,14 @@ impl<'c> Checker<'c> {
     pub fn judge(&mut self, item: &Line<'_>, sink: &mut dyn Sink) -> io::Result<Decision<'_>> {
         let held_back = self.doc.held_back();
         let kind = self.judge_item(item, sink)?;
+        // An event on a line of its own, with no value of a secret key
+        // awaited, is withheld for nothing: what it exposes is replaced
+        // span by span. Most lines are this; they skip what follows.
+        let event = matches!(item, Line::Complete { json: Ok(ev), .. } if ev.is_object());
+        if event && !kind.held && self.closed.is_none() && self.after_key.idle() {
+            self.withheld = None;
+            return Ok(self.decision(kind));
+        }
         // A line that could not be parsed is searched for a secret-looking
         // key byte by byte (docs/contract.md §13), in every command: one
         // truth. A document on this line alone was parsed and searched
@@ -131,24 +125,23 @@ impl<'c> Checker<'c> {
             Some(suspect) => self.unparsed_secret(sink, &suspect)?,
             None => {}
         }
-        Ok(Decision {
+        Ok(self.decision(kind))
+    }
+
+    /// What was decided about the line just judged.
+    fn decision(&self, kind: LineKind) -> Decision<'_> {
+        Decision {
             kind,
             line: self.line,
-            run: self.run_of_last_line(),
-            slot: match self.last_run {
-                LastRun::Slot(s) => Some(s),
-                LastRun::Gone { slot, .. } => slot,
-                LastRun::Nowhere => None,
-            },
-            serial: match self.last_run {
-                LastRun::Slot(s) => self.runs.get(s).map(|r| r.serial),
-                LastRun::Gone { serial, .. } => serial,
-                LastRun::Nowhere => None,
+            went: Went {
+                last: &self.last_run,
+                runs: &self.runs,
+                doc_open: self.doc.is_open(),
             },
             exposures: &self.exposures,
             closed: self.closed.as_ref(),
             withheld: self.withheld,
-        })
+        }
     }
 
     fn judge_item(&mut self, item: &Line<'_>, sink: &mut dyn Sink) -> io::Result<LineKind> {
@@ -300,31 +293,6 @@ impl<'c> Checker<'c> {
     /// Multi-run: the first line of the oldest run still open.
     pub fn oldest_open(&mut self) -> Option<u64> {
         self.runs.oldest_open()
-    }
-
-    /// The run the line just judged went to.
-    fn run_of_last_line(&self) -> RunRef<'_> {
-        match &self.last_run {
-            LastRun::Nowhere => Run::Nowhere,
-            LastRun::Slot(s) => match self.runs.get(*s) {
-                // A document being read is its run's, known by the line it
-                // opened on, before it closes and says what it is.
-                Some(r) => RunRef::of(
-                    r.id.as_deref(),
-                    r.first_line,
-                    r.meta.is_some()
-                        || r.protocol.is_some_and(Protocol::runs_by_position)
-                        || self.doc.is_open(),
-                ),
-                None => Run::Nowhere,
-            },
-            LastRun::Gone {
-                id,
-                first_line,
-                meta,
-                ..
-            } => RunRef::of(id.as_deref(), *first_line, *meta),
-        }
     }
 
     /// `--idle-timeout-ms` passed without a line (spec §4.2): a finding

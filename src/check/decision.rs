@@ -3,9 +3,10 @@
 //! the line's own, or a document's once it closes, an array document's
 //! one by one (docs/contract.md §18, §25).
 
+use crate::check::config::Protocol;
 use crate::check::document::{Closed, Passed};
 use crate::check::protocols::LineKind;
-use crate::check::runs::RunRef;
+use crate::check::runs::{Run, RunRef, Runs};
 use crate::check::secrets::{Exposure, Withholding};
 use crate::check::verdict::Hint;
 use crate::input::scan::Line;
@@ -19,16 +20,9 @@ pub struct Decision<'a> {
     pub kind: LineKind,
     /// The line's number (from 1).
     pub line: u64,
-    /// The run it went to (a judged run's, for a late line).
-    pub run: RunRef<'a>,
-    /// The slot of the checker's table its run has (or had, when this
-    /// line ended it): a hint for state kept per run beside the checker,
-    /// never an identity, since a slot is reused once its run is judged.
-    pub slot: Option<usize>,
-    /// Its run's number, never given to another run in the process: the
-    /// identity a hint is checked by. A run with an id keeps it for its
-    /// whole life, so an equal number with `Run::Id` is an equal id.
-    pub serial: Option<u64>,
+    /// Where it went: read only by the commands that ask (`run`,
+    /// `serial`, `hint`), so `verify` pays nothing for it.
+    pub(super) went: Went<'a>,
     /// Its exposed secrets, late lines' too: what `--redact` writes over.
     pub exposures: &'a [Exposure],
     /// The document this line closed (one over several lines, or an
@@ -39,7 +33,7 @@ pub struct Decision<'a> {
     pub withheld: Option<Withholding>,
 }
 
-impl Decision<'_> {
+impl<'a> Decision<'a> {
     /// Each event `line` gives the commands that pass events on, in
     /// turn: a document's once it closes (its lines give none), an array
     /// document's elements one by one (docs/contract.md §25), else the
@@ -67,11 +61,82 @@ impl Decision<'_> {
         self.closed.is_some()
     }
 
+    /// The run it went to (a judged run's, for a late line).
+    pub fn run(&self) -> RunRef<'a> {
+        let w = self.went;
+        match w.last {
+            LastRun::Nowhere => Run::Nowhere,
+            LastRun::Slot(s) => match w.runs.get(*s) {
+                // A document being read is its run's, known by the line it
+                // opened on, before it closes and says what it is.
+                Some(r) => RunRef::of(
+                    r.id.as_deref(),
+                    r.first_line,
+                    r.meta.is_some()
+                        || r.protocol.is_some_and(Protocol::runs_by_position)
+                        || w.doc_open,
+                ),
+                None => Run::Nowhere,
+            },
+            LastRun::Gone {
+                id,
+                first_line,
+                meta,
+                ..
+            } => RunRef::of(id.as_deref(), *first_line, *meta),
+        }
+    }
+
+    /// The slot of the checker's table its run has (or had, when this
+    /// line ended it): a hint for state kept per run beside the checker,
+    /// never an identity, since a slot is reused once its run is judged.
+    pub fn slot(&self) -> Option<usize> {
+        match *self.went.last {
+            LastRun::Slot(s) => Some(s),
+            LastRun::Gone { slot, .. } => slot,
+            LastRun::Nowhere => None,
+        }
+    }
+
+    /// Its run's number, never given to another run in the process: the
+    /// identity a hint is checked by. A run with an id keeps it for its
+    /// whole life, so an equal number with `Run::Id` is an equal id.
+    pub fn serial(&self) -> Option<u64> {
+        match *self.went.last {
+            LastRun::Slot(s) => self.went.runs.get(s).map(|r| r.serial),
+            LastRun::Gone { serial, .. } => serial,
+            LastRun::Nowhere => None,
+        }
+    }
+
     /// The hint for state kept per run beside the checker.
     pub fn hint(&self) -> Option<Hint> {
         Some(Hint {
-            slot: self.slot?,
-            serial: self.serial?,
+            slot: self.slot()?,
+            serial: self.serial()?,
         })
     }
+}
+
+/// Where the checker's last line went, as the checker holds it.
+#[derive(Clone, Copy)]
+pub(super) struct Went<'a> {
+    pub(super) last: &'a LastRun,
+    pub(super) runs: &'a Runs,
+    /// A document is being read (its lines are its run's by position).
+    pub(super) doc_open: bool,
+}
+
+/// Where the last line went, kept past the run's end.
+pub(super) enum LastRun {
+    Nowhere,
+    Slot(usize),
+    Gone {
+        id: Option<Box<[u8]>>,
+        first_line: u64,
+        meta: bool,
+        /// The slot it had, if it had one, and its number.
+        slot: Option<usize>,
+        serial: Option<u64>,
+    },
 }

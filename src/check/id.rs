@@ -12,6 +12,7 @@ const ID_BYTES: usize = 256;
 /// state is bounded in bytes). A long id becomes its first 192 bytes, a
 /// 0xFF byte (never in UTF-8, so never in a short id) and a 64-bit digest
 /// of the whole.
+#[inline]
 pub fn id_key(id: &[u8]) -> Cow<'_, [u8]> {
     if id.len() <= ID_BYTES {
         return Cow::Borrowed(id);

@@ -60,7 +60,7 @@ impl Strip<'_> {
         match &o.run {
             None => true,
             Some(want) => {
-                matches!(decided.run, Run::Id(id) if id == &*id_key(want.as_bytes()))
+                matches!(decided.run(), Run::Id(id) if id == &*id_key(want.as_bytes()))
             }
         }
     }

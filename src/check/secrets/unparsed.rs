@@ -309,6 +309,11 @@ struct Value {
 }
 
 impl AfterKey {
+    /// No key's value is awaited.
+    pub fn idle(&self) -> bool {
+        self.value.is_none()
+    }
+
     /// How `--redact` writes `item` for what the lines before it ended
     /// in; `held`: it is a document's line, which the document withholds.
     /// Every line is withheld until the value closes: an object or a

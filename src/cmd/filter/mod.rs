@@ -342,7 +342,7 @@ impl Consumer for Filter<'_> {
             return Ok(seen);
         }
         // The run id is made a String only for a finding: most lines have none.
-        let run = match decided.run {
+        let run = match decided.run() {
             crate::check::Run::Id(id) => Some(String::from_utf8_lossy(id).into_owned()),
             _ => None,
         };

@@ -246,7 +246,7 @@ impl Upgrader {
         decided: &Decision<'_>,
         ended: &[RunVerdict],
     ) -> io::Result<()> {
-        let own = |r: &&RunVerdict| decided.serial == Some(r.hint.serial);
+        let own = |r: &&RunVerdict| decided.serial() == Some(r.hint.serial);
         for r in ended.iter().filter(|r| !own(r)) {
             self.verdict(out, r)?;
         }
