@@ -916,3 +916,46 @@ fn a_count_below_what_arrived_is_no_cut() {
         assert_eq!(verdict, 1, "count {count}: upgrade | verify");
     }
 }
+
+/// A line whose members past the envelope are longer than what upgrade
+/// copies to write a line in one call (4 KiB) is written from where it
+/// came: both kinds of line come out as the same splice, byte for byte,
+/// and the stream passes verify.
+#[test]
+fn long_and_short_lines_are_spliced_alike() {
+    use crate::util::{ev, lines, meta, ok_summary};
+    let sizes = [10, 4000, 4096, 4097, 70_000];
+    let mut input = vec![meta()];
+    for (k, n) in sizes.iter().enumerate() {
+        input.push(ev(
+            k as u64 + 1,
+            "hit",
+            &format!(r#""text":"{}""#, "x".repeat(*n)),
+        ));
+    }
+    input.push(ok_summary(sizes.len() as u64 + 1, sizes.len() as u64));
+    let (code, out, err) = raw(&["upgrade"], &lines(&input));
+    assert_eq!(code, 0, "{err}");
+    let out = String::from_utf8(out).unwrap();
+    let hits: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains(r#""type":"hit""#))
+        .collect();
+    assert_eq!(hits.len(), sizes.len(), "{out}");
+    for (line, n) in hits.iter().zip(sizes) {
+        let tail = format!(r#","text":"{}"}}"#, "x".repeat(n));
+        assert!(
+            line.starts_with(r#"{"type":"hit","aoi":{"seq":"#),
+            "{line:.80}"
+        );
+        assert!(
+            line.ends_with(&tail),
+            "{n}: {:.80}",
+            &line[line.len().saturating_sub(80)..]
+        );
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["text"].as_str().map(str::len), Some(n));
+    }
+    let checked = run(&["verify", "-q"], out.as_bytes());
+    assert_eq!(checked.code, 0, "{}", checked.stderr);
+}
