@@ -35,17 +35,17 @@ impl Stops {
     /// Mark `bytes` (what was marked before is forgotten).
     pub fn mark(&mut self, bytes: &[u8]) {
         self.words.clear();
-        self.words.reserve(bytes.len().div_ceil(64));
-        let mut blocks = bytes.chunks_exact(64);
-        for block in &mut blocks {
+        let blocks = bytes.chunks_exact(64);
+        let rest = blocks.remainder();
+        // One extend of known length: no room check a word.
+        self.words.extend(blocks.map(|block| {
             let mut word = 0;
             for (k, chunk) in block.chunks_exact(16).enumerate() {
                 let chunk = chunk.try_into().expect("16 bytes");
                 word |= u64::from(stops16(chunk)) << (16 * k);
             }
-            self.words.push(word);
-        }
-        let rest = blocks.remainder();
+            word
+        }));
         if !rest.is_empty() {
             let word = rest
                 .iter()
