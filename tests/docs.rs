@@ -472,3 +472,75 @@ fn every_link_and_path_in_the_docs_resolves_in_the_clone() {
         "the README links the public spec"
     );
 }
+
+/// `scripts/commit-subjects.sh` (CONTRIBUTING.md, run by `.ci/run`)
+/// passes subjects of the form `area: what changed` up to 72 characters
+/// and names each one that is longer or of another form: run in a
+/// repository of its own, with three such commits.
+#[test]
+fn commit_subjects_are_held_to_the_form() {
+    let dir = std::env::temp_dir().join(format!("aoitap-subjects-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("scripts")).unwrap();
+    std::fs::copy(
+        root().join("scripts/commit-subjects.sh"),
+        dir.join("scripts/commit-subjects.sh"),
+    )
+    .unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .expect("git");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "base: the script"]);
+    let base = git(&["rev-parse", "HEAD"]).trim().to_string();
+    let check = || {
+        let out = std::process::Command::new("bash")
+            .arg(dir.join("scripts/commit-subjects.sh"))
+            .arg(&base)
+            .output()
+            .expect("bash");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "check, json: a subject of the form",
+    ]);
+    assert_eq!(check().0, Some(0), "{}", check().1);
+    let long = format!("check: {}", "x".repeat(66));
+    git(&["commit", "-q", "--allow-empty", "-m", &long]);
+    git(&["commit", "-q", "--allow-empty", "-m", "Fixed the thing"]);
+    let (code, said) = check();
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("73 characters, over 72"), "{said}");
+    assert!(
+        said.contains("not `area: what changed`: Fixed the thing"),
+        "{said}"
+    );
+    assert_eq!(said.lines().count(), 2, "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
