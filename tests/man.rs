@@ -76,19 +76,27 @@ fn man_page_has_every_flag_and_subcommand() {
     }
 }
 
+/// In a UTF-8 locale and in the C locale (ASCII), with no warning from
+/// troff (`man` prints them on stderr).
 #[test]
 fn man_renders_it() {
+    for locale in ["C.UTF-8", "C"] {
+        let out = Command::new("man")
+            .args(["-l", "-P", "cat"])
+            .arg(page_path())
+            .env("MANWIDTH", "80")
+            .env("LC_ALL", locale)
+            .output()
+            .expect("man(1)");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && err.is_empty(), "{locale}: {err}");
+    }
     let out = Command::new("man")
         .args(["-l", "-P", "cat"])
         .arg(page_path())
         .env("MANWIDTH", "80")
         .output()
         .expect("man(1)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("EXIT STATUS")

@@ -122,6 +122,9 @@ pub fn render() -> String {
     out.push_str(&format!(
         ".TH AOITAP 1 \"\" \"aoitap {version}\" \"User Commands\"\n"
     ));
+    // An ellipsis where the device has none (the C locale's ASCII) is
+    // three dots, not a troff warning.
+    out.push_str(".fchar \\[u2026] ...\n");
     out.push_str(".SH NAME\naoitap \\- check, relay and inspect AOI\\-CLI event streams\n");
     out.push_str(".SH SYNOPSIS\n");
     for sub in root.get_subcommands() {
