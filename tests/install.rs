@@ -34,12 +34,16 @@ fn fresh(program: &str, home: &Path, path: &str) -> Command {
     c.env_clear().env("HOME", home).env("PATH", path);
     // cargo and rustup find their homes under HOME unless told: a fresh
     // HOME keeps the user's toolchain and crate cache where they are.
-    let real_home = PathBuf::from(std::env::var_os("HOME").unwrap());
     for (var, default) in [("CARGO_HOME", ".cargo"), ("RUSTUP_HOME", ".rustup")] {
-        let dir = std::env::var_os(var).map_or_else(|| real_home.join(default), PathBuf::from);
-        c.env(var, dir);
+        c.env(var, home_of(var, default));
     }
     c
+}
+
+/// This machine's cargo or rustup home: `var`, or `default` under HOME.
+fn home_of(var: &str, default: &str) -> PathBuf {
+    let real_home = PathBuf::from(std::env::var_os("HOME").unwrap());
+    std::env::var_os(var).map_or_else(|| real_home.join(default), PathBuf::from)
 }
 
 /// The directory of the `cargo` this suite was built with.
@@ -82,45 +86,66 @@ fn bash_offers(home: &Path, path: &str, words: &[&str]) -> (Vec<String>, String)
 
 #[test]
 fn the_readmes_install_works_with_a_fresh_home() {
-    let home = tempfile::tempdir().unwrap();
-    let home = home.path();
+    // Where CARGO_HOME is not set (rustup's default), and where it is set
+    // elsewhere, as the official Rust images set it.
+    for elsewhere in [None, Some("cargo-home")] {
+        let home = tempfile::tempdir().unwrap();
+        readme_install(home.path(), elsewhere.map(|d| home.path().join(d)));
+    }
+}
+
+/// The README's install block, run in a fresh `home` with CARGO_HOME
+/// `cargo_home` (unset when `None`): the page is where `man` finds it,
+/// and bash completes from `~/.bashrc` alone.
+fn readme_install(home: &Path, cargo_home: Option<PathBuf>) {
     // The block as written, but for the build: the README builds the
     // release binary; here the suite's own quick build is installed the
-    // same way, to the same place.
+    // same way, to the same place. Cargo itself reads the crate cache of
+    // this machine's CARGO_HOME.
     let block = install_block();
     let ours = "cargo install --locked --path .";
     assert!(block.starts_with(ours), "{block}");
+    let real_cargo_home = home_of("CARGO_HOME", ".cargo");
     let block = block.replacen(
         ours,
-        "cargo install --locked --offline --quiet --path . --profile quick --root \"$HOME/.cargo\"",
+        &format!(
+            "CARGO_HOME='{}' cargo install --locked --offline --quiet --path . --profile quick \\\n  --root \"${{CARGO_HOME:-$HOME/.cargo}}\"",
+            real_cargo_home.display()
+        ),
         1,
     );
-    // PATH as rustup leaves it: ~/.cargo/bin on it, before the system's.
+    let bin_dir = cargo_home.clone().unwrap_or_else(|| home.join(".cargo"));
+    let with_cargo_home = |mut c: Command| {
+        c.env_remove("CARGO_HOME");
+        if let Some(dir) = &cargo_home {
+            c.env("CARGO_HOME", dir);
+        }
+        c
+    };
+    // PATH as rustup leaves it: $CARGO_HOME/bin on it, before the system's.
     let path = format!(
         "{}:{}:/usr/bin:/bin",
-        home.join(".cargo/bin").display(),
+        bin_dir.join("bin").display(),
         cargo_dir().display()
     );
-    let out = fresh("bash", home, &path)
+    let out = with_cargo_home(fresh("bash", home, &path))
         .args(["-e", "-c", &block])
         .current_dir(repo())
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
 
-    // What the block leaves: ~/.cargo/bin on PATH, nothing else of ours.
-    let path = format!("{}:/usr/bin:/bin", home.join(".cargo/bin").display());
-    let man = fresh("man", home, &path)
+    // What the block leaves: $CARGO_HOME/bin on PATH, nothing else of ours.
+    let path = format!("{}:/usr/bin:/bin", bin_dir.join("bin").display());
+    let man = with_cargo_home(fresh("man", home, &path))
         .args(["-w", "aoitap"])
         .output()
         .unwrap();
     let page = String::from_utf8_lossy(&man.stdout);
     assert_eq!(
         page.trim(),
-        home.join(".cargo/share/man/man1/aoitap.1")
-            .to_str()
-            .unwrap(),
-        "{man:?}"
+        bin_dir.join("share/man/man1/aoitap.1").to_str().unwrap(),
+        "{cargo_home:?}: {man:?}"
     );
     assert_eq!(
         std::fs::read_to_string(page.trim()).unwrap(),
