@@ -158,12 +158,20 @@ pub(super) enum Command {
     Capabilities(CapabilitiesArgs),
 
     /// Shell completions for bash, zsh, fish, elvish or powershell, on stdout.
-    #[command(after_help = "Example: aoitap completions bash > /etc/bash_completion.d/aoitap")]
+    #[command(
+        after_help = "Examples (as the README installs them; no bash-completion package needed):\n  \
+                      aoitap completions bash > ~/.local/share/aoitap/aoitap.bash &&\n    \
+                      echo '. ~/.local/share/aoitap/aoitap.bash' >> ~/.bashrc\n  \
+                      aoitap completions zsh > ~/.zfunc/_aoitap    # fpath+=(~/.zfunc) before compinit\n  \
+                      aoitap completions fish > ~/.config/fish/completions/aoitap.fish"
+    )]
     Completions(CompletionsArgs),
 
     /// The manual page (roff), on stdout.
     #[command(
-        after_help = "Example: aoitap man | man -l -\n         aoitap man > ~/.local/share/man/man1/aoitap.1"
+        after_help = "Examples (read it, or install it where man finds it, as the README does):\n  \
+                      aoitap man | man -l -\n  \
+                      aoitap man > \"${CARGO_HOME:-$HOME/.cargo}/share/man/man1/aoitap.1\""
     )]
     Man(ManArgs),
 }
