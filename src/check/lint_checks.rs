@@ -153,7 +153,8 @@ pub const CHECKS: &[Check] = &[
 pub fn after_help() -> String {
     let mut out = String::from(
         "Example: aoitap lint -- tool search \"agent tools\" --output jsonl\n         \
-         aoitap lint --output tap --expected-failures known.txt -- tool list --output jsonl > lint.tap\n         \
+         aoitap lint --output tap --expected-failures known.txt \\\n           \
+         -- tool list --output jsonl > lint.tap\n         \
          prove -e cat lint.tap\n\n\
          Checks (id, spec §18.2 factor: what it does; needs; cannot prove):\n",
     );

@@ -105,7 +105,8 @@ pub(super) enum Command {
 
     /// Run CMD, relay its output, and judge it: the stream, and the stream against CMD's exit status.
     #[command(
-        after_help = "Example: aoitap run -- tool search \"agent tools\" --output jsonl\n         aoitap run --timeout 2m --retries 3 --output tap -- tool sync --output jsonl   # a .t file prove runs\n\n\
+        after_help = "Example: aoitap run -- tool search \"agent tools\" --output jsonl\n         # TAP, which prove reads:\n         \
+                      aoitap run --timeout 2m --retries 3 --output tap -- tool sync --output jsonl\n\n\
                       With --output tap, stdout carries the TAP and nothing else: CMD's stdout goes to\n\
                       --save FILE or is discarded, its stderr to aoitap's stderr, and a usage error is\n\
                       'Bail out!' with the reason (exit 64).\n\n\
