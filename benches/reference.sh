@@ -49,7 +49,10 @@ count() { # binary command
   local out="$WORK/callgrind.out"
   valgrind --tool=callgrind --callgrind-out-file="$out" \
     "$1" "$2" -q --continue-on-error "$stream" >/dev/null 2>"$WORK/callgrind.err" || true
-  sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$WORK/callgrind.err"
+  local n
+  n=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$WORK/callgrind.err")
+  [ -n "$n" ] || { echo "reference.sh: no count from callgrind for $1 $2 ($WORK/callgrind.err)" >&2; exit 1; }
+  echo "$n"
 }
 
 # A command the reference does not have (upgrade came later) is counted

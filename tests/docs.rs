@@ -411,6 +411,14 @@ fn readme_and_docs_point_inside_the_clone() {
             assert!(!text.contains(outside), "{name} points at {outside}");
         }
     }
+    // The figures and the contributor's page name the shared folder as
+    // an input (`SHARED=`), but cite nothing in it.
+    for name in ["benches/RESULTS.md", "CONTRIBUTING.md"] {
+        let text = read(name);
+        for outside in ["DESIGN", "STYLE.md"] {
+            assert!(!text.contains(outside), "{name} cites {outside}");
+        }
+    }
 }
 
 /// Every link in the README and docs/ resolves in a clone: a relative
