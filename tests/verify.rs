@@ -1454,11 +1454,13 @@ fn an_output_among_a_directorys_files_is_refused() {
         bin().display(),
         d = d.display()
     );
-    let status = Command::new("timeout")
+    let out = Command::new("timeout")
         .args(["20", "sh", "-c", &script])
-        .status()
+        .output()
         .unwrap();
-    assert_eq!(status.code(), Some(64));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(64), "{said}");
+    assert!(said.contains("aoitap would read what it writes"), "{said}");
 }
 
 /// `aoitap ARGS` with its stdout (where human output goes) on a pty: what
