@@ -88,8 +88,7 @@ impl<'c> Checker<'c> {
         // An event on a line of its own, with no value of a secret key
         // awaited, is withheld for nothing: what it exposes is replaced
         // span by span. Most lines are this; they skip what follows.
-        let event = matches!(item, Line::Complete { json: Ok(ev), .. } if ev.is_object());
-        if event && !kind.held && self.closed.is_none() && self.after_key.idle() {
+        if item.event().is_some() && !kind.held && self.closed.is_none() && self.after_key.idle() {
             self.withheld = None;
             return Ok(self.decision(kind));
         }

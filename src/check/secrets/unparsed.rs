@@ -322,7 +322,7 @@ impl AfterKey {
     pub fn next(&mut self, item: &Line<'_>, held: bool, names: &[String]) -> Option<Withholding> {
         // An event ends in no key: while no value is awaited, a stream of
         // events pays one test here.
-        let object = matches!(item, Line::Complete { json: Ok(ev), .. } if ev.is_object());
+        let object = item.event().is_some();
         if self.value.is_none() && (held || object) {
             return None;
         }
