@@ -359,10 +359,7 @@ fn the_plain_json_hint_is_for_untyped_objects_only() {
 
 #[test]
 fn utf16_input_is_named() {
-    let text: Vec<u8> = "\u{feff}{\"type\":\"aoi:meta\"}\n"
-        .encode_utf16()
-        .flat_map(u16::to_le_bytes)
-        .collect();
+    let text = utf16le("\u{feff}{\"type\":\"aoi:meta\"}\n");
     let out = verify(&[], &text);
     assert_eq!(out.code, 65);
     assert!(
@@ -402,6 +399,11 @@ fn summarize_writes_held_runs_when_cancelled() {
     assert!(out.contains("CANCELLED"), "{out}");
 }
 
+/// `text` as UTF-16, little-endian: what a Windows tool may write.
+fn utf16le(text: &str) -> Vec<u8> {
+    text.encode_utf16().flat_map(u16::to_le_bytes).collect()
+}
+
 /// A temporary folder holding `name` with `bytes`, and the file's path.
 fn dir_with(name: &str, bytes: &[u8]) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -426,10 +428,7 @@ fn typed_lines_without_an_envelope_get_the_ndjson_hint() {
 /// lines that do not parse are withheld, UTF-16 ones too.
 #[test]
 fn redact_withholds_what_it_cannot_search() {
-    let text: Vec<u8> = "{\"type\":\"x\",\"db_secret\":\"hunter2\"}\n{\"a\":1}\n"
-        .encode_utf16()
-        .flat_map(u16::to_le_bytes)
-        .collect();
+    let text = utf16le("{\"type\":\"x\",\"db_secret\":\"hunter2\"}\n{\"a\":1}\n");
     let (code, out, _) = raw(&["verify", "--relay", "--redact", "-"], &text);
     assert_eq!(code, 65);
     let utf8: String = String::from_utf8_lossy(&out).replace('\0', "");
