@@ -646,8 +646,13 @@ impl<'c> Checker<'c> {
                 return Ok(LineKind { late: true, ..seen });
             }
         };
+        // The sink is told only of a move: a line of the run the last
+        // line went to finds that run's state where it was just used.
+        let moved = !matches!(self.last_run, LastRun::Slot(s) if s == slot);
         self.last_run = LastRun::Slot(slot);
-        sink.placed(slot);
+        if moved {
+            sink.placed(slot);
+        }
         let mut out = Reporter::new(self.cfg, self.line, sink);
         let run = self.runs.run(slot);
         common::secrets_found(run, &mut out, ev, &mut self.exposures)?;

@@ -63,38 +63,45 @@ impl<'a> Decision<'a> {
 
     /// The run it went to (a judged run's, for a late line).
     pub fn run(&self) -> RunRef<'a> {
+        self.went().0
+    }
+
+    /// The run it went to and the hint for state kept per run beside
+    /// the checker (`run` and `hint`, read with one look at the table:
+    /// the commands that keep state per run ask for both every line).
+    #[inline]
+    pub fn went(&self) -> (RunRef<'a>, Option<Hint>) {
         let w = self.went;
         match w.last {
-            LastRun::Nowhere => Run::Nowhere,
+            LastRun::Nowhere => (Run::Nowhere, None),
             LastRun::Slot(s) => match w.runs.get(*s) {
                 // A document being read is its run's, known by the line it
                 // opened on, before it closes and says what it is.
-                Some(r) => RunRef::of(
-                    r.id.as_deref(),
-                    r.first_line,
-                    r.meta.is_some()
+                Some(r) => {
+                    let by_position = r.meta.is_some()
                         || r.protocol.is_some_and(Protocol::runs_by_position)
-                        || w.doc_open,
-                ),
-                None => Run::Nowhere,
+                        || w.doc_open;
+                    let run = RunRef::of(r.id.as_deref(), r.first_line, by_position);
+                    let hint = Hint {
+                        slot: *s,
+                        serial: r.serial,
+                    };
+                    (run, Some(hint))
+                }
+                None => (Run::Nowhere, None),
             },
             LastRun::Gone {
                 id,
                 first_line,
                 meta,
-                ..
-            } => RunRef::of(id.as_deref(), *first_line, *meta),
-        }
-    }
-
-    /// The slot of the checker's table its run has (or had, when this
-    /// line ended it): a hint for state kept per run beside the checker,
-    /// never an identity, since a slot is reused once its run is judged.
-    pub fn slot(&self) -> Option<usize> {
-        match *self.went.last {
-            LastRun::Slot(s) => Some(s),
-            LastRun::Gone { slot, .. } => slot,
-            LastRun::Nowhere => None,
+                slot,
+                serial,
+            } => {
+                let hint = slot
+                    .zip(*serial)
+                    .map(|(slot, serial)| Hint { slot, serial });
+                (RunRef::of(id.as_deref(), *first_line, *meta), hint)
+            }
         }
     }
 
@@ -111,10 +118,7 @@ impl<'a> Decision<'a> {
 
     /// The hint for state kept per run beside the checker.
     pub fn hint(&self) -> Option<Hint> {
-        Some(Hint {
-            slot: self.slot()?,
-            serial: self.serial()?,
-        })
+        self.went().1
     }
 }
 

@@ -45,7 +45,8 @@ pub trait Sink {
     /// A line's run is known, by the checker's slot for it, before its
     /// protocol judges the line: a sink that keeps state per run beside
     /// the checker's may fetch it now, so that its cache miss is taken
-    /// while the line is judged, not after (docs/contract.md §23).
+    /// while the line is judged, not after (docs/contract.md §23). Told
+    /// only when the slot is not the last line's, whose state is warm.
     fn placed(&mut self, _slot: usize) {}
 }
 

@@ -243,7 +243,8 @@ impl<T> PerRun<T> {
 
     /// The state of the run `decided` says a line went to.
     pub fn of(&mut self, decided: &Decision<'_>, new: impl FnOnce() -> T) -> &mut T {
-        self.get_hinted(decided.run(), decided.hint(), new)
+        let (run, hint) = decided.went();
+        self.get_hinted(run, hint, new)
     }
 
     fn get_hinted(

@@ -366,7 +366,7 @@ impl Consumer for Split {
             } if decided.closed_a_document() => bytes,
             _ => return Ok(seen),
         };
-        let (run, hint) = (decided.run(), decided.hint());
+        let (run, hint) = decided.went();
         if !self.redact {
             return self.files.write(run, hint, bytes).map(|()| seen);
         }

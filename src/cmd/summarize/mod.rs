@@ -232,9 +232,8 @@ impl Consumer for Summarize<'_> {
         line: &Line<'_>,
         report: &mut Report,
     ) -> Result<LineKind> {
-        let mut ended = std::mem::take(&mut self.ended);
         let stats = &self.stats;
-        let judged = Holder::judge(check, line, report, &mut ended, &|s| stats.touch(s));
+        let judged = Holder::judge(check, line, report, &mut self.ended, &|s| stats.touch(s));
         let Ok(decided) = &judged else {
             return judged.map(|d| d.kind).map_err(Into::into);
         };
@@ -245,18 +244,19 @@ impl Consumer for Summarize<'_> {
         if !seen.late {
             self.count(decided, line);
         }
-        if !ended.is_empty() || !self.held.is_empty() {
+        if !self.ended.is_empty() || !self.held.is_empty() {
             let oldest = if self.in_order {
                 check.oldest_open()
             } else {
                 None
             };
+            let mut ended = std::mem::take(&mut self.ended);
             for r in ended.drain(..) {
                 self.ended(r, oldest, report)?;
             }
+            self.ended = ended;
             self.write_held(oldest, report)?;
         }
-        self.ended = ended;
         Ok(seen)
     }
 
