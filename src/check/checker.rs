@@ -694,10 +694,14 @@ impl<'c> Checker<'c> {
             let opens = p.get().opens_next(self.runs.current_run(), ev);
             return self.runs.target(None, opens, self.line);
         }
-        let opens = match self.cfg.protocol {
-            Some(Protocol::Ndjson) => self.cfg.typed().opens_next(self.runs.current_run(), ev),
-            _ => ev.ty_bytes().as_deref() == Some(b"aoi:meta"),
-        };
+        // Whether the line opens a run matters only to a line without a
+        // string id (`Runs::target`): most lines have one, and their type
+        // is not decoded here for nothing.
+        let opens = run_v.and_then(|v| v.raw_str()).is_none()
+            && match self.cfg.protocol {
+                Some(Protocol::Ndjson) => self.cfg.typed().opens_next(self.runs.current_run(), ev),
+                _ => ev.ty_bytes().as_deref() == Some(b"aoi:meta"),
+            };
         self.runs.target(run_v, opens, self.line)
     }
 

@@ -216,7 +216,8 @@ impl Runs {
 
     /// Which run a line at `line` belongs to (docs/contract.md §2): by its decoded
     /// `id`, else the current run; an id-less line that `opens` one (an
-    /// `aoi:meta`, a `--first` line) opens a new run.
+    /// `aoi:meta`, a `--first` line) opens a new run. `opens` is read only
+    /// when `id` is not a string, and may be false for a line with one.
     #[inline(always)]
     pub(super) fn target(&mut self, id: Option<Value<'_>>, opens: bool, line: u64) -> Target {
         if !self.multi_run {
