@@ -391,22 +391,31 @@ fn every_module_has_its_line_in_the_architecture() {
     }
 }
 
+/// Every page of docs/, as `docs/NAME.md`, in name order.
+fn docs() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| format!("docs/{n}"))
+        .collect();
+    names.sort();
+    names
+}
+
 /// The README leads to docs/, and nothing a reader of the clone is sent
 /// to lies outside it.
 #[test]
 fn readme_and_docs_point_inside_the_clone() {
     let readme = read("README.md");
-    for doc in ["docs/contract.md", "docs/architecture.md"] {
+    for doc in docs() {
         assert!(
             readme.contains(&format!("]({doc}")),
             "README links no {doc}"
         );
     }
-    for (name, text) in [
-        ("README.md", readme.clone()),
-        ("docs/contract.md", contract()),
-        ("docs/architecture.md", read("docs/architecture.md")),
-    ] {
+    for name in std::iter::once("README.md".to_string()).chain(docs()) {
+        let text = read(&name);
         for outside in ["../shared", "DESIGN.md", "STYLE.md"] {
             assert!(!text.contains(outside), "{name} points at {outside}");
         }
@@ -444,9 +453,9 @@ fn every_link_and_path_in_the_docs_resolves_in_the_clone() {
         })
     };
     let mut bad = vec![];
-    for name in ["README.md", "docs/contract.md", "docs/architecture.md"] {
-        let text = read(name);
-        let dir = root().join(name).parent().unwrap().to_path_buf();
+    for name in std::iter::once("README.md".to_string()).chain(docs()) {
+        let text = read(&name);
+        let dir = root().join(&name).parent().unwrap().to_path_buf();
         for m in link.captures_iter(&text) {
             let target = &m[1];
             if target.starts_with("https://") || target.starts_with("http://") {
