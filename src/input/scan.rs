@@ -207,12 +207,15 @@ impl Batch {
     }
 }
 
-/// A new buffer of `len` zeros in place of the empty `buf`: asked of the
-/// allocator as zeroed memory, which a batch's size gets as fresh pages
-/// that need no writing, where growing an empty vector writes every zero.
-fn zeroed(buf: &mut Vec<u8>, len: usize) {
-    debug_assert_eq!(buf.capacity(), 0);
-    *buf = vec![0; len];
+/// `buf` grown to `len` bytes with zeros. An empty one is made anew as
+/// zeroed memory, which a batch's size gets from the allocator as fresh
+/// pages that need no writing, where growing an empty vector writes
+/// every zero.
+fn zero_to(buf: &mut Vec<u8>, len: usize) {
+    match buf.capacity() {
+        0 => *buf = vec![0; len],
+        _ => buf.resize(len, 0),
+    }
 }
 
 /// Cuts what `rdr` yields into batches.
@@ -297,16 +300,12 @@ impl<R: Read> Cutter<R> {
             // ahead faulted in 82,000 pages where 66,000 hold the line, and
             // page faults are most of a huge line's time.
             let want = (BATCH_BYTES + READ_BYTES).max(self.filled + READ_BYTES);
-            if buf.capacity() == 0 {
-                zeroed(buf, want);
-            } else {
-                if buf.capacity() < want {
-                    let limit = self.line_start + self.max_line + READ_BYTES + 1;
-                    let room = (buf.capacity() * 2).min(limit).max(want);
-                    buf.reserve_exact(room - buf.len());
-                }
-                buf.resize(want, 0);
+            if (1..want).contains(&buf.capacity()) {
+                let limit = self.line_start + self.max_line + READ_BYTES + 1;
+                let room = (buf.capacity() * 2).min(limit).max(want);
+                buf.reserve_exact(room - buf.len());
             }
+            zero_to(buf, want);
         }
         let n = loop {
             match self.rdr.read(&mut buf[self.filled..]) {
@@ -406,11 +405,10 @@ impl<R: Read> Cutter<R> {
             return spare;
         }
         if spare.buf.len() < rest + READ_BYTES {
-            let want = (rest + READ_BYTES).max(BATCH_BYTES + READ_BYTES);
-            match spare.buf.capacity() {
-                0 => zeroed(&mut spare.buf, want),
-                _ => spare.buf.resize(want, 0),
-            }
+            zero_to(
+                &mut spare.buf,
+                (rest + READ_BYTES).max(BATCH_BYTES + READ_BYTES),
+            );
         }
         spare.buf[..rest].copy_from_slice(&self.batch.buf[self.line_start..self.filled]);
         let mut out = std::mem::replace(&mut self.batch, spare);
