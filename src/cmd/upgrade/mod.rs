@@ -246,6 +246,9 @@ impl Upgrader {
         decided: &Decision<'_>,
         ended: &[RunVerdict],
     ) -> io::Result<()> {
+        if ended.is_empty() {
+            return self.line(out, line, decided);
+        }
         let own = |r: &&RunVerdict| decided.serial() == Some(r.hint.serial);
         for r in ended.iter().filter(|r| !own(r)) {
             self.verdict(out, r)?;

@@ -37,12 +37,6 @@ impl<'a> Spliced<'a> {
     }
 
     #[inline]
-    pub fn push(&mut self, b: u8) {
-        self.settle();
-        self.made.push(b);
-    }
-
-    #[inline]
     pub fn extend_from_slice(&mut self, b: &[u8]) {
         self.settle();
         self.made.extend_from_slice(b);
@@ -111,15 +105,18 @@ fn open(ev: &Event<'_>) -> usize {
     b.iter().position(|c| *c == b'{').unwrap_or(0)
 }
 
-/// The object's members after its `{`, with `cut` (an envelope member)
-/// left out: the rest of the line as it came.
-fn rest<'a>(ev: &Event<'a>, cut: Option<(usize, usize)>) -> (&'a [u8], &'a [u8]) {
-    let b = ev.line();
-    let start = open(ev) + 1;
+/// The object's members after its `{` (at `start`), with `cut` (an
+/// envelope member) left out: the rest of the line as it came.
+fn rest_after(b: &[u8], start: usize, cut: Option<(usize, usize)>) -> (&[u8], &[u8]) {
     match cut {
         Some((a, z)) if a >= start => (&b[start..a], &b[z..]),
         _ => (&b[start..], &[][..]),
     }
+}
+
+/// As `rest_after`, from the line's own `{`.
+fn rest<'a>(ev: &Event<'a>, cut: Option<(usize, usize)>) -> (&'a [u8], &'a [u8]) {
+    rest_after(ev.line(), open(ev) + 1, cut)
 }
 
 /// Whether what is left of an object after its `{` holds no member.
@@ -145,41 +142,44 @@ pub fn reenvelope<'a>(
     own: &mut OwnRun,
     line: &mut Spliced<'a>,
 ) {
-    let (mut head, mut tail) = rest(ev, cut);
-    line.push(b'{');
     let start = open(ev) + 1;
+    let (mut head, mut tail) = rest_after(ev.line(), start, cut);
+    // Nothing is borrowed yet: what is made goes straight into the buffer.
+    let made = line.whole();
+    made.push(b'{');
     match (ty, ev.leading_type_end()) {
         (Some(ty), _) => {
-            line.extend_from_slice(br#""type":"#);
-            line.extend_from_slice(ty);
-            line.push(b',');
+            made.extend_from_slice(br#""type":"#);
+            made.extend_from_slice(ty);
+            made.push(b',');
         }
         // (A cut is never inside the leading `type`: it is after it.)
         (None, Some(end)) if end >= start && end - start <= head.len() => {
-            line.extend_from_slice(&head[..end - start]);
-            line.push(b',');
-            head = &head[end - start..];
+            let (ty, after) = head.split_at(end - start);
+            made.extend_from_slice(ty);
+            made.push(b',');
+            head = after;
             // What follows `type` is `,` and the next member, or `}`.
-            let mut after = head.iter().chain(tail).enumerate();
-            let next = after.find(|(_, c)| !c.is_ascii_whitespace());
-            if let Some((k, b',')) = next {
-                if k < head.len() {
-                    head = &head[k + 1..];
-                } else {
-                    tail = &tail[k - head.len() + 1..];
-                    head = &[];
+            match head.iter().position(|c| !c.is_ascii_whitespace()) {
+                Some(k) if head[k] == b',' => head = &head[k + 1..],
+                Some(_) => {}
+                None => {
+                    let k = tail.iter().position(|c| !c.is_ascii_whitespace());
+                    if let Some(k) = k.filter(|k| tail[*k] == b',') {
+                        (head, tail) = (&[], &tail[k + 1..]);
+                    }
                 }
             }
         }
         (None, _) => {}
     }
-    own.envelope(line.whole());
+    own.envelope(made);
     if let Some(origin) = origin {
-        line.extend_from_slice(br#","origin":"#);
-        serde_json::to_writer(&mut *line, origin).expect("a string");
+        made.extend_from_slice(br#","origin":"#);
+        serde_json::to_writer(&mut *made, origin).expect("a string");
     }
     if !is_empty((head, tail)) {
-        line.push(b',');
+        made.push(b',');
     }
     line.borrow(head, tail);
 }
@@ -242,4 +242,84 @@ pub fn wrapped(ev: &Event<'_>, name: &str, own: &mut OwnRun, line: &mut Spliced<
     line.push(b':');
     line.extend_from_slice(ev.as_value().raw());
     line.push(b'}');
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::{Map, Value as Json};
+
+    use super::*;
+    use crate::json::{Arena, Parser};
+
+    /// Whitespace as a producer may put it between tokens.
+    fn ws() -> impl Strategy<Value = String> {
+        prop::sample::select(vec!["", " ", "  ", "\t", "\r\n ", "\n"]).prop_map(str::to_string)
+    }
+
+    /// An object line: `type` first or not at all, an `aoi` envelope
+    /// anywhere or not at all, other members, whitespace anywhere.
+    fn line() -> impl Strategy<Value = String> {
+        (
+            any::<bool>(),
+            prop::option::of(0usize..4),
+            prop::collection::vec(("[a-z]{1,3}", 0u32..100), 0..4),
+            prop::collection::vec(ws(), 16),
+        )
+            .prop_map(|(typed, aoi_at, others, ws)| {
+                let mut members: Vec<String> = others
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (k, v))| format!(r#""{k}{i}":{}{v}"#, ws[i]))
+                    .collect();
+                if let Some(at) = aoi_at {
+                    let env = format!(r#""aoi":{}{{"seq":3,"run":"R"}}"#, ws[5]);
+                    members.insert(at.min(members.len()), env);
+                }
+                if typed {
+                    members.insert(0, format!(r#""type"{}:"hit""#, ws[6]));
+                }
+                let mut s = format!("{}{{{}", ws[7], ws[8]);
+                for (i, m) in members.iter().enumerate() {
+                    if i > 0 {
+                        s.push_str(&format!("{},{}", ws[9 + i % 3], ws[12 + i % 3]));
+                    }
+                    s.push_str(m);
+                }
+                s.push_str(&format!("{}}}{}", ws[15], ws[4]));
+                s
+            })
+    }
+
+    proptest! {
+        /// Re-enveloped, a line is the same object with aoitap's `aoi`
+        /// for its own, `type` still first when it came first, and
+        /// every other member as it came.
+        #[test]
+        fn reenveloped_is_the_object_with_its_envelope_replaced(text in line()) {
+            let mut arena = Arena::default();
+            let index = Parser::new().parse(text.as_bytes(), &mut arena).unwrap();
+            let ev = index.event(text.as_bytes(), &arena);
+            let mut own = OwnRun::new();
+            let mut made = Spliced::new(vec![]);
+            reenvelope(&ev, ev.aoi_cut(), None, None, &mut own, &mut made);
+            let mut out = vec![];
+            made.write_to(&mut out).unwrap();
+            prop_assert_eq!(out.pop(), Some(b'\n'));
+            let shown = String::from_utf8_lossy(&out).into_owned();
+            let mut got: Map<String, Json> = serde_json::from_slice(&out)
+                .map_err(|e| TestCaseError::fail(format!("{e}: {shown}")))?;
+            let envelope = got.remove("aoi").unwrap_or_default();
+            prop_assert_eq!(&envelope["seq"], &serde_json::json!(0), "{}", shown);
+            prop_assert!(envelope["run"].is_string(), "{}", shown);
+            let mut want: Map<String, Json> = serde_json::from_str(&text).unwrap();
+            want.remove("aoi");
+            prop_assert_eq!(&got, &want);
+            let first = |s: &str| s.trim_start().trim_start_matches('{').trim_start().starts_with(r#""type""#);
+            if first(&text) {
+                prop_assert!(first(&shown), "{}", shown);
+            }
+            prop_assert!(!out.ends_with(b" ") && !out.ends_with(b"\r"));
+        }
+    }
 }
