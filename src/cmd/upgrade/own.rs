@@ -42,8 +42,9 @@ pub struct Outcome<'a> {
 
 pub struct OwnRun {
     id: String,
-    /// `,"run":"ID"}`: how every envelope of the run ends.
-    run_tail: Vec<u8>,
+    /// The next line's envelope, `"aoi":{"seq":N,"run":"ID"}`, made
+    /// once and counted up in its digits (`envelope`).
+    next: NextEnvelope,
     seq: u64,
     /// Domain events written: the summary's `count`.
     pub count: u64,
@@ -89,12 +90,9 @@ impl OwnRun {
     /// A run not yet begun: `begin` writes its meta.
     pub fn new() -> OwnRun {
         let id = jsonl::ulid();
-        let mut run_tail = br#","run":"#.to_vec();
-        serde_json::to_writer(&mut run_tail, &id).expect("a string");
-        run_tail.push(b'}');
         OwnRun {
+            next: NextEnvelope::new(&id),
             id,
-            run_tail,
             seq: 0,
             count: 0,
             input: 0,
@@ -156,13 +154,12 @@ impl OwnRun {
     }
 
     /// `"aoi":{"seq":N,"run":"ID"}`, this line's: the next seq is taken.
-    /// (What `Envelope` serializes to, its run made once: this is written
-    /// on every line.)
+    /// (What `Envelope` serializes to, made once and counted up: this is
+    /// written on every line.)
     pub fn envelope(&mut self, buf: &mut Vec<u8>) {
-        buf.extend_from_slice(br#""aoi":{"seq":"#);
-        buf.extend_from_slice(itoa::Buffer::new().format(self.seq).as_bytes());
-        buf.extend_from_slice(&self.run_tail);
+        buf.extend_from_slice(self.next.at(self.seq));
         self.seq += 1;
+        self.next.count_up();
     }
 
     /// One event of aoitap's own: its type, its envelope, `body`'s fields.
@@ -312,6 +309,70 @@ impl OwnRun {
     }
 }
 
+/// An envelope kept made, `"aoi":{"seq":N,"run":"ID"}`, for the seq
+/// after the last one written: counting up its digits in place costs a
+/// byte or two a line, where formatting N again costs a division a digit.
+struct NextEnvelope {
+    bytes: Vec<u8>,
+    /// Where N's digits are in `bytes`.
+    digits: std::ops::Range<usize>,
+    /// The N they say.
+    seq: u64,
+    /// `,"run":"ID"}`.
+    run_tail: Vec<u8>,
+}
+
+impl NextEnvelope {
+    fn new(id: &str) -> NextEnvelope {
+        let mut run_tail = br#","run":"#.to_vec();
+        serde_json::to_writer(&mut run_tail, id).expect("a string");
+        run_tail.push(b'}');
+        let mut next = NextEnvelope {
+            bytes: vec![],
+            digits: 0..0,
+            seq: 0,
+            run_tail,
+        };
+        next.make(0);
+        next
+    }
+
+    fn make(&mut self, seq: u64) {
+        const HEAD: &[u8] = br#""aoi":{"seq":"#;
+        let mut digits = itoa::Buffer::new();
+        let digits = digits.format(seq).as_bytes();
+        self.bytes.clear();
+        self.bytes.extend_from_slice(HEAD);
+        self.bytes.extend_from_slice(digits);
+        self.bytes.extend_from_slice(&self.run_tail);
+        self.digits = HEAD.len()..HEAD.len() + digits.len();
+        self.seq = seq;
+    }
+
+    /// The envelope of `seq` (made again when a line of aoitap's own took
+    /// a seq in between).
+    fn at(&mut self, seq: u64) -> &[u8] {
+        if self.seq != seq {
+            self.make(seq);
+        }
+        &self.bytes
+    }
+
+    /// The envelope of the next seq: its last digit counted up, a carry
+    /// moved left; a number that gains a digit is made again.
+    fn count_up(&mut self) {
+        for i in self.digits.clone().rev() {
+            if self.bytes[i] < b'9' {
+                self.bytes[i] += 1;
+                self.seq += 1;
+                return;
+            }
+            self.bytes[i] = b'0';
+        }
+        self.make(self.seq + 1);
+    }
+}
+
 /// `v`'s members after those already in `buf`: `,` and its object's
 /// inside, without its braces.
 pub fn members<T: Serialize>(buf: &mut Vec<u8>, v: &T) {
@@ -319,5 +380,38 @@ pub fn members<T: Serialize>(buf: &mut Vec<u8>, v: &T) {
     if body.len() > 2 {
         buf.push(b',');
         buf.extend_from_slice(&body[1..body.len() - 1]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counted up in its digits, the envelope says what formatting the
+    /// seq says, across every carry and every digit gained, and after a
+    /// line of aoitap's own took a seq in between.
+    #[test]
+    fn envelope_counted_up_is_the_one_formatted() {
+        let mut own = OwnRun::new();
+        let run = serde_json::to_string(&own.id).unwrap();
+        let mut buf = vec![];
+        for seq in 0..12_345u64 {
+            if seq % 1_000 == 999 {
+                own.own_line(&mut io::sink(), "aoi:progress", &serde_json::json!({}))
+                    .unwrap();
+                continue;
+            }
+            buf.clear();
+            own.envelope(&mut buf);
+            let want = format!(r#""aoi":{{"seq":{seq},"run":{run}}}"#);
+            assert_eq!(String::from_utf8_lossy(&buf), want);
+        }
+        own.seq = 99_999_999_999;
+        for seq in 99_999_999_999..100_000_000_002u64 {
+            buf.clear();
+            own.envelope(&mut buf);
+            let want = format!(r#""aoi":{{"seq":{seq},"run":{run}}}"#);
+            assert_eq!(String::from_utf8_lossy(&buf), want);
+        }
     }
 }
