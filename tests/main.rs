@@ -11,6 +11,7 @@ mod conform;
 mod conformance;
 mod docs;
 mod edges;
+mod examples;
 mod filter;
 mod follow;
 mod hostile;

@@ -211,17 +211,23 @@ fn verify_rules_table_keeps_its_columns() {
     }
 }
 
-/// The README says how many rules there are: as many as the catalogue has.
+/// The README and the guide say how many rules there are: as many as
+/// the catalogue has.
 #[test]
 fn the_readme_counts_the_rules_of_the_catalogue() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let at = readme.find(") list all ").expect("the README's rule count");
-    let n: usize = readme[at + 11..]
-        .split(|c: char| !c.is_ascii_digit())
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert_eq!(n, aoitap::check::rules::Rule::ALL.len());
+    for (file, before) in [
+        ("README.md", "rules (all "),
+        ("docs/guide.md", ") list all "),
+    ] {
+        let path = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(path).unwrap();
+        let at = text.find(before).expect("the rule count") + before.len();
+        let n: usize = text[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(n, aoitap::check::rules::Rule::ALL.len(), "{file}");
+    }
 }
