@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Time aoitap against jq and cat on one generated stream, in one run, and
-# print the ratios (docs/contract.md §7: ratios, not absolute times; machines are
+# print the ratios (docs/contract.md §8.1: ratios, not absolute times; machines are
 # shared and noisy). Each command is run REPEAT times, round-robin; the
 # median counts.
 # jq is slow, so it reads a smaller stream cut from the same generator

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # filter reads a field nested 99,990 deep in time linear in the line
-# (docs/contract.md §20): filter against verify on the same files, alternating, the
+# (docs/contract.md §3.4): filter against verify on the same files, alternating, the
 # best of RUNS each. Two files: the one 200 KB line the issue names (whole
 # processes, start-up included), and 50 such lines (the per-line cost).
 # Then `[..]` against `[recurse]` on the same files: `..` is one pass too.

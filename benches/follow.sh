@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What following costs when nothing it follows changes (docs/contract.md
-# §23): the CPU time aoitap used, from /proc/PID/stat, over the wall time,
+# §8.2): the CPU time aoitap used, from /proc/PID/stat, over the wall time,
 # in three cases of SECONDS_IDLE each:
 #   - quiet: FILES followed files, nothing written anywhere;
 #   - busy: the same, while another program writes WRITES lines a second
@@ -8,7 +8,7 @@
 #   - open: one followed file holding RUNS open runs (a meta each, no
 #     summary), with --multi-run --run-idle-timeout IDLE_TIMEOUT (target:
 #     < 1% of a core).
-# docs/contract.md §7: a ratio, not a time. The writer's own CPU is not
+# docs/contract.md §8.1: a ratio, not a time. The writer's own CPU is not
 # counted: only aoitap's.
 #
 # usage: benches/follow.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Time is linear in input size, however long a line is (docs/contract.md §8): one
+# Time is linear in input size, however long a line is (docs/contract.md §3.2): one
 # 256 MiB line against 256 MiB of ordinary ~200-byte lines, in one run,
 # and a 1 GiB line with a 2 GiB cap, which must finish.
 #

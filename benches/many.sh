@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Many streams (docs/contract.md §14), side by side in one run, best of REPEAT:
+# Many streams (docs/contract.md §2.2), side by side in one run, best of REPEAT:
 #   - verify -q over FILES small files (one generated stream of 7 lines,
 #     about 1.3 KB, copied) with the default workers and with -j 1, against
 #     jq's summary idiom over the same files and `cat FILES`; and

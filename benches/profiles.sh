@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A producer profile costs what typed NDJSON costs (docs/contract.md §25):
+# A producer profile costs what typed NDJSON costs (docs/contract.md §6.3):
 # `verify --profile claude-stream` against `verify --protocol ndjson` on
 # the same Claude-shaped stream, round-robin in one run, and against the
 # jq program that makes the same checks (profiles/claude-stream.jq, on a

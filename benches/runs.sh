@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # summarize and reconcile over many interleaved runs, against
-# `verify --multi-run` on the same stream (docs/contract.md §23: within
+# `verify --multi-run` on the same stream (docs/contract.md §8.2: within
 # 1.2x), at each count of RUN_COUNTS. The three commands alternate, round
 # after round, REPEAT rounds. Two figures for each ratio: the median of
 # the rounds' own ratios (each taken on the same few hundred milliseconds
 # of the machine: the figure that counts), and best against best. Ratios,
 # not absolute times: the machines are shared and noisy (docs/contract.md
-# §7), a run of verify here taking from 1x to 2x its best.
+# §8.1), a run of verify here taking from 1x to 2x its best.
 #
 # usage: benches/runs.sh
 # env:   RUN_COUNTS="1000 10000"  SIZE=64M  REPEAT=7  SHARED=../shared

@@ -131,22 +131,22 @@ pub struct StreamOptions {
     /// verify --relay: the input is copied to stdout.
     pub relay: bool,
     /// `run --upgrade`: the relay is CMD's stream upgraded to AOI 1.0,
-    /// written by the command as each line is judged (docs/contract.md §22).
+    /// written by the command as each line is judged (docs/contract.md §1.6).
     pub upgrade: bool,
     /// Exposed secrets are written as "***" (relay, strip, split).
     pub redact: bool,
     /// run --save: the relay goes to this file instead of stdout.
     pub save: Option<PathBuf>,
-    /// verify -j: workers judging FILE operands at once (docs/contract.md §14).
+    /// verify -j: workers judging FILE operands at once (docs/contract.md §2.2).
     pub jobs: usize,
-    /// `--follow`: the FILE operands are followed by name (docs/contract.md §17).
+    /// `--follow`: the FILE operands are followed by name (docs/contract.md §2.3).
     pub follow: Option<Follow>,
     /// `--schema FILE` (verify, run): compiled by the command before it
-    /// runs, into `check.schema` (docs/contract.md §11).
+    /// runs, into `check.schema` (docs/contract.md §3.5).
     pub schema_file: Option<PathBuf>,
 }
 
-/// `--follow` (docs/contract.md §17).
+/// `--follow` (docs/contract.md §2.3).
 #[derive(Clone, Debug)]
 pub struct Follow {
     /// `--from-end`: what is in the files already is judged, not reported.
@@ -192,7 +192,7 @@ pub struct RunOptions {
     pub timeout: Option<Duration>,
     pub kill_after: Duration,
     pub retries: u32,
-    /// Relay every attempt as it comes (docs/contract.md §20).
+    /// Relay every attempt as it comes (docs/contract.md §3.4).
     pub live: bool,
     pub backoff: Duration,
     pub max_wait: Duration,
@@ -259,7 +259,7 @@ pub struct SplitOptions {
     /// a default.
     pub max_open: Option<usize>,
     /// The inputs as the system knows them: no file split-by-run writes
-    /// may be one of them (docs/contract.md §13).
+    /// may be one of them (docs/contract.md §3.3).
     pub inputs: Vec<FileId>,
 }
 

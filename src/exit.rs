@@ -1,4 +1,4 @@
-//! Exit statuses (docs/contract.md §4, spec §6): the only place that knows the numbers.
+//! Exit statuses (docs/contract.md §4.1, spec §6): the only place that knows the numbers.
 
 use std::io;
 use std::process::ExitCode;
@@ -30,7 +30,7 @@ pub enum Exit {
     CommandNotFound,
     /// Downstream closed the pipe: a normal ending, without a message.
     BrokenPipe,
-    /// SIGHUP, handled as SIGTERM (docs/contract.md §13).
+    /// SIGHUP, handled as SIGTERM (docs/contract.md §3.3).
     HungUp,
     Interrupted,
     Terminated,
@@ -127,7 +127,7 @@ impl Exit {
     }
 
     /// The worse of two statuses met by one command: the one that says
-    /// more about why it did not pass (docs/contract.md §4), by `precedence`.
+    /// more about why it did not pass (docs/contract.md §4.1), by `precedence`.
     pub fn worse(self, other: Exit) -> Exit {
         if other.precedence() > self.precedence() {
             other
@@ -153,18 +153,18 @@ impl Exit {
         match self {
             // Nothing to say: anything else says more.
             Exit::Pass => 0,
-            // The producer's failures (docs/contract.md §4). 75 over 1 as the order
+            // The producer's failures (docs/contract.md §4.1). 75 over 1 as the order
             // this table replaced had it; the input's own verdict never
             // merges the two (`verdict`: a plain failure is 1, as 75 says
             // every failed run is retryable).
             Exit::Failed => 1,
             Exit::Retryable => 2,
-            // "Wins over 1 and 75" (docs/contract.md §4): a stream that breaks the
+            // "Wins over 1 and 75" (docs/contract.md §4.1): a stream that breaks the
             // contract cannot be trusted to report its own failure.
             Exit::Nonconforming => 3,
             // What kept the command from judging all its input weighs over
             // any verdict on the part it judged: that verdict is not the
-            // input's. Among them the higher sysexits code (docs/contract.md §4:
+            // input's. Among them the higher sysexits code (docs/contract.md §4.1:
             // 64, 66, 73, 74): a read that failed part way says more than
             // an input that was never there.
             Exit::Usage => 4,
@@ -174,11 +174,11 @@ impl Exit {
             // `run`, `lint`: CMD never ran, so nothing of it was judged.
             Exit::CannotExecute => 8,
             Exit::CommandNotFound => 9,
-            // Downstream is gone: nothing more can be said (docs/contract.md §4: exit
+            // Downstream is gone: nothing more can be said (docs/contract.md §4.1: exit
             // quietly).
             Exit::BrokenPipe => 10,
             // A signal stopped the command: whatever it had met, the
-            // report is a cancelled one (docs/contract.md §4: 130, 143; §13: 129).
+            // report is a cancelled one (docs/contract.md §4.1: 130, 143; §3.3: 129).
             Exit::HungUp => 11,
             Exit::Interrupted => 12,
             Exit::Terminated => 13,
@@ -260,7 +260,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 /// A refused command line and what it takes to say it: once on stderr, the
 /// way clap says its own errors, and once more in the machine format
-/// `--output` asked for (spec §2, §9: usage; docs/contract.md §13).
+/// `--output` asked for (spec §2, §9: usage; docs/contract.md §3.3).
 #[derive(Debug)]
 pub struct Refusal {
     pub problem: Problem,
@@ -310,7 +310,7 @@ pub enum Machine {
     /// A TAP bail out with the problem as its reason.
     Tap,
     /// stdout is an upgraded stream (`upgrade`, `run --upgrade`): a whole
-    /// one of aoitap's, failed on the problem (docs/contract.md §22).
+    /// one of aoitap's, failed on the problem (docs/contract.md §1.6).
     Upgraded,
 }
 
@@ -470,7 +470,7 @@ mod tests {
         }
     }
 
-    /// The rules docs/contract.md §4 states, and the ones the callers lean on.
+    /// The rules docs/contract.md §4.1 states, and the ones the callers lean on.
     #[test]
     fn the_rules() {
         let rules = [

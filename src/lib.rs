@@ -4,7 +4,7 @@
 //! can drive the scanner and the checker directly.
 
 /// A line on stderr that never panics: a closed or full stderr loses the
-/// message, never the exit status (docs/contract.md §8).
+/// message, never the exit status (docs/contract.md §3.2).
 #[macro_export]
 macro_rules! say {
     ($($arg:tt)*) => {{

@@ -1,6 +1,6 @@
 //! The binary: parse the command line, read the files it names
 //! (`cmd::load`), dispatch to one command, and turn its result into the
-//! one exit status (docs/contract.md §4); nothing else.
+//! one exit status (docs/contract.md §4.1); nothing else.
 
 use std::process::ExitCode;
 
@@ -70,7 +70,7 @@ fn refused(err: Error) -> Result<Exit, Error> {
 /// line the way clap says its own errors; nothing for a closed downstream,
 /// spec §7, or when the command's own report carried it), then once more in
 /// `machine`, the format the reader parses, as `command`: jsonl, aoitap's
-/// own failed run (spec §2, §9); tap, a bail out (docs/contract.md §13). Not when
+/// own failed run (spec §2, §9); tap, a bail out (docs/contract.md §3.3). Not when
 /// the command had begun a report of its own: a failed read or write ends
 /// that one instead (`stream::fail`). A closed or full stream loses the
 /// words, never the status.

@@ -1,9 +1,9 @@
 //! SIGINT and SIGTERM (spec §7): the first stops reading, so the run so far
 //! is reported and a `reason:"cancelled"` summary is written; a second
 //! request exits at once with the conventional status. `run` catches SIGHUP
-//! the same way (docs/contract.md §13): a closed terminal must not leave CMD running.
+//! the same way (docs/contract.md §3.3): a closed terminal must not leave CMD running.
 //!
-//! A signal delivered twice is one request (docs/contract.md §20): GNU `timeout`
+//! A signal delivered twice is one request (docs/contract.md §3.4): GNU `timeout`
 //! signals its child and then its own process group, which holds the
 //! child, and a terminal's Ctrl-C reaches every process of a pipeline that
 //! shares the group. The same signal again within `SAME_REQUEST` of the
@@ -24,7 +24,7 @@ use crate::exit::Exit;
 
 /// Set by the first SIGINT, SIGTERM or SIGHUP caught, for code that has
 /// no `Signals` at hand: a filter program busy on one event looks at it at
-/// each step of its loops, and ends there (docs/contract.md §20).
+/// each step of its loops, and ends there (docs/contract.md §3.4).
 static REQUESTED: LazyLock<Arc<AtomicBool>> = LazyLock::new(Arc::default);
 
 /// Whether a signal to stop has come.
@@ -164,7 +164,7 @@ impl Caught {
 }
 
 /// The same signal again within this long of the first is the same
-/// request (docs/contract.md §20): `timeout`'s second delivery follows its first at
+/// request (docs/contract.md §3.4): `timeout`'s second delivery follows its first at
 /// once, and a person who means "now" presses Ctrl-C again later than this.
 const SAME_REQUEST: Duration = Duration::from_secs(1);
 

@@ -1,6 +1,6 @@
 //! Text for messages: quoting input values, plurals, one bounded line, a
 //! terminal-safe copy of input text. A leaf: every layer may use it, and
-//! it uses nothing of aoitap's (docs/contract.md §8: messages are single-line,
+//! it uses nothing of aoitap's (docs/contract.md §3.2: messages are single-line,
 //! escaped, and quote at most 80 bytes of any input value).
 
 use std::borrow::Cow;
@@ -15,7 +15,7 @@ pub fn seconds(ms: u64) -> String {
 }
 
 /// `n` in decimal, at the end of `out`: as `write!` would, without the
-/// formatter (a per-run block writes a dozen; docs/contract.md §23).
+/// formatter (a per-run block writes a dozen; docs/contract.md §8.2).
 pub fn push_number(out: &mut String, n: u64) {
     let mut digits = [0u8; 20];
     let mut at = digits.len();
@@ -42,7 +42,7 @@ pub fn plural(n: u64, word: &str) -> String {
 /// Input bytes quoted in a message: at most `QUOTE_BYTES` of them (cut on
 /// a character boundary, the length said), as a JSON-like string literal
 /// with every control character escaped, so a message stays one short
-/// line whatever the input (docs/contract.md §8).
+/// line whatever the input (docs/contract.md §3.2).
 pub fn quote(s: &str) -> String {
     let head = prefix(s, QUOTE_BYTES);
     let mut q = format!("{head:?}");
@@ -75,7 +75,7 @@ pub fn one_line(s: &str) -> String {
 
 /// A JSON document's line breaks as spaces: they are whitespace between
 /// tokens (a string holds none raw), so the document becomes one JSONL
-/// line, its other bytes as they came (docs/contract.md §18).
+/// line, its other bytes as they came (docs/contract.md §6.2).
 pub fn breaks_as_spaces(doc: &mut [u8]) {
     let mut from = 0;
     while let Some(k) = memchr::memchr2(b'\n', b'\r', &doc[from..]) {
@@ -103,7 +103,7 @@ const MESSAGE_BYTES: usize = 512;
 /// (an ESC from a hostile stream) are shown escaped, never interpreted.
 /// Text with nothing to escape is given back as it is: a report of ten
 /// thousand runs cleans every identity and message it shows
-/// (docs/contract.md §23).
+/// (docs/contract.md §8.2).
 pub fn clean(s: &str) -> Cow<'_, str> {
     let Some(at) = first_hidden(s) else {
         return Cow::Borrowed(s);
@@ -138,7 +138,7 @@ fn first_hidden(s: &str) -> Option<usize> {
     let suspect = |b: &u8| *b < 0x20 || *b == 0x7f || matches!(b, 0xc2 | 0xd8 | 0xe2);
     // Printable ASCII, most of every value shown, is passed over 16 bytes
     // at a time: a chunk is tested whole, with no branch per byte, which
-    // the compiler makes a few vector compares (docs/contract.md §23).
+    // the compiler makes a few vector compares (docs/contract.md §8.2).
     let printable = |c: &[u8]| {
         c.iter()
             .fold(true, |all, &b| all & (0x20..0x7f).contains(&b))

@@ -1,4 +1,4 @@
-//! The reports CI systems read (docs/contract.md §19): JUnit XML, SARIF, GitHub
+//! The reports CI systems read (docs/contract.md §5.2): JUnit XML, SARIF, GitHub
 //! workflow commands; each command's help offering only what it takes;
 //! `aoitap man` and the completions.
 //!
@@ -163,7 +163,7 @@ fn verify_sarif_places_each_finding_and_names_every_rule() {
             out.stdout.as_str(),
             &run(&["verify", "--output", "sarif", good], b"").stdout,
         ] {
-            // Clean: not an error, not a warning (docs/contract.md §21).
+            // Clean: not an error, not a warning (docs/contract.md §5.3).
             let said = validated(&dir, log);
             let errors: Vec<_> = said.iter().filter(|(l, _, _)| l != "note").collect();
             assert!(errors.is_empty(), "{errors:?}");
@@ -468,7 +468,7 @@ fn actions_core() -> Option<PathBuf> {
 }
 
 /// `--output github` writes the bytes `@actions/core` writes for the same
-/// annotations (docs/contract.md §21): the toolkit itself, run by node,
+/// annotations (docs/contract.md §5.3): the toolkit itself, run by node,
 /// is given each finding and failed run as `--output jsonl` reports them
 /// (their decoded values: one truth), and its lines are compared with
 /// aoitap's, byte for byte. The values carry `%`, CR, LF, `:`, `,` and

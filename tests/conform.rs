@@ -121,7 +121,7 @@ fn schema_holds_every_commands_real_output() {
 }
 
 /// aoitap holds its own output to its own schema with its own `verify
-/// --schema` (docs/contract.md §11): every command's jsonl, over failing inputs too.
+/// --schema` (docs/contract.md §3.5): every command's jsonl, over failing inputs too.
 #[test]
 fn own_verify_schema_passes_every_commands_own_output() {
     let dir = tempfile::tempdir().unwrap();
@@ -205,7 +205,7 @@ fn the_schema_is_closed_where_the_shape_is_fixed() {
     bad_rule["rule"] = json!("no.such-rule");
     assert!(!v.is_valid(&bad_rule));
     // A type aoitap does not write is an upstream's domain event, which
-    // `upgrade` forwards under aoitap's envelope (contract §22): valid with
+    // `upgrade` forwards under aoitap's envelope (contract §1.6): valid with
     // the envelope, never without it, and never in the aoi: namespace.
     assert!(v.is_valid(&json!({"type": "mystery", "aoi": {"seq": 0, "run": "R"}})));
     assert!(!v.is_valid(&json!({"type": "mystery"})));
@@ -522,7 +522,7 @@ fn every_subcommand_help_has_a_purpose_and_an_example() {
 
 /// A command that cannot start (a missing reference, an uncreatable
 /// directory, a report that cannot be written) still gives a jsonl reader
-/// one whole stream, with the status as the error's (docs/contract.md §5): never an
+/// one whole stream, with the status as the error's (docs/contract.md §5.1): never an
 /// empty stdout, never a second meta.
 #[test]
 fn an_error_before_the_report_is_still_a_whole_stream() {
@@ -558,7 +558,7 @@ fn an_error_before_the_report_is_still_a_whole_stream() {
     }
 }
 
-/// `capabilities` tells the whole tool (docs/contract.md §20), held to the CLI's own
+/// `capabilities` tells the whole tool (docs/contract.md §3.4), held to the CLI's own
 /// list: every subcommand, the outputs its `--output` takes, and how it
 /// reads (a command's stdout; or stdin, files, directories, and follow
 /// where it follows).

@@ -124,7 +124,7 @@ fn own_output_shape() {
 
 /// JSONTestSuite's values as AOI streams (tests/fixtures/jsonsuite): verify
 /// passes exactly the streams whose every line is strict RFC 8259 JSON in
-/// UTF-8 (docs/contract.md §2, §3), and never crashes on one.
+/// UTF-8 (docs/contract.md §2.1, §3.1), and never crashes on one.
 #[test]
 fn jsonsuite_verdicts_hold() {
     let tsv = std::fs::read_to_string(fixture("jsonsuite/expected.tsv")).unwrap();

@@ -1,7 +1,7 @@
-//! `docs/` kept current with the code (docs/contract.md §21: a clone is
-//! readable alone): the rule table of contract §3 is the catalogue, its
-//! exit table (§4) is `Exit::ALL`, its command table (§1) is what the
-//! binary's capabilities say, its lint table (§15) is lint's catalogue;
+//! `docs/` kept current with the code (docs/contract.md §5.3: a clone is
+//! readable alone): the rule table of contract §3.1 is the catalogue, its
+//! exit table (§4.1) is `Exit::ALL`, its command table (§1.1) is what the
+//! binary's capabilities say, its lint table (§1.4) is lint's catalogue;
 //! every section the code cites exists; architecture.md names every
 //! module of `src/` and the layers `tests/layers.rs` enforces.
 
@@ -30,17 +30,27 @@ fn contract() -> String {
     read("docs/contract.md")
 }
 
-/// The contract's sections by number: the text under `## §N ...` up to
-/// the next `## `.
-fn sections(text: &str) -> Vec<(u32, String)> {
-    headed(text)
-        .into_iter()
-        .filter_map(|(head, body)| {
-            let n = head.strip_prefix('§')?;
-            let digits: String = n.chars().take_while(char::is_ascii_digit).collect();
-            Some((digits.parse().ok()?, body))
-        })
-        .collect()
+/// The contract's sections by number (`"3.1"`): the text under `### §N.M
+/// ...` up to the next heading of either level.
+fn sections(text: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = vec![];
+    let mut open = false;
+    for line in text.lines() {
+        if let Some(head) = line.strip_prefix("### §") {
+            let n: String = head
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            out.push((n, String::new()));
+            open = true;
+        } else if line.starts_with("## ") {
+            open = false;
+        } else if let Some((_, body)) = out.last_mut().filter(|_| open) {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    out
 }
 
 /// Every `## ` heading and the text under it.
@@ -57,10 +67,10 @@ fn headed(text: &str) -> Vec<(String, String)> {
     out
 }
 
-fn section(text: &str, n: u32) -> String {
+fn section(text: &str, n: &str) -> String {
     sections(text)
         .into_iter()
-        .find(|(k, _)| *k == n)
+        .find(|(k, _)| k == n)
         .unwrap_or_else(|| panic!("docs/contract.md has no §{n}"))
         .1
 }
@@ -128,30 +138,30 @@ fn severity_letter(s: Severity) -> &'static str {
     }
 }
 
-/// Every rule in the catalogue has its row in contract §3, with its
+/// Every rule in the catalogue has its row in contract §3.1, with its
 /// severity and source; every row is a rule, once.
 #[test]
 fn every_rule_has_its_row_in_the_contract() {
     let mut table: BTreeMap<String, (String, String)> = BTreeMap::new();
-    for row in rows(&section(&contract(), 3)) {
+    for row in rows(&section(&contract(), "3.1")) {
         let id = unquote(&row[0]).to_string();
         let (sev, source) = (row[1].clone(), row[2].clone());
         assert!(
             table.insert(id.clone(), (sev, source)).is_none(),
-            "§3 lists {id} twice"
+            "§3.1 lists {id} twice"
         );
     }
     for r in Rule::ALL {
         let (sev, source) = table
             .get(r.id())
-            .unwrap_or_else(|| panic!("{} has no row in docs/contract.md §3", r.id()));
+            .unwrap_or_else(|| panic!("{} has no row in docs/contract.md §3.1", r.id()));
         assert_eq!(sev, severity_letter(r.default_severity()), "{}", r.id());
         assert_eq!(*source, r.reference(), "{}: its source", r.id());
     }
     for id in table.keys() {
         assert!(
             Rule::from_id(id).is_some(),
-            "docs/contract.md §3 lists {id}, which aoitap does not know"
+            "docs/contract.md §3.1 lists {id}, which aoitap does not know"
         );
     }
 }
@@ -188,11 +198,11 @@ fn no_rule_id_in_the_contract_is_unknown() {
     assert!(seen >= Rule::ALL.len(), "read too few rule ids: {seen}");
 }
 
-/// The exit table of contract §4 is `Exit::ALL`: the same statuses in
+/// The exit table of contract §4.1 is `Exit::ALL`: the same statuses in
 /// the same order, each with its name and the words --help prints.
 #[test]
 fn the_exit_table_is_exit_all() {
-    let table: Vec<(u8, String, String)> = rows(&section(&contract(), 4))
+    let table: Vec<(u8, String, String)> = rows(&section(&contract(), "4.1"))
         .into_iter()
         .filter_map(|row| {
             let code = row[0].parse().ok()?;
@@ -203,10 +213,10 @@ fn the_exit_table_is_exit_all() {
         .iter()
         .map(|e| (e.code(), format!("{e:?}"), e.brief().to_string()))
         .collect();
-    assert_eq!(table, code, "docs/contract.md §4 against Exit::ALL");
+    assert_eq!(table, code, "docs/contract.md §4.1 against Exit::ALL");
 }
 
-/// The command table of contract §1 lists every subcommand, with the
+/// The command table of contract §1.1 lists every subcommand, with the
 /// report formats the binary's capabilities give it.
 #[test]
 fn the_command_table_is_what_the_binary_says() {
@@ -226,7 +236,7 @@ fn the_command_table_is_what_the_binary_says() {
             (c["name"].as_str().unwrap().to_string(), outputs.collect())
         })
         .collect();
-    let table: BTreeMap<String, Vec<String>> = rows(&section(&contract(), 1))
+    let table: BTreeMap<String, Vec<String>> = rows(&section(&contract(), "1.1"))
         .into_iter()
         .filter(|row| row.len() == 5)
         .map(|row| {
@@ -234,7 +244,7 @@ fn the_command_table_is_what_the_binary_says() {
             (unquote(&row[0]).to_string(), outputs)
         })
         .collect();
-    assert_eq!(table, binary, "docs/contract.md §1 against capabilities");
+    assert_eq!(table, binary, "docs/contract.md §1.1 against capabilities");
     let clap: BTreeSet<String> = aoitap::cli::command()
         .get_subcommands()
         .map(|s| s.get_name().to_string())
@@ -243,12 +253,12 @@ fn the_command_table_is_what_the_binary_says() {
     assert_eq!(table.keys().cloned().collect::<BTreeSet<_>>(), clap);
 }
 
-/// The lint table of contract §15 is lint's catalogue, in order; no
+/// The lint table of contract §1.4 is lint's catalogue, in order; no
 /// other lint id is named anywhere in the contract.
 #[test]
 fn the_lint_table_is_the_check_catalogue() {
     let text = contract();
-    let table: Vec<(String, String, String)> = rows(&section(&text, 15))
+    let table: Vec<(String, String, String)> = rows(&section(&text, "1.4"))
         .into_iter()
         .map(|row| (unquote(&row[0]).to_string(), row[1].clone(), row[2].clone()))
         .collect();
@@ -256,7 +266,7 @@ fn the_lint_table_is_the_check_catalogue() {
         .iter()
         .map(|c| (c.id.to_string(), c.number.to_string(), c.factor.to_string()))
         .collect();
-    assert_eq!(table, code, "docs/contract.md §15 against lint's checks");
+    assert_eq!(table, code, "docs/contract.md §1.4 against lint's checks");
     for span in spans(&text).into_iter().filter(|s| s.starts_with("lint.")) {
         assert!(
             CHECKS.iter().any(|c| c.id == span),
@@ -265,45 +275,99 @@ fn the_lint_table_is_the_check_catalogue() {
     }
 }
 
-/// The sections are §1 to §25 in order, and every section a comment in
-/// the code cites (`docs/contract.md §N`, across a line break too) is one
-/// of them; no comment cites a document the clone does not hold.
+/// The contract is by subject: eight chapters (`## §N`) named for what
+/// they cover, never for a round of work, each of numbered sections
+/// (`### §N.M`), then the table of former numbers, which maps each of
+/// §1 to §25 to a section that exists. Every section a comment in the
+/// code or the docs cites (`docs/contract.md §N.M`, a list of them, and
+/// across a line break too) is one of them; no comment cites a document
+/// the clone does not hold.
 #[test]
 fn every_section_the_code_cites_exists() {
-    let numbers: Vec<u32> = sections(&contract()).iter().map(|(n, _)| *n).collect();
-    assert_eq!(numbers, (1..=25).collect::<Vec<_>>(), "contract sections");
+    let text = contract();
+    let chapters: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("## ")).collect();
+    assert_eq!(
+        chapters,
+        [
+            "§1 Commands",
+            "§2 Input",
+            "§3 Rules",
+            "§4 Verdict and exit status",
+            "§5 Outputs",
+            "§6 Protocols and profiles",
+            "§7 Secrets",
+            "§8 Non-functional promises",
+            "Former section numbers",
+        ],
+        "the contract's chapters"
+    );
+    let numbers: BTreeSet<String> = sections(&text).into_iter().map(|(n, _)| n).collect();
+    for n in &numbers {
+        let chapter = n.split('.').next().unwrap();
+        assert!(
+            n.contains('.') && ("1"..="8").contains(&chapter),
+            "a section §{n}"
+        );
+    }
+    let former: BTreeMap<u32, String> = rows(&named(&text, "Former section numbers"))
+        .into_iter()
+        .map(|r| {
+            (
+                r[0].trim_start_matches('§').parse().unwrap(),
+                r[1].trim_start_matches('§').to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        former.keys().copied().collect::<Vec<_>>(),
+        (1..=25).collect::<Vec<_>>()
+    );
+    for now in former.values() {
+        assert!(
+            numbers.contains(now),
+            "the former numbers map to §{now}, which does not exist"
+        );
+    }
+    let cite = regex::Regex::new(
+        r"contract\.md[`\])]*(?:[\s/!#*]*)(§\d+(?:\.\d+)?(?:(?:,|\s+and|\s+or)[\s/!#*]*§\d+(?:\.\d+)?)*)",
+    )
+    .unwrap();
+    let one = regex::Regex::new(r"§(\d+(?:\.\d+)?)").unwrap();
     let mut cited = BTreeSet::new();
-    for dir in ["src", "tests"] {
-        for file in rs_files(&root().join(dir)) {
-            let text = std::fs::read_to_string(&file).unwrap();
-            let outside = text.match_indices("DESIGN").find(|(at, _)| {
-                text[at + "DESIGN".len()..]
-                    .trim_start_matches(|c: char| c.is_whitespace() || c == '/' || c == '!')
-                    .starts_with('§')
-            });
-            assert!(
-                outside.is_none(),
-                "{} cites DESIGN, which a clone does not hold: cite docs/contract.md",
-                file.display()
-            );
-            let name = "docs/contract.md";
-            for (at, _) in text.match_indices(name) {
-                let rest = text[at + name.len()..]
-                    .trim_start_matches(|c: char| c.is_whitespace() || c == '/' || c == '!');
-                if let Some(n) = rest.strip_prefix('§') {
-                    let digits: String = n.chars().take_while(char::is_ascii_digit).collect();
-                    if let Ok(n) = digits.parse::<u32>() {
-                        cited.insert((n, file.display().to_string()));
-                    }
-                }
+    let mut files = rs_files(&root().join("src"));
+    files.extend(rs_files(&root().join("tests")));
+    files.extend(
+        std::iter::once("README.md".to_string())
+            .chain(docs())
+            .chain([
+                "CONTRIBUTING.md".to_string(),
+                "benches/RESULTS.md".to_string(),
+            ])
+            .map(|f| root().join(f)),
+    );
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let outside = text.match_indices("DESIGN").find(|(at, _)| {
+            text[at + "DESIGN".len()..]
+                .trim_start_matches(|c: char| c.is_whitespace() || c == '/' || c == '!')
+                .starts_with('§')
+        });
+        assert!(
+            outside.is_none(),
+            "{} cites DESIGN, which a clone does not hold: cite docs/contract.md",
+            file.display()
+        );
+        for m in cite.captures_iter(&text) {
+            for n in one.captures_iter(&m[1]) {
+                cited.insert((n[1].to_string(), file.display().to_string()));
             }
         }
     }
-    assert!(cited.len() > 20, "read too few citations: {cited:?}");
+    assert!(cited.len() > 100, "read too few citations: {cited:?}");
     for (n, file) in cited {
         assert!(
             numbers.contains(&n),
-            "{file} cites §{n}, which docs/contract.md lacks"
+            "{file} cites §{n}, which docs/contract.md lacks (its sections are §N.M)"
         );
     }
 }

@@ -1,4 +1,4 @@
-//! Trust at the edges (docs/contract.md §13): streams that real producers write and
+//! Trust at the edges (docs/contract.md §3.3): streams that real producers write and
 //! flags that real users give, each reaching one verdict in every command
 //! that reads a stream, from a file and through a pipe, and in `run`.
 

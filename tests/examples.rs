@@ -1,5 +1,5 @@
 //! Every example of the README and docs/guide.md runs (docs/contract.md
-//! §21: a clone is readable alone, and what it shows is true).
+//! §5.3: a clone is readable alone, and what it shows is true).
 //!
 //! A ```` ```sh ```` block runs in bash, in a scratch folder that holds
 //! the names the examples use (`out.jsonl`, `runs/`, `agent.log`, ...,

@@ -1,4 +1,4 @@
-//! `aoitap filter PROG [FILE ...]` (docs/contract.md §16): jq programs over an AOI
+//! `aoitap filter PROG [FILE ...]` (docs/contract.md §1.5): jq programs over an AOI
 //! stream, the verdict in the exit status, the events' own bytes out.
 
 use crate::util::*;
@@ -241,7 +241,7 @@ fn a_planned_program_writes_what_the_interpreter_writes() {
 }
 
 /// A program busy on one event is stopped by SIGINT or SIGTERM at its
-/// loop's next step or its next pipe, and the report still ends (docs/contract.md §20): the
+/// loop's next step or its next pipe, and the report still ends (docs/contract.md §3.4): the
 /// cancelled result in human output, the cancelled summary in jsonl, well
 /// before the 2 s after which a stop that hangs is cut short unreported.
 #[test]
@@ -465,7 +465,7 @@ fn a_jq_flag_gets_a_tip_that_reads_no_wrong_file() {
 }
 
 /// A value the program builds past the depth an event may have is
-/// filter.error on its line, never an abort (docs/contract.md §20): printed,
+/// filter.error on its line, never an abort (docs/contract.md §3.4): printed,
 /// quoted in an error, turned to text; the stream's verdict stays.
 #[test]
 fn a_million_deep_value_is_a_finding_never_an_abort() {
@@ -534,7 +534,7 @@ fn a_million_deep_value_is_a_finding_never_an_abort() {
 /// Every format string and interpolation prints its value by recursion
 /// in jaq: on a value built 2,000,000 deep each is filter.error, never an
 /// abort (exit 134 before: a stack overflow), and so is `..`
-/// (docs/contract.md §20). On a shallow value each is what jq makes it.
+/// (docs/contract.md §3.4). On a shallow value each is what jq makes it.
 #[test]
 fn formats_and_interpolations_on_a_two_million_deep_value_are_errors() {
     let deep = "reduce range(2000000) as $x (null; [.])";
@@ -670,7 +670,7 @@ fn a_field_99990_deep_is_read() {
 }
 
 /// `input_filename` is the FILE being read, null for stdin; `$__loc__`
-/// is where it stands in the program, as jq gives them (docs/contract.md §20).
+/// is where it stands in the program, as jq gives them (docs/contract.md §3.4).
 #[test]
 fn input_filename_and_loc_are_jq_s() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,4 +1,4 @@
-//! `--follow` (docs/contract.md §17): files followed by name, through rotation and
+//! `--follow` (docs/contract.md §2.3): files followed by name, through rotation and
 //! truncation, a quoted glob, stalled runs, Ctrl-C, `--from-end`, `--state`.
 
 use std::fs::{self, OpenOptions};
@@ -790,7 +790,7 @@ fn a_file_cut_and_written_longer_at_once_is_read_anew() {
 /// A name not there yet is said within a second ("waiting for", an
 /// `aoi:warning`) and read once it appears, as `tail -F` does; a glob
 /// entry that cannot be opened (a symlink loop) is said as `verify` says
-/// it without `--follow`, and a dangling link is waited for (docs/contract.md §20).
+/// it without `--follow`, and a dangling link is waited for (docs/contract.md §3.4).
 #[test]
 fn what_is_missing_or_unopenable_is_said() {
     let dir = tempfile::tempdir().unwrap();

@@ -68,7 +68,7 @@ fn every_command_survives_hostile_input() {
 }
 
 /// A write that fails is exit 74 (or 141 for a closed pipe), never a panic
-/// (docs/contract.md §8). `sh` runs the real binary; its stderr must hold no panic.
+/// (docs/contract.md §3.2). `sh` runs the real binary; its stderr must hold no panic.
 #[test]
 fn failed_writes_are_74_never_a_panic() {
     let dir = tempfile::tempdir().unwrap();
@@ -103,7 +103,7 @@ fn failed_writes_are_74_never_a_panic() {
         assert_eq!(stderr.lines().count(), 1, "{script}: {stderr}");
     }
     // Help that cannot be written says so, once, like any other write;
-    // a closed stdout is /dev/null (docs/contract.md §8): the help is discarded.
+    // a closed stdout is /dev/null (docs/contract.md §3.2): the help is discarded.
     for (script, want) in [
         ("$A --help > /dev/full", 74),
         ("$A --version > /dev/full", 74),
@@ -162,7 +162,7 @@ fn allowing_an_unsupported_version_is_no_pass() {
 
 /// A closed stdout (`>&-`) is reopened on /dev/null, read-write, by the
 /// Rust runtime, and cannot be told from the /dev/null a harness gives
-/// (docs/contract.md §8): output is discarded, never an error, and the exit status
+/// (docs/contract.md §3.2): output is discarded, never an error, and the exit status
 /// is the verdict. A closed stderr is the same.
 #[test]
 fn a_closed_stdout_discards_output_and_exits_with_the_verdict() {

@@ -1,4 +1,4 @@
-//! `--output html` (docs/contract.md §24): pages rendered in headless
+//! `--output html` (docs/contract.md §5.4): pages rendered in headless
 //! Chromium, their DOM read after the page's own script ran, and a
 //! screenshot taken. `.ci/run` installs Chromium from the distribution's
 //! packages; these tests need it.
@@ -292,7 +292,7 @@ fn hostile_run_ids_are_shown_as_text_and_run_nothing() {
 
 /// 100,000 runs: the page draws a capped number of them and counts the
 /// rest, stays well under 20 MB, and costs about the memory the human
-/// output costs (docs/contract.md §24).
+/// output costs (docs/contract.md §5.4).
 #[test]
 fn a_page_for_a_hundred_thousand_runs_is_small_and_bounded() {
     let mut input = Vec::with_capacity(40 << 20);
@@ -507,7 +507,7 @@ fn shown(dom: &str) -> Vec<(String, String)> {
 /// A page opens on its failures, worst first, each kind in the order its
 /// runs began, though a cut run is judged only when its input ends; the
 /// outcome a run's summary claims beside a verdict that is not a pass is
-/// said to be the producer's (docs/contract.md §24).
+/// said to be the producer's (docs/contract.md §5.4).
 #[test]
 fn a_page_opens_on_its_failures_and_says_whose_outcome_it_shows() {
     let ok = format!(r#","ok":true,"elapsed_ms":0,"event_count":3,"count":1,{IDENTITY}"#);

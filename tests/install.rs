@@ -1,5 +1,5 @@
 //! The installs the README gives, run as a new user runs them
-//! (docs/contract.md §21): its `### Install` block with a fresh HOME, then
+//! (docs/contract.md §5.3): its `### Install` block with a fresh HOME, then
 //! `man -w aoitap` and bash's own completion with the PATH that block
 //! leaves; and the Python wheel (maturin) in a fresh virtual environment.
 //! Each builds with the `quick` profile the suite has already built, so

@@ -1,4 +1,4 @@
-//! JUnit XML (docs/contract.md §19, §21), held to what its readers hold
+//! JUnit XML (docs/contract.md §5.2, §5.3), held to what its readers hold
 //! it to: every report a test here makes is valid against Jenkins
 //! xunit's `junit-10.xsd` whole, and each of its suites, as Surefire
 //! writes one per file, against Maven Surefire's
@@ -500,7 +500,7 @@ fn a_late_finding_stays_with_its_own_file() {
 /// FILE (classname) and the tool and command its `aoi:meta` gives, not by
 /// its run id, which is new on every build and kept as a property. Two
 /// runs of one tool and command are numbered in the order they began,
-/// though the second ended first (docs/contract.md §19).
+/// though the second ended first (docs/contract.md §5.2).
 #[test]
 fn junit_names_a_run_by_its_tool_and_command_the_same_every_build() {
     let build = |ids: [&str; 3]| {

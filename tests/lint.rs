@@ -1,4 +1,4 @@
-//! `aoitap lint -- CMD [ARG ...]` (docs/contract.md §15): a fake producer and its
+//! `aoitap lint -- CMD [ARG ...]` (docs/contract.md §1.4): a fake producer and its
 //! faults (tests/fixtures/lint/producer.py; a fault is chosen by a link
 //! named `fake-FAULT`), run through the command as a user runs it.
 
@@ -313,7 +313,7 @@ fn an_interrupted_lint_stops_its_call_and_says_cancelled() {
 }
 
 /// A call past --timeout is not the tool's exit 137: the checks that
-/// need its end fail, saying so (docs/contract.md §20); the others say it did not
+/// need its end fail, saying so (docs/contract.md §3.4); the others say it did not
 /// end.
 #[test]
 fn a_call_past_its_deadline_fails_the_checks_that_need_its_end() {
@@ -385,7 +385,7 @@ fn detail(out: &Out, number: u64) -> String {
         .unwrap_or_default()
 }
 
-/// lint never passes what it could not decide (docs/contract.md §20): a tool that
+/// lint never passes what it could not decide (docs/contract.md §3.4): a tool that
 /// writes its meta and one event and then hangs, TERM ignored, was
 /// exit 0 "CONFORMING for the checks decided" with only check 1 passed.
 #[test]
@@ -500,7 +500,7 @@ fn nothing_decided_is_exit_1_and_says_so() {
 }
 
 /// lint.15 on a stream with neither seq nor event_count is not-claimed,
-/// however it is labelled (docs/contract.md §20): the AOI 0.2 stream is what the
+/// however it is labelled (docs/contract.md §3.4): the AOI 0.2 stream is what the
 /// TypeScript SDK's Emitter writes (meta, one event, summary; fixture
 /// sdk-ts-0.2.jsonl), the AFDATA one a result stream.
 #[test]
@@ -793,7 +793,7 @@ fn stderr_of(out: &Out, number: u64) -> Vec<serde_json::Value> {
 }
 
 /// A check that fails on a call shows the last lines of that call's
-/// stderr, and says when they hold a stack trace (docs/contract.md §15):
+/// stderr, and says when they hold a stack trace (docs/contract.md §1.4):
 /// a newcomer rebuilt lint's sandbox by hand to see the traceback behind
 /// check 10.
 #[test]
@@ -864,7 +864,7 @@ fn a_failed_check_shows_the_stderr_of_the_call_it_failed_on() {
 
 /// What is shown is a bounded tail, quoted once per call in the human
 /// report, and withheld whole when it names something secret-looking,
-/// as every quote of the tool's words is (docs/contract.md §10, §15).
+/// as every quote of the tool's words is (docs/contract.md §7.1, §1.4).
 #[test]
 fn a_stderr_tail_is_bounded_quoted_once_and_withheld_when_it_names_a_secret() {
     let dir = tempfile::tempdir().unwrap();

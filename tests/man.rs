@@ -57,7 +57,7 @@ fn man_page_has_every_flag_and_subcommand() {
     ] {
         assert!(page.contains(&format!(".SH {sec}")), "{sec}");
     }
-    // Each lint check: what it does, needs and cannot prove (docs/contract.md §15).
+    // Each lint check: what it does, needs and cannot prove (docs/contract.md §1.4).
     for c in aoitap::check::lint_checks::CHECKS {
         let entry = format!("\\fB{}\\fR (check {}", c.id.replace('-', "\\-"), c.number);
         let at = page

@@ -1,4 +1,4 @@
-//! Memory stays bounded by --max-line-bytes whatever the input (docs/contract.md §7).
+//! Memory stays bounded by --max-line-bytes whatever the input (docs/contract.md §8.1).
 //!
 //! Each bound is on what an input costs above the same command's peak on a
 //! few ordinary lines, measured in the same test and so under the same load
@@ -244,7 +244,7 @@ fn runs_in(args: &[&str], out: &str) -> usize {
 
 /// Finished runs are let go in every output: `summarize --output json`
 /// writes each run's object as it is judged (it held them all to the end,
-/// about 7 KiB a run: 100,000 runs peaked at 680 MiB, now 13 MiB; docs/contract.md §13).
+/// about 7 KiB a run: 100,000 runs peaked at 680 MiB, now 13 MiB; docs/contract.md §3.3).
 #[test]
 fn summarize_and_reconcile_release_finished_runs() {
     for args in [
@@ -454,7 +454,7 @@ fn summarize_keeps_names_within_one_budget() {
 }
 
 /// Workers (`-j`) judging files whose findings the report has not reached
-/// yet wait for it (docs/contract.md §14): what is held is a few chunks per file in
+/// yet wait for it (docs/contract.md §2.2): what is held is a few chunks per file in
 /// flight, whatever the files hold. Six files of 150,000 invalid lines
 /// give 900,000 findings; held, they would be hundreds of MiB. (The
 /// lines are of a usual length: a batch's index of lines of a byte or

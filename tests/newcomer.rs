@@ -287,7 +287,7 @@ fn an_unknown_flag_gets_the_flag_meant_never_a_file_of_its_name() {
 }
 
 /// Every filter output line is JSON, as jq's are; what differs from jq
-/// is listed beside "jq syntax" (docs/contract.md §16).
+/// is listed beside "jq syntax" (docs/contract.md §1.5).
 #[test]
 fn filter_writes_json_and_lists_where_it_differs_from_jq() {
     let input = lines(&good(1));

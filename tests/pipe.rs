@@ -1,5 +1,5 @@
 //! aoitap inside a live pipe: relay, latency, findings as they happen,
-//! signals and a closed downstream (docs/contract.md §4, §5; issue 3).
+//! signals and a closed downstream (docs/contract.md §4.1, §5.1; issue 3).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, Stdio};
@@ -387,7 +387,7 @@ fn sigint_names_the_runs_left_open() {
     assert!(out.contains("Result: CANCELLED"), "{out}");
 }
 
-/// How harnesses throw output away (docs/contract.md §8): Python's
+/// How harnesses throw output away (docs/contract.md §3.2): Python's
 /// `subprocess.DEVNULL` and Node's `stdio: "ignore"` give the child
 /// /dev/null opened read-write. The exit status is still the verdict.
 #[derive(Clone, Copy, Debug)]

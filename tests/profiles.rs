@@ -1,4 +1,4 @@
-//! Producer profiles (docs/contract.md §25): the agent CLIs' own streams,
+//! Producer profiles (docs/contract.md §6.3): the agent CLIs' own streams,
 //! from fixtures built from each CLI's published types
 //! (`fixtures/profiles/SOURCES.md`), judged by every command to one
 //! verdict; no built-in passes another producer's stream; a user's own
@@ -325,7 +325,7 @@ fn plain_json_lines_never_launder_an_empty_input() {
     assert_eq!(summary["ok"], false, "{}", up.stdout);
 }
 
-/// `run --profile P -- CMD` (docs/contract.md §25): the stream decides
+/// `run --profile P -- CMD` (docs/contract.md §6.3): the stream decides
 /// where it has an end, and an exit status that says otherwise is a
 /// warning; without an end, a failed command is the run's failure, and an
 /// exit 0 is still `profile.end-missing`. CMD is `cat FILE; exit N`.
@@ -440,7 +440,7 @@ fn run_names_the_failed_commands_stderr() {
 /// `upgrade --profile P F | verify` gives F's verdict (65 upstream is a
 /// conforming failure downstream: 1), every line is valid against
 /// `aoitap schema`, and a line cut after the upgrade is found
-/// (docs/contract.md §22, §25).
+/// (docs/contract.md §1.6, §6.3).
 #[test]
 fn upgrade_writes_each_stream_as_aoi_with_its_verdict() {
     let schema: serde_json::Value = serde_json::from_str(&run(&["schema"], b"").stdout).unwrap();

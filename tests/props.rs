@@ -246,7 +246,7 @@ fn exec(argv: &[OsString], feed: Feed, discard_stdout: bool) -> Result<Proc, Tes
     Ok(p)
 }
 
-/// The verdict statuses of a stream command (docs/contract.md §4).
+/// The verdict statuses of a stream command (docs/contract.md §4.1).
 fn verdict_code(p: &Proc) -> Result<(), TestCaseError> {
     prop_assert!(
         [0, 1, 65, 75].contains(&p.code),
@@ -473,7 +473,7 @@ enum Hostile {
     /// One line of this many bytes: longer than aoitap's read buffer.
     Huge(u32),
     /// A line of another protocol (AOI 0.2, AFDATA, typed NDJSON): as a
-    /// run's first object it changes how the run is read (docs/contract.md §9).
+    /// run's first object it changes how the run is read (docs/contract.md §6.1).
     Foreign(u8),
 }
 
@@ -1250,7 +1250,7 @@ fn check_split_files(
     max: usize,
 ) -> Result<(), TestCaseError> {
     // A line over --max-line-bytes is a finding whose bytes are never held
-    // (memory is bounded by the cap, docs/contract.md §7), so it is in no file.
+    // (memory is bounded by the cap, docs/contract.md §8.1), so it is in no file.
     let want: Vec<&[u8]> = complete_lines(input)
         .into_iter()
         .filter(|l| l.len() - 1 <= max)
@@ -1812,7 +1812,7 @@ fn props_own_jsonl_output_verifies() {
     );
 }
 
-/// Property 7: (docs/contract.md §4, §8) Every stream command exits with verify's verdict on
+/// Property 7: (docs/contract.md §4.1, §3.2) Every stream command exits with verify's verdict on
 /// the same input and flags: strip-envelope as verify; summarize and
 /// split-by-run (multi-run by default) as verify --multi-run; reconcile
 /// adds findings, never removes one.
@@ -1862,7 +1862,7 @@ fn props_every_command_exits_with_the_verdict() {
     );
 }
 
-/// Property 8: (docs/contract.md §8) Decisions are made on decoded values: escaping keys,
+/// Property 8: (docs/contract.md §3.2) Decisions are made on decoded values: escaping keys,
 /// types and run ids, spaces, member order and CRLF never change the
 /// verdict.
 #[test]
@@ -1904,7 +1904,7 @@ fn props_spelling_does_not_change_the_verdict() {
     );
 }
 
-/// Property 9: (docs/contract.md §8) Human output never puts a control byte on a terminal:
+/// Property 9: (docs/contract.md §3.2) Human output never puts a control byte on a terminal:
 /// whatever the input bytes, run ids and file name, stdout and stderr
 /// carry no byte below 0x20 but newline and tab, and no DEL.
 #[test]
@@ -1963,7 +1963,7 @@ fn props_human_output_has_no_control_bytes() {
     );
 }
 
-/// Property 10: (docs/contract.md §2, §4) Several FILE operands are several streams, and
+/// Property 10: (docs/contract.md §2.1, §4.1) Several FILE operands are several streams, and
 /// the exit status combines their verdicts: 65 wins, then 0 only if all
 /// pass, 75 only if every failure is retryable, else 1.
 #[test]
@@ -2072,7 +2072,7 @@ fn props_generated_runs_pass() {
     assert_eq!(p.code, 75, "{}", String::from_utf8_lossy(&p.stdout));
 }
 
-/// Property 11: (docs/contract.md §14) A small file is read on the judging thread, a
+/// Property 11: (docs/contract.md §2.2) A small file is read on the judging thread, a
 /// pipe through the reading threads: the same bytes give the same report
 /// either way, for every command that reports (aoitap's own run ids and
 /// the input's name aside), and the same status.
@@ -2120,7 +2120,7 @@ fn props_a_file_and_a_pipe_report_the_same() {
     );
 }
 
-/// Property 12: (docs/contract.md §14) FILE operands judged by a pool of workers
+/// Property 12: (docs/contract.md §2.2) FILE operands judged by a pool of workers
 /// give the report one worker gives, byte for byte (aoitap's own run ids
 /// aside), in every format, with --limit and --failures-only, and the
 /// same status: the workers' findings are said in operand order.

@@ -1,4 +1,4 @@
-//! The streams that exist today (docs/contract.md §9): AOI 0.2 as the AOI TypeScript
+//! The streams that exist today (docs/contract.md §6.1): AOI 0.2 as the AOI TypeScript
 //! SDK 0.1 writes it (`src/emit.ts`: compact JSON, `count` = events + 1),
 //! AFDATA v1 event streams and typed NDJSON. Every stream command reaches
 //! the same exit on each.
@@ -170,7 +170,7 @@ fn sdk_runs_concatenated() {
     let mut both = search_ok();
     both.extend(failed.iter().cloned());
     // One stream, two runs: verify and strip-envelope read one run by
-    // default (summarize, reconcile and split-by-run read many, docs/contract.md §8).
+    // default (summarize, reconcile and split-by-run read many, docs/contract.md §3.2).
     let out = verify(&[], &lines(&both));
     assert_eq!(out.code, 65);
     assert!(out.has_rule("meta.duplicate"), "{:?}", out.rules());
@@ -425,7 +425,7 @@ fn af_result(payload: &str) -> Vec<u8> {
     )])
 }
 
-/// AFDATA Part 1 (docs/contract.md §18): each bad suffix value is
+/// AFDATA Part 1 (docs/contract.md §6.2): each bad suffix value is
 /// afdata.suffix-type (65), its well-typed version passes, null too.
 #[test]
 fn afdata_suffixes_are_typed() {
@@ -510,7 +510,7 @@ fn afdata_strict_profile() {
     judged(&error, &["--strict"], 65, &["afdata.retryable-missing"]);
 }
 
-/// The aiocs one-shot envelope (docs/contract.md §18): one document, compact or
+/// The aiocs one-shot envelope (docs/contract.md §6.2): one document, compact or
 /// pretty-printed, `ok` and `command`; every command reaches verify's exit.
 #[test]
 fn aiocs_envelopes_get_their_verdicts() {

@@ -203,7 +203,7 @@ fn text_lines_are_counted_not_fatal() {
     ls.insert(2, "harness: still going".to_string());
     let out = jsonl(&[], &lines(&ls));
     // They are json.invalid to the checker, as in every command (docs/contract.md
-    // §8), but the accounting goes on around them.
+    // §3.2), but the accounting goes on around them.
     assert_eq!(out.code, verify(&[], &lines(&ls)).code);
     assert_eq!(out.code, 65, "{}", out.stdout);
     assert_eq!(

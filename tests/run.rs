@@ -1,4 +1,4 @@
-//! `aoitap run -- CMD` (docs/contract.md §12) with fake producers
+//! `aoitap run -- CMD` (docs/contract.md §1.3) with fake producers
 //! (`tests/fixtures/producers/*.sh`), and `--output tap`.
 
 use std::process::{Command, Stdio};
@@ -153,7 +153,7 @@ fn a_signal_death_is_named() {
 
 /// A tool run without the flag that makes it write its stream refuses
 /// with a usage error and writes nothing: the headline is its exit, not
-/// a cut it never had (docs/contract.md §12), and the status is still 65.
+/// a cut it never had (docs/contract.md §1.3), and the status is still 65.
 #[test]
 fn a_command_that_ends_before_writing_is_named_by_its_exit() {
     let dir = tempfile::tempdir().unwrap();
@@ -241,7 +241,7 @@ fn retries_wait_for_the_producer_and_end_with_the_last_attempt() {
     let attempts = of_type(&out, "attempt");
     assert_eq!(attempts.len(), 3);
     // Full jitter above the producer's 400 ms, never exactly it: up to
-    // the backoff (10 ms, then 20) more (docs/contract.md §13).
+    // the backoff (10 ms, then 20) more (docs/contract.md §3.3).
     for (a, backoff) in attempts[..2].iter().zip([10, 20]) {
         assert_eq!(a["exit"], 75);
         let wait = a["retry_in_ms"].as_u64().unwrap();
@@ -432,7 +432,7 @@ fn a_second_signal_kills_a_group_that_ignores_the_first() {
     let live = Live::start(&["--kill-after", "30s"], &["sh", "-c", &script]);
     std::thread::sleep(Duration::from_millis(400));
     live.sigint();
-    // Within a second it would be the same request (docs/contract.md §20): GNU
+    // Within a second it would be the same request (docs/contract.md §3.4): GNU
     // timeout signals the child and then its group.
     std::thread::sleep(Duration::from_millis(1300));
     let started = Instant::now();
@@ -567,7 +567,7 @@ fn have_prove() -> bool {
 }
 
 /// `aoitap run --output tap -- CMD` as it stands in a `.t` file (docs/contract.md
-/// §13): stdout is the TAP alone, so `prove` passes a passing CMD, fails
+/// §3.3): stdout is the TAP alone, so `prove` passes a passing CMD, fails
 /// a failing one, and nothing CMD writes, on stdout or stderr, is a test
 /// point.
 #[test]
@@ -632,7 +632,7 @@ fn prove_reads_verify_output_tap_as_it_stands() {
 }
 
 /// Under `--output tap` a usage error is a bail out on stdout, with the
-/// reason, and 64 (docs/contract.md §13); `prove` stops and says why.
+/// reason, and 64 (docs/contract.md §3.3); `prove` stops and says why.
 #[test]
 fn a_usage_error_under_tap_is_a_bail_out() {
     for args in [
@@ -688,7 +688,7 @@ fn a_usage_error_under_tap_is_a_bail_out() {
 
 /// A timed-out run's jsonl report carries a local, retryable `aoi:error`
 /// (category `timeout`), so `aoitap verify` of the report gives 75 again;
-/// it names the upstream whose meta was read (docs/contract.md §13).
+/// it names the upstream whose meta was read (docs/contract.md §3.3).
 #[test]
 fn a_timed_out_report_is_75_again_to_verify_and_names_its_upstream() {
     let opts = [
@@ -745,7 +745,7 @@ fn a_cancelled_report_names_its_upstream() {
 
 /// `--save FILE` with `--retries` holds the final attempt's stream only,
 /// one conforming stream; each earlier attempt is kept as FILE.attempt-N
-/// (docs/contract.md §13). With `--redact` too.
+/// (docs/contract.md §3.3). With `--redact` too.
 #[test]
 fn save_holds_the_final_attempt_and_keeps_the_others_beside_it() {
     for redact in [&[][..], &["--redact"]] {
@@ -779,7 +779,7 @@ fn save_holds_the_final_attempt_and_keeps_the_others_beside_it() {
 
 /// Relayed to stdout, `--retries` holds each attempt until no retry
 /// follows: stdout is the final attempt's stream alone, so it verifies as
-/// that attempt did; `--live` relays every attempt as it comes (docs/contract.md §20).
+/// that attempt did; `--live` relays every attempt as it comes (docs/contract.md §3.4).
 /// With `--redact` too, and when the retry is cut by a signal in its wait.
 #[test]
 fn stdout_carries_the_final_attempt_unless_live() {
@@ -826,7 +826,7 @@ fn stdout_carries_the_final_attempt_unless_live() {
     assert_eq!(runs_in(&kept), ["A1"], "{stderr}");
 }
 
-/// SIGHUP (a closed terminal) is handled as SIGTERM (docs/contract.md §13): CMD's
+/// SIGHUP (a closed terminal) is handled as SIGTERM (docs/contract.md §3.3): CMD's
 /// group is stopped, the cancelled report is written, and the exit is 129.
 #[test]
 fn sighup_stops_the_command_and_ends_cancelled_with_129() {
@@ -850,7 +850,7 @@ fn sighup_stops_the_command_and_ends_cancelled_with_129() {
     );
 }
 
-/// An aiocs one-shot command (docs/contract.md §18) under `run`: its envelope, even
+/// An aiocs one-shot command (docs/contract.md §6.2) under `run`: its envelope, even
 /// pretty-printed, and its exit status must agree (the spec's "exit with
 /// status 1" on failure).
 #[test]
@@ -869,7 +869,7 @@ fn an_aiocs_envelope_and_its_exit_must_agree() {
     }
 }
 
-/// An OKF command under `run --protocol okf` (docs/contract.md §18): one JSON
+/// An OKF command under `run --protocol okf` (docs/contract.md §6.2): one JSON
 /// document on stdout, and on failure the error envelope on stderr, its
 /// `kind` and `exitCode` true to the real status. Every `okf.*` rule
 /// fires here.
@@ -991,7 +991,7 @@ fn an_okf_commands_error_envelope_must_tell_the_truth() {
 }
 
 /// CMD given without `--` before it is a usage error that says the fix
-/// (docs/contract.md §20), for run and for lint alike.
+/// (docs/contract.md §3.4), for run and for lint alike.
 #[test]
 fn cmd_without_the_double_dash_says_to_put_it_there() {
     for args in [
@@ -1027,7 +1027,7 @@ const CANCELLING_TOOL: &str = r#"
 /// A signal to aoitap reaches CMD while its stdout is still read: a tool
 /// that ends its stream on it (a cancelled summary, as the spec asks) is
 /// relayed and judged whole (failed, reason cancelled), and never meets a
-/// closed pipe (docs/contract.md §12, §20). Before, aoitap stopped
+/// closed pipe (docs/contract.md §1.3, §3.4). Before, aoitap stopped
 /// reading first: the tool died of a broken pipe and its run was "still
 /// open, not judged".
 #[test]
@@ -1074,7 +1074,7 @@ fn a_tool_that_ends_its_stream_on_a_signal_is_heard_whole() {
 /// Ctrl-C at a terminal reaches aoitap (CMD runs in a group of its own,
 /// away from the terminal's): the tool still gets it, answers with its
 /// cancelled summary, and that summary is relayed and judged, 20 of 20
-/// times (docs/contract.md §12). A pty, driven from Python's `pty`.
+/// times (docs/contract.md §1.3). A pty, driven from Python's `pty`.
 #[test]
 fn ctrl_c_at_a_terminal_is_heard_whole() {
     let driver = r#"

@@ -1,4 +1,4 @@
-//! `verify --schema FILE` (docs/contract.md §11): every event against the producer's
+//! `verify --schema FILE` (docs/contract.md §3.5): every event against the producer's
 //! JSON Schema, in 2020-12 (if/then on type) and draft-07 (oneOf over
 //! definitions); bad schemas are usage errors; nothing is fetched.
 
@@ -112,7 +112,7 @@ fn framework_events_are_validated_too() {
 #[test]
 fn escaped_keys_and_values_are_validated_decoded() {
     // "r\u0061nk" is rank, "\u0031" is the string "1": a type error, found
-    // on the decoded value, as every other rule is (docs/contract.md §8).
+    // on the decoded value, as every other rule is (docs/contract.md §3.2).
     let input = with_hits(r#""id":1,"r\u0061nk":"\u0031""#, r#""id":3"#);
     let out = verify(&["--schema", &schema_2020()], &input);
     let found = schema_findings(&out);

@@ -1,4 +1,4 @@
-//! Secrets (docs/contract.md §10): every exposed `_secret` found and named by its
+//! Secrets (docs/contract.md §7.1): every exposed `_secret` found and named by its
 //! key path, never printed, and `--redact` writing "***" over exactly the
 //! secret bytes.
 
@@ -721,7 +721,7 @@ fn a_url_list_is_searched_url_by_url() {
 /// value on the lines after (a key alone, with escapes, a `:` or an open
 /// list): under `--redact` the lines after are withheld too, until the
 /// value has been read (an object or string on the next line, a list to
-/// its `]`); inside a pretty document, to its end (docs/contract.md §13).
+/// its `]`); inside a pretty document, to its end (docs/contract.md §3.3).
 /// Lines after the value are relayed as they came.
 #[test]
 fn a_value_after_a_secret_key_on_its_line_is_withheld() {

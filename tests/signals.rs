@@ -1,4 +1,4 @@
-//! A report survives `timeout` (docs/contract.md §20): GNU timeout signals its child
+//! A report survives `timeout` (docs/contract.md §3.4): GNU timeout signals its child
 //! and then its own process group, so aoitap gets the signal twice at once.
 //! The two are one request to stop, and the cancelled report is whole.
 

@@ -492,7 +492,7 @@ fn names_equal_but_for_case_get_a_suffix_whatever_the_digests() {
 
 /// A report that cannot be written ends split-by-run (141 on a closed
 /// pipe), and every line it had read is in its run's file all the same
-/// (docs/contract.md §7: nothing already read is lost). The runs come one after
+/// (docs/contract.md §8.1: nothing already read is lost). The runs come one after
 /// another, so the files, in run order, hold a prefix of the input; the
 /// report (a line per run) fails while the input is still being read.
 #[test]

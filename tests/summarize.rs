@@ -17,7 +17,7 @@ struct Count {
 }
 
 /// Counted independently: lines by `aoi.run`, lines without one to the
-/// run of the latest `aoi:meta` (docs/contract.md §2).
+/// run of the latest `aoi:meta` (docs/contract.md §2.1).
 fn count(input: &[u8]) -> BTreeMap<String, Count> {
     let mut out: BTreeMap<String, Count> = BTreeMap::new();
     let mut current = String::new();
@@ -177,7 +177,7 @@ fn outcome_errors_and_seq_coverage() {
     assert_eq!(r["seq"]["complete"], false);
     assert_eq!(
         r["seq"]["missing"], 29,
-        "the marker line is no event and takes no seq step (docs/contract.md §8)"
+        "the marker line is no event and takes no seq step (docs/contract.md §3.2)"
     );
 }
 
@@ -194,7 +194,7 @@ fn type_field_counts_any_discriminated_jsonl() {
         &afdata,
     );
     // Summarize reads many runs: in AFDATA the line after a terminal
-    // event opens the next one (docs/contract.md §9), which here has no end.
+    // event opens the next one (docs/contract.md §6.1), which here has no end.
     let doc = serde_json::from_str::<Value>(&out.stdout).unwrap();
     let r = &doc["runs"][0];
     assert_eq!(
@@ -224,7 +224,7 @@ fn type_field_counts_any_discriminated_jsonl() {
 
 /// AFDATA's errors are its `error` kind's and aiocs' types its `type`s: a
 /// stray `type` member naming a framework event, or `--type-field`, moves
-/// neither (docs/contract.md §6).
+/// neither (docs/contract.md §1.2).
 #[test]
 fn afdata_and_aiocs_count_by_their_own_fields() {
     let afdata = lines(&[
@@ -394,7 +394,7 @@ fn type_names_past_the_bound_count_under_other() {
 /// Names kept over all open runs are bounded (100,000 past each run's
 /// own first 16): past it, a run's new name counts under `(other)` until
 /// runs end and give their names back. A run's first 16 names are its
-/// own whatever other runs hold (docs/contract.md §6).
+/// own whatever other runs hold (docs/contract.md §1.2).
 #[test]
 fn names_past_the_room_of_all_open_runs_count_under_other() {
     let meta = |run: &str| {
@@ -452,7 +452,7 @@ fn names_past_the_room_of_all_open_runs_count_under_other() {
 }
 
 /// A run's counts do not change with the number of runs open beside it
-/// (docs/contract.md §6): 20,000 runs of five types and two kinds of
+/// (docs/contract.md §1.2): 20,000 runs of five types and two kinds of
 /// error, all open at once, each counted by name as it would be alone.
 #[test]
 fn twenty_thousand_open_runs_count_as_each_alone() {
@@ -531,7 +531,7 @@ fn a_late_line_counts_into_no_other_run() {
 }
 
 /// The counts of an ended run are cleared and given to a run that begins
-/// (docs/contract.md §23): nothing of the first run's (types, warnings,
+/// (docs/contract.md §8.2): nothing of the first run's (types, warnings,
 /// errors, outcome) may show in the second's, whichever ends first.
 #[test]
 fn a_run_that_begins_keeps_nothing_of_one_that_ended() {
@@ -654,7 +654,7 @@ struct Counted {
 /// what a count made here does: an AOI stream by `type` (with or without
 /// `--type-field`), and as typed NDJSON by the `--type-field` it is
 /// given, where a framework event whose field repeats the last line's is
-/// still counted by its code (docs/contract.md §6). Summarize counts a
+/// still counted by its code (docs/contract.md §1.2). Summarize counts a
 /// repeated type without looking it up, and adds those up when the type
 /// changes or the run ends; this holds that to a count of every line.
 #[test]

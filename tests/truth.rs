@@ -1,4 +1,4 @@
-//! One truth per line (docs/contract.md §8): every command decides on decoded
+//! One truth per line (docs/contract.md §3.2): every command decides on decoded
 //! values, and a line is never lost, whatever shape the input takes.
 
 use crate::util::*;
@@ -211,7 +211,7 @@ fn over_long_lines_in_a_row_lose_no_line() {
 
 /// Every fixture stream (the shared samples and the tests' own), with
 /// `--multi-run` given to all five commands, gets one exit status from all
-/// of them (docs/contract.md §8).
+/// of them (docs/contract.md §3.2).
 #[test]
 fn every_command_gives_every_fixture_the_same_exit() {
     let dir = fixture("streams");
@@ -256,7 +256,7 @@ fn every_command_gives_every_fixture_the_same_exit() {
     }
 }
 
-/// Empty input is a run whose summary is missing (docs/contract.md §4), in every
+/// Empty input is a run whose summary is missing (docs/contract.md §4.1), in every
 /// command and mode: a producer that died before writing is no pass.
 #[test]
 fn empty_input_is_no_pass_in_any_mode() {
@@ -338,7 +338,7 @@ fn long_run_ids_are_kept_bounded() {
 
 /// Found by an attacker run (issue 10): each held by a test.
 /// An allowed rule passes in every command: reconcile's own accounting
-/// never overrules the checker (docs/contract.md §8).
+/// never overrules the checker (docs/contract.md §3.2).
 #[test]
 fn allowed_rules_pass_in_every_command() {
     let mut no_summary = good(2);
@@ -352,7 +352,7 @@ fn allowed_rules_pass_in_every_command() {
             assert_eq!(out.code, 0, "{cmd} --allow {allow}: {}", out.stdout);
         }
     }
-    // Allowing a rule never supplies what the verdict needs (docs/contract.md §13):
+    // Allowing a rule never supplies what the verdict needs (docs/contract.md §3.3):
     // a run without its summary passes only with --unbounded.
     let no_summary = lines(&no_summary);
     for (cmd, out) in each_command(&no_summary, &["--multi-run", "--allow", "summary.missing"]) {
@@ -368,7 +368,7 @@ fn allowed_rules_pass_in_every_command() {
 }
 
 /// An unreadable line is a line received and one seq step, in reconcile
-/// as in verify (docs/contract.md §3).
+/// as in verify (docs/contract.md §3.1).
 #[test]
 fn reconcile_counts_unreadable_lines() {
     let mut input = lines(&[meta()]);

@@ -1,4 +1,4 @@
-//! `aoitap upgrade` and `run --upgrade` (docs/contract.md §22): every
+//! `aoitap upgrade` and `run --upgrade` (docs/contract.md §1.6): every
 //! stream aoitap reads, written out as one conforming AOI 1.0 stream that
 //! keeps the upstream's verdict, its retry fields and its events' bytes,
 //! and in which a cut made downstream is found.
@@ -383,7 +383,7 @@ fn multi_run_input_becomes_one_run_of_aoitaps_per_upstream_run() {
     assert_eq!(verify(out.as_bytes(), true).0, 0);
 }
 
-/// Past the open-run cap (32,768, docs/contract.md §8) the run opened
+/// Past the open-run cap (32,768, docs/contract.md §3.2) the run opened
 /// longest ago is judged as it stands, and aoitap's run for it ends before
 /// the line that passed the cap opens another: aoitap's stream never has
 /// more runs open than its own `verify` keeps, so it passes that verify
@@ -782,7 +782,7 @@ fn sample_head(n: usize) -> String {
 
 /// A pretty-printed document (an AFDATA result or error, the aiocs
 /// envelope, an object read as AOI; `\n` or `\r\n`) is one event in every
-/// command (docs/contract.md §18, §22): `upgrade F | verify` gives F's verdict
+/// command (docs/contract.md §6.2, §1.6): `upgrade F | verify` gives F's verdict
 /// and its retry hint, filter runs PROG on it once, and strip-envelope
 /// and summarize reach the same verdict.
 #[test]
@@ -823,7 +823,7 @@ fn a_pretty_document_is_one_event_in_every_command() {
             let (up, upgraded, err) = raw(&with(&["upgrade"]), text.as_bytes());
             assert_eq!(up, want, "{name} {ending}: {err}");
             // A stream upstream did not conform to is a failure (1) once
-            // upgraded: aoitap's own stream conforms (§22).
+            // upgraded: aoitap's own stream conforms (docs/contract.md §1.6).
             let again = run(&["verify"], &upgraded);
             let down = if want == 65 { 1 } else { want };
             assert_eq!(again.code, down, "{name} {ending}: {}", again.stdout);
@@ -880,7 +880,7 @@ fn an_aoi_0_2_events_own_aoi_member_is_kept() {
 
 /// A 0.2 summary whose count is below what arrived shows no line lost:
 /// upgrade says the upstream does not conform, not that it was cut. A
-/// count above what arrived is a cut (docs/contract.md §22).
+/// count above what arrived is a cut (docs/contract.md §1.6).
 #[test]
 fn a_count_below_what_arrived_is_no_cut() {
     let meta = r#"{"type":"aoi:meta","tool":"mm","tool_version":"0.1.0","aoi_version":"0.2","schema_name":"s","schema_version":"1.0.0","command":"capabilities"}"#;

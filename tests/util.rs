@@ -96,7 +96,7 @@ pub fn raw(args: &[&str], stdin: &[u8]) -> (i32, Vec<u8>, String) {
 }
 
 /// The commands that judge a stream as verify does (run aside: it runs a
-/// command): one input, one verdict in each (docs/contract.md §8).
+/// command): one input, one verdict in each (docs/contract.md §3.2).
 pub const STREAM_COMMANDS: [&str; 5] = [
     "verify",
     "strip-envelope",

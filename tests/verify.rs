@@ -1,4 +1,4 @@
-//! `aoitap verify`: each rule of docs/contract.md §3 fires where it should and stays
+//! `aoitap verify`: each rule of docs/contract.md §3.1 fires where it should and stays
 //! quiet on conforming streams; verdicts and exit statuses follow §4.
 
 use std::process::Command;
@@ -291,7 +291,7 @@ fires!(
 fires!(summary_missing, ["summary.missing" @ 2], lines(&[meta(), hit(1)]));
 fires!(
     summary_missing_empty_input,
-    // Its missing summary says all there is of it (docs/contract.md §4).
+    // Its missing summary says all there is of it (docs/contract.md §4.1).
     ["summary.missing" @ 0],
     Vec::<u8>::new()
 );
@@ -455,7 +455,7 @@ fires!(
     with_error(&format!(r#"{ERR},"scope":"global""#))
 );
 
-// Protocols (docs/contract.md §9): each rule with a case that breaks it.
+// Protocols (docs/contract.md §6.1): each rule with a case that breaks it.
 const AF_LOG: &str = r#"{"kind":"log","log":{"message":"start"},"trace":{}}"#;
 const AF_RESULT: &str = r#"{"kind":"result","result":{"n":1},"trace":{}}"#;
 const V02_META: &str = r#"{"type":"aoi:meta","tool":"t","tool_version":"1.0.0","aoi_version":"0.2","schema_name":"s","schema_version":"1.0.0","command":"c"}"#;
@@ -517,7 +517,7 @@ fires!(
     lines(&[AF_LOG, r#"{"kind":"error","error":{"code":"x","message":"m"},"trace":{}}"#])
 );
 // A success that carries an error payload fails even where the finding is
-// allowed (docs/contract.md §20); a null error carries nothing.
+// allowed (docs/contract.md §3.4); a null error carries nothing.
 fires!(
     afdata_result_with_error,
     ["afdata.result-with-error" @ 2],
@@ -613,7 +613,7 @@ fires!(
     &["--protocol", "ndjson", "--last", "z"]
 );
 
-// Producer profiles (docs/contract.md §25), each on a few lines in the
+// Producer profiles (docs/contract.md §6.3), each on a few lines in the
 // shape of the CLI's published types (tests/fixtures/profiles holds whole
 // streams, and tests/profiles.rs judges them).
 const CODEX_OPEN: &str = r#"{"type":"thread.started","thread_id":"t1"}"#;
@@ -983,7 +983,7 @@ fn allow_deny_strict() {
     );
     let out = verify(&["--allow", "summary.event-count-missing"], &input);
     assert!(!out.has_rule("summary.event-count-missing"));
-    // Of --allow R and --deny R, the last one given wins (docs/contract.md §13).
+    // Of --allow R and --deny R, the last one given wins (docs/contract.md §3.3).
     let allow_deny = [
         "--allow",
         "summary.event-count-missing",
@@ -1242,7 +1242,7 @@ fn hostile_text_is_escaped_on_a_terminal() {
 }
 
 /// A directory operand is its `*.jsonl` and `*.ndjson` files, recursively,
-/// sorted by path (docs/contract.md §14): the same verdict and report as the glob.
+/// sorted by path (docs/contract.md §2.2): the same verdict and report as the glob.
 #[test]
 fn a_directory_is_its_stream_files() {
     let dir = tempfile::tempdir().unwrap();
@@ -1283,7 +1283,7 @@ fn a_directory_is_its_stream_files() {
     assert_eq!(ids(&whole.stdout), ids(&by_glob.stdout));
 }
 
-/// Workers (`-j`, docs/contract.md §14) report in operand order: a file that cannot
+/// Workers (`-j`, docs/contract.md §2.2) report in operand order: a file that cannot
 /// be opened is said in its place, between the files around it, and the
 /// status is the worst of all (66), as with one worker. Past 64 files the
 /// operands are shared out in several jobs.
@@ -1327,7 +1327,7 @@ fn workers_report_in_operand_order() {
     );
 }
 
-/// `--failures-only` (docs/contract.md §14): a line for each run that did not pass
+/// `--failures-only` (docs/contract.md §2.2): a line for each run that did not pass
 /// and its error findings, none for a passing run or a warning; the
 /// result line still counts every run, and the status is the same.
 #[test]
@@ -1360,7 +1360,7 @@ fn failures_only_shows_what_fails_and_counts_everything() {
     assert!(result(&only.stdout).contains("4 runs"), "{}", only.stdout);
 }
 
-/// The README's scale-out recipe (docs/contract.md §14): GNU parallel over the files,
+/// The README's scale-out recipe (docs/contract.md §2.2): GNU parallel over the files,
 /// the jsonl reports combined by one more verify, whose status is 0 only
 /// when every file passed. Skipped where parallel is not installed (CI
 /// installs it).
@@ -1402,7 +1402,7 @@ fn the_parallel_recipe_combines_the_reports() {
     assert_eq!(recipe(&files), Some(1));
 }
 
-/// A report's verdict survives a second verify (docs/contract.md §4), whatever mix
+/// A report's verdict survives a second verify (docs/contract.md §4.1), whatever mix
 /// of runs it covers: a failed run beside a retryable one is 1 read again,
 /// not the retryable run's 75 (its cause is not the report's).
 #[test]
@@ -1509,7 +1509,7 @@ fn at_a_terminal(args: &[&str]) -> String {
 
 /// At a terminal a binary file given by mistake is a screenful: at most
 /// 100 findings per input, then a count of the rest; `--limit` says
-/// otherwise, `--limit 0` shows all, and a pipe gets every one (docs/contract.md §20).
+/// otherwise, `--limit 0` shows all, and a pipe gets every one (docs/contract.md §3.4).
 #[test]
 fn a_terminal_sees_a_hundred_findings_per_input_and_a_count() {
     let dir = tempfile::tempdir().unwrap();

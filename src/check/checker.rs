@@ -1,7 +1,7 @@
 //! The checker: takes each line in turn, decides what it is (a line rule
-//! of docs/contract.md §3, or an event), places an event in its run (`runs.rs`),
+//! of docs/contract.md §3.1, or an event), places an event in its run (`runs.rs`),
 //! hands it to the rules of the run's protocol (`protocols/`), and judges
-//! each run when it ends (docs/contract.md §4). A run is judged when its summary
+//! each run when it ends (docs/contract.md §4.1). A run is judged when its summary
 //! arrives (multi-run) or at the end of input, and its state is then
 //! released.
 
@@ -45,7 +45,7 @@ pub struct Checker<'c> {
     /// Whether a line before ended in a secret-looking key (`--redact`).
     after_key: secrets::AfterKey,
     /// A pretty-printed document being read (the aiocs envelope,
-    /// docs/contract.md §18): its lines so far, held until the object closes.
+    /// docs/contract.md §6.2): its lines so far, held until the object closes.
     doc: document::Reader,
     /// The document the last line closed, for commands that read events.
     closed: Option<Closed>,
@@ -53,7 +53,7 @@ pub struct Checker<'c> {
     /// it is known not to be, its lines are read and not judged.
     text: Option<bool>,
     /// `run`: how the command ended, when it wrote nothing; its run's
-    /// missing end then names the exit, not a cut (docs/contract.md §12).
+    /// missing end then names the exit, not a cut (docs/contract.md §1.3).
     silent_exit: Option<String>,
 }
 
@@ -93,7 +93,7 @@ impl<'c> Checker<'c> {
             return Ok(self.decision(kind));
         }
         // A line that could not be parsed is searched for a secret-looking
-        // key byte by byte (docs/contract.md §13), in every command: one
+        // key byte by byte (docs/contract.md §3.3), in every command: one
         // truth. A document on this line alone was parsed and searched
         // whole: its exposed secrets are the line's.
         let (withheld, key) = match &self.closed {
@@ -301,7 +301,7 @@ impl<'c> Checker<'c> {
         self.out(sink).unowned(Rule::StreamIdle, None, msg)
     }
 
-    /// `--follow --run-idle-timeout` (docs/contract.md §17): `run.stalled` for each
+    /// `--follow --run-idle-timeout` (docs/contract.md §2.3): `run.stalled` for each
     /// open run whose line count has not moved for `after`, once until it
     /// moves again. `clock` is the caller's, kept from look to look: each
     /// run's line count when it last moved, and since when.
@@ -313,7 +313,7 @@ impl<'c> Checker<'c> {
         after: std::time::Duration,
     ) -> io::Result<()> {
         // Each run is looked up in its slot: 30,000 open runs are 30,000
-        // looks, not a search of the list for each (docs/contract.md §23).
+        // looks, not a search of the list for each (docs/contract.md §8.2).
         clock.0.retain(|(slot, first), _| {
             self.runs.get(*slot).is_some_and(|r| r.first_line == *first)
         });
@@ -402,7 +402,7 @@ impl<'c> Checker<'c> {
     }
 
     /// The input is one JSON document (a profile of `form = "json"`,
-    /// docs/contract.md §25), whose final newline is optional and which
+    /// docs/contract.md §6.3), whose final newline is optional and which
     /// may be an array of events.
     fn one_document(&self) -> bool {
         matches!(self.cfg.protocol, Some(Protocol::Profile(p)) if p.get().form == Form::Json)
@@ -518,7 +518,7 @@ impl<'c> Checker<'c> {
     pub fn finish(mut self, sink: &mut dyn Sink) -> io::Result<()> {
         self.cut_document(sink)?;
         if self.line == 0 {
-            // Empty input is one run that never began (docs/contract.md §4): its
+            // Empty input is one run that never began (docs/contract.md §4.1): its
             // summary is missing, in every mode.
             self.runs.current(0);
         }
@@ -595,7 +595,7 @@ impl<'c> Checker<'c> {
     }
 
     /// A line whose seq cannot be read: it is the current run's, and it
-    /// stands for one step of seq (one finding per cause, docs/contract.md §3).
+    /// stands for one step of seq (one finding per cause, docs/contract.md §3.1).
     fn unreadable(&mut self, sink: &mut dyn Sink, f: Draft) -> io::Result<()> {
         let slot = self.runs.current(self.line);
         self.last_run = LastRun::Slot(slot);
@@ -605,7 +605,7 @@ impl<'c> Checker<'c> {
 
     /// A line that is a JSON object: placed in its run, then judged by the
     /// run's protocol. Every decision is made on decoded values (docs/contract.md
-    /// §8): `"\u0061oi:meta"` is an `aoi:meta`. Always inlined, and the
+    /// §3.2): `"\u0061oi:meta"` is an `aoi:meta`. Always inlined, and the
     /// calls it makes on every line too: `judge` and an array document's
     /// elements both call it, and left to the compiler, `judge` kept it,
     /// or what it calls, out of line (1-3% more instructions a line).
@@ -705,7 +705,7 @@ impl<'c> Checker<'c> {
         self.runs.target(run_v, opens, self.line)
     }
 
-    /// A line of a producer's log (docs/contract.md §25): placed by the
+    /// A line of a producer's log (docs/contract.md §6.3): placed by the
     /// run id the profile names, else by its openers. Out of line, so the
     /// AOI path of `place` stays small enough to be inlined.
     #[inline(never)]

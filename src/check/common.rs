@@ -1,5 +1,5 @@
 //! The checks every protocol's events share, made by the checker before a
-//! run's protocol is asked (docs/contract.md §10, §11, §18): exposed
+//! run's protocol is asked (docs/contract.md §7.1, §3.5, §6.2): exposed
 //! secrets, `verify --schema`, and AFDATA's unit suffixes where they apply.
 
 use std::io;
@@ -14,7 +14,7 @@ use crate::input::scan::Validation;
 use crate::json::{Event, Kind};
 
 /// `secret.exposed` and `secret.url-exposed`, in every protocol
-/// (docs/contract.md §10): one finding per exposed value, naming its key path,
+/// (docs/contract.md §7.1): one finding per exposed value, naming its key path,
 /// never its value. `found` keeps them, for `--redact`.
 #[inline(always)]
 pub(super) fn secrets_found(
@@ -50,7 +50,7 @@ pub(super) fn secrets_found(
     Ok(())
 }
 
-/// AFDATA's naming (docs/contract.md §18): one `afdata.suffix-type` per field whose
+/// AFDATA's naming (docs/contract.md §6.2): one `afdata.suffix-type` per field whose
 /// value its suffix does not allow. The value is quoted only when it is
 /// short, and names nothing secret-looking. Out of line: AOI runs never
 /// call it, and inlined it kept `event` out of `judge` (2% more
@@ -102,7 +102,7 @@ pub(super) fn suffixes_typed(
 }
 
 /// `verify --schema`: the event against the producer's schema (docs/contract.md
-/// §11), framework and domain events alike. The batch was validated where
+/// §3.5), framework and domain events alike. The batch was validated where
 /// it was parsed (see `Batch::parse`); a line that was not is validated
 /// here.
 #[inline(always)]

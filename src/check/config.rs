@@ -1,6 +1,6 @@
 //! The checker's plain configuration, made from the command line in
 //! `cli`: what the rules are told beyond the lines themselves, and the
-//! names of the contracts a run may follow (`--protocol`, docs/contract.md §9).
+//! names of the contracts a run may follow (`--protocol`, docs/contract.md §6.1).
 
 use std::sync::{Arc, OnceLock};
 
@@ -22,7 +22,7 @@ pub struct Config {
     /// `--max-line-bytes`, named in `line.too-long` (0: not given).
     pub max_line_bytes: usize,
     /// `--protocol` or `--profile`: `None` is `auto`, decided per run
-    /// (docs/contract.md §9, §25).
+    /// (docs/contract.md §6.1, §6.3).
     pub protocol: Option<Protocol>,
     /// The ndjson discriminator (`--type-field`).
     pub type_field: String,
@@ -32,7 +32,7 @@ pub struct Config {
     /// The profile those three make, at first use (`Config::typed`).
     pub(crate) typed: OnceLock<Arc<Profile>>,
     /// `--names afdata`: AFDATA's suffix types held in every run, not only
-    /// AFDATA's (docs/contract.md §18).
+    /// AFDATA's (docs/contract.md §6.2).
     pub afdata_names: bool,
     /// `--secret-name`: more names whose values are secrets (exact).
     pub secret_names: Vec<String>,
@@ -42,7 +42,7 @@ pub struct Config {
     /// `verify --schema`: the events' JSON Schema, compiled.
     pub schema: Option<Arc<EventSchema>>,
     /// Each run's time, from its first line to its verdict, as read: what
-    /// a JUnit testcase's `time` says (docs/contract.md §21). Off for the
+    /// a JUnit testcase's `time` says (docs/contract.md §5.3). Off for the
     /// other formats, which never read the clock per run.
     pub timed: bool,
 }
@@ -51,7 +51,7 @@ impl Config {
     /// Typed NDJSON's profile, made from `--type-field`, `--first` and
     /// `--last` when a run is first judged by it (the flags are set by
     /// then): the profile engine judges typed NDJSON as it judges the
-    /// agent CLIs' streams (docs/contract.md §25).
+    /// agent CLIs' streams (docs/contract.md §6.3).
     pub fn typed(&self) -> &Profile {
         self.typed.get_or_init(|| {
             Arc::new(Profile::typed(
@@ -70,7 +70,7 @@ pub struct SchemaPin {
     pub major: Option<u64>,
 }
 
-/// Which contract a run follows (docs/contract.md §9). The rules of each
+/// Which contract a run follows (docs/contract.md §6.1). The rules of each
 /// are one module of `protocols/`, and `protocols/detect.rs` says which
 /// one a run's first object reads as under `--protocol auto`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -95,7 +95,7 @@ pub enum Protocol {
     /// the input (or by `run`'s command). Never guessed.
     Jsonl,
     /// An agent CLI's own stream, judged by a producer profile
-    /// (`protocols/profile/`, docs/contract.md §25).
+    /// (`protocols/profile/`, docs/contract.md §6.3).
     Profile(ProfileRef),
 }
 

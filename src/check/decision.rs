@@ -1,7 +1,7 @@
 //! What the checker decided about one line (`Decision`), and the events
 //! the line gives the commands that pass events on (`Decision::events`):
 //! the line's own, or a document's once it closes, an array document's
-//! one by one (docs/contract.md §18, §25).
+//! one by one (docs/contract.md §6.2, §6.3).
 
 use crate::check::config::Protocol;
 use crate::check::document::{Closed, Passed};
@@ -29,14 +29,14 @@ pub struct Decision<'a> {
     /// array of events): the events it gives (`Decision::events`).
     pub(super) closed: Option<&'a Closed>,
     /// Whether `--redact` must write a placeholder instead of the line,
-    /// and why (docs/contract.md §13).
+    /// and why (docs/contract.md §3.3).
     pub withheld: Option<Withholding>,
 }
 
 impl<'a> Decision<'a> {
     /// Each event `line` gives the commands that pass events on, in
     /// turn: a document's once it closes (its lines give none), an array
-    /// document's elements one by one (docs/contract.md §25), else the
+    /// document's elements one by one (docs/contract.md §6.3), else the
     /// line's own when it is an object.
     #[inline]
     pub fn each_event<E>(

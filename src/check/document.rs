@@ -1,5 +1,5 @@
 //! A JSON document over several lines (a pretty-printed aiocs envelope or
-//! OKF document, docs/contract.md §18): which line opens one, its lines
+//! OKF document, docs/contract.md §6.2): which line opens one, its lines
 //! held until the object closes, and the one parse of the whole. The
 //! checker judges a closed document as one event at the line it opened
 //! on, and says what a document never read whole leaves behind.
@@ -46,7 +46,7 @@ pub(super) struct Closed {
     /// in order).
     pub(super) exposures: Vec<Exposure>,
     /// An array of events (a one-document producer's, docs/contract.md
-    /// §25): its elements are its events.
+    /// §6.3): its elements are its events.
     pub(super) array: bool,
 }
 
@@ -163,7 +163,7 @@ pub(super) struct Reader {
     open: Option<Document>,
     /// A document dropped as over `--max-line-bytes`, read on to its end:
     /// its lines are its one finding's, not one each (docs/contract.md
-    /// §18).
+    /// §6.2).
     skipping: Option<Nesting>,
 }
 
@@ -238,12 +238,12 @@ impl Reader {
                 Some(Protocol::Aiocs | Protocol::Okf) => {
                     trimmed.starts_with(b"{") && left_open(trimmed)
                 }
-                // One document of events may be an array (docs/contract.md §25).
+                // One document of events may be an array (docs/contract.md §6.3).
                 Some(Protocol::Profile(p)) if p.get().form == Form::Json => {
                     (trimmed.starts_with(b"{") || trimmed.starts_with(b"[")) && left_open(trimmed)
                 }
                 // Any other object read as a document: one whose first
-                // line is its opening brace alone (docs/contract.md §18).
+                // line is its opening brace alone (docs/contract.md §6.2).
                 _ => line == 1 && trimmed == b"{",
             };
             if !unparsed || !opens {

@@ -39,13 +39,13 @@ pub use crate::input::line_check::SchemaPlace;
 pub trait Sink {
     fn finding(&mut self, f: &Finding) -> io::Result<()>;
     /// A run judged, given whole: a sink that keeps it keeps it without
-    /// a copy (ten thousand runs, docs/contract.md §23).
+    /// a copy (ten thousand runs, docs/contract.md §8.2).
     fn run(&mut self, r: RunVerdict) -> io::Result<()>;
 
     /// A line's run is known, by the checker's slot for it, before its
     /// protocol judges the line: a sink that keeps state per run beside
     /// the checker's may fetch it now, so that its cache miss is taken
-    /// while the line is judged, not after (docs/contract.md §23). Told
+    /// while the line is judged, not after (docs/contract.md §8.2). Told
     /// only when the slot is not the last line's, whose state is warm.
     fn placed(&mut self, _slot: usize) {}
 }
@@ -156,7 +156,7 @@ impl<'a> Reporter<'a> {
         if run.unsupported && !f.rule.is_line_level() {
             return Ok(());
         }
-        // Every message is one bounded line, whatever it quotes (docs/contract.md §8).
+        // Every message is one bounded line, whatever it quotes (docs/contract.md §3.2).
         let message = crate::text::one_line(&f.message);
         if severity == Severity::Error {
             run.error_findings += 1;
@@ -264,7 +264,7 @@ pub(in crate::check) mod tests {
             (7, Some(3), Some("r"))
         );
         assert_eq!(f[0].severity, Severity::Error);
-        // One bounded line, whatever the message held (docs/contract.md §8).
+        // One bounded line, whatever the message held (docs/contract.md §3.2).
         assert!(!f[0].message.contains('\n'), "{:?}", f[0].message);
         report(&cfg, &mut run, Rule::SeqRepeat, "later");
         assert_eq!(run.error_findings, 2);

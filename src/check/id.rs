@@ -1,5 +1,5 @@
 //! Run ids as aoitap keeps them: bounded in bytes whatever the input
-//! (docs/contract.md §8), and shown cut when long.
+//! (docs/contract.md §3.2), and shown cut when long.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -8,7 +8,7 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 /// Ids longer than this are kept as a prefix and a digest.
 const ID_BYTES: usize = 256;
 
-/// A run id as it is kept: bounded in bytes whatever the input (docs/contract.md §8:
+/// A run id as it is kept: bounded in bytes whatever the input (docs/contract.md §3.2:
 /// state is bounded in bytes). A long id becomes its first 192 bytes, a
 /// 0xFF byte (never in UTF-8, so never in a short id) and a 64-bit digest
 /// of the whole.

@@ -1,4 +1,4 @@
-//! The checks `aoitap lint` makes (spec §18.2, docs/contract.md §15): a stable id
+//! The checks `aoitap lint` makes (spec §18.2, docs/contract.md §1.4): a stable id
 //! each, the §18.2 number and factor, what it needs, and what it cannot
 //! prove. The catalogue is shown in `lint --help` and the man page, and
 //! `--checks` / `--exclude-checks` name checks by id.

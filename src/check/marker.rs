@@ -1,4 +1,4 @@
-//! Harness elision markers (docs/contract.md §8, `line.elided`): a line such as
+//! Harness elision markers (docs/contract.md §3.2, `line.elided`): a line such as
 //! `[… 29 lines omitted …]` that an agent harness writes where it cut a
 //! stream. It is not an event and takes no seq step, so every command
 //! counts the same gap behind it.
@@ -65,7 +65,7 @@ impl Markers {
 }
 
 /// The patterns compiled once per process for the same `extra`, however
-/// many inputs each make a checker (docs/contract.md §14: starting a FILE
+/// many inputs each make a checker (docs/contract.md §2.2: starting a FILE
 /// compiles no regex); a clone of a `Regex` shares its program.
 fn compile(extra: &[String]) -> Vec<Regex> {
     static LAST: Mutex<Option<(Vec<String>, Vec<Regex>)>> = Mutex::new(None);

@@ -1,4 +1,4 @@
-//! The checker and the rules it applies (docs/contract.md §3, §4): every line
+//! The checker and the rules it applies (docs/contract.md §3.1, §4.1): every line
 //! through the line rules, every event through its run's protocol, every
 //! run to one verdict.
 //!

@@ -1,5 +1,5 @@
 //! The rule catalogue: every check aoitap makes, with its stable id, default
-//! severity and spec anchor (docs/contract.md §3). Ids are part of aoitap's contract:
+//! severity and spec anchor (docs/contract.md §3.1). Ids are part of aoitap's contract:
 //! add, never rename.
 
 use std::fmt;
@@ -198,7 +198,7 @@ impl Rule {
     /// The rule finds lines lost in transport (a cut end, a cut head, a
     /// gap, an elision, a line dropped as too long), not lines that are
     /// wrong: `upgrade` says such an upstream was cut (spec §13.1,
-    /// docs/contract.md §22).
+    /// docs/contract.md §1.6).
     pub fn loses_lines(self) -> bool {
         matches!(
             self,
@@ -310,7 +310,7 @@ impl Levels {
     /// As `of`, for a rule whose severity depends on the options (e.g.
     /// `summary.missing` is a warning under `--unbounded`). Of `--allow X`
     /// and `--deny X`, the last one given wins, as ripgrep's flags do
-    /// (docs/contract.md §13).
+    /// (docs/contract.md §3.3).
     pub fn at(&self, rule: Rule, base: Severity) -> Option<Severity> {
         let word = self.words.iter().rev().find(|(r, _)| *r == rule);
         match word.map(|&(_, w)| w) {

@@ -27,7 +27,7 @@ impl Cause {
     }
 }
 
-/// What a stream says it is (§5).
+/// What a stream says it is (spec §5).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Identity {
     pub tool: Option<String>,
@@ -46,7 +46,7 @@ pub(super) struct SummaryClaim {
     pub(super) reason: Option<String>,
     pub(super) caused_by: Option<Cause>,
     /// What the producer said of its failure, in its words (a profile's
-    /// end message, docs/contract.md §25).
+    /// end message, docs/contract.md §6.3).
     pub(super) said: Option<String>,
     /// Why the run failed, where that is not the producer's own report (a
     /// command that exited before its stream's end).
@@ -60,7 +60,7 @@ pub(super) struct SummaryClaim {
 /// but its own.
 pub(super) trait Part: Any + Send {
     /// A line of the run that could not be read was counted (in AOI 1.x
-    /// it stands for one step of seq, docs/contract.md §3).
+    /// it stands for one step of seq, docs/contract.md §3.1).
     fn unreadable(&mut self) {}
 }
 
@@ -76,7 +76,7 @@ pub(super) struct RunState {
     pub(super) lines: u64,
     /// Multi-run: the last line placed in the run, and the log's last line
     /// when it was judged: a run cut in a merged log is reported where it
-    /// stopped, not where the log did (docs/contract.md §2).
+    /// stopped, not where the log did (docs/contract.md §2.1).
     pub(super) last_line: u64,
     pub(super) log_line: u64,
     pub(super) meta: Option<Identity>,
@@ -84,7 +84,7 @@ pub(super) struct RunState {
     /// there is one, its parts are read when the run is judged. Inline,
     /// the two made a run's state 624 bytes (376 now), and ten thousand
     /// interleaved runs' state outgrew the cache: 8% fewer last-level
-    /// misses for verify, 11% for summarize (docs/contract.md §23).
+    /// misses for verify, 11% for summarize (docs/contract.md §8.2).
     pub(super) summary: Option<Box<SummaryClaim>>,
     /// Judged early: more than `MAX_OPEN_RUNS` runs were open.
     pub(super) evicted: bool,

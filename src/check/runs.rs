@@ -1,4 +1,4 @@
-//! Which run a line belongs to (docs/contract.md §2), and the table of open runs.
+//! Which run a line belongs to (docs/contract.md §2.1), and the table of open runs.
 //!
 //! Without `--multi-run` the whole input is one run (spec §13.1
 //! cardinality), though `seq` is still tracked per run id. With it, runs
@@ -7,7 +7,7 @@
 //! when it is judged; its id is remembered a while, so a later line of it
 //! is late rather than a new run. The table is bounded: past
 //! `MAX_OPEN_RUNS` the run opened longest ago is handed back to be judged
-//! as it stands (docs/contract.md §8: state bounded).
+//! as it stands (docs/contract.md §3.2: state bounded).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -24,7 +24,7 @@ const FINISHED_REMEMBERED: usize = 4096;
 /// here and as much again in a command's own state, so a log of ever-new
 /// run ids without summaries would grow without end; past the cap the
 /// run opened longest ago is judged as it stands (its summary missing),
-/// and a later line of it is a late line (docs/contract.md §8: state bounded).
+/// and a later line of it is a late line (docs/contract.md §3.2: state bounded).
 pub(super) const MAX_OPEN_RUNS: usize = 32_768;
 
 /// A run not yet judged when reading stopped.
@@ -34,7 +34,7 @@ pub struct OpenRun {
     pub lines: u64,
     pub domain: u64,
     /// What its `aoi:meta` said, if it was read: a cancelled report still
-    /// names its upstream (docs/contract.md §13).
+    /// names its upstream (docs/contract.md §3.3).
     pub identity: Option<Identity>,
     /// How long it was open, when runs are timed (`Config::timed`).
     pub took: Option<std::time::Duration>,
@@ -214,7 +214,7 @@ impl Runs {
         }
     }
 
-    /// Which run a line at `line` belongs to (docs/contract.md §2): by its decoded
+    /// Which run a line at `line` belongs to (docs/contract.md §2.1): by its decoded
     /// `id`, else the current run; an id-less line that `opens` one (an
     /// `aoi:meta`, a `--first` line) opens a new run. `opens` is read only
     /// when `id` is not a string, and may be false for a line with one.
@@ -424,7 +424,7 @@ mod tests {
         let a = slot(place(&mut runs, Some(r#""a""#), true, 1));
         let b = slot(place(&mut runs, Some(r#""b""#), true, 2));
         assert_ne!(a, b);
-        // `"\u0061"` is `a` (docs/contract.md §8): decided on decoded values.
+        // `"\u0061"` is `a` (docs/contract.md §3.2): decided on decoded values.
         assert_eq!(slot(place(&mut runs, Some(r#""\u0061""#), false, 3)), a);
         assert_eq!(slot(place(&mut runs, Some(r#""b""#), false, 4)), b);
         assert_eq!(runs.run(a).first_line, 1);

@@ -1,5 +1,5 @@
 //! `verify --schema FILE`: every event held to the producer's own JSON
-//! Schema (docs/contract.md §11; spec §10, §18.2 check 4).
+//! Schema (docs/contract.md §3.5; spec §10, §18.2 check 4).
 //!
 //! The schema is compiled once by the `jsonschema` crate (2020-12, 2019-09,
 //! draft-07, -06, -04, chosen by `$schema`), built without its HTTP and file
@@ -532,7 +532,7 @@ fn clip(s: &str) -> String {
 }
 
 /// Does a JSON pointer pass through a key whose value is secret (a
-/// `_secret` or `_url` key, docs/contract.md §10, or a `--secret-name`)? Its values
+/// `_secret` or `_url` key, docs/contract.md §7.1, or a `--secret-name`)? Its values
 /// are never quoted.
 fn secret_path(pointer: &str, names: &[String]) -> bool {
     pointer.split('/').skip(1).any(|seg| {
@@ -712,7 +712,7 @@ impl Tree<'_> {
 
 /// `--schema FILE`, compiled once and shared by every worker (none without
 /// the flag); the problem when it cannot be used, which is a usage error
-/// before anything is read (docs/contract.md §11).
+/// before anything is read (docs/contract.md §3.5).
 pub fn load_schema(
     path: Option<&Path>,
     secret_names: &[String],

@@ -60,7 +60,7 @@ impl SeqTrack {
     }
 
     /// A line that takes a step of seq but whose seq cannot be read (one
-    /// finding per cause, docs/contract.md §3).
+    /// finding per cause, docs/contract.md §3.1).
     pub fn skip(&mut self) {
         self.next = self.next.saturating_add(1);
     }

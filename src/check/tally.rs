@@ -1,4 +1,4 @@
-//! What a command's exit status is made from (docs/contract.md §4): every finding
+//! What a command's exit status is made from (docs/contract.md §4.1): every finding
 //! and run verdict its report saw, what the upstream said of itself, and
 //! the trouble reading the input. The report writer reads it for the
 //! summary; it never decides with it. `Tally::decide` is the one place
@@ -29,7 +29,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    /// The exit status of a command that read input (docs/contract.md §4), decided
+    /// The exit status of a command that read input (docs/contract.md §4.1), decided
     /// once: a signal caught ends it as cancelled, whatever it had met;
     /// else trouble reading, since what was not read has no verdict; else
     /// `own`, the command's weighing of the verdict on what was judged
@@ -51,7 +51,7 @@ impl Tally {
 
     /// What the exit status is made of: the causes of 65 (error findings,
     /// and nonconforming runs, since a run can be one with every finding
-    /// allowed: a cut run passes only with --unbounded, docs/contract.md §13), the
+    /// allowed: a cut run passes only with --unbounded, docs/contract.md §3.3), the
     /// failed runs and the retryable ones. `run` takes the difference over
     /// one attempt.
     pub fn counts(&self) -> [u64; 3] {
@@ -141,7 +141,7 @@ mod tests {
     /// A signal caught, the troubles met, the run verdicts, and the status.
     type Row = (Option<Exit>, &'static [Exit], &'static [Verdict], Exit);
 
-    /// A signal, then the trouble reading, then the verdict (docs/contract.md §4).
+    /// A signal, then the trouble reading, then the verdict (docs/contract.md §4.1).
     #[test]
     fn the_decision() {
         let rows: [Row; 12] = [

@@ -1,4 +1,4 @@
-//! The verdict of a finished run (docs/contract.md §4): the same decision in every
+//! The verdict of a finished run (docs/contract.md §4.1): the same decision in every
 //! protocol, read from what the run's rules kept.
 
 use super::config::Config;
@@ -69,7 +69,7 @@ pub struct RunVerdict {
 }
 
 /// What a run's protocol says of its end (its `Contract::end`): the
-/// verdict's decision is the same in every protocol (docs/contract.md §4),
+/// verdict's decision is the same in every protocol (docs/contract.md §4.1),
 /// its words and these few facts are the protocol's.
 pub(super) struct End {
     /// How a run that passes ended: "summary ok", "result".
@@ -110,7 +110,7 @@ impl End {
     }
 }
 
-/// The verdict of a finished run (docs/contract.md §4), the same in every
+/// The verdict of a finished run (docs/contract.md §4.1), the same in every
 /// protocol: each protocol's rules fill in the run's outcome, and its `end` says
 /// the words.
 pub(super) fn judge(
@@ -133,7 +133,7 @@ pub(super) fn judge(
         match &run.summary {
             // A local process-scope error ended the run, whatever the
             // summary says: allowing summary.ok-despite-error silences the
-            // finding, never the failure (docs/contract.md §13).
+            // finding, never the failure (docs/contract.md §3.3).
             Some(o) if o.ok == Some(true) && !item_failure && run.local_process_error.is_none() => {
                 (Verdict::Pass, pass_message(&run, &end), None)
             }
@@ -175,7 +175,7 @@ pub(super) fn judge(
                 None,
             ),
             // Allowing a rule never supplies what the verdict needs
-            // (docs/contract.md §13): a run without its summary passes only when the
+            // (docs/contract.md §3.3): a run without its summary passes only when the
             // stream is unbounded, and a summary line that was cut,
             // invalid or elided is no summary.
             None if !end.bounded => {

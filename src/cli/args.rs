@@ -143,7 +143,7 @@ pub(super) enum Command {
 
     /// The producer profiles: the agent CLIs whose own streams --profile judges; one, as TOML to copy and adapt.
     #[command(
-        long_about = "The producer profiles: the agent CLIs whose own streams --profile judges (docs/contract.md §25).\n\n\
+        long_about = "The producer profiles: the agent CLIs whose own streams --profile judges (docs/contract.md §6.3).\n\n\
                       Without NAME, one line each: its name, the command that writes such a stream, and the package, version and file its facts were read from. \
                       With NAME (a built-in) or FILE (a path with a / or ending in .toml), the profile as TOML: a built-in to copy and adapt, a file once it reads (a mistake is 64, naming its line and column).",
         after_help = "Examples:\n  aoitap profiles\n  aoitap profiles codex-exec | sed 's/^name = .*/name = \"mine\"/' > mine.toml\n  aoitap verify --profile ./mine.toml out.jsonl"
@@ -234,7 +234,7 @@ pub(super) enum DocFormat {
     Json,
 }
 
-/// `--follow` and what goes with it (docs/contract.md §17): verify, summarize,
+/// `--follow` and what goes with it (docs/contract.md §2.3): verify, summarize,
 /// reconcile and split-by-run.
 #[derive(Args, Debug, Default)]
 pub(super) struct FollowArgs {
@@ -252,7 +252,7 @@ pub(super) struct FollowArgs {
 }
 
 /// `--state`: verify's alone, since resuming is resuming judging, which
-/// is all verify does (docs/contract.md §17); the other commands that
+/// is all verify does (docs/contract.md §2.3); the other commands that
 /// follow neither offer nor take it.
 #[derive(Args, Debug, Default)]
 pub(super) struct StateArgs {
@@ -334,7 +334,7 @@ pub(super) struct StripArgs {
     pub(super) redact: bool,
 }
 
-/// One stream (docs/contract.md §22): one FILE or stdin, and no --follow
+/// One stream (docs/contract.md §1.6): one FILE or stdin, and no --follow
 /// for --idle-timeout-ms to speak of.
 #[derive(Args, Debug)]
 #[command(mut_arg("files", |a| a
@@ -499,7 +499,7 @@ pub(super) struct RunArgs {
     pub(super) command: Vec<OsString>,
 }
 
-/// Options shared by every stream command (docs/contract.md §1).
+/// Options shared by every stream command (docs/contract.md §1.1).
 #[derive(Args, Debug)]
 pub(super) struct StreamArgs {
     /// Input files, each an independent stream; a directory stands for its *.jsonl and *.ndjson files, recursively, sorted by path; none or "-" reads stdin.
@@ -632,7 +632,7 @@ pub(super) enum OutputArg {
 }
 
 impl OutputArg {
-    /// The report formats `command` writes (docs/contract.md §5, §19): its --help
+    /// The report formats `command` writes (docs/contract.md §5.1, §5.2): its --help
     /// lists these, and clap refuses any other.
     pub(super) fn of(command: &str) -> &'static [OutputArg] {
         use OutputArg::*;
@@ -677,7 +677,7 @@ pub(super) enum ProtocolArg {
 
 impl ProtocolArg {
     /// The protocols `command` reads: OKF's error envelope is a command's
-    /// stderr, which only run sees (docs/contract.md §18).
+    /// stderr, which only run sees (docs/contract.md §6.2).
     pub(super) fn of(command: &str) -> &'static [ProtocolArg] {
         use ProtocolArg::*;
         match command {

@@ -319,7 +319,7 @@ fn run(a: RunArgs) -> Result<RunOptions, Error> {
     // -q silences the relay and the report; --save still saves; the
     // stream --upgrade writes is the product, not a relay, and stays. With
     // --output tap stdout is the TAP and nothing else, so `prove` can read
-    // it: CMD's stdout is saved or discarded (docs/contract.md §13).
+    // it: CMD's stdout is saved or discarded (docs/contract.md §3.3).
     // So with --output junit: the XML is stdout's alone.
     let tap = matches!(a.stream.output, OutputArg::Tap | OutputArg::Junit);
     let relay = (a.upgrade || !a.stream.quiet) && a.save.is_none() && !tap;
@@ -396,7 +396,7 @@ fn lexical(path: &Path) -> PathBuf {
 
 /// `--follow` and its options into `opts` (and verify's `--state`), or the
 /// usage error: files are followed by name, so there must be names
-/// (docs/contract.md §17).
+/// (docs/contract.md §2.3).
 fn followed(
     opts: &mut StreamOptions,
     f: FollowArgs,
@@ -433,7 +433,7 @@ fn followed(
         return refuse("--follow never ends, and --output html is a page written whole: use jsonl");
     }
     // A followed log holds one run after another, each judged as its
-    // summary arrives (docs/contract.md §17): as under --multi-run, given or not.
+    // summary arrives (docs/contract.md §2.3): as under --multi-run, given or not.
     opts.check.multi_run = true;
     let written: Vec<PathBuf> = opts.report.iter().chain(&state).cloned().collect();
     let follow = Follow {

@@ -82,7 +82,7 @@ impl Command {
 }
 
 /// `--allow` and `--deny` as one list in the order they were given, so the
-/// last word on a rule wins (docs/contract.md §13).
+/// last word on a rule wins (docs/contract.md §3.3).
 fn rule_words(m: &ArgMatches) -> Vec<(Rule, Word)> {
     let mut words = vec![];
     for (id, word) in [("allow", Word::Allow), ("deny", Word::Deny)] {

@@ -1,6 +1,6 @@
 //! What clap cannot see: the checks across flags and files that make a
 //! command line a usage error (64), found before anything is opened for
-//! writing (docs/contract.md §8), and how such an error is said.
+//! writing (docs/contract.md §3.2), and how such an error is said.
 
 use std::path::Path;
 
@@ -71,7 +71,7 @@ pub(super) fn stream(args: &StreamArgs, command: &str) -> Result<(), Error> {
 }
 
 /// `--schema FILE` of verify is not the stream it reads: standard input
-/// is read once (docs/contract.md §11).
+/// is read once (docs/contract.md §3.5).
 pub(super) fn schema_file(path: Option<&Path>, args: &StreamArgs) -> Result<(), Error> {
     match path {
         Some(p)
@@ -86,7 +86,7 @@ pub(super) fn schema_file(path: Option<&Path>, args: &StreamArgs) -> Result<(), 
     }
 }
 
-/// split-by-run never writes over an input, --force or not (docs/contract.md §13),
+/// split-by-run never writes over an input, --force or not (docs/contract.md §3.3),
 /// and this is known before anything is written, though which names it
 /// writes depends on run ids not read yet: so no input may be a file in
 /// DIR that split-by-run may write (`run-*.jsonl`, `unattributed*.jsonl`).
@@ -182,7 +182,7 @@ pub(super) fn rendered(e: &clap::Error) -> Rendered {
 
 /// The tip for a flag a command does not know. clap's own, "to pass
 /// '-o' as a value, use '-- -o'", would read a file of that name, never
-/// what was meant (docs/contract.md §20: a tip never leads to a wrong
+/// what was meant (docs/contract.md §3.4: a tip never leads to a wrong
 /// file): the tip names the flag meant where one is known (`-o` is
 /// `--output`; jq's flags in filter have their replacement), else where
 /// the command's flags are listed, and how a FILE of that name is named.
@@ -243,7 +243,7 @@ fn unknown_tip(mut e: clap::Error, command: &str) -> clap::Error {
 
 /// run's and lint's tip when CMD was given without `--` before it (`aoitap
 /// run ls`: CMD "not provided"; `aoitap lint python3 x.py`: "unexpected
-/// argument"): the fix, never a guess at which word begins CMD (docs/contract.md §20).
+/// argument"): the fix, never a guess at which word begins CMD (docs/contract.md §3.4).
 fn command_tip(mut e: clap::Error, command: &str) -> clap::Error {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     if !matches!(
@@ -264,7 +264,7 @@ fn command_tip(mut e: clap::Error, command: &str) -> clap::Error {
 
 /// A usage error of aoitap's own, to be said the way clap says its own
 /// (and, with `--output jsonl`, as aoitap's own failed run; with `--output
-/// tap`, as a bail out on stdout, docs/contract.md §13): 64.
+/// tap`, as a bail out on stdout, docs/contract.md §3.3): 64.
 pub(super) fn refuse(command: &str, problem: &str, output: OutputArg) -> Error {
     Error::Refused(Box::new(Refusal {
         problem: Problem::Check(problem.to_string()),

@@ -51,7 +51,7 @@ pub(super) fn parse_marker(s: &str) -> Result<String, String> {
 }
 
 /// `--profile NAME|FILE`: read once, here, so a profile with a mistake
-/// is a usage error (64) naming its line and column (docs/contract.md §25).
+/// is a usage error (64) naming its line and column (docs/contract.md §6.3).
 /// Its possible values are the built-ins, for help and completions; a
 /// file is taken too.
 #[derive(Clone)]

@@ -45,7 +45,7 @@ pub fn load(invocation: Invocation) -> Result<Invocation> {
 
 /// `--schema FILE`, compiled once and shared by every worker; a schema
 /// that cannot be used is a usage error before anything is read
-/// (docs/contract.md §11).
+/// (docs/contract.md §3.5).
 fn compile_schema(opts: &mut StreamOptions, command: &str) -> Result<()> {
     let format = opts.style.format;
     opts.check.schema = load_schema(opts.schema_file.as_deref(), &opts.check.secret_names)

@@ -1,5 +1,5 @@
 //! `aoitap profiles [NAME|FILE]`: the producer profiles --profile takes
-//! (docs/contract.md §25), one line each; or one, as the TOML it was read
+//! (docs/contract.md §6.3), one line each; or one, as the TOML it was read
 //! from, to copy and adapt.
 
 use std::io::{self, Write};

@@ -1,5 +1,5 @@
 //! `aoitap strip-envelope`: plain domain JSONL for tools that do not speak
-//! AOI (docs/contract.md §6). Each passed event loses its top-level `aoi` member and
+//! AOI (docs/contract.md §1.2). Each passed event loses its top-level `aoi` member and
 //! nothing else; the verdict of what was read stays in the exit status.
 
 use std::fs::File;
@@ -72,7 +72,7 @@ impl Strip<'_> {
     fn write(&mut self, passed: &Passed<'_>, protocol: Protocol) -> Result<()> {
         let ev = &passed.event;
         let bytes = ev.line();
-        // The protocol says what its payload is (docs/contract.md §9):
+        // The protocol says what its payload is (docs/contract.md §6.1):
         // AFDATA's result, the aiocs envelope's data, an AOI 1.x event
         // less its envelope, any other event whole.
         let (range, cut) = match protocol.payload(ev, &self.opts.types) {

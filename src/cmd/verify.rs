@@ -1,5 +1,5 @@
-//! `aoitap verify`: the pass/fail gate (docs/contract.md §1, §4), and with `--relay`
-//! a judge inside a live pipe (docs/contract.md §5).
+//! `aoitap verify`: the pass/fail gate (docs/contract.md §1.1, §4.1), and with `--relay`
+//! a judge inside a live pipe (docs/contract.md §5.1).
 
 use std::io::BufWriter;
 

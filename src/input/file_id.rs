@@ -1,6 +1,6 @@
 //! Files as the system knows them (device and inode), so that a link, or
 //! another spelling of a path, is the same file: how a command makes sure
-//! it never writes over what it reads (docs/contract.md §8, §13).
+//! it never writes over what it reads (docs/contract.md §3.2, §3.3).
 
 use std::ffi::OsStr;
 use std::os::unix::fs::MetadataExt;
@@ -81,7 +81,7 @@ pub fn input_files(files: &[PathBuf]) -> Vec<(FileId, String)> {
 /// of `inputs`, by itself, by a hard link or behind a symbolic link either
 /// way: its path and the input's name. Which names a writer gives can
 /// depend on input not read yet, so the question is asked of every name it
-/// may give, before anything is written (split-by-run, docs/contract.md §13).
+/// may give, before anything is written (split-by-run, docs/contract.md §3.3).
 pub fn input_in_dir<'a>(
     dir: &Path,
     inputs: &'a [(FileId, String)],

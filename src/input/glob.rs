@@ -1,5 +1,5 @@
 //! A file name matched as the shell matches it (`--follow`'s quoted globs,
-//! docs/contract.md §17): the last part of a path only.
+//! docs/contract.md §2.3): the last part of a path only.
 
 /// Whether `name` matches `pattern`, as the shell matches a file name: `*`
 /// any run of bytes, `?` one byte, `[abc]`/`[a-z]`/`[!x]` one of a set;

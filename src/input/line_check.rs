@@ -27,7 +27,7 @@ pub struct Invalid {
     pub place: SchemaPlace,
 }
 
-/// Where an event failed its schema (docs/contract.md §11).
+/// Where an event failed its schema (docs/contract.md §3.5).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SchemaPlace {
     /// A JSON pointer into the event ("" is the whole event).

@@ -10,7 +10,8 @@
 //! A line ends at `\n` (spec §2). Growth is capped: a line longer than the
 //! cap is reported as [`Line::TooLong`] and dropped as it streams past,
 //! never held, so memory is bounded by the cap whatever the input. Bytes
-//! after the last `\n` are [`Line::Unterminated`], never an event (§2).
+//! after the last `\n` are [`Line::Unterminated`], never an event (docs/contract.md
+//! §2.1).
 //! The batch also holds the parse of each line ([`Batch::parse`]), so that
 //! every consumer reads the one index of a line the walker made.
 
@@ -40,7 +41,7 @@ pub enum Line<'a> {
     TooLong { len: u64 },
     /// Bytes at end of input with no `\n` after them (truncated); the
     /// bytes themselves when they were held (`len` within the cap), so
-    /// that `--redact` can search them (docs/contract.md §13).
+    /// that `--redact` can search them (docs/contract.md §3.3).
     Unterminated { len: u64, bytes: Option<&'a [u8]> },
 }
 
@@ -113,7 +114,7 @@ impl Batch {
         self.items.is_empty()
     }
 
-    /// Walk every complete line once (docs/contract.md §8: one parse) and, with
+    /// Walk every complete line once (docs/contract.md §3.2: one parse) and, with
     /// `--schema`, validate each object there too: this runs on whichever
     /// thread claims the batch, so validation shares both cores.
     pub fn parse(&mut self, parser: &mut Parser, schema: Option<&dyn LineCheck>) {
@@ -231,7 +232,7 @@ pub struct Cutter<R> {
     skipping: Option<u64>,
     eof: bool,
     /// `--follow`: the end of the input is only where it ends for now, and
-    /// a line without its newline waits there for the rest (docs/contract.md §17).
+    /// a line without its newline waits there for the rest (docs/contract.md §2.3).
     hold_tail: bool,
 }
 
@@ -391,7 +392,7 @@ impl<R: Read> Cutter<R> {
             // stays in the buffer that grew for it. Copying it to the
             // spare held it twice until the batch was judged: a pause 80
             // MiB into a 100 MiB line peaked at 1.7 times the line, as
-            // often as a loaded machine's writer paused (docs/contract.md §7).
+            // often as a loaded machine's writer paused (docs/contract.md §8.1).
             let whole = self.line_start;
             if spare.buf.len() < whole {
                 spare.buf.resize(whole, 0);

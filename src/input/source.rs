@@ -3,7 +3,7 @@
 //! A `Source` copies every byte it reads to the relay output at once (so a
 //! relay never holds back a line, and bulk input leaves in read-sized
 //! writes), and on a pipe it says when the next read would block, so the
-//! judging side can flush its report first (docs/contract.md §5, §7). It also
+//! judging side can flush its report first (docs/contract.md §5.1, §8.1). It also
 //! notices a silence longer than `--idle-timeout-ms` (spec §4.2), a signal,
 //! and a request to stop.
 
@@ -180,7 +180,7 @@ impl Read for Source {
 /// `/dev/null` is a place to discard output however it was opened: Python's
 /// `subprocess.DEVNULL` and Node's `stdio: "ignore"` open it read-write, and
 /// a closed stdout, which the Rust runtime reopens on `/dev/null`, cannot be
-/// told apart from it, so neither is an error (docs/contract.md §8).
+/// told apart from it, so neither is an error (docs/contract.md §3.2).
 pub fn stdout_file() -> io::Result<File> {
     let f = File::from(io::stdout().as_fd().try_clone_to_owned()?);
     let _ = rustix::pipe::fcntl_setpipe_size(&f, PIPE_BYTES);

@@ -1,4 +1,4 @@
-//! Directory operands (docs/contract.md §14): a directory stands for the `*.jsonl`
+//! Directory operands (docs/contract.md §2.2): a directory stands for the `*.jsonl`
 //! and `*.ndjson` entries below it, recursively, sorted by path, as a
 //! shell glob would list them. Links to directories are not followed (no
 //! walk can loop). A subdirectory that cannot be read, and a dangling

@@ -1,4 +1,4 @@
-//! A validated JSON string's decoded bytes (docs/contract.md §8: decide on decoded
+//! A validated JSON string's decoded bytes (docs/contract.md §3.2: decide on decoded
 //! values).
 
 use std::borrow::Cow;

@@ -127,7 +127,7 @@ pub enum Kind {
 pub enum Uint {
     Int(u64),
     /// An integer literal `>= 0` past 2^64-1: valid, but never clamped into
-    /// a false value (docs/contract.md §13: quoted as written).
+    /// a false value (docs/contract.md §3.3: quoted as written).
     Huge,
     /// Any other number, a negative one, or no number at all.
     #[default]

@@ -11,7 +11,7 @@
 //! nothing re-parses a line, and nothing is allocated per line once the
 //! arenas are warm.
 //!
-//! Decisions are made on decoded values (docs/contract.md §8): keys are matched after
+//! Decisions are made on decoded values (docs/contract.md §3.2): keys are matched after
 //! unescaping, so `"typ\u0065"` is `type`, and [`Value::decoded`] gives a
 //! string's exact decoded bytes (a lone surrogate kept distinct, as WTF-8).
 //! Escapes are rare, so the raw bytes are used whenever they hold none.

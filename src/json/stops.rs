@@ -2,7 +2,7 @@
 //! that marks every byte a string's fast path stops at (`"`, `\`, a
 //! control, the line's `\n`, anything over 0x7F). The walk then finds
 //! where a plain string ends by reading a bit, not by scanning again,
-//! and the end of a line costs it nothing special (docs/contract.md §7).
+//! and the end of a line costs it nothing special (docs/contract.md §8.1).
 
 use wide::i8x16;
 

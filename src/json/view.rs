@@ -146,7 +146,7 @@ impl<'a> Event<'a> {
 
     /// The first top-level member named each of `keys` (decoded), as
     /// `get` finds it, in one pass over the members rather than one a key:
-    /// a run's summary is read for half a dozen (docs/contract.md §23).
+    /// a run's summary is read for half a dozen (docs/contract.md §8.2).
     pub fn get_each<const N: usize>(&self, keys: [&str; N]) -> [Option<Value<'a>>; N] {
         if self.index.overflow || keys.iter().any(|k| matches!(*k, "type" | "aoi")) {
             return keys.map(|k| self.get(k));
@@ -320,7 +320,7 @@ impl<'a> Value<'a> {
     }
 
     /// The string's exact decoded bytes (see [`decode`]): what identifies
-    /// a run, so `"R\u0031"` and `"R1"` are one run (docs/contract.md §8).
+    /// a run, so `"R\u0031"` and `"R1"` are one run (docs/contract.md §3.2).
     #[inline]
     pub fn decoded(&self) -> Option<Cow<'a, [u8]>> {
         let raw = self.raw_str()?;

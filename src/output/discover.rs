@@ -2,7 +2,7 @@
 //! and its capability manifest. Both are built here from the same lists the
 //! code emits from (rule ids, verdicts, categories), need no input, no
 //! network and no config, and are the contract the golden tests hold real
-//! output to. The schema is closed where docs/contract.md §5 fixes a shape: an event
+//! output to. The schema is closed where docs/contract.md §5.1 fixes a shape: an event
 //! with a field it does not declare fails validation.
 
 use serde_json::{Value, json};
@@ -199,10 +199,10 @@ fn run_summary_props() -> Value {
     })
 }
 
-/// The protocols a run can be judged by (docs/contract.md §9).
+/// The protocols a run can be judged by (docs/contract.md §6.1).
 fn protocol() -> Value {
     // A profile read from a file names itself: its name is only held to
-    // a profile name's shape (docs/contract.md §25).
+    // a profile name's shape (docs/contract.md §6.3).
     json!({"anyOf": [
         {"enum": crate::check::protocol_names()},
         {"type": "string", "pattern": "^[a-z0-9-]+$"},
@@ -436,13 +436,13 @@ pub fn schema() -> Value {
 }
 
 /// The protocols `command` reads: OKF's error envelope is a command's
-/// stderr, which only `run` sees (docs/contract.md §18).
+/// stderr, which only `run` sees (docs/contract.md §6.2).
 fn input_protocols(command: &str) -> Vec<&'static str> {
     crate::check::protocols_named_for(command)
 }
 
 /// The built-in producer profiles `--profile` names (docs/contract.md
-/// §25), with where each was read from.
+/// §6.3), with where each was read from.
 fn input_profiles() -> Value {
     let each = crate::check::profiles::builtins().iter().map(|p| {
         let (p, s) = (p.get(), &p.get().source);
@@ -453,7 +453,7 @@ fn input_profiles() -> Value {
 }
 
 /// How a stream command reads: a directory stands for its stream files,
-/// and `--follow` reads files by name as they grow (docs/contract.md §14, §17).
+/// and `--follow` reads files by name as they grow (docs/contract.md §2.2, §2.3).
 fn input_modes(command: &str) -> Vec<&'static str> {
     let mut modes = vec!["stdin", "files", "directories"];
     if matches!(

@@ -1,4 +1,4 @@
-//! `--output github` (verify, run; docs/contract.md §19, §21): GitHub Actions
+//! `--output github` (verify, run; docs/contract.md §5.2, §5.3): GitHub Actions
 //! workflow commands, which the runner turns into annotations on the file
 //! and line: `::error title=RULE,file=F,line=N::message` per finding
 //! (`::warning`, `::notice` by severity), and one for each run that failed

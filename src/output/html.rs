@@ -1,4 +1,4 @@
-//! `--output html` (summarize, reconcile; docs/contract.md §24): one page a
+//! `--output html` (summarize, reconcile; docs/contract.md §5.4): one page a
 //! person opens, written run by run as the runs end, so it holds no more
 //! than the other outputs. Each input is a table of runs whose last column
 //! is the timeline: a run's bar spans its first to its last line, coloured
@@ -27,13 +27,13 @@ use crate::text::{clean, plural, prefix};
 
 /// Runs drawn, at most; past `MAX_DRAWN_ANY` only runs that did not pass
 /// are drawn. The rest are counted by verdict: a page for 100,000 runs
-/// stays a few megabytes (docs/contract.md §24).
+/// stays a few megabytes (docs/contract.md §5.4).
 const MAX_DRAWN: u64 = 10_000;
 const MAX_DRAWN_ANY: u64 = 5_000;
 /// Findings listed under a run; more are counted.
 const MAX_LISTED: usize = 10;
 /// Findings held for runs not yet reported, over all of them; past it
-/// they are counted (docs/contract.md §8: state bounded).
+/// they are counted (docs/contract.md §3.2: state bounded).
 const MAX_HELD: usize = 20_000;
 /// Runs findings are held for at once (as many as may be open).
 const MAX_HOLDING: usize = 32_768;
@@ -47,7 +47,7 @@ const MAX_ROW_BYTES: u64 = 16 << 20;
 /// run, kept for the page's head.
 const MAX_NOTES: usize = 100;
 /// Bytes of any one value shown; a finding's message is shown whole (it
-/// is one bounded line already, docs/contract.md §8).
+/// is one bounded line already, docs/contract.md §3.2).
 const SHOWN: usize = 160;
 const MESSAGE: usize = 512;
 
@@ -55,7 +55,7 @@ const MESSAGE: usize = 512;
 /// clicked (numbers by `data-v`, text without regard to case; again: the
 /// other way), and by `#sort-N` in the address (N from 0), so a sorted
 /// view can be linked (and tested); with no `#sort-N`, by verdict, worst
-/// first, so failures are read first (docs/contract.md §24). Rows alike
+/// first, so failures are read first (docs/contract.md §5.4). Rows alike
 /// keep the order their runs began (the timeline's first line): rows are
 /// written as runs end, and a cut run ends only with its input. Its
 /// SHA-256 is in the policy:
@@ -483,7 +483,7 @@ impl Printer for Html {
         let (r, c) = (s.run, s.counted);
         let mut outcome = String::new();
         // Beside a verdict that is not a pass, what the summary claimed is
-        // the producer's word, not aoitap's (docs/contract.md §24).
+        // the producer's word, not aoitap's (docs/contract.md §5.4).
         if r.verdict != Verdict::Pass && c.outcome.is_some() {
             outcome.push_str("producer said: ");
         }

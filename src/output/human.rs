@@ -1,7 +1,7 @@
 //! Human output: the words a person reads at a terminal or in a log, one
 //! line each. Everything that came from the input (file names, run ids,
 //! tools, messages) is escaped with `clean`, so no control byte reaches a
-//! terminal and no id can forge a line (docs/contract.md §8).
+//! terminal and no id can forge a line (docs/contract.md §3.2).
 
 use std::io::{self, Write};
 
@@ -275,7 +275,7 @@ fn push_run_name(out: &mut String, r: &RunVerdict) {
 
 /// A block per run, cut to `width` columns on a terminal (never in a
 /// pipe, where a reader wants every name whole). Written into one buffer:
-/// a log of ten thousand runs is ten thousand blocks (docs/contract.md §23).
+/// a log of ten thousand runs is ten thousand blocks (docs/contract.md §8.2).
 pub fn summary_block(
     r: &RunVerdict,
     st: &Counted<'_>,
@@ -287,7 +287,7 @@ pub fn summary_block(
     let room = |room: usize| width.map(|w| (room + w).saturating_sub(80).max(20));
     let (word, code) = verdict(r.verdict);
     // Made by hand, not by `format!`: this is the work each run's block
-    // costs, ten thousand times over (docs/contract.md §23).
+    // costs, ten thousand times over (docs/contract.md §8.2).
     let mut v = String::with_capacity(128);
     push_run_name(&mut v, r);
     v.push_str(" (");
@@ -302,7 +302,7 @@ pub fn summary_block(
     out.push('\n');
     // Each row's value is made in `v`, then shown: every value may come
     // from the input, so no control byte reaches the terminal
-    // (docs/contract.md §8).
+    // (docs/contract.md §3.2).
     let row = |out: &mut String, label: &str, v: &str| {
         if !v.is_empty() {
             // `{label:<10}`, without the formatter: labels are ASCII.
@@ -486,7 +486,7 @@ fn fit(s: &str, width: usize) -> String {
 /// What reconcile says of a run: whether its accounting balances
 /// (`ok`), and the checker's verdict.
 pub fn reconciled_word(ok: bool, verdict: Verdict) -> &'static str {
-    // RECONCILED is said only of a run that passed (docs/contract.md §13): an
+    // RECONCILED is said only of a run that passed (docs/contract.md §3.3): an
     // accounting that balances on a failed or broken run is not a
     // clean bill.
     match (ok, verdict) {
@@ -502,7 +502,7 @@ fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: V
     use std::fmt::Write as _;
     // Written into one string, with no string made per line of it: this
     // is the work each run's block costs, ten thousand times over
-    // (docs/contract.md §23). (Writes to a String cannot fail.)
+    // (docs/contract.md §8.2). (Writes to a String cannot fail.)
     let s = a.summary;
     let word = reconciled_word(ok, verdict);
     let mut t = String::with_capacity(512);

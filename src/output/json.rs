@@ -1,6 +1,6 @@
 //! `summarize --output json`: one JSON document for every input, written
 //! run by run, so that it holds no more than the other outputs (docs/contract.md
-//! §13).
+//! §3.3).
 
 use std::io::{self, Write};
 
@@ -31,7 +31,7 @@ impl Json {
 
 impl Printer for Json {
     /// Written as it is judged, not held to the end: the document costs
-    /// one run's bytes, whatever the number of runs (docs/contract.md §13).
+    /// one run's bytes, whatever the number of runs (docs/contract.md §3.3).
     fn summarized(
         &mut self,
         out: &mut dyn Write,

@@ -1,4 +1,4 @@
-//! aoitap's own events (docs/contract.md §5) as typed wire structs, fields in the
+//! aoitap's own events (docs/contract.md §5.1) as typed wire structs, fields in the
 //! order `aoitap schema` documents them; `tests/conform.rs` holds every
 //! event a command writes to that schema. Strings from the input are
 //! escaped by serde_json, never spliced.
@@ -70,7 +70,7 @@ pub fn error_stream(command: &str, err: &exit::Error, on_stderr: bool) -> io::Re
     out.flush()
 }
 
-/// aoitap as an AOI producer (docs/contract.md §5): one `aoi:meta` first, `seq`
+/// aoitap as an AOI producer (docs/contract.md §5.1): one `aoi:meta` first, `seq`
 /// contiguous from 0 on one `run`, a terminal `aoi:summary` with
 /// `event_count`, the identity triple at both ends, `upstream` for what
 /// it read and `caused_by` when failing because of it (spec §13.1).
@@ -229,7 +229,7 @@ impl Printer for Jsonl {
     }
 
     /// A local, retryable `aoi:error`, so a second `aoitap verify` of the
-    /// report finds the same 75 (docs/contract.md §13; spec §9.2: `timeout` is
+    /// report finds the same 75 (docs/contract.md §3.3; spec §9.2: `timeout` is
     /// retryable).
     fn timed_out(&mut self, out: &mut dyn Write, message: &str) -> io::Result<()> {
         self.error(out, "timeout", "TIMEOUT", message, true)
@@ -367,7 +367,7 @@ impl Printer for Jsonl {
         // not what the upstream said before it was stopped.
         let timed_out = at.timed_out();
         // A retryable cause is not this report's when it fails for good (a
-        // failed run beside a retryable one is 1, docs/contract.md §4): carried, it
+        // failed run beside a retryable one is 1, docs/contract.md §4.1): carried, it
         // made a second verify of the report say 75.
         let caused_by = t
             .cause
@@ -584,7 +584,7 @@ pub struct Finding<'a> {
 }
 
 /// `open_run`: a run still open when reading stopped (a signal, a time
-/// limit): named, never judged, so never a pass (docs/contract.md §17).
+/// limit): named, never judged, so never a pass (docs/contract.md §2.3).
 #[derive(Serialize)]
 pub struct OpenRun<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -610,7 +610,7 @@ pub struct Run<'a> {
     pub message: &'a str,
 }
 
-/// `attempt`: how one attempt of `run`'s command ended (docs/contract.md §12).
+/// `attempt`: how one attempt of `run`'s command ended (docs/contract.md §1.3).
 #[derive(Serialize)]
 pub struct Attempt<'a> {
     pub command: &'a str,

@@ -3,8 +3,8 @@
 //! words, and where the bytes go; it holds one `Printer` (`printer.rs`),
 //! chosen once from the style, which says each part of the report its
 //! format's way: `human.rs` (colour: `style.rs`), `jsonl.rs` (aoitap's own
-//! AOI stream, docs/contract.md §5), `json.rs` (summarize's one document), `tap.rs`,
-//! and what CI systems read (docs/contract.md §19): `junit/`, `sarif.rs`,
+//! AOI stream, docs/contract.md §5.1), `json.rs` (summarize's one document), `tap.rs`,
+//! and what CI systems read (docs/contract.md §5.2): `junit/`, `sarif.rs`,
 //! `github.rs`. It writes; it decides nothing: the exit status is made
 //! from `check::Tally`, which the writer only reads for the summary.
 
@@ -124,7 +124,7 @@ impl<W: Write> Emitter<W> {
 
     /// `run`: the command was stopped at `--timeout`. An event stream
     /// carries it as a local, retryable `aoi:error`, so a second `aoitap
-    /// verify` of the report finds the same 75 (docs/contract.md §13; spec §9.2:
+    /// verify` of the report finds the same 75 (docs/contract.md §3.3; spec §9.2:
     /// `timeout` is retryable); the text formats say it in the attempt.
     pub fn timed_out(&mut self, message: &str) -> io::Result<()> {
         self.printer.timed_out(&mut self.out, message)
@@ -201,7 +201,7 @@ impl<W: Write> Emitter<W> {
         p.check(out, &at, c)
     }
 
-    /// `run`: how one attempt of the command ended (docs/contract.md §12).
+    /// `run`: how one attempt of the command ended (docs/contract.md §1.3).
     pub fn attempt(&mut self, a: &Attempt<'_>) -> io::Result<()> {
         // The input's label names the attempt ("tool (attempt 2 of 4)").
         let mut message = format!("{} after {}", a.ended, seconds(a.elapsed_ms));

@@ -267,7 +267,7 @@ pub struct Attempt<'a> {
     pub note: Option<&'a str>,
 }
 
-/// `aoi:check` (spec §8.3): one lint check's result (docs/contract.md §15).
+/// `aoi:check` (spec §8.3): one lint check's result (docs/contract.md §1.4).
 #[derive(Serialize)]
 pub struct Check<'a> {
     pub name: &'a str,
@@ -293,7 +293,7 @@ pub struct CheckProperties<'a> {
 }
 
 /// The last lines of one call's stderr, under the check that failed on
-/// it (docs/contract.md §15).
+/// it (docs/contract.md §1.4).
 #[derive(Serialize)]
 pub struct CallStderr<'a> {
     /// Which call: "CMD", "CMD with stdout closed after the first line".
@@ -311,7 +311,7 @@ pub struct CallStderr<'a> {
 
 impl CallStderr<'_> {
     /// Its heading and its lines, as a person reads them, each line made
-    /// safe for a terminal (docs/contract.md §8).
+    /// safe for a terminal (docs/contract.md §3.2).
     pub fn lines(&self) -> Vec<String> {
         let call = crate::text::clean(self.call);
         match (self.tail, self.withheld) {

@@ -1,4 +1,4 @@
-//! reconcile's account of a run (docs/contract.md §6): the seqs present and missing,
+//! reconcile's account of a run (docs/contract.md §1.2): the seqs present and missing,
 //! the counts its summary claims, and the words and `difference` event
 //! `--against` reports with; each printer words the account its own way.
 
@@ -119,7 +119,7 @@ impl Account<'_> {
         let cells = u128::from(width).min(n) as u64;
         if self.last().is_none_or(|last| self.missing_in(0, last) == 0) {
             // Nothing missing (most runs): every cell is present, with no
-            // division per cell (docs/contract.md §23).
+            // division per cell (docs/contract.md §8.2).
             out.extend(std::iter::repeat_n('█', cells as usize));
             return;
         }
@@ -184,7 +184,7 @@ pub fn push_range(out: &mut String, a: u64, b: u64) {
     }
 }
 
-/// `difference`: an event that is not the reference's (docs/contract.md §6).
+/// `difference`: an event that is not the reference's (docs/contract.md §1.2).
 #[derive(Serialize)]
 pub struct Difference<'a> {
     pub kind: &'a str,

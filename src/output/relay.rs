@@ -1,10 +1,10 @@
 //! The `--redact` relay (verify `--relay`, run): each line is written once
 //! judged, its exposed secrets as "***" and every other byte as it came
-//! (docs/contract.md §10), its ending too (a cut last line is relayed cut). A line
+//! (docs/contract.md §7.1), its ending too (a cut last line is relayed cut). A line
 //! the checker says to withhold (it cannot be parsed and holds a
 //! secret-looking key, or it was over `--max-line-bytes` and never held) is
 //! replaced by a placeholder line, so the output keeps the input's lines
-//! one for one (docs/contract.md §13; `Withholding::placeholder` says why).
+//! one for one (docs/contract.md §3.3; `Withholding::placeholder` says why).
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -53,7 +53,7 @@ impl Redacted {
 }
 
 /// A write error of the relay, kept of its kind (a closed downstream is
-/// still found as one, docs/contract.md §7) and named as the relay's.
+/// still found as one, docs/contract.md §8.1) and named as the relay's.
 fn relay_failed(e: io::Error) -> io::Error {
     io::Error::new(e.kind(), RelayError(e))
 }

@@ -1,4 +1,4 @@
-//! `--output sarif` (verify; docs/contract.md §19): SARIF 2.1.0, as GitHub code
+//! `--output sarif` (verify; docs/contract.md §5.2): SARIF 2.1.0, as GitHub code
 //! scanning and Jenkins' warnings-ng read it.
 //!
 //! One SARIF run: the tool's driver with the whole rule catalogue as its
@@ -8,7 +8,7 @@
 //! report is never held; the end closes it with the invocation's exit
 //! status.
 //!
-//! For GitHub code scanning (docs/contract.md §21): the driver's
+//! For GitHub code scanning (docs/contract.md §5.3): the driver's
 //! `informationUri`, the run's `automationDetails.id` (`aoitap/verify/`,
 //! one category), and on every result a `partialFingerprints` entry that
 //! is the same for the same finding on the same content and moves with
@@ -227,7 +227,7 @@ fn verdict_rule(id: &str, level_of: Severity, what: &str) -> Value {
         "id": id,
         "shortDescription": {"text": sentence(what)},
         "fullDescription": {"text": sentence(what)},
-        "help": {"text": sentence(&format!("{what} (a run's verdict, docs/contract.md §4)"))},
+        "help": {"text": sentence(&format!("{what} (a run's verdict, docs/contract.md §4.1)"))},
         "defaultConfiguration": {"level": level(level_of)},
         "properties": {"spec": "AOI-CLI §9"},
     })

@@ -45,13 +45,13 @@ pub struct Style {
     pub quiet_pass: bool,
     /// `verify --failures-only`: human output leaves out passing runs and
     /// the findings that never fail one (warnings, notes); the result line
-    /// still counts every run (docs/contract.md §14).
+    /// still counts every run (docs/contract.md §2.2).
     pub failures_only: bool,
     pub color: bool,
-    /// At most this many findings are written (§15); the rest are counted.
+    /// At most this many findings are written (spec §15); the rest are counted.
     pub limit: Option<u64>,
     /// Human output at a terminal with no `--limit`: at most this many
-    /// findings per input, then a count of the rest (docs/contract.md §20), so a
+    /// findings per input, then a count of the rest (docs/contract.md §3.4), so a
     /// binary file given by mistake is a screen, not 15,000 lines.
     pub per_input: Option<u64>,
 }

@@ -1,6 +1,6 @@
-//! What summarize counted of a run (docs/contract.md §6), and the serialized run
+//! What summarize counted of a run (docs/contract.md §1.2), and the serialized run
 //! (`RunSummary`) the machine formats write, run by run, so that no
-//! report holds more than one run at a time (docs/contract.md §13).
+//! report holds more than one run at a time (docs/contract.md §3.3).
 
 use std::io::{self, IsTerminal};
 

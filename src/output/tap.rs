@@ -1,4 +1,4 @@
-//! `--output tap` (verify and run, docs/contract.md §12): TAP, so `prove` and every
+//! `--output tap` (verify and run, docs/contract.md §1.3): TAP, so `prove` and every
 //! other TAP consumer can read aoitap's verdict.
 //!
 //! The version line says 13, not 14: what is written here is the common
@@ -283,7 +283,7 @@ impl Printer for Tap {
         // An expected failure is a failure TAP does not count.
         let ok = c.ok && c.properties.result != "expected-failure";
         if directive.is_none() && !c.properties.stderr.is_empty() {
-            // A failure's calls' stderr, in its diagnostics (docs/contract.md §15).
+            // A failure's calls' stderr, in its diagnostics (docs/contract.md §1.4).
             let said: Vec<String> = c.properties.stderr.iter().flat_map(|s| s.lines()).collect();
             let stderr = serde_json::to_string(&said.join("\n")).unwrap_or_default();
             let diag = [("message", yaml(&what)), ("stderr", stderr)];
@@ -324,7 +324,7 @@ impl Printer for Tap {
 
 /// A run that cannot start (a usage error, a `--save` that cannot be
 /// created): `Bail out!` on stdout, so a TAP consumer stops and says why
-/// instead of finding no plan (docs/contract.md §13).
+/// instead of finding no plan (docs/contract.md §3.3).
 pub fn bail_out(reason: &str) -> io::Result<()> {
     let mut out = io::stdout().lock();
     out.write_all(format!("Bail out! {}\n", one_line(reason)).as_bytes())?;

@@ -75,7 +75,7 @@ pub trait Consumer {
 
     /// Only judging is done, as `Consumer::line`'s default does, with no
     /// state beyond the checker's: files may be judged by a pool of
-    /// workers (docs/contract.md §14).
+    /// workers (docs/contract.md §2.2).
     fn judges_only(&self) -> bool {
         false
     }
@@ -147,7 +147,7 @@ pub(super) fn left_open(
 
 /// Judge every line of `batch`, and count its bytes as read. A line of
 /// `bytes` bytes for which `silent(bytes)` holds is judged for the state it
-/// leaves only (follow: what a file held already, docs/contract.md §17).
+/// leaves only (follow: what a file held already, docs/contract.md §2.3).
 pub(super) fn judge_lines(
     batch: &Batch,
     consumer: &mut dyn Consumer,

@@ -1,6 +1,6 @@
 //! One file judged, from its first line to its end: read on the judging
 //! thread when it is a small regular file (no thread, no socket and no
-//! allocation of its own, docs/contract.md §14), through `input::pipeline`
+//! allocation of its own, docs/contract.md §2.2), through `input::pipeline`
 //! when it is large or live; its lines judged in order; then its open runs
 //! judged, or named when a signal stopped the reading. The serial engine
 //! and every worker of the pool judge a file here, each saying what it

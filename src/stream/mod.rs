@@ -1,7 +1,7 @@
 //! The engine every stream command shares: open each input, read it
 //! through the scanner as a live pipe (flush before waiting, notice
 //! silences and signals), judge every line, report, and end with the
-//! verdict's exit status (docs/contract.md §4). A command says what it does beyond
+//! verdict's exit status (docs/contract.md §4.1). A command says what it does beyond
 //! judging through `Consumer`.
 
 mod consumer;
@@ -42,7 +42,7 @@ pub fn run(
     // A closed terminal stops every stream command as SIGTERM does: the
     // report is written whole, cancelled (129), for a reader that may
     // still be there (`nohup`, a log); a follower's state is written and
-    // its open runs named (docs/contract.md §13).
+    // its open runs named (docs/contract.md §3.3).
     let signals = Signals::install(consumer.second_signal_exits(), true)?;
     let typed_in = command != "run"
         && opts.follow.is_none()
@@ -164,7 +164,7 @@ fn each_input(
         };
         let stop = if relay.is_none() && next.wake.is_none() && idle.is_none() && small_file(&file)
         {
-            // Read on this thread (docs/contract.md §14): for a file this
+            // Read on this thread (docs/contract.md §2.2): for a file this
             // small the pipeline's two threads and socket cost more than
             // the file.
             reader.judge(file, opts, &caught, &mut to)?

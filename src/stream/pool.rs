@@ -1,4 +1,4 @@
-//! FILE operands judged by a pool of workers (`-j N`, docs/contract.md §14), each
+//! FILE operands judged by a pool of workers (`-j N`, docs/contract.md §2.2), each
 //! judging whole files, as ripgrep searches them; the report still comes
 //! out in operand order, byte for byte what one worker would write.
 //!

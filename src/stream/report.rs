@@ -77,7 +77,7 @@ impl Report {
 
     /// `--follow`: a named operand that is not there yet is followed once
     /// it appears, as `tail -F` does; said once, so a mistyped name is not
-    /// waited for in silence (docs/contract.md §20).
+    /// waited for in silence (docs/contract.md §3.4).
     pub(super) fn waiting_for(&mut self) -> io::Result<()> {
         let f = crate::text::clean(&self.out.file);
         let msg = format!("waiting for {f}: it does not exist yet, and is read once it appears");
@@ -105,7 +105,7 @@ impl Report {
     pub(super) fn not_judged(&mut self, runs: Vec<OpenRun>, why: &str) -> io::Result<()> {
         for run in &runs {
             // Read, though not judged: counted in the summary, and its
-            // upstream named (docs/contract.md §13).
+            // upstream named (docs/contract.md §3.3).
             self.tally.input_domain += run.domain;
             if let Some(id) = &run.identity {
                 self.tally.upstream(id);
@@ -156,7 +156,7 @@ impl Halt {
 /// report says so where it can (an `aoi:error` in jsonl, a TAP point) and
 /// ends, so it still reads as a whole; the error goes to main, which says
 /// it on stderr when the report does not (a human report has no Result
-/// line then: its one line is main's, docs/contract.md §8). A closed downstream
+/// line then: its one line is main's, docs/contract.md §3.2). A closed downstream
 /// ends quietly instead (spec §7).
 pub(super) fn fail(mut report: Report, e: Error) -> Error {
     let exit = e.exit();
@@ -202,7 +202,7 @@ impl Holder<'_> {
     /// Judge `line`; the runs it ended go to `ended`, which is empty: a
     /// buffer kept from line to line, so a run ending costs no allocation
     /// of its own. The caller reads the decision where it was written,
-    /// not a copy (docs/contract.md §23).
+    /// not a copy (docs/contract.md §8.2).
     /// `touch` is told the checker's slot of the line's run as soon as
     /// it is known (`Sink::placed`).
     pub fn judge<'c>(

@@ -8,9 +8,9 @@ use crate::check::{ByDigest, Decision, Hint, Run, RunKey, RunRef, RunVerdict};
 /// equal: a run whose digest another has already is kept in `collided`).
 /// Finding one costs a digest and a lookup, never a move or an
 /// allocation: a thousand interleaved runs switch on every line
-/// (docs/contract.md §14).
+/// (docs/contract.md §2.2).
 ///
-/// Most are found for less (docs/contract.md §23): a value made for a
+/// Most are found for less (docs/contract.md §8.2): a value made for a
 /// line's run goes in the slot of the same number as the checker's for
 /// that run when it is free (the two are let go together), so the run is
 /// found there by its number (`Decision::serial`), with no lookup and no
@@ -33,7 +33,7 @@ pub struct RunSlots<T> {
 /// last found for (0 for none): a run with an id is known to hold its
 /// slot by this number. The number, the key (where `Option` marks a free
 /// slot) and the value's first words share the slot's first cache line,
-/// which is what a line of the run reads (docs/contract.md §23).
+/// which is what a line of the run reads (docs/contract.md §8.2).
 #[repr(C, align(64))]
 struct Held<T> {
     serial: u64,
@@ -267,7 +267,7 @@ impl<T> PerRun<T> {
     /// Fetch the state kept in slot `slot`, where the run in the checker's
     /// slot of that number most often has it: called as soon as a line's
     /// run is placed (`Sink::placed`), the miss is taken while the checker
-    /// judges the line, not after it (docs/contract.md §23). Nothing is
+    /// judges the line, not after it (docs/contract.md §8.2). Nothing is
     /// decided on what it reads.
     pub fn touch(&self, slot: usize) {
         let held = self.runs.slots.get(slot).and_then(Option::as_ref);

@@ -1,6 +1,6 @@
 //! What an input that is not JSON lines at all looks like from its first
 //! line: compressed, or binary. One finding says so, in place of one per
-//! line (docs/contract.md §3).
+//! line (docs/contract.md §3.1).
 
 use std::io;
 

@@ -1,4 +1,4 @@
-//! The built-in profiles (docs/contract.md §25), one TOML file each in
+//! The built-in profiles (docs/contract.md §6.3), one TOML file each in
 //! `builtin/`, read once when first asked for. Each names the package,
 //! version and file its facts were read from.
 

@@ -1,4 +1,4 @@
-//! Reading a profile's TOML (docs/contract.md §25). A file with a mistake
+//! Reading a profile's TOML (docs/contract.md §6.3). A file with a mistake
 //! is refused whole, naming the line and column of the mistake and what
 //! is wrong, before any input is read.
 

@@ -1,8 +1,9 @@
-//! A profile's matches (docs/contract.md §25): a table of dotted paths,
+//! A profile's matches (docs/contract.md §6.3): a table of dotted paths,
 //! each a condition on the decoded value found there. A scalar is
 //! equality (its JSON type included: `0` is not `"0"`), a list is one of,
 //! and a table says `present`, `contains` or `not`. No expressions: a
-//! match is decided on decoded values (§8), as every rule is.
+//! match is decided on decoded values (docs/contract.md §3.2), as every
+//! rule is.
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,4 @@
-//! Producer profiles as data (docs/contract.md §25): the model a TOML file
+//! Producer profiles as data (docs/contract.md §6.3): the model a TOML file
 //! is read into (`model.rs`, its matches in `matching.rs`), reading one
 //! (`load.rs`), the built-ins (`builtin.rs`, one file each in `builtin/`),
 //! and which built-in a run's first object reads as. The rules a profile
@@ -17,7 +17,7 @@ pub use model::{Category, Form, Level, Profile, ProfileRef};
 use crate::json::Event;
 
 /// The built-in profile whose signature the run's first object matches
-/// exactly, if one does (docs/contract.md §25, detection).
+/// exactly, if one does (docs/contract.md §6.3, detection).
 pub fn detect(ev: &Event<'_>) -> Option<ProfileRef> {
     // No agent CLI writes AOI's envelope or its closed `aoi:` types (spec
     // §8.2): such an object is an AOI stream (its head cut, if it is no

@@ -1,4 +1,4 @@
-//! A producer profile as data (docs/contract.md §25): what one agent CLI's
+//! A producer profile as data (docs/contract.md §6.3): what one agent CLI's
 //! stream looks like, read from a small TOML file. The file's words are
 //! checked where they are read (`serde`, with `deny_unknown_fields`), so
 //! a mistake is a usage error naming its line and column, never a
@@ -134,7 +134,7 @@ impl Profile {
     }
 
     /// Typed NDJSON (`--protocol ndjson --type-field F --first T --last
-    /// T`, docs/contract.md §9, §25) as a profile: any event opens a run
+    /// T`, docs/contract.md §6.1, §6.3) as a profile: any event opens a run
     /// unless `first` names its type, `last`'s type ends it as a success,
     /// and without `last` the stream has no end to wait for. One engine
     /// judges it and the agent CLIs' streams.

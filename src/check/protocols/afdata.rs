@@ -1,5 +1,5 @@
 //! AFDATA protocol v1 event streams (`spec/agent-first-data.md` Part 3;
-//! docs/contract.md §9): every line an object with `kind` in
+//! docs/contract.md §6.1): every line an object with `kind` in
 //! `result|error|progress|log` and a member named by the kind; `trace`, when
 //! present, an object; an `error` payload an object with non-empty string
 //! `code` and `message`. One terminal event (`result` or `error`) per run,
@@ -46,7 +46,7 @@ impl Contract for Afdata {
     }
 
     /// AFDATA's data is the result payload, bytes as they came
-    /// (docs/contract.md §9); `--type` adds kinds.
+    /// (docs/contract.md §6.1); `--type` adds kinds.
     fn payload(&self, ev: &Event<'_>, kinds: &[String]) -> Option<Payload> {
         let kind = ev.get("kind")?.as_str()?;
         if kind != "result" && !kinds.iter().any(|k| *k == kind) {
@@ -78,7 +78,7 @@ impl Contract for Afdata {
             out.report(run, Rule::AfdataTerminalNotLast, None, msg)?;
         }
         let kind = ev.get("kind").and_then(|v| v.as_str());
-        // `kind` and the payload it names decide the verdict (docs/contract.md §13):
+        // `kind` and the payload it names decide the verdict (docs/contract.md §3.3):
         // aoitap reads the first of two, jq and Python the last.
         let payload_twice = kind
             .as_deref()
@@ -132,7 +132,7 @@ impl Contract for Afdata {
         };
         let ends = terminal && !after_terminal;
         // A result that carries an error payload is no success (docs/contract.md
-        // §20): E, and the run fails even where the finding is allowed, as
+        // §3.4): E, and the run fails even where the finding is allowed, as
         // `summary.ok-despite-error`. A null error carries nothing.
         if ends
             && &*kind == "result"
@@ -209,7 +209,7 @@ impl Contract for Afdata {
 }
 
 /// The members of an error payload that decide the verdict: read twice,
-/// parsers disagree (docs/contract.md §8).
+/// parsers disagree (docs/contract.md §3.2).
 const VERDICT_KEYS: &[&str] = &["retryable", "retry_after_ms", "retry_after_s", "code"];
 
 /// The error payload: its fields checked, its retry hint read.
@@ -261,7 +261,7 @@ fn error(run: &mut RunState, out: &mut Reporter<'_>, p: Value<'_>) -> io::Result
 }
 
 /// AFDATA's `retry_after_s`, in milliseconds: an integer or a number
-/// >= 0 (docs/contract.md §13); any other value is a finding, never dropped.
+/// >= 0 (docs/contract.md §3.3); any other value is a finding, never dropped.
 fn retry_after_s(
     run: &mut RunState,
     out: &mut Reporter<'_>,
@@ -286,7 +286,7 @@ fn retry_after_s(
 /// `retry_after_s` in whole milliseconds, rounded up (never sooner than
 /// asked): a number >= 0 that fits, else `None`. `u64::MAX as f64` is
 /// 2^64, so the strict compare keeps the cast exact rather than saturated
-/// (docs/contract.md §13: never 18446744073709551615).
+/// (docs/contract.md §3.3: never 18446744073709551615).
 fn seconds_as_ms(v: Value<'_>) -> Option<u64> {
     let seconds = (v.kind() == Kind::Number)
         .then(|| std::str::from_utf8(v.raw()).ok()?.parse::<f64>().ok())

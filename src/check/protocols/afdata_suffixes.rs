@@ -1,5 +1,5 @@
 //! AFDATA naming (`spec/agent-first-data.md` Part 1, "Suffixes"; docs/contract.md
-//! §18): a key's suffix names its value's unit or format, and
+//! §6.2): a key's suffix names its value's unit or format, and
 //! `afdata.suffix-type` holds the value to it. `null` is exempt (the field
 //! is unset, not mistyped). On for AFDATA runs, and with `--names afdata`
 //! for any protocol.
@@ -7,7 +7,7 @@
 //! Decisions where the spec leaves room: a number's value, not its
 //! spelling, decides (`3.0` is an integer, Part 2 "Type constraints");
 //! durations take any number >= 0 (Part 2 lets `1.5` seconds be, docs/contract.md
-//! §18 wants them non-negative); currency amounts are integers of either
+//! §6.2 wants them non-negative); currency amounts are integers of either
 //! sign (a refund is negative). A value under a secret-named key is not
 //! looked at: it is `secret.*`'s, and is `***` once redacted.
 

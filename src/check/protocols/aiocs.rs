@@ -1,5 +1,5 @@
 //! The aiocs one-shot `--json` envelope (`spec/aiocs-cli-json-contract.md`,
-//! "One-shot command envelope"; docs/contract.md §18): the whole output is one JSON
+//! "One-shot command envelope"; docs/contract.md §6.2): the whole output is one JSON
 //! object, compact or pretty-printed (the checker joins a document's
 //! lines), with a boolean `ok` and a string `command`; `data` when ok,
 //! `error.code` and `error.message` strings when not.
@@ -89,7 +89,7 @@ impl Contract for Aiocs {
         });
         let mut cause = None;
         // A success that carries an error payload is no success (docs/contract.md
-        // §20): E, and the run fails even where the finding is allowed, as
+        // §3.4): E, and the run fails even where the finding is allowed, as
         // `summary.ok-despite-error`. A null error carries nothing.
         if ok == Some(true)
             && let Some(error) = ev.get("error").filter(|e| e.kind() != Kind::Null)

@@ -83,7 +83,7 @@ impl Contract for Aoi1 {
         if foreign && run.meta.is_none() && run.summary.is_none() && !out.cfg.unbounded {
             // Not a cut AOI stream but no AOI at all: said so, with the
             // protocol that reads it, and no lines said lost (upgrade
-            // claims no cut, docs/contract.md §22).
+            // claims no cut, docs/contract.md §1.6).
             let msg = if typed {
                 "no line carries AOI's envelope (no aoi:meta, no aoi member), so nothing says \
                  the run ended: an agent CLI's own stream is read with --profile NAME \
@@ -558,7 +558,7 @@ fn retry_hint(
 
 /// `caused_by` (§13.1): the retry-critical fields of the upstream error
 /// that failed the run, held to the rules of `aoi:error` wherever the
-/// verdict reads them (docs/contract.md §13).
+/// verdict reads them (docs/contract.md §3.3).
 fn upstream_cause(
     run: &mut RunState,
     out: &mut Reporter<'_>,
@@ -730,7 +730,7 @@ fn summary(
         out.report(run, Rule::SummaryUpstreamNull, seq, msg)?;
     }
     // What the meta lacks too is said once, of the meta (one finding per
-    // cause, docs/contract.md §3).
+    // cause, docs/contract.md §3.1).
     let in_meta = run.meta.as_ref().map(missing_identity).unwrap_or_default();
     let missing: Vec<_> = missing_identity(&identity(ev))
         .into_iter()

@@ -1,10 +1,10 @@
-//! AOI 0.2, as the published emitters write it (docs/contract.md §9; spec §5.2 lists
+//! AOI 0.2, as the published emitters write it (docs/contract.md §6.1; spec §5.2 lists
 //! what changed in 1.0): the AOI TypeScript SDK 0.1 (`src/emit.ts`) and
 //! machinemode 0.1.
 //!
 //! There is no envelope, so no seq or run rules: a run is opened by its
 //! `aoi:meta`. The summary's `count` is what finds a cut middle (counted,
-//! not located), in either published reading (docs/contract.md §13): every line of
+//! not located), in either published reading (docs/contract.md §3.3): every line of
 //! the run, meta and summary included (`count: events + 1` in the SDK and
 //! machinemode code), or the events between meta and summary (every 0.2
 //! example in the public docs). An `aoi:error` has no `scope`, so it weighs
@@ -12,7 +12,7 @@
 //! `--continue-on-error`; with `scope:"process"` it is 1.x's process error.
 //! `retryable` may be missing (= not retryable); the categories `temporary`
 //! and `partial`, a missing `reason`, `truncated` and `upstream` are valid.
-//! The verdict is §4's: 0 / 1 / 75 / 65.
+//! The verdict is docs/contract.md §4.1's: 0 / 1 / 75 / 65.
 
 use std::io;
 
@@ -45,7 +45,7 @@ fn own(run: &mut RunState) -> &mut Own {
     run.part(|_| Own::default())
 }
 
-/// The reading of an AOI 0.2 summary's `count` that matched (docs/contract.md §13).
+/// The reading of an AOI 0.2 summary's `count` that matched (docs/contract.md §3.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum CountReading {
     /// Every line of the run, meta and summary included (the SDK 0.1 and
@@ -174,7 +174,7 @@ fn line_of_run(run: &mut RunState, out: &mut Reporter<'_>, is_summary: bool) -> 
 /// `aoi:error` in 0.2: `code`, `category` and `message`; `retryable`
 /// when present. An error without `scope` (0.2 has none) weighs as an
 /// item error, and the last one is what decides a failed run's retry
-/// (docs/contract.md §13); `scope:"process"` and `"item"` weigh as in 1.x.
+/// (docs/contract.md §3.3); `scope:"process"` and `"item"` weigh as in 1.x.
 fn error(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Result<()> {
     let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
     let (category, code, message) = (text("category"), text("code"), text("message"));

@@ -14,7 +14,7 @@ use crate::check::run_state::RunState;
 use crate::check::verdict::End;
 use crate::json::Event;
 
-/// The rules of one protocol (docs/contract.md §9).
+/// The rules of one protocol (docs/contract.md §6.1).
 pub(in crate::check) trait Contract {
     /// A JSON object line of a run of this protocol.
     fn event(
@@ -32,7 +32,7 @@ pub(in crate::check) trait Contract {
     fn end(&self, run: &RunState, cfg: &Config) -> End;
 
     /// The member an event's type is counted by (summarize,
-    /// docs/contract.md §6); `flag` is `--type-field`.
+    /// docs/contract.md §1.2); `flag` is `--type-field`.
     fn type_field<'a>(&'a self, _flag: &'a str) -> &'a str {
         "type"
     }
@@ -66,7 +66,7 @@ pub(in crate::check) trait Contract {
         false
     }
 
-    /// What strip-envelope writes of an event (docs/contract.md §9); `kinds`
+    /// What strip-envelope writes of an event (docs/contract.md §6.1); `kinds`
     /// are the `--type` values, which name kinds where `typed_by_kind`.
     fn payload(&self, _ev: &Event<'_>, _kinds: &[String]) -> Option<Payload> {
         Some(Payload::Whole(None))
@@ -77,7 +77,7 @@ pub(in crate::check) trait Contract {
         false
     }
 
-    /// How upgrade writes its events as AOI 1.0 (docs/contract.md §22).
+    /// How upgrade writes its events as AOI 1.0 (docs/contract.md §1.6).
     fn mapping(&'static self) -> Mapping {
         Mapping::Typed {
             discriminator: false,
@@ -130,7 +130,7 @@ pub enum Outcomes {
 }
 
 /// How upgrade writes a protocol's events as AOI 1.0 (docs/contract.md
-/// §22): the shape of the mapping, which upgrade carries out.
+/// §1.6): the shape of the mapping, which upgrade carries out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mapping {
     /// AOI 1.x and 0.2: domain events re-enveloped, framework events

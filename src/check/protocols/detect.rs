@@ -1,16 +1,17 @@
 //! How `--protocol auto` tells the contracts apart at a run's first JSON
-//! object (docs/contract.md §9). Line rules (`line.*`, `json.*`) are
+//! object (docs/contract.md §6.1). Line rules (`line.*`, `json.*`) are
 //! decided before any protocol is asked, so they hold in every one.
 
 use crate::check::config::Protocol;
 use crate::json::Event;
 
-/// What a run's first JSON object says it is (docs/contract.md §9, `auto`): an
+/// What a run's first JSON object says it is (docs/contract.md §6.1, `auto`): an
 /// `aoi:meta` of major version 0 is AOI 0.2; a string `kind` among
 /// AFDATA's four with a member of that name is AFDATA; a boolean `ok`
 /// and a string `command`, with no `type` or `kind`, is the aiocs
 /// envelope; an object that matches a built-in profile's signature is
-/// that producer's stream (§25); anything else is AOI 1.x.
+/// that producer's stream (docs/contract.md §6.3); anything else is AOI
+/// 1.x.
 pub fn detect(ev: &Event<'_>) -> Protocol {
     if ev.ty().as_deref() == Some("aoi:meta")
         && ev

@@ -19,7 +19,7 @@ use crate::check::secrets::meta_args;
 use crate::json::{Event, Kind, Uint, Value};
 use crate::text::{plural, quote};
 
-/// The members whose value decides a verdict (docs/contract.md §8): when one appears
+/// The members whose value decides a verdict (docs/contract.md §3.2): when one appears
 /// twice, aoitap would read the first, jq and Python the last.
 const VERDICT_KEYS: &[&str] = &[
     "ok",
@@ -92,7 +92,7 @@ pub(super) fn by_type(
 ) -> io::Result<Left> {
     // Two `type`s: jq and Python read the last, aoitap the first, so the
     // line is no event of either type (`envelope.duplicate-key` says
-    // why). Allowing that finding never makes it a summary (docs/contract.md §13).
+    // why). Allowing that finding never makes it a summary (docs/contract.md §3.3).
     if ev.duplicate_reserved_key().is_some() && ev.count("type") > 1 {
         return Ok(Left::TypeTwice);
     }
@@ -181,7 +181,7 @@ pub(super) fn meta(
         );
         out.report(run, Rule::VersionAoiUnsupported, seq, msg)?;
         // Not interpreted (§5) while the finding stands; allowed, the
-        // run is judged by the 1.x rules in full (docs/contract.md §9): allowing
+        // run is judged by the 1.x rules in full (docs/contract.md §6.1): allowing
         // it never turns an unread stream into a pass.
         if out.cfg.levels.of(Rule::VersionAoiUnsupported).is_some() {
             run.unsupported = true;
@@ -220,7 +220,7 @@ pub(super) fn meta(
 
 /// An error's `retry_after_ms`, when it is an integer >= 0 (§9.1); any
 /// other value is `error.retry-after-invalid`, never silently dropped
-/// (docs/contract.md §13). `name` is the member's path as the finding says it.
+/// (docs/contract.md §3.3). `name` is the member's path as the finding says it.
 pub(super) fn retry_after(
     run: &mut RunState,
     out: &mut Reporter<'_>,
@@ -318,7 +318,7 @@ pub(super) fn meta_missing(run: &mut RunState, out: &mut Reporter<'_>) -> io::Re
 }
 
 /// A counter as the summary wrote it: a `u64`, or an integer past it,
-/// which is quoted as written and equals no count of lines (docs/contract.md §13).
+/// which is quoted as written and equals no count of lines (docs/contract.md §3.3).
 #[derive(Clone, Copy)]
 pub(super) struct Count<'a> {
     n: Option<u64>,
@@ -373,7 +373,7 @@ impl std::fmt::Display for Count<'_> {
 /// An identity's names are kept to this many bytes each (longer ones cut,
 /// marked `…`): a run holds its identity while it is open, and ten
 /// thousand open runs of megabyte names would hold gigabytes; a name is
-/// shown, never compared (docs/contract.md §8).
+/// shown, never compared (docs/contract.md §3.2).
 pub const IDENTITY_BYTES: usize = 1024;
 
 /// `s`, cut to `IDENTITY_BYTES`.

@@ -1,4 +1,4 @@
-//! Plain JSON lines (`--protocol jsonl`, docs/contract.md §9, §22): the
+//! Plain JSON lines (`--protocol jsonl`, docs/contract.md §6.1, §1.6): the
 //! output of a tool that speaks no protocol. Every line is a JSON object
 //! and a domain event; nothing marks a run's end, so the run ends where
 //! the input does, and under `run` the command's exit status is its
@@ -50,7 +50,7 @@ impl Contract for Jsonl {
 
     /// The input's end is the run's: nothing was promised that it lacks,
     /// but an empty input says nothing at all, and is no success
-    /// (docs/contract.md §25: plain JSON lines never launder).
+    /// (docs/contract.md §6.3: plain JSON lines never launder).
     fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()> {
         if run.lines > 0 || run.summary.is_some() {
             return Ok(());
@@ -74,7 +74,7 @@ impl Contract for Jsonl {
     }
 
     /// Under `run`, the exit status says how the command did: a failure
-    /// is the run's (docs/contract.md §22).
+    /// is the run's (docs/contract.md §1.6).
     fn exited(
         &self,
         run: &mut RunState,

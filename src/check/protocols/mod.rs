@@ -1,4 +1,4 @@
-//! The rules of each protocol (docs/contract.md §9), one module each behind one
+//! The rules of each protocol (docs/contract.md §6.1), one module each behind one
 //! trait (`contract.rs`): AOI 1.x (`aoi.rs`), AOI 0.2 as the AOI
 //! TypeScript SDK 0.1 and machinemode write it (`aoi02.rs`), AFDATA v1
 //! event streams (`afdata.rs`; the types its key suffixes name in
@@ -85,7 +85,7 @@ pub fn protocols_named_for(command: &str) -> Vec<&'static str> {
 /// it is.
 impl Protocol {
     /// The member an event's type is counted by (summarize,
-    /// docs/contract.md §6); `flag` is `--type-field`.
+    /// docs/contract.md §1.2); `flag` is `--type-field`.
     pub fn type_field(self, flag: &str) -> &str {
         contract_of(self).type_field(flag)
     }

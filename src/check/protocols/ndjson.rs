@@ -1,4 +1,4 @@
-//! Typed NDJSON (docs/contract.md §9), such as the aiocs daemon stream
+//! Typed NDJSON (docs/contract.md §6.1), such as the aiocs daemon stream
 //! (`spec/aiocs-cli-json-contract.md`): every line an object with a string
 //! discriminator (`--type-field`, default `type`). Such a stream is
 //! unbounded unless `--first TYPE` / `--last TYPE` say how a run starts and

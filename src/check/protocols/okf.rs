@@ -1,5 +1,5 @@
 //! An OKF command under `aoitap run --protocol okf`
-//! (`spec/okf-machine-contracts.md`, "Error envelope"; docs/contract.md §18): its
+//! (`spec/okf-machine-contracts.md`, "Error envelope"; docs/contract.md §6.2): its
 //! stdout is one JSON document (compact or pretty-printed, as the checker
 //! joins it), and when it fails, `okn --error-format json` writes one JSON
 //! document on stderr,

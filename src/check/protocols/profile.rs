@@ -1,4 +1,4 @@
-//! Producer profiles (docs/contract.md §25): the agent CLIs' own streams,
+//! Producer profiles (docs/contract.md §6.3): the agent CLIs' own streams,
 //! judged by what a profile (data, `check/profiles/`) says of one
 //! producer: which events open a run, which end it and when that end is
 //! a success, which errors are provisional, what may come before the
@@ -62,7 +62,7 @@ impl Contract for Profile {
     }
 
     /// `run`: the tail of what the command wrote on stderr names why it
-    /// failed before its end (docs/contract.md §25).
+    /// failed before its end (docs/contract.md §6.3).
     fn stderr_read(&self) -> Option<usize> {
         Some(STDERR_KEPT)
     }
@@ -177,7 +177,7 @@ impl Contract for Profile {
             return Ok(());
         }
         // Typed NDJSON's flags ask nothing of an empty input but its
-        // `--last` (docs/contract.md §9).
+        // `--last` (docs/contract.md §6.1).
         if run.lines == 0 && !self.from_flags {
             let msg = format!(
                 "nothing was written: a {} run opens with its first event",
@@ -231,7 +231,7 @@ impl Contract for Profile {
         }
     }
 
-    /// `run --profile` (docs/contract.md §25): the stream decides when it has
+    /// `run --profile` (docs/contract.md §6.3): the stream decides when it has
     /// an end, and an exit status that says otherwise is a warning; without
     /// an end, a failed command is the run's failure.
     fn exited(
@@ -463,7 +463,7 @@ impl Profile {
         }
     }
 
-    /// `verdict.duplicate-key` (docs/contract.md §8): a member that decides
+    /// `verdict.duplicate-key` (docs/contract.md §3.2): a member that decides
     /// where the run is (the type) or how it ended (an end's conditions)
     /// appears twice, and parsers disagree about which one wins.
     fn duplicates(
@@ -605,7 +605,7 @@ impl Profile {
     /// outcome, as a failed test stays a suite's.
     fn ended(&self, run: &mut RunState, ev: &Event<'_>, end: &model::End, st: &Turns) {
         // A failed turn stays the outcome; a final failure outweighs a
-        // retryable one before it (docs/contract.md §13.1).
+        // retryable one before it (docs/contract.md §3.3).
         let failed_before = run
             .summary
             .as_ref()

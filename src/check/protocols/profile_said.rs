@@ -1,4 +1,4 @@
-//! How a producer profile reads an event (docs/contract.md §25): an end
+//! How a producer profile reads an event (docs/contract.md §6.3): an end
 //! or an error as the spec's error (§9), its category from the
 //! producer's own, its HTTP status (§9.5), its code or, where the profile
 //! marks them fragile, its message. The run's rules are `profile.rs`'s.

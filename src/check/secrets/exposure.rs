@@ -1,5 +1,5 @@
 //! One exposed secret: where it is in the line, and what `--redact`
-//! writes over it (docs/contract.md §10). Every part of `secrets/` that
+//! writes over it (docs/contract.md §7.1). Every part of `secrets/` that
 //! finds one makes this value; `redaction.rs` writes it.
 
 /// One exposed value and what `--redact` writes over it.

@@ -3,7 +3,7 @@
 //!
 //! A value leaks when it stands unredacted behind a sensitive flag or key,
 //! or inside a URL as userinfo or a sensitive query parameter; under
-//! `--redact` each such value is written over (docs/contract.md §13).
+//! `--redact` each such value is written over (docs/contract.md §3.3).
 
 use super::exposure::Exposure;
 use super::names::is_sensitive_name;
@@ -277,7 +277,7 @@ fn exposure(v: &Value<'_>, leak: &Leak, next: Option<&Value<'_>>) -> Exposure {
 
 /// Every sensitive value in `aoi:meta`'s `args` (each top-level member so
 /// named: a duplicate is searched too), as the spans `--redact` writes
-/// over (docs/contract.md §13): the same values `meta.args-unredacted` reads as
+/// over (docs/contract.md §3.3): the same values `meta.args-unredacted` reads as
 /// leaks (`args_leaks`), each one of them, not only the first. A value
 /// after a sensitive flag, or under a sensitive name, becomes `"***"`;
 /// inside a string (`--token=VALUE`, a header's value, a URL's password

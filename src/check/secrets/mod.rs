@@ -1,4 +1,4 @@
-//! Secrets (docs/contract.md §10, §13; spec §11): where a line exposes
+//! Secrets (docs/contract.md §7.1, §3.3; spec §11): where a line exposes
 //! one, what a report may quote, and what `--redact` writes instead.
 //!
 //! A parsed line is walked member by member (`scan.rs`), a URL under a

@@ -1,4 +1,4 @@
-//! The names that mark a secret (docs/contract.md §10; spec §11): a key
+//! The names that mark a secret (docs/contract.md §7.1; spec §11): a key
 //! ending in `_secret` or `_SECRET` (or a `--secret-name`), a key ending
 //! in `_url` or `_URL` whose URL may carry one, and the words spec §11
 //! calls sensitive in a flag, a header or a query parameter.

@@ -1,4 +1,4 @@
-//! What `--redact` writes for a judged line (docs/contract.md §10, §13): the one
+//! What `--redact` writes for a judged line (docs/contract.md §7.1, §3.3): the one
 //! decision `verify --relay --redact`, `run --redact`, `split-by-run
 //! --redact` and `strip-envelope --redact` share, and the one writer of a
 //! line with its exposures replaced.
@@ -35,7 +35,7 @@ pub fn redactions<'a>(
 
 /// What `--redact` writes for one judged line, its ending left to the
 /// writer: the one decision `verify --relay --redact`, `run --redact` and
-/// `split-by-run --redact` share (docs/contract.md §10, §13).
+/// `split-by-run --redact` share (docs/contract.md §7.1, §3.3).
 pub enum Relay<'a> {
     /// The line is withheld: this placeholder stands in its place.
     Withholding(Withholding),

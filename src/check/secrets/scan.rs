@@ -1,4 +1,4 @@
-//! Exposed secrets in a parsed line (docs/contract.md §10; spec §11;
+//! Exposed secrets in a parsed line (docs/contract.md §7.1; spec §11;
 //! AFDATA "Secret protection"): a member at any depth whose key ends in
 //! `_secret` or `_SECRET` (or is a `--secret-name`, matched exactly) and
 //! whose value is not exactly `"***"`; and under a key ending in `_url` or

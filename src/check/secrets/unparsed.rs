@@ -1,4 +1,4 @@
-//! Secrets in a line that is not JSON (docs/contract.md §10, §13): bad
+//! Secrets in a line that is not JSON (docs/contract.md §7.1, §3.3): bad
 //! JSON or UTF-8, not an object, an elision marker, a cut last line, a
 //! line over `--max-line-bytes`. With no parse there are no members, so
 //! the line is read byte by byte, conservatively: anything `scan` would
@@ -14,7 +14,7 @@ use crate::check::marker::Markers;
 use crate::input::scan::Line;
 use crate::json::{Nesting, decode};
 
-/// Why `--redact` writes a placeholder where a line was (docs/contract.md §13: a
+/// Why `--redact` writes a placeholder where a line was (docs/contract.md §3.3: a
 /// line that cannot be parsed but holds a secret-looking key is withheld,
 /// never relayed raw).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -295,7 +295,7 @@ pub fn trailing_key(line: &[u8], names: &[String]) -> Option<(Suspect, usize)> {
 
 /// Whether a line that could not be parsed, outside a document, ended in
 /// a secret-looking key whose value has not yet been read whole: it may
-/// be on the lines still to come (docs/contract.md §13).
+/// be on the lines still to come (docs/contract.md §3.3).
 #[derive(Default)]
 pub struct AfterKey {
     value: Option<Value>,

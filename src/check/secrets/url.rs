@@ -1,4 +1,4 @@
-//! Secrets inside a URL (docs/contract.md §10; AFDATA "surgical
+//! Secrets inside a URL (docs/contract.md §7.1; AFDATA "surgical
 //! replacement"): under a key ending in `_url` or `_URL`, a userinfo
 //! password, or a query or `k=v` fragment parameter whose form-decoded
 //! name is secret, not `***`. Only those bytes are replaced; a value that

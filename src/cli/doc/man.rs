@@ -11,7 +11,7 @@ use crate::check::rules::{Rule, Severity};
 use crate::cli::args::command;
 use crate::exit::Exit;
 
-/// The stream commands, which share the options of docs/contract.md §1.
+/// The stream commands, which share the options of docs/contract.md §1.1.
 const STREAM_COMMANDS: &[&str] = &[
     "verify",
     "strip-envelope",
@@ -169,7 +169,7 @@ pub fn render() -> String {
     );
     out.push_str(".SH OPTIONS\n");
     out.push_str(&options(&root, &BTreeSet::new()));
-    // Options every stream command shares (docs/contract.md §1).
+    // Options every stream command shares (docs/contract.md §1.1).
     let streams: Vec<&Command> = root
         .get_subcommands()
         .filter(|c| STREAM_COMMANDS.contains(&c.get_name()))

@@ -1,4 +1,4 @@
-//! `aoitap filter PROG [FILE ...]` (docs/contract.md §16): a jq program over an AOI
+//! `aoitap filter PROG [FILE ...]` (docs/contract.md §1.5): a jq program over an AOI
 //! stream that keeps the stream's verdict. Every line is judged as verify
 //! judges it; PROG runs on each event (`--domain`: domain events only);
 //! an output equal to its event is written with the event's own bytes,
@@ -221,7 +221,7 @@ impl Filter<'_> {
             // then is the stop, not a finding about the event.
             findings.clear();
         }
-        // The program's errors quote values: never a secret (docs/contract.md §13).
+        // The program's errors quote values: never a secret (docs/contract.md §3.3).
         if !findings.is_empty() {
             let secret = value::holds_secret(&input, &self.opts.stream.check.secret_names);
             for (rule, msg) in &mut findings {
@@ -286,7 +286,8 @@ impl Filter<'_> {
             }
             match o {
                 // Past the depth an event may have, an output is not
-                // printed: printing recurses as deep as it nests (§20).
+                // printed: printing recurses as deep as it nests (docs/contract.md
+                // §3.4).
                 Out::Value(v) if value::deeper_than(&v, value::MAX_DEPTH) => {
                     let msg = format!(
                         "the program's output nests deeper than {} levels: not written",
@@ -327,7 +328,7 @@ impl Consumer for Filter<'_> {
         // After a halt the program's output is over, but --assert still
         // holds every event to EXPR: a halt never takes the verdict away.
         // A document is one event once it closes; an array document's
-        // events are each one (docs/contract.md §18, §25).
+        // events are each one (docs/contract.md §6.2, §6.3).
         if seen.event && !(self.opts.domain && seen.framework) {
             decided.each_event(line, |passed| {
                 let found = self.event(passed)?;

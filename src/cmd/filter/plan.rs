@@ -1,6 +1,6 @@
 //! The programs most filters are (`select(.type=="hit") | .id`,
 //! `select(.ok == false)`, `.aoi.run`), run without jaq's interpreter, on
-//! jaq's own values with jaq's own comparisons (docs/contract.md §16).
+//! jaq's own values with jaq's own comparisons (docs/contract.md §1.5).
 //!
 //! Why: jaq spends about 300 ns an event on one `.id` (a boxed iterator
 //! and a path walk each), three times what building the event costs; on
@@ -22,7 +22,7 @@
 //! are planned on a string input, made as jaq-std makes them (its own
 //! division splits; `test`'s regex is built with the same crate and flags
 //! as jaq-std builds it, but once, not once an event); any other input is
-//! given back to jaq (docs/contract.md §23).
+//! given back to jaq (docs/contract.md §8.2).
 
 use jaq_core::ValT;
 use jaq_core::load::lex::StrPart;

@@ -1,5 +1,5 @@
 //! A jq program, compiled once by the jaq crates and run on one value at
-//! a time (docs/contract.md §16).
+//! a time (docs/contract.md §1.5).
 //!
 //! Why the jaq crates (jaq-core 3.1.2, jaq-std 3.0.4, jaq-json 2.0.3, MIT,
 //! pinned exactly: their API broke at each major version): a throwaway
@@ -33,7 +33,7 @@ const HELD: usize = 64;
 const PRELUDE: &str = concat!(
     "def env: $ENV; ",
     // The library's loops, each step through `__tick`, which ends the
-    // program once a signal has come (docs/contract.md §20): a program busy on one
+    // program once a signal has come (docs/contract.md §3.4): a program busy on one
     // event (`until(false; .+1)`, `last(range(1e15))`) stops, and the
     // report still ends. The same definitions as jaq-core's otherwise.
     "def range($from; $upto; $by): __range($from; $upto; $by) | __tick; ",
@@ -50,7 +50,8 @@ const PRELUDE: &str = concat!(
     "def while(cond; update): def rec: if cond then ., (update | __tick | rec) else empty end; rec; ",
     "def until(cond; update): def rec: if cond then . else update | __tick | rec end; rec; ",
     // What prints a value or walks it recurses as deep as it nests: past
-    // the depth an event may have it is an error, never an abort (§20).
+    // the depth an event may have it is an error, never an abort (docs/contract.md
+    // §3.4).
     "def tojson: __shallow | __tojson; ",
     "def @json: tojson; ",
     r#"def tostring: __shallow | "\(.)"; "#,
@@ -335,7 +336,7 @@ fn ticking() -> impl Iterator<Item = Fun> {
 /// values an error is about whole, at any depth, and formats them by
 /// recursion (`reduce range(1e6) as $x (null; [.]) | error` would overflow
 /// the stack). Each level writes a byte before it descends, so a writer
-/// that refuses more stops the recursion as well (docs/contract.md §20).
+/// that refuses more stops the recursion as well (docs/contract.md §3.4).
 const ERROR_BYTES: usize = 8 * 1024;
 
 /// `e` as text, cut at [`ERROR_BYTES`] (then ending in `...`).

@@ -64,7 +64,7 @@ pub(super) fn located(code: &str) -> Cow<'_, str> {
 }
 
 /// The program with what jaq would run without a bound made bounded
-/// (docs/contract.md §20), rewritten in its text, so the loader still says
+/// (docs/contract.md §3.4), rewritten in its text, so the loader still says
 /// where a mistake is (a program the lexer refuses is left as it is):
 ///
 /// - each `..` is the library's `recurse`, as jq defines it, on a deep
@@ -191,7 +191,7 @@ impl Defs {
                         }
                     }
                     Some((_, None)) => {}
-                    // One event at a time (docs/contract.md §16): there is no next
+                    // One event at a time (docs/contract.md §1.5): there is no next
                     // input to read, and jq's would be the next event.
                     None if matches!(key.as_str(), "input/0" | "inputs/0") => {
                         return Err(format!(

@@ -1,5 +1,5 @@
 //! An event as the program sees it: the line's own parse (one parse, docs/contract.md
-//! §8), made a jaq value. Strings are decoded as verify decodes them;
+//! §3.2), made a jaq value. Strings are decoded as verify decodes them;
 //! numbers keep their spelling's value (jaq reads `12345678901234567890`
 //! as the big integer it is).
 
@@ -209,7 +209,7 @@ fn lone_surrogates_replaced(b: Vec<u8>) -> Vec<u8> {
 
 /// What jaq writes of a number JSON has no word for, written as jq
 /// writes it: `NaN` as `null`, `Infinity` as the largest finite double
-/// (docs/contract.md §16: every output line is JSON). Read off the
+/// (docs/contract.md §1.5: every output line is JSON). Read off the
 /// written text, outside its strings: no walk of a value that may be
 /// 100,000 deep.
 pub fn json_numbers(text: &mut Vec<u8>) {

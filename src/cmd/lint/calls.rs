@@ -16,7 +16,7 @@ use super::stderr::{self, Stderr};
 use crate::check::lint_checks::{self as catalogue, Check};
 use crate::check::schema::EventSchema;
 
-/// What a check came to (docs/contract.md §15).
+/// What a check came to (docs/contract.md §1.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Conclusion {
     Pass,
@@ -47,7 +47,7 @@ pub struct Result {
     pub outcome: Conclusion,
     pub detail: String,
     /// A failure's calls, each with the last lines of its stderr
-    /// (docs/contract.md §15).
+    /// (docs/contract.md §1.4).
     pub stderr: Vec<Stderr>,
 }
 

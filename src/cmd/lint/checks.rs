@@ -1,5 +1,5 @@
 //! The checks that read the tool's stream and its discovery commands
-//! (spec §18.2 checks 1-5 and 13-15; docs/contract.md §15).
+//! (spec §18.2 checks 1-5 and 13-15; docs/contract.md §1.4).
 
 use super::calls::{self, Calls, Conclusion, Result, UNKNOWN_FLAG, result, unjudged};
 use super::judged::{Judged, Seen};
@@ -31,7 +31,7 @@ fn first(seen: &Seen, number: u8) -> Option<String> {
 
 /// The main call's stream; or, when it did not end within `--timeout`,
 /// the failure of a check that needs its end (3, 14, 15: a stream that
-/// never ends never gives its summary, docs/contract.md §20); or the inconclusive
+/// never ends never gives its summary, docs/contract.md §3.4); or the inconclusive
 /// result when it cannot be judged (lint's cut: its spool, its line limit,
 /// or a check that reads only what was written).
 fn main_stream(c: &Calls, number: u8) -> std::result::Result<&Judged, Result> {
@@ -339,7 +339,7 @@ pub fn seq_and_count(c: &Calls) -> Result {
         Err(r) => return r,
     };
     // AOI 0.2 and AFDATA streams have neither: nothing is claimed that a
-    // cut in the middle could be found by (docs/contract.md §20).
+    // cut in the middle could be found by (docs/contract.md §3.4).
     if j.events > 0 && !j.seq_seen && !j.event_count_seen {
         return result(
             15,

@@ -1,5 +1,5 @@
 //! `--expected-failures FILE`: the ids of checks known to fail, read
-//! before lint runs (docs/contract.md §15). A missing file is no input
+//! before lint runs (docs/contract.md §1.4). A missing file is no input
 //! (66); one that cannot be read, is too long or names no check is a usage
 //! error (64), said as a refused command line is (`cmd::load`).
 

@@ -126,7 +126,7 @@ pub struct Judged {
     pub unoriginated: Vec<String>,
     /// Whether any event carries `aoi.seq`, and any aoi:summary
     /// `event_count`: with neither (AOI 0.2, AFDATA), check 15 has
-    /// nothing the stream claims to hold it to (docs/contract.md §20).
+    /// nothing the stream claims to hold it to (docs/contract.md §3.4).
     pub seq_seen: bool,
     pub event_count_seen: bool,
 }

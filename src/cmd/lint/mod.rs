@@ -1,4 +1,4 @@
-//! `aoitap lint [OPTIONS] -- CMD [ARG ...]` (docs/contract.md §15; spec §18): CMD
+//! `aoitap lint [OPTIONS] -- CMD [ARG ...]` (docs/contract.md §1.4; spec §18): CMD
 //! ARGS and the tool's discovery commands, each called in a clean
 //! sandbox, and each §18.2 check decided from what the calls gave.
 
@@ -121,7 +121,7 @@ fn default_tool_words(command: &[OsString]) -> usize {
     1
 }
 
-/// The checks no command conforms without (docs/contract.md §20): its stdout is a
+/// The checks no command conforms without (docs/contract.md §3.4): its stdout is a
 /// stream (2), its exit status tells its summary's `ok` (3), and the
 /// stream is whole, one meta first and one summary last (14). Each asked
 /// for must be decided and pass for exit 0; `--checks` that leave one out
@@ -227,7 +227,7 @@ fn report(
             },
         })?;
     }
-    // lint never passes what it could not decide (docs/contract.md §20): a pass
+    // lint never passes what it could not decide (docs/contract.md §3.4): a pass
     // needs a decision, and each needed check asked for passed.
     let exit = match signal {
         Some(s) => s,
@@ -288,7 +288,7 @@ fn report(
 }
 
 /// One check's result; a failure shows the stderr of the call it failed
-/// on (docs/contract.md §15).
+/// on (docs/contract.md §1.4).
 fn decide(check: &'static Check, c: &Calls, opts: &LintOptions) -> calls::Result {
     let r = judge(check, c, opts);
     // These read CMD ARGS alone; the others name their own calls.

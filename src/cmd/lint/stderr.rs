@@ -1,10 +1,10 @@
 //! What a failed check shows of the call it failed on (docs/contract.md
-//! §15): the last lines of that call's stderr, so the traceback that
+//! §1.4): the last lines of that call's stderr, so the traceback that
 //! made the check fail is in the report and nobody rebuilds lint's
 //! sandbox by hand to see it; and whether those lines hold a stack trace.
 //!
 //! What is quoted is bounded (a tail, not a log) and withheld whole as
-//! lint withholds every quote of the tool's words (`quotable`, §10): a
+//! lint withholds every quote of the tool's words (`quotable`, docs/contract.md §7.1): a
 //! tail that names anything secret-looking, or holds the value of a
 //! variable `--env` passed, is not quoted at all.
 

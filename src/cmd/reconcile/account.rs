@@ -12,7 +12,7 @@ const MAX_GAPS: usize = 1000;
 /// rest apart and made when first needed (for most runs, by the summary
 /// that ends them): ten thousand interleaved runs' accounts are not all in
 /// the cache, and a line costs a miss on its run's few words, not on all
-/// it keeps (docs/contract.md §23).
+/// it keeps (docs/contract.md §8.2).
 #[derive(Default)]
 pub struct Recon {
     pub first_line: u64,
@@ -151,7 +151,7 @@ impl Recon {
     /// a run without summary is a fault unless the stream is unbounded.
     pub fn reconciles(&self, unbounded: bool) -> bool {
         // Without seq there is nothing of reconcile's own to account for:
-        // the checker's findings on counts and ends decide (docs/contract.md §9).
+        // the checker's findings on counts and ends decide (docs/contract.md §6.1).
         if !self.protocol.numbers_events() {
             return true;
         }

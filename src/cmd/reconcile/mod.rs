@@ -1,4 +1,4 @@
-//! `aoitap reconcile`: account for every event (docs/contract.md §6). Per run: the
+//! `aoitap reconcile`: account for every event (docs/contract.md §1.2). Per run: the
 //! seq space present and missing, repeats and reorderings, lines received
 //! against `event_count`, the summary's counters against what was seen,
 //! harness elision markers against the gaps they stand for, and with
@@ -130,7 +130,7 @@ impl Consumer for Reconcile {
         Ok(())
     }
 
-    /// The checker's verdict (docs/contract.md §8), and 65 where reconciling found
+    /// The checker's verdict (docs/contract.md §3.2), and 65 where reconciling found
     /// more: reconcile adds findings, never removes one.
     fn exit(&self, verdict: Exit) -> Exit {
         if self.wrong {
@@ -152,7 +152,7 @@ impl Reconcile {
                 r.marker = Some((n, number));
             }
             // Not an event, but a line the producer wrote: it counts as
-            // received and takes one seq step, as in the checker (docs/contract.md §3).
+            // received and takes one seq step, as in the checker (docs/contract.md §3.1).
             None => {
                 r.rest_mut().other_lines += 1;
                 r.lines += 1;
@@ -221,7 +221,7 @@ impl Reconcile {
             return Ok(());
         };
         let ok = r.reconciles(self.unbounded);
-        // The checker's verdict is the verdict (docs/contract.md §8): each way a run
+        // The checker's verdict is the verdict (docs/contract.md §3.2): each way a run
         // fails to reconcile is a finding of its rules, and one the user
         // allowed (`--allow seq.gap`) does not fail here either. Only runs
         // the checker never saw are judged by the accounting alone.

@@ -205,7 +205,7 @@ fn tee_stderr(mut pipe: impl Read, limit: usize, kept: &Mutex<Captured>) {
 }
 
 /// The requests to stop aoitap has had (a signal delivered twice at once
-/// is one request: docs/contract.md §20).
+/// is one request: docs/contract.md §3.4).
 #[derive(Default)]
 pub struct SignalCount {
     flags: Option<Caught>,
@@ -345,7 +345,7 @@ fn watch(
 
 /// The signal CMD's group is sent for one aoitap got: SIGINT as it came;
 /// SIGTERM for SIGTERM and for SIGHUP, which `run` handles as SIGTERM
-/// (docs/contract.md §13: a tool may take SIGHUP as "reload", not "stop").
+/// (docs/contract.md §3.3: a tool may take SIGHUP as "reload", not "stop").
 fn signal_for(exit: Exit) -> Signal {
     if exit == Exit::Interrupted {
         Signal::INT

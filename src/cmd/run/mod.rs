@@ -1,4 +1,4 @@
-//! `aoitap run -- CMD [ARG ...]`: the harness wrapper (docs/contract.md §12).
+//! `aoitap run -- CMD [ARG ...]`: the harness wrapper (docs/contract.md §1.3).
 //!
 //! CMD runs in a process group of its own, its stdout read through the same
 //! loop as every stream command (so relayed byte for byte, or saved), its
@@ -10,9 +10,9 @@
 //! `--retries` runs CMD again while it fails retryably, waiting the
 //! producer's `retry_after_ms` plus full jitter over exponential backoff,
 //! never exactly `retry_after_ms` (spec §9.3: a minimum with jitter applied;
-//! docs/contract.md §12, §13). Each attempt is its own input in the report; the exit
+//! docs/contract.md §1.3, §3.3). Each attempt is its own input in the report; the exit
 //! status is the last attempt's; stdout carries the final attempt's stream
-//! alone unless `--live` (docs/contract.md §20). The parts: `child.rs` (CMD, its group and
+//! alone unless `--live` (docs/contract.md §3.4). The parts: `child.rs` (CMD, its group and
 //! its watcher), `retry.rs` (when to run again), `report.rs` (what an
 //! attempt says), `relay.rs` (where each attempt's stream goes).
 
@@ -56,7 +56,7 @@ pub fn run(opts: &RunOptions) -> Result<Exit> {
     // With --redact the lines are relayed by the pass, once judged; with
     // --upgrade, as aoitap upgrade writes them, each attempt a run of
     // aoitap's whose errors, when the stream names no tool, are CMD's
-    // (docs/contract.md §22).
+    // (docs/contract.md §1.6).
     let rewrite = if stream.relay && (stream.redact || stream.upgrade) {
         let out = match &stream.save {
             Some(path) => match File::create(path) {
@@ -214,7 +214,7 @@ impl Consumer for Attempts<'_> {
             wake: self.wake.take(),
             relay,
             // The watcher passes a signal on to CMD, whose stream then
-            // ends: read to its end (docs/contract.md §12).
+            // ends: read to its end (docs/contract.md §1.3).
             to_its_end: true,
         })
     }
@@ -432,7 +432,7 @@ impl Attempts<'_> {
             kill_after: self.opts.kill_after,
         };
         // An OKF command's error envelope is on its stderr (docs/contract.md
-        // §18), and a profile's producer says there why it failed (§25).
+        // §6.2), and a profile's producer says there why it failed (§6.3).
         let keep_stderr = self
             .opts
             .stream

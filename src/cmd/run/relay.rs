@@ -1,6 +1,6 @@
 //! Where each attempt's relayed stream goes, so that stdout and `--save
-//! FILE` carry one conforming stream, the final attempt's (docs/contract.md §13,
-//! §20): relaying to stdout with `--retries` (not `--live`), each attempt
+//! FILE` carry one conforming stream, the final attempt's (docs/contract.md §3.3,
+//! §3.4): relaying to stdout with `--retries` (not `--live`), each attempt
 //! is held in an unlinked file until no retry follows it; with `--save
 //! FILE`, the attempt before a retry is moved beside it, to
 //! `FILE.attempt-N`. With `--redact` (or `--upgrade`) the lines are
@@ -75,7 +75,7 @@ pub struct Relay {
     /// Whether each attempt's relayed stream is held until its end decides
     /// that no retry follows: `--retries` relaying to stdout, not `--live`.
     /// So `run --retries N -- CMD > out.jsonl` leaves one stream to verify,
-    /// the final attempt's (docs/contract.md §20).
+    /// the final attempt's (docs/contract.md §3.4).
     holds: bool,
     /// The attempt's relayed stream, in an unlinked file.
     held: Option<File>,
@@ -186,7 +186,7 @@ impl Relay {
     }
 
     /// A retry is about to begin: `--save FILE` holds the final attempt's
-    /// stream only, one conforming stream (docs/contract.md §13), so the attempt
+    /// stream only, one conforming stream (docs/contract.md §3.3), so the attempt
     /// before is moved beside it, to `FILE.attempt-N`, and FILE begins
     /// anew; the new FILE to relay into, unless `--redact` writes it.
     /// A FILE that is not a regular file (`/dev/null`, a FIFO) cannot be

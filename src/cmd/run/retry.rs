@@ -1,7 +1,7 @@
 //! When `run` tries again: after a retryable failure, while retries are
 //! left, the producer's `retry_after_ms` plus full jitter over exponential
 //! backoff, capped by `--max-wait`; never exactly `retry_after_ms` (spec
-//! §9.3: a minimum with jitter applied; docs/contract.md §12, §13).
+//! §9.3: a minimum with jitter applied; docs/contract.md §1.3, §3.3).
 
 use std::time::Duration;
 
@@ -36,7 +36,7 @@ pub fn plan(
 /// plus full jitter, a random 1 ms to `backoff` above it, all of it
 /// capped by `--max-wait`. Never exactly `floor` while `--max-wait` leaves
 /// room: clients told the same `retry_after_ms` must not come back in
-/// lockstep (docs/contract.md §12, §13; spec §9.3). A producer asking for more than
+/// lockstep (docs/contract.md §1.3, §3.3; spec §9.3). A producer asking for more than
 /// `--max-wait` is not retried at all (`plan`).
 fn retry_wait(floor: Duration, backoff: Duration, max: Duration, rng: &mut Jitter) -> Duration {
     let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);

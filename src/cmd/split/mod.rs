@@ -1,6 +1,6 @@
 //! `aoitap split-by-run --dir DIR`: de-interleave merged streams, one file
 //! per run, each holding that run's lines byte for byte and in order,
-//! written as they arrive (docs/contract.md §6).
+//! written as they arrive (docs/contract.md §1.2).
 //!
 //! File names never leave DIR and never collide. A run id becomes
 //! `run-ID.jsonl`, where ID is the id (decoded from JSON) with every byte
@@ -62,7 +62,7 @@ pub fn run(opts: &SplitOptions) -> Result<Exit> {
 const MAX_OPEN: usize = 1024;
 
 /// How many run files may be open: the soft open-file limit raised to the
-/// hard one first (docs/contract.md §14), less room for aoitap's own descriptors
+/// hard one first (docs/contract.md §2.2), less room for aoitap's own descriptors
 /// and the files the writer may still hold, up to `MAX_OPEN`. A log of more interleaved runs than this closes and
 /// reopens files, least recently used first.
 fn max_open() -> usize {
@@ -116,7 +116,7 @@ fn encode(id: &[u8]) -> String {
 /// The run files: names given once, at most `max_open` open at a time.
 ///
 /// What is kept per run is a few digests, not ids or names, so a million
-/// runs cost tens of MB, not hundreds (docs/contract.md §8: state bounded in bytes).
+/// runs cost tens of MB, not hundreds (docs/contract.md §3.2: state bounded in bytes).
 /// A name is its run's base name (`base_name`) and the suffix it was
 /// given; two 64-bit digests colliding among a million runs has odds
 /// near 1 in 10^7. The digests are keyed afresh in every process
@@ -149,7 +149,7 @@ struct Files {
 
 impl Drop for Files {
     /// Whatever ends the command (a failed report, a closed downstream),
-    /// every line already read reaches its run's file (docs/contract.md §7).
+    /// every line already read reaches its run's file (docs/contract.md §8.1).
     fn drop(&mut self) {
         let _ = self.close_all();
     }
@@ -258,7 +258,7 @@ impl Files {
             && let Ok(own) = fs::symlink_metadata(&path)
             && !own.is_dir()
         {
-            // An input is never written over (docs/contract.md §13): cli::usage refused
+            // An input is never written over (docs/contract.md §3.3): cli::usage refused
             // one in DIR before anything was written; this holds should
             // one have been linked there since.
             let target = own.is_symlink().then(|| fs::metadata(&path).ok()).flatten();
@@ -356,9 +356,9 @@ impl Consumer for Split {
         )?;
         let seen = decided.kind;
         // Only whole lines are written: a line over --max-line-bytes was
-        // never held, and a cut last line is not an event (§2), unless it
-        // ends a one-document input, whose final newline is optional
-        // (§25).
+        // never held, and a cut last line is not an event (docs/contract.md
+        // §2.1), unless it ends a one-document input, whose final newline
+        // is optional (docs/contract.md §6.3).
         let bytes = match *line {
             Line::Complete { bytes, .. } => bytes,
             Line::Unterminated {
@@ -371,7 +371,7 @@ impl Consumer for Split {
             return self.files.write(run, hint, bytes).map(|()| seen);
         }
         // --redact: a line that cannot be parsed and holds a secret-looking
-        // key is replaced by a placeholder line (docs/contract.md §13, as verify
+        // key is replaced by a placeholder line (docs/contract.md §3.3, as verify
         // --relay --redact), so the run's file keeps its lines one for one.
         match redaction::relay(line, decided.withheld, decided.exposures, &mut self.scratch) {
             redaction::Relay::Withholding(why) => {

@@ -1,6 +1,6 @@
 //! split-by-run's open run files: at most `cap` at once, each behind a
 //! buffer of its own, the least recently used closed first. Finding a
-//! file and marking it used cost O(1) a line (docs/contract.md §14), however many
+//! file and marking it used cost O(1) a line (docs/contract.md §2.2), however many
 //! runs are interleaved.
 
 use std::collections::VecDeque;

@@ -1,4 +1,4 @@
-//! split-by-run's writes, made on a thread of their own (docs/contract.md §14: off
+//! split-by-run's writes, made on a thread of their own (docs/contract.md §2.2: off
 //! the serial stage). Writing 64 MiB into a thousand files costs the
 //! kernel about as much as judging the lines costs the checker; done on
 //! the judging thread, the two were added up.

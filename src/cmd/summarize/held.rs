@@ -1,7 +1,7 @@
 //! What summarize keeps of a run besides its counts by type (its
 //! problems and outcome), what it keeps of a run that ended while one
 //! begun before it is still open, and the one writer of a run's
-//! summary, held or not (docs/contract.md §6).
+//! summary, held or not (docs/contract.md §1.2).
 
 use std::io;
 

@@ -1,8 +1,8 @@
 //! `aoitap summarize`: per run, at a glance — identity, lines and bytes,
 //! counts by type, warnings and errors by category and code, outcome, seq
-//! coverage and the verdict (docs/contract.md §6).
+//! coverage and the verdict (docs/contract.md §1.2).
 //!
-//! Runs are told apart as with `--multi-run` (docs/contract.md §2). Counts
+//! Runs are told apart as with `--multi-run` (docs/contract.md §2.1). Counts
 //! are by the protocol's discriminator, the field its type is judged by:
 //! `kind` in AFDATA, `--type-field` in typed NDJSON and plain JSON lines
 //! (`--type-field kind`), `type` in the rest; identity and outcome come
@@ -11,7 +11,7 @@
 //! name; the rest are counted under `(other)`. A run's state is let go
 //! once its report is written; `--output json`'s one document is written
 //! run by run, so it holds no more than the other outputs
-//! (docs/contract.md §13).
+//! (docs/contract.md §3.3).
 
 use std::collections::BTreeMap;
 use std::io;
@@ -32,25 +32,25 @@ use held::{Counts, Held, Sizes, borrowed, write};
 use types::{Kinds, Last, Names};
 
 /// Counts of ended runs kept to be used again, at most: a run that
-/// begins then costs no allocation (docs/contract.md §23).
+/// begins then costs no allocation (docs/contract.md §8.2).
 const SPARE: usize = 256;
 
 /// Names kept over all open runs together (types, and category/code
 /// pairs), past each run's first `OWN`: each costs up to a couple of
 /// hundred bytes, and 32,768 open runs of `MAX_KINDS` each would hold
 /// gigabytes. Past it, a run's new names count under `(other)` until
-/// other runs end (docs/contract.md §6, §8).
+/// other runs end (docs/contract.md §1.2, §3.2).
 const MAX_KEPT: usize = 100_000;
 
 /// The names each run keeps by name whatever other runs hold: a run's
 /// counts do not change with how many runs are open beside it, unless
-/// it has more names than this (docs/contract.md §6).
+/// it has more names than this (docs/contract.md §1.2).
 const OWN: usize = 16;
 
 /// What ended runs held back while a run that began before them is
 /// still open may take, about, in bytes: past it the earliest held is
 /// written, so one run that never ends cannot make summarize keep every
-/// run after it (docs/contract.md §6, §8).
+/// run after it (docs/contract.md §1.2, §3.2).
 const MAX_HELD_BYTES: usize = 16 << 20;
 
 pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
@@ -75,7 +75,7 @@ pub fn run(opts: &SummarizeOptions) -> Result<Exit> {
 /// counts by type, and the rest (`Counts`) apart, made when first needed.
 /// Ten thousand interleaved runs' state is not all in the cache; a line
 /// costs one miss on its run's few words, not several on all it keeps
-/// (docs/contract.md §23).
+/// (docs/contract.md §8.2).
 #[derive(Default)]
 #[repr(C)]
 struct Stats {
@@ -113,7 +113,7 @@ struct Summarize<'o> {
     ended: Vec<RunVerdict>,
     /// Ended runs not yet written, by (first line, number): a merged
     /// log's runs are listed in the order they began, as the log reads
-    /// (docs/contract.md §6).
+    /// (docs/contract.md §1.2).
     held: BTreeMap<(u64, u64), (RunVerdict, Held)>,
     held_bytes: usize,
     /// Whether runs are listed in the order they began: not under
@@ -305,7 +305,7 @@ impl Summarize<'_> {
         let Ok(()) = decided.each_event(line, |passed| {
             let ev = &passed.event;
             // Counted by the field the checker judges the line's type by
-            // (docs/contract.md §6, §9): AFDATA's `kind`, `--type-field`
+            // (docs/contract.md §1.2, §6.1): AFDATA's `kind`, `--type-field`
             // where that is the discriminator (typed NDJSON, plain JSON
             // lines), and else `type` (AOI's; aiocs and OKF have none of
             // their own). Another field would count an `aoi:error` as a
@@ -326,7 +326,7 @@ impl Summarize<'_> {
 
     /// A run ended: written now if no run that began before it is still
     /// open and none is held, else held, its names copied out so that
-    /// the room they took is other runs' again (docs/contract.md §6).
+    /// the room they took is other runs' again (docs/contract.md §1.2).
     fn ended(&mut self, r: RunVerdict, oldest: Option<u64>, report: &mut Report) -> io::Result<()> {
         let mut st = self.stats.remove_judged(&r).unwrap_or_default();
         if self.held.is_empty() && oldest.is_none_or(|o| r.first_line < o) {

@@ -1,5 +1,5 @@
 //! Where each protocol says how a run ended, as summarize reads it
-//! (docs/contract.md §6): AOI's framework events, AFDATA's terminal kinds,
+//! (docs/contract.md §1.2): AOI's framework events, AFDATA's terminal kinds,
 //! the aiocs envelope, a producer profile's end and errors. The protocol
 //! says which (`protocol.outcomes()`); this file reads them.
 
@@ -84,7 +84,7 @@ impl Stats {
 
     /// A producer profile's end is the run's outcome (a failed turn's
     /// stays it); its errors, and a failed end's, are counted by category
-    /// and code (docs/contract.md §25).
+    /// and code (docs/contract.md §6.3).
     pub(super) fn profile(&mut self, p: &Profile, ev: &Event<'_>, line: u64, shared: &mut Shared) {
         let (ending, problem) = match p.read(ev) {
             Reading::End {
@@ -184,7 +184,7 @@ fn tally(
             category,
             code,
             count: 1,
-            // Bounded, one line (docs/contract.md §8).
+            // Bounded, one line (docs/contract.md §3.2).
             first_message: one_line(&message().unwrap_or_default()),
             first_line: line,
         });

@@ -1,4 +1,4 @@
-//! A run's events counted by type name (docs/contract.md §6): the names
+//! A run's events counted by type name (docs/contract.md §1.2): the names
 //! kept once for all open runs, each run's counts by the names' numbers,
 //! and the type its last event had, which most lines repeat.
 
@@ -12,7 +12,7 @@ pub const MAX_KINDS: usize = 256;
 
 /// Type names are counted by at most this many bytes (longer ones by
 /// their prefix, marked `…`): with `MAX_KINDS`, the table is bounded in
-/// bytes, whatever the input (docs/contract.md §8).
+/// bytes, whatever the input (docs/contract.md §3.2).
 pub const NAME_BYTES: usize = 128;
 
 /// Names up to this many are found by comparing them, not by a hash.
@@ -24,7 +24,7 @@ const OTHER: &str = "(other)";
 /// The type names open runs count under, each kept once for all of them
 /// and known by a number: a run's counts are numbers, not copies of the
 /// names, and ten thousand runs with the same few types keep those few
-/// (docs/contract.md §23). A name is let go when the last run counting
+/// (docs/contract.md §8.2). A name is let go when the last run counting
 /// under it ends, so the table holds no more than the runs' own counts
 /// would (`MAX_KEPT` in all).
 #[derive(Default)]
@@ -56,7 +56,7 @@ impl Names {
     /// The number of `name`, if it is kept. While few names are kept
     /// (most streams have a handful of types), they are compared, not
     /// hashed: a run that begins costs a hash of each of its types' names
-    /// otherwise (docs/contract.md §23).
+    /// otherwise (docs/contract.md §8.2).
     fn number(&self, name: &str) -> Option<u32> {
         if self.by_number.len() <= FEW {
             let found = self
@@ -113,7 +113,7 @@ impl Names {
 /// run's own state, beside what every line touches: most runs have a few
 /// types, and a run whose type changes then costs no visit to memory of
 /// its own elsewhere (ten thousand interleaved runs' state is not all in
-/// the cache, docs/contract.md §23).
+/// the cache, docs/contract.md §8.2).
 #[derive(Default)]
 pub struct Kinds {
     front: [Entry; FRONT],

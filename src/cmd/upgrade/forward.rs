@@ -1,5 +1,5 @@
 //! What each upstream event becomes in the upgraded stream
-//! (docs/contract.md §22, spec §13.1). A domain event keeps every member
+//! (docs/contract.md §1.6, spec §13.1). A domain event keeps every member
 //! but its protocol's envelope byte for byte, and takes aoitap's envelope
 //! after its `type`; an upstream error or warning is forwarded as a 1.0
 //! one tagged with `origin`; an upstream meta or summary is never
@@ -189,7 +189,7 @@ fn domain_type(v: Value<'_>) -> bool {
         .is_some_and(|s| !s.starts_with("aoi:") && !REPORT_TYPES.contains(&&*s))
 }
 
-/// A producer profile's event (docs/contract.md §25): a domain event typed
+/// A producer profile's event (docs/contract.md §6.3): a domain event typed
 /// by the profile's field; its errors and warnings, and a failed end, as
 /// 1.0's (an end's error is the run's, scope process), the upstream event
 /// whole under `properties.upstream`.

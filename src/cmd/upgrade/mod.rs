@@ -1,5 +1,5 @@
 //! `aoitap upgrade [FILE]`: any stream aoitap reads, written out as one
-//! conforming AOI 1.0 stream (docs/contract.md §22), as a transformer of
+//! conforming AOI 1.0 stream (docs/contract.md §1.6), as a transformer of
 //! spec §13.1 must: aoitap's own meta first, each upstream event
 //! forwarded under aoitap's envelope (`forward.rs`), no upstream meta or
 //! summary, and aoitap's own terminal summary (`own.rs`) saying the
@@ -121,7 +121,7 @@ impl Weighed {
             Exit::Pass | Exit::Failed | Exit::Retryable | Exit::Nonconforming
         );
         // The cause of a failure the verdict is: a retryable one for 75, a
-        // final one for 1 (docs/contract.md §4), none for 65.
+        // final one for 1 (docs/contract.md §4.1), none for 65.
         let cause = self
             .tally
             .cause
@@ -210,7 +210,7 @@ impl Upgrader {
             own.begin(out, "upgrade")?;
         }
         // An exposed secret is written over, as `--redact` writes it
-        // (docs/contract.md §13): an upstream that exposed one does not
+        // (docs/contract.md §3.3): an upstream that exposed one does not
         // conform, and the stream written of it must (a rare line, so it
         // is made again and parsed again).
         let (mut redacted, mut arena, index);
@@ -238,7 +238,7 @@ impl Upgrader {
     /// back past the open-run cap (never the line's own) ends before the
     /// line is written, the line's own run after it. aoitap's stream then
     /// never has more runs open than the cap, or its own `verify` would
-    /// cut the oldest of them apart (docs/contract.md §8, §22).
+    /// cut the oldest of them apart (docs/contract.md §3.2, §1.6).
     pub fn judged_line(
         &mut self,
         out: &mut dyn Write,
@@ -382,7 +382,7 @@ fn written(
 }
 
 /// A whole upgraded stream for a command line refused, or a command that
-/// could not start (docs/contract.md §22: stdout is a whole stream
+/// could not start (docs/contract.md §1.6: stdout is a whole stream
 /// whatever happens): aoitap's meta, its error, its failed summary.
 pub fn refused(out: &mut dyn Write, exit: Exit, message: &str) -> io::Result<()> {
     let (category, code) = crate::output::jsonl::failure_of(exit);

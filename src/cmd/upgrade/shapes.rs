@@ -1,5 +1,5 @@
 //! Which upstream events may be forwarded as they are, under aoitap's
-//! envelope, and still conform (docs/contract.md §22): a 1.0 error or
+//! envelope, and still conform (docs/contract.md §1.6): a 1.0 error or
 //! warning in every member, an `aoi:check` of the spec's shape, an event
 //! with no second `type` and no `aoi` member of its own. What is not is
 //! rewritten as 1.0's, or kept whole as a `record`'s member (`forward.rs`).

@@ -1,6 +1,6 @@
 //! The bytes of a forwarded event: aoitap's envelope spliced into the
 //! upstream's object, every other member kept as it came (docs/contract.md
-//! §22).
+//! §1.6).
 
 use std::io::{self, Write};
 

@@ -1,4 +1,4 @@
-//! `--output junit` (verify, run, lint; docs/contract.md §19): JUnit XML, as GitLab,
+//! `--output junit` (verify, run, lint; docs/contract.md §5.2): JUnit XML, as GitLab,
 //! Jenkins' JUnit plugin and cargo-nextest read and write it.
 //!
 //! One `<testsuite>` per FILE (per CMD under `run`, lint's command for
@@ -13,7 +13,7 @@
 //!
 //! A run still open when reading stopped (a signal) is an `<error>` of
 //! type `cancelled`, with its findings: `errors` counts what could not be
-//! judged (docs/contract.md §21).
+//! judged (docs/contract.md §5.3).
 //!
 //! Every suite and case has a `time` in seconds, as Surefire's schema asks
 //! (`tests/fixtures/schemas/junit/`): a run's from its first line to its
@@ -244,7 +244,7 @@ impl Junit {
                 CaseResult::Skipped(format!("{}: {}", c.properties.result, c.detail))
             }
             result if c.ok => CaseResult::Skipped(format!("{result}: {}", c.detail)),
-            // The failure's text: its calls' stderr (docs/contract.md §15).
+            // The failure's text: its calls' stderr (docs/contract.md §1.4).
             result => CaseResult::Failure(Report {
                 kind: result.to_string(),
                 message: c.detail.to_string(),
@@ -378,7 +378,7 @@ impl Junit {
 
 /// A run's case name: the tool and command its `aoi:meta` gave, each cut
 /// to `NAMED` bytes; "run" when it gave neither. Stable from one build to
-/// the next, as the run id is not (docs/contract.md §19).
+/// the next, as the run id is not (docs/contract.md §5.2).
 fn named(identity: Option<&Identity>) -> String {
     let said: Vec<&str> = identity
         .into_iter()

@@ -1,4 +1,4 @@
-//! One `<testsuite>` of the JUnit report (docs/contract.md §19, §21):
+//! One `<testsuite>` of the JUnit report (docs/contract.md §5.2, §5.3):
 //! its cases as XML, its counts, and the names that make each run's case
 //! the same test from one build to the next.
 //!

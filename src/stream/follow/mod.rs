@@ -1,4 +1,4 @@
-//! `--follow` (docs/contract.md §17): FILE operands followed by name, as `tail -F`
+//! `--follow` (docs/contract.md §2.3): FILE operands followed by name, as `tail -F`
 //! follows them, on one thread. Each name has its own checker, so the
 //! line numbers in its findings are its own and its runs are its own.
 //!

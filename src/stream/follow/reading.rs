@@ -200,7 +200,7 @@ impl Reading<'_, '_> {
 
     /// `n`'s name could not be looked at (`e`): said once per reason, and
     /// looked at again. Not there before it was ever opened is waited for,
-    /// as `tail -F` does, and said so (docs/contract.md §20); any other reason (a
+    /// as `tail -F` does, and said so (docs/contract.md §3.4); any other reason (a
     /// symlink loop, no permission on its directory) is said as `verify`
     /// says an input it cannot open, 66.
     fn unopened(&mut self, n: &mut Name<'_>, e: &io::Error) -> Result<(), Halt> {
@@ -376,7 +376,7 @@ impl Reading<'_, '_> {
 
 /// Judge `batch`, lines of `n`'s open file; whether it held any. Lines
 /// that end where the file held them already are judged for their state
-/// only (`--from-end`, `--state`: docs/contract.md §17).
+/// only (`--from-end`, `--state`: docs/contract.md §2.3).
 fn judge(
     batch: &Batch,
     n: &mut Name<'_>,

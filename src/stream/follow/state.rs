@@ -1,4 +1,4 @@
-//! `--state FILE` (docs/contract.md §17): for each followed file, which
+//! `--state FILE` (docs/contract.md §2.3): for each followed file, which
 //! file it was (device and inode), the offset just past the last line
 //! judged, and the bytes that tell it is still the file read. Written
 //! whole or not at all; a state that cannot be read is no state (every

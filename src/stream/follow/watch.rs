@@ -83,7 +83,7 @@ impl Watch {
     /// busy log in the same directory) are read and let go without a look
     /// at any file: 1,500 such writes a second cost the follower under 1%
     /// of a core, where looking at every followed file at each cost 17%
-    /// (docs/contract.md §23, `benches/follow.sh`).
+    /// (docs/contract.md §8.2, `benches/follow.sh`).
     pub(super) fn wait(&self, signals: &Signals, nap: Duration, relevant: &dyn Fn(&OsStr) -> bool) {
         let Ok(wake) = signals.wake_fd() else {
             std::thread::sleep(nap);

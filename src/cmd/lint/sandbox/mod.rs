@@ -1,5 +1,5 @@
 //! One invocation of the tool under test, as an agent would make it
-//! (docs/contract.md §15): a cleared environment but PATH, a fresh empty HOME,
+//! (docs/contract.md §1.4): a cleared environment but PATH, a fresh empty HOME,
 //! stdin from /dev/null (or a fixture), no network where `unshare -rn` is
 //! allowed, a process group of its own that is killed whole when the call
 //! is over, and a deadline. With [`guard`] on (the lint command), lint is
@@ -149,7 +149,7 @@ pub fn call(c: &Call<'_>) -> Ran {
                 }
                 Err(e) => ran.started = Some(e),
             }
-            // Whatever it started goes with it (docs/contract.md §15: nothing
+            // Whatever it started goes with it (docs/contract.md §1.4: nothing
             // outlives lint), before its HOME is removed.
             let _ = kill_process_group(group, Signal::KILL);
             let _ = child.kill();

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
 /// The most of a call's stdout spooled; past it the call is stopped and
-/// its output is too long to judge (docs/contract.md §15: a check says so, it does
+/// its output is too long to judge (docs/contract.md §1.4: a check says so, it does
 /// not judge a cut it made itself).
 pub const MAX_SPOOL: u64 = 256 << 20;
 
