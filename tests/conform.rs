@@ -421,8 +421,8 @@ fn check_13_schema_version_reported_and_honoured() {
     let out = verify(&[], &lines(&good(1)));
     let meta = &out.events()[0];
     assert_eq!(meta["schema_name"], "dev.aoitap.events");
-    assert_eq!(meta["schema_version"], "1.9.0");
-    assert_eq!(out.summary()["schema_version"], "1.9.0");
+    assert_eq!(meta["schema_version"], "1.10.0");
+    assert_eq!(out.summary()["schema_version"], "1.10.0");
     assert_eq!(run(&["schema", "--schema-version", "1"], b"").code, 0);
     assert_eq!(run(&["schema", "--schema-version", "2"], b"").code, 64);
 }

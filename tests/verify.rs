@@ -1,7 +1,9 @@
 //! `aoitap verify`: each rule of docs/contract.md §3.1 fires where it should and stays
-//! quiet on conforming streams; verdicts and exit statuses follow §4.
+//! quiet on conforming streams; verdicts and exit statuses follow §4.1.
 
 use std::process::Command;
+
+use serde_json::{Value, json};
 
 use crate::util::*;
 
@@ -1400,6 +1402,82 @@ fn the_parallel_recipe_combines_the_reports() {
     // One transcript cut at the end: the combined verdict fails.
     std::fs::write(files.join("t07.jsonl"), &ok[..ok.len() - 30]).unwrap();
     assert_eq!(recipe(&files), Some(1));
+}
+
+/// The guide's GNU parallel recipe over ssh, as written but for its
+/// hosts: `--sshlogin :` is this machine, through parallel's remote
+/// path. Skipped where parallel is not installed (CI installs it).
+#[test]
+fn the_parallel_sshlogin_recipe_combines_the_reports() {
+    if Command::new("parallel").arg("--version").output().is_err() {
+        eprintln!("parallel not installed: recipe not run");
+        return;
+    }
+    let guide =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/guide.md")).unwrap();
+    let at = guide
+        .find("--sshlogin 2/host1,2/host2")
+        .expect("the ssh recipe");
+    let start = guide[..at].rfind("```sh\n").unwrap() + "```sh\n".len();
+    let end = at + guide[at..].find("```").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let files = dir.path().join("transcripts");
+    std::fs::create_dir(&files).unwrap();
+    let ok = std::fs::read(fixture("streams/ok-complete.jsonl")).unwrap();
+    for i in 0..12 {
+        std::fs::write(files.join(format!("t{i:02}.jsonl")), &ok).unwrap();
+    }
+    let script = guide[start..end]
+        .replace("2/host1,2/host2", ":")
+        .replace("/shared/transcripts", &files.display().to_string());
+    let path = format!(
+        "{}:{}",
+        bin().parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let status = |script: &str| {
+        Command::new("bash")
+            .args(["-c", script])
+            .current_dir(dir.path())
+            .env("PATH", &path)
+            .status()
+            .unwrap()
+            .code()
+    };
+    assert_eq!(status(&script), Some(0));
+    std::fs::write(files.join("t05.jsonl"), &ok[..ok.len() - 30]).unwrap();
+    assert_eq!(status(&script), Some(1));
+}
+
+/// A `run` event names its producer (schema 1.10.0): the tool and
+/// command its meta gives, or a profile's producer where the stream
+/// names none; what a query over many reports counts runs by.
+#[test]
+fn a_run_event_names_its_tool_and_command() {
+    let ok = fixture("streams/ok-complete.jsonl");
+    let codex = fixture("profiles/codex-exec/success-tool-calls.jsonl");
+    let out = run(
+        &[
+            "verify",
+            "--output",
+            "jsonl",
+            ok.to_str().unwrap(),
+            codex.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let runs: Vec<Value> = out
+        .events()
+        .into_iter()
+        .filter(|e| e["type"] == "run")
+        .collect();
+    assert_eq!(runs.len(), 2, "{}", out.stdout);
+    assert_eq!(
+        (&runs[0]["tool"], &runs[0]["command"]),
+        (&json!("outline"), &json!("search"))
+    );
+    assert_eq!(runs[1]["tool"], "codex");
+    assert!(runs[1].get("command").is_none(), "{}", runs[1]);
 }
 
 /// A report's verdict survives a second verify (docs/contract.md §4.1), whatever mix

@@ -123,6 +123,15 @@ impl Protocol {
         }
     }
 
+    /// The producer a profile is of (`codex`, `claude`): the tool of a
+    /// run whose stream names none.
+    pub fn producer(self) -> Option<&'static str> {
+        match self {
+            Protocol::Profile(p) => Some(p.get().tool()),
+            _ => None,
+        }
+    }
+
     pub fn from_name(name: &str) -> Option<Protocol> {
         Protocol::ALL.into_iter().find(|p| p.name() == name)
     }

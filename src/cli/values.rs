@@ -164,7 +164,7 @@ impl clap::builder::TypedValueParser for RuleId {
 }
 
 /// `--schema-version` of a stream command: a version of the schema aoitap
-/// serves, by its major (`1`, `1.9.0`); it writes that one (spec §5).
+/// serves, by its major (`1`, `1.10.0`); it writes that one (spec §5).
 pub(super) fn parse_served_version(s: &str) -> Result<String, String> {
     let served = crate::output::SCHEMA_VERSION;
     if crate::check::major(s).is_some() && crate::check::major(s) == crate::check::major(served) {

@@ -327,6 +327,8 @@ pub fn schema() -> Value {
             "path": text(),
             "first_line": count(),
             "lines": count(),
+            "tool": text(),
+            "command": text(),
             "protocol": protocol(),
             "verdict": {"$ref": "#/$defs/verdict"},
             "retry_after_ms": count(),

@@ -5,7 +5,7 @@ pub const TOOL: &str = "aoitap";
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");
 pub const AOI_VERSION: &str = "1.0-alpha";
 pub const SCHEMA_NAME: &str = "dev.aoitap.events";
-pub const SCHEMA_VERSION: &str = "1.9.0";
+pub const SCHEMA_VERSION: &str = "1.10.0";
 /// Where a reader of aoitap's reports learns what it checks (SARIF's
 /// `informationUri`): the AOI-CLI specification's public home, as aoitap
 /// has none of its own yet.

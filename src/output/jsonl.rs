@@ -284,6 +284,8 @@ impl Printer for Jsonl {
             path,
             first_line: r.first_line,
             lines: r.lines,
+            tool: (r.identity.as_ref().and_then(|i| i.tool.as_deref())).or(r.protocol.producer()),
+            command: r.identity.as_ref().and_then(|i| i.command.as_deref()),
             protocol: r.protocol.name(),
             verdict: r.verdict.name(),
             retry_after_ms: r
@@ -603,6 +605,12 @@ pub struct Run<'a> {
     pub path: Option<&'a str>,
     pub first_line: u64,
     pub lines: u64,
+    /// The producer and command its meta (or profile) names: what a
+    /// reader of many reports counts runs by.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<&'a str>,
     pub protocol: &'a str,
     pub verdict: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
