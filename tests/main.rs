@@ -32,6 +32,7 @@ mod run;
 mod schema;
 mod secrets;
 mod signals;
+mod spark;
 mod split;
 mod strip;
 mod summarize;
