@@ -438,7 +438,8 @@ fn every_module_has_its_line_in_the_architecture() {
     let mentioned: BTreeSet<&str> = spans(&text).into_iter().collect();
     let paths = mentioned
         .iter()
-        .filter(|s| s.ends_with(".rs") && !s.contains(' '));
+        // `NAME.rs` is the file one adds, not one that is there.
+        .filter(|s| s.ends_with(".rs") && !s.contains(' ') && !s.contains("NAME"));
     for span in paths {
         if span.starts_with("tests/") || span.starts_with("benches/") {
             assert!(
