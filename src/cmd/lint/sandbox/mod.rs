@@ -294,9 +294,20 @@ mod tests {
 
     #[test]
     fn closing_after_the_first_line_is_a_broken_pipe() {
-        let ran = sh("echo one; sleep 0.2; yes | head -c 1000000", Then::Close);
+        // What the first read holds past the first line depends on when
+        // the watcher ran (under load, it read `y` lines too, and a test
+        // that wanted "one\n" alone failed): what is proved is the cut,
+        // and the broken pipe the command died of.
+        let ran = sh("echo one; yes | head -c 1000000", Then::Close);
         assert!(ran.acted);
-        assert_eq!(stdout(&ran), "one\n");
+        let out = stdout(&ran);
+        assert!(out.starts_with("one\n"), "{:?}", &out[..out.len().min(20)]);
+        assert!(
+            out.len() < 1_000_004,
+            "nothing was cut: {} bytes",
+            out.len()
+        );
+        assert_eq!(ran.code(), Some(141), "head dies of the broken pipe");
     }
 
     #[test]
