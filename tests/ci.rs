@@ -24,20 +24,6 @@ pub(crate) fn producer(name: &str) -> String {
         .into_owned()
 }
 
-/// Whether a peer may be used: installed, or else skipped unless CI
-/// requires it.
-pub(crate) fn peer(found: bool, name: &str) -> bool {
-    if !found {
-        let required = std::env::var("AOITAP_PEERS").is_ok_and(|v| v == "require");
-        assert!(
-            !required,
-            "{name} is not installed, and AOITAP_PEERS=require"
-        );
-        eprintln!("{name} not installed: its check is skipped");
-    }
-    found
-}
-
 /// A good stream and two cut ones, as verify's operands.
 pub(crate) fn three_streams() -> [String; 3] {
     [

@@ -626,3 +626,30 @@ fn commit_subjects_are_held_to_the_form() {
     assert_eq!(said.lines().count(), 2, "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `cargo test` leaves out the tests that need peers (tests/peers.rs),
+/// says so, and `.ci/run` runs them by name with every peer required.
+#[test]
+fn the_peers_target_is_named_and_run_by_ci() {
+    let ci = read(".ci/run");
+    assert!(
+        ci.contains("AOITAP_PEERS=require"),
+        ".ci/run requires the peers"
+    );
+    assert!(
+        ci.contains("cargo test --profile quick --test peers"),
+        ".ci/run runs the peers target"
+    );
+    let peers = read("tests/peers.rs");
+    let modules: Vec<&str> = peers
+        .lines()
+        .filter_map(|l| l.strip_prefix("mod ")?.strip_suffix(';'))
+        .filter(|m| *m != "util")
+        .collect();
+    assert!(!modules.is_empty());
+    eprintln!(
+        "not run by `cargo test`: tests/peers.rs ({}), which needs Chromium, \
+         cargo install and PyPI: `cargo test --profile quick --test peers`",
+        modules.join(", ")
+    );
+}

@@ -8,7 +8,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::ci::peer;
 use crate::util::*;
 
 fn repo() -> PathBuf {

@@ -9,7 +9,7 @@
 
 use std::process::Command;
 
-use crate::ci::{peer, producer, stream, three_reported};
+use crate::ci::{producer, stream, three_reported};
 use crate::util::*;
 
 /// The JUnit schemas' file names, under `tests/fixtures/schemas/junit/`.

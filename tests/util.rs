@@ -224,3 +224,17 @@ pub fn sh(script: &str) -> (i32, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// Whether a peer may be used: installed, or else skipped unless CI
+/// requires it.
+pub fn peer(found: bool, name: &str) -> bool {
+    if !found {
+        let required = std::env::var("AOITAP_PEERS").is_ok_and(|v| v == "require");
+        assert!(
+            !required,
+            "{name} is not installed, and AOITAP_PEERS=require"
+        );
+        eprintln!("{name} not installed: its check is skipped");
+    }
+    found
+}
