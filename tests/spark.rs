@@ -12,8 +12,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::ci::peer;
-use crate::util::{bin, fixture};
+use crate::util::{bin, fixture, peer};
 
 /// The body of the fenced block after the guide's `<!-- recipe: NAME`.
 fn recipe(name: &str) -> String {
@@ -184,4 +183,35 @@ fn the_spark_recipe_and_the_duckdb_query_agree_with_verify() {
         rows.into_iter().map(|(v, t, n)| ((v, t), n)).collect();
     assert_eq!(got, counts);
     assert!(counts.len() >= 4, "verdicts and tools: {counts:?}");
+
+    // The guide's account and reduce, as written after spark-submit: no
+    // file unjudged; and with one partition's report lost, its files
+    // named and the status 1 whatever the others say.
+    let guide =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/guide.md")).unwrap();
+    let at = guide.find("spark-submit verify_on_spark.py").unwrap();
+    let after = at + guide[at..].find('\n').unwrap() + 1;
+    let reduce = &guide[after..after + guide[after..].find("```").unwrap()];
+    let status = || {
+        Command::new("bash")
+            .args(["-c", reduce])
+            .current_dir(d)
+            .env("PATH", path_with_aoitap())
+            .status()
+            .unwrap()
+            .code()
+    };
+    assert_eq!(status(), Some(1));
+    assert_eq!(std::fs::read(d.join("not-judged.txt")).unwrap(), b"");
+    let lost = parts
+        .iter()
+        .find(|p| std::fs::metadata(p).unwrap().len() > 0)
+        .unwrap();
+    std::fs::write(lost, b"").unwrap();
+    assert_eq!(status(), Some(1));
+    let unjudged = std::fs::read_to_string(d.join("not-judged.txt")).unwrap();
+    assert!(
+        unjudged.lines().count() > 0,
+        "a lost share's files are named"
+    );
 }

@@ -1429,6 +1429,7 @@ fn the_parallel_sshlogin_recipe_combines_the_reports() {
     }
     let script = guide[start..end]
         .replace("2/host1,2/host2", ":")
+        .replace("-n 200", "-n 3")
         .replace("/shared/transcripts", &files.display().to_string());
     let path = format!(
         "{}:{}",
@@ -1445,6 +1446,16 @@ fn the_parallel_sshlogin_recipe_combines_the_reports() {
             .code()
     };
     assert_eq!(status(&script), Some(0));
+    assert_eq!(
+        std::fs::read(dir.path().join("not-judged.txt")).unwrap(),
+        b""
+    );
+    // A host that cannot run its share leaves its files unjudged: the
+    // account says so, and the status is 1 though every file judged passed.
+    let down = script.replace("--sshlogin :", "--sshlogin :,1/aoitap-no-such-host.invalid");
+    assert_eq!(status(&down), Some(1));
+    let unjudged = std::fs::read_to_string(dir.path().join("not-judged.txt")).unwrap();
+    assert!(unjudged.lines().count() > 0, "the account names the files");
     std::fs::write(files.join("t05.jsonl"), &ok[..ok.len() - 30]).unwrap();
     assert_eq!(status(&script), Some(1));
 }
