@@ -878,6 +878,41 @@ fn an_aoi_0_2_events_own_aoi_member_is_kept() {
     assert_eq!(run(&["verify"], &out).code, 0);
 }
 
+/// So are a 0.2 framework event's: a progress event's `aoi` member keeps
+/// it whole as a `record`, an error's or warning's keeps it whole under
+/// `properties.upstream` of the 1.0 event it becomes. The member was
+/// cut as if it were 1.x's envelope, and its bytes lost.
+#[test]
+fn an_aoi_0_2_framework_events_own_aoi_member_is_kept() {
+    let meta = r#"{"type":"aoi:meta","tool":"notes","tool_version":"0.4.0","aoi_version":"0.2","schema_name":"com.example.notes.events","schema_version":"1.0.0","command":"list"}"#;
+    let progress = r#"{"type":"aoi:progress","aoi":{"mine":1},"current":1}"#;
+    let warning = r#"{"type":"aoi:warning","aoi":"x","code":"W","message":"m"}"#;
+    let error = r#"{"type":"aoi:error","aoi":{"keep":"me"},"category":"internal","code":"E","message":"m","retryable":false}"#;
+    let summary = r#"{"type":"aoi:summary","ok":false,"reason":"failed","count":5,"warning_count":1,"error_count":1,"truncated":false}"#;
+    let input = format!("{meta}\n{progress}\n{warning}\n{error}\n{summary}\n");
+    let (code, out, err) = raw(&["upgrade"], input.as_bytes());
+    assert_eq!(code, 1, "{err}");
+    let events: Vec<Value> = String::from_utf8(out.clone())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .collect();
+    let kept = |want: &str| -> bool {
+        let want: Value = serde_json::from_str(want).unwrap();
+        events
+            .iter()
+            .any(|e| e["record"] == want || e["properties"]["upstream"] == want)
+    };
+    for e in [progress, warning, error] {
+        assert!(
+            kept(e),
+            "{e} is not kept whole in:\n{}",
+            String::from_utf8_lossy(&out)
+        );
+    }
+    assert_eq!(run(&["verify"], &out).code, 1);
+}
+
 /// A 0.2 summary whose count is below what arrived shows no line lost:
 /// upgrade says the upstream does not conform, not that it was cut. A
 /// count above what arrived is a cut (docs/contract.md §1.6).

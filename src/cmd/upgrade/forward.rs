@@ -83,7 +83,7 @@ pub fn forward<'a>(
             wrapped(ev, "record", own, line);
             Became::Domain
         }
-        Mapping::Framework { .. } => aoi(ev, up, own, line),
+        Mapping::Framework { envelope } => aoi(ev, envelope, up, own, line),
         Mapping::Kinds => afdata(ev, up, own, line),
         Mapping::Typed {
             discriminator,
@@ -110,15 +110,25 @@ pub fn forward<'a>(
     became
 }
 
-fn aoi<'a>(ev: &Event<'a>, up: &Upstream<'_>, own: &mut OwnRun, line: &mut Spliced<'a>) -> Became {
+/// AOI 1.x and 0.2. `envelope`: a top-level `aoi` member is the
+/// protocol's envelope (1.x), cut for aoitap's; in 0.2 it is the
+/// producer's own data, and an event that has one is kept whole.
+fn aoi<'a>(
+    ev: &Event<'a>,
+    envelope: bool,
+    up: &Upstream<'_>,
+    own: &mut OwnRun,
+    line: &mut Spliced<'a>,
+) -> Became {
     // Matched on its decoded bytes: every name below is ASCII, so no
     // UTF-8 pass is needed to tell them.
     let Some(ty) = ev.ty_bytes() else {
         return Became::Dropped;
     };
+    let cut = if envelope { ev.aoi_cut() } else { None };
     match &*ty {
-        b"aoi:error" => framework_event(ev, "aoi:error", up, own, line),
-        b"aoi:warning" => framework_event(ev, "aoi:warning", up, own, line),
+        b"aoi:error" => framework_event(ev, "aoi:error", cut, up, own, line),
+        b"aoi:warning" => framework_event(ev, "aoi:warning", cut, up, own, line),
         // Its identity is the summary's `upstream`; its tool, the origin
         // of what it forwards.
         b"aoi:meta" => {
@@ -136,8 +146,8 @@ fn aoi<'a>(ev: &Event<'a>, up: &Upstream<'_>, own: &mut OwnRun, line: &mut Splic
             wrapped(ev, "record", own, line);
             Became::Domain
         }
-        b"aoi:check" | b"aoi:plan" | b"aoi:progress" if plain(ev, true) && names_unique(ev) => {
-            reenvelope(ev, ev.aoi_cut(), None, None, own, line);
+        b"aoi:check" | b"aoi:plan" | b"aoi:progress" if plain(ev, envelope) && names_unique(ev) => {
+            reenvelope(ev, cut, None, None, own, line);
             Became::Framework
         }
         t if t.starts_with(b"aoi:")
@@ -145,8 +155,8 @@ fn aoi<'a>(ev: &Event<'a>, up: &Upstream<'_>, own: &mut OwnRun, line: &mut Splic
         {
             Became::Dropped
         }
-        t if plain(ev, true) && !REPORT_TYPES.iter().any(|r| r.as_bytes() == t) => {
-            reenvelope(ev, ev.aoi_cut(), None, None, own, line);
+        t if plain(ev, envelope) && !REPORT_TYPES.iter().any(|r| r.as_bytes() == t) => {
+            reenvelope(ev, cut, None, None, own, line);
             Became::Domain
         }
         _ => {
@@ -371,6 +381,7 @@ fn payload_error<'a>(p: Option<Value<'_>>, origin: &'a str, hinted: bool) -> Rew
 fn framework_event<'a>(
     ev: &Event<'a>,
     ty: &str,
+    cut: Option<(usize, usize)>,
     up: &Upstream<'_>,
     own: &mut OwnRun,
     line: &mut Spliced<'a>,
@@ -381,12 +392,15 @@ fn framework_event<'a>(
     } else {
         Became::Warning
     };
-    if conforms(ev, error) {
+    // An `aoi` member that is no envelope (0.2's) is the producer's: the
+    // event is rewritten, kept whole under `properties.upstream`.
+    let own_aoi = cut.is_none() && ev.get("aoi").is_some();
+    if conforms(ev, error) && !own_aoi {
         let origin = match ev.get("origin") {
             Some(_) => None,
             None => Some(own.origin(up.origin)),
         };
-        reenvelope(ev, ev.aoi_cut(), None, origin.as_deref(), own, line);
+        reenvelope(ev, cut, None, origin.as_deref(), own, line);
         return became;
     }
     let text = |k: &str| ev.get(k).and_then(|v| v.as_str());
@@ -420,7 +434,7 @@ fn framework_event<'a>(
     let members = COPIED
         .iter()
         .filter_map(|(k, kind)| Some((*k, ev.get(k).filter(|v| copied(k, *kind, *v))?)));
-    rewritten(ev, ty, &rewritten_event, members, ev.aoi_cut(), own, line);
+    rewritten(ev, ty, &rewritten_event, members, cut, own, line);
     became
 }
 
