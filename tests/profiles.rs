@@ -306,6 +306,34 @@ fn a_profile_with_a_mistake_is_a_usage_error_naming_its_line_and_column() {
             out.stderr
         );
     }
+    // A report's `protocol` names a protocol or a profile, and a run's
+    // `tool` is held to a meta's bound: a file takes neither's place.
+    let long_tool = format!("tool = \"{}\"\ntype_field", "T".repeat(2_000));
+    for (from, to, what) in [
+        ("name = \"acme-agent\"", "name = \"aoi\"", "is a protocol's"),
+        (
+            "name = \"acme-agent\"",
+            "name = \"auto\"",
+            "is a protocol's",
+        ),
+        (
+            "name = \"acme-agent\"",
+            "name = \"codex-exec\"",
+            "is a built-in's",
+        ),
+        ("type_field", long_tool.as_str(), "2000 bytes"),
+    ] {
+        let bad = ACME.replacen(from, to, 1);
+        let line = bad[..bad.find(&to[..8]).unwrap()].matches('\n').count() + 1;
+        std::fs::write(&profile, bad).unwrap();
+        let out = run(&["verify", "--profile", profile.to_str().unwrap()], b"{}\n");
+        assert_eq!(out.code, 64, "{}", out.stderr);
+        assert!(
+            out.stderr.contains(&format!("line {line}, column")) && out.stderr.contains(what),
+            "{what}: {}",
+            out.stderr
+        );
+    }
     let out = run(&["verify", "--profile", "claude"], b"");
     assert_eq!(out.code, 64);
     assert!(

@@ -53,12 +53,37 @@ pub fn by_name_or_file(arg: &str) -> Result<ProfileRef, LoadError> {
     }
     let text = read_file(arg)?;
     let profile = parse(&text).map_err(|e| LoadError(format!("profile {arg}: {}", e.0)))?;
-    // A file cannot pass for a built-in in a report.
-    if builtins().iter().any(|p| p.get().name == profile.name) {
+    // A file cannot pass for a built-in in a report, nor for a protocol
+    // (a report's `protocol` names the one or the other).
+    let protocol = crate::check::Protocol::from_name(&profile.name).is_some();
+    if protocol || profile.name == "auto" || builtins().iter().any(|p| p.get().name == profile.name)
+    {
+        let whose = if protocol || profile.name == "auto" {
+            "a protocol's"
+        } else {
+            "a built-in's"
+        };
         return Err(LoadError(format!(
-            "profile {arg}: {}name {:?} is a built-in's: name a profile of your own otherwise",
+            "profile {arg}: {}name {:?} is {whose}: name a profile of your own otherwise",
             load::at_key(&text, "name"),
             profile.name
+        )));
+    }
+    // Its producer is written in every report of its runs, as a meta's
+    // `tool` is, and held to the same bound.
+    let bound = crate::check::protocols::IDENTITY_BYTES;
+    if profile.tool().len() > bound {
+        return Err(LoadError(format!(
+            "profile {arg}: {}tool is {} bytes: a producer's name is at most {bound}",
+            load::at_key(
+                &text,
+                if profile.tool.is_some() {
+                    "tool"
+                } else {
+                    "name"
+                }
+            ),
+            profile.tool().len()
         )));
     }
     // Named once at start: kept for the whole process.
