@@ -5,6 +5,13 @@
 
 use std::borrow::Cow;
 
+/// A name a stream or profile gives its producer (tool, version, schema,
+/// command) is kept to this many bytes (longer ones cut, marked `…`): a
+/// run holds its identity while it is open, and ten thousand open runs of
+/// megabyte names would hold gigabytes; a name is shown, never compared
+/// (docs/contract.md §3.2).
+pub const IDENTITY_BYTES: usize = 1024;
+
 /// `1.25 s`, `350 ms`.
 pub fn seconds(ms: u64) -> String {
     if ms < 1000 {

@@ -67,8 +67,12 @@ impl clap::builder::TypedValueParser for ProfileArg {
         value: &std::ffi::OsStr,
     ) -> Result<ProfileRef, clap::Error> {
         // A function parser says its error as clap says every other.
-        let read: fn(&str) -> Result<ProfileRef, String> =
-            |s| crate::check::profiles::by_name_or_file(s).map_err(|e| e.0);
+        // `auto` and every protocol's name: a report's `protocol` names a
+        // protocol or a profile, never both.
+        let read: fn(&str) -> Result<ProfileRef, String> = |s| {
+            let protocol = |n: &str| n == "auto" || crate::check::Protocol::from_name(n).is_some();
+            crate::check::profiles::by_name_or_file(s, protocol).map_err(|e| e.0)
+        };
         read.parse_ref(cmd, arg, value)
     }
 

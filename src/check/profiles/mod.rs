@@ -34,8 +34,13 @@ pub fn detect(ev: &Event<'_>) -> Option<ProfileRef> {
 
 /// `--profile NAME|FILE`: a value with a `/` or ending in `.toml` is a
 /// file, anything else a built-in's name (so a file in the working
-/// directory never shadows one).
-pub fn by_name_or_file(arg: &str) -> Result<ProfileRef, LoadError> {
+/// directory never shadows one). `protocol`: whether a name is a
+/// protocol's, which a file's may not be either (the caller knows the
+/// protocols; this layer is below them).
+pub fn by_name_or_file(
+    arg: &str,
+    protocol: impl Fn(&str) -> bool,
+) -> Result<ProfileRef, LoadError> {
     let is_file = arg.contains('/') || arg.ends_with(".toml");
     if !is_file {
         return builtins()
@@ -55,10 +60,9 @@ pub fn by_name_or_file(arg: &str) -> Result<ProfileRef, LoadError> {
     let profile = parse(&text).map_err(|e| LoadError(format!("profile {arg}: {}", e.0)))?;
     // A file cannot pass for a built-in in a report, nor for a protocol
     // (a report's `protocol` names the one or the other).
-    let protocol = crate::check::Protocol::from_name(&profile.name).is_some();
-    if protocol || profile.name == "auto" || builtins().iter().any(|p| p.get().name == profile.name)
-    {
-        let whose = if protocol || profile.name == "auto" {
+    let protocol = protocol(&profile.name);
+    if protocol || builtins().iter().any(|p| p.get().name == profile.name) {
+        let whose = if protocol {
             "a protocol's"
         } else {
             "a built-in's"
@@ -71,7 +75,7 @@ pub fn by_name_or_file(arg: &str) -> Result<ProfileRef, LoadError> {
     }
     // Its producer is written in every report of its runs, as a meta's
     // `tool` is, and held to the same bound.
-    let bound = crate::check::protocols::IDENTITY_BYTES;
+    let bound = crate::text::IDENTITY_BYTES;
     if profile.tool().len() > bound {
         return Err(LoadError(format!(
             "profile {arg}: {}tool is {} bytes: a producer's name is at most {bound}",
@@ -121,15 +125,15 @@ mod tests {
     #[test]
     fn a_name_is_a_built_in_and_a_path_a_file() {
         assert_eq!(
-            by_name_or_file("codex-exec").unwrap().get().name,
+            by_name_or_file("codex-exec", |_| false).unwrap().get().name,
             "codex-exec"
         );
-        let e = by_name_or_file("codex").unwrap_err().0;
+        let e = by_name_or_file("codex", |_| false).unwrap_err().0;
         assert!(
             e.contains("no built-in profile") && e.contains("claude-stream"),
             "{e}"
         );
-        let e = by_name_or_file("./nowhere.toml").unwrap_err().0;
+        let e = by_name_or_file("./nowhere.toml", |_| false).unwrap_err().0;
         assert!(e.contains("cannot read profile ./nowhere.toml"), "{e}");
     }
 }

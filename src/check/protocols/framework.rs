@@ -370,14 +370,9 @@ impl std::fmt::Display for Count<'_> {
     }
 }
 
-/// An identity's names are kept to this many bytes each (longer ones cut,
-/// marked `…`): a run holds its identity while it is open, and ten
-/// thousand open runs of megabyte names would hold gigabytes; a name is
-/// shown, never compared (docs/contract.md §3.2).
-pub const IDENTITY_BYTES: usize = 1024;
-
 /// `s`, cut to `IDENTITY_BYTES`.
 pub fn identity_text(s: &str) -> String {
+    use crate::text::IDENTITY_BYTES;
     if s.len() <= IDENTITY_BYTES {
         return s.to_string();
     }

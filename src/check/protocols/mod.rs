@@ -38,7 +38,7 @@ pub use afdata::payload_retry_after_ms;
 pub(in crate::check) use contract::Contract;
 pub use contract::{Captured, Exited, LineKind, Mapping, Outcomes, Payload, SeqPlace};
 pub(in crate::check) use framework::typed;
-pub use framework::{IDENTITY_BYTES, identity, identity_text};
+pub use framework::{identity, identity_text};
 pub use okf::MAX_ERROR_BYTES as OKF_MAX_ERROR_BYTES;
 pub use profile_said::{Problem, Reading};
 
