@@ -24,8 +24,9 @@
 //! input in place (we relay those bytes) and, measured on the reference
 //! stream's ~200-byte lines, was no faster than serde_json: its stage-one
 //! index pays off on long documents, not on many short ones. The figures
-//! that decided it are `cargo bench` (group `parse`, which also times
-//! serde_json on the same lines) and `benches/compare.sh`.
+//! that decided it are `cargo bench -p aoitap-benches` (group `parse`,
+//! which also times serde_json on the same lines) and
+//! `benches/compare.sh`.
 
 mod decode;
 mod index;

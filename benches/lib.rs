@@ -1,0 +1,1 @@
+//! Empty: this package is its benchmarks (`throughput.rs`).
