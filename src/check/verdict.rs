@@ -179,7 +179,8 @@ pub(super) fn judge(
             // stream is unbounded, and a summary line that was cut,
             // invalid or elided is no summary.
             None if !end.bounded => {
-                let msg = format!("{} lines, no error ({})", run.lines, end.unbounded);
+                let lines = crate::text::plural(run.lines, "line");
+                let msg = format!("{lines}, no error ({})", end.unbounded);
                 (Verdict::Pass, msg, None)
             }
             None => {
@@ -259,5 +260,6 @@ fn pass_message(run: &RunState, end: &End) -> String {
             format!(", seq not whole ({missing} missing, {repeats} repeated: allowed)")
         }
     };
-    format!("{} events{seq}, {}", run.lines, end.passed)
+    let events = crate::text::plural(run.lines, "event");
+    format!("{events}{seq}, {}", end.passed)
 }
