@@ -10,7 +10,8 @@
 //! consumers (`next-tool`, `agent-harness`, ...) read their input and
 //! exit 0. Every command of a block must end with a verdict's status
 //! (0, 1, 65, 75): a usage error, a missing file or command fails the
-//! example, naming the command.
+//! example, naming the command, and so does anything bash itself
+//! complains of (a redirect into a folder that is not there).
 //!
 //! A ```` ```console ```` block is a session: each `$ ` line runs, and
 //! what it prints (stdout and stderr, in order) must be the text shown
@@ -91,6 +92,14 @@ fn blocks(file: &'static str) -> Vec<Block> {
         }
     }
     out
+}
+
+fn installed(command: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {command}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// A stand-in program on `PATH`: `body` is its bash.
@@ -314,9 +323,11 @@ fn run_script(text: &str, mode: Mode, dir: &Path, path: &str) -> Option<String> 
         .unwrap()
         .read_to_string(&mut err)
         .unwrap();
+    // A verdict's status is also what a failed redirect or a shell error
+    // exits with: bash names those on stderr, and they fail too.
     let failed: Vec<&str> = err
         .lines()
-        .filter(|l| l.starts_with("EXAMPLE FAILED"))
+        .filter(|l| l.starts_with("EXAMPLE FAILED") || l.starts_with("bash: "))
         .collect();
     match (mode, stopped) {
         _ if !failed.is_empty() => Some(failed.join("\n")),
@@ -365,6 +376,11 @@ fn examples_of(file: &'static str) {
     let mut ran = 0;
     for b in blocks(file) {
         if b.mode == Mode::NotRun {
+            continue;
+        }
+        // jq is a peer: a block that pipes into it runs where it is
+        // installed (and must, under AOITAP_PEERS=require).
+        if b.text.contains("| jq ") && !crate::util::peer(installed("jq"), "jq") {
             continue;
         }
         // Each block in a scratch folder of its own: one example's

@@ -605,7 +605,7 @@ impl Profile {
     /// outcome, as a failed test stays a suite's.
     fn ended(&self, run: &mut RunState, ev: &Event<'_>, end: &model::End, st: &Turns) {
         // A failed turn stays the outcome; a final failure outweighs a
-        // retryable one before it (docs/contract.md §3.3).
+        // retryable one before it (docs/contract.md §6.3).
         let failed_before = run
             .summary
             .as_ref()
