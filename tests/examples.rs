@@ -94,14 +94,6 @@ fn blocks(file: &'static str) -> Vec<Block> {
     out
 }
 
-fn installed(command: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {command}")])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 /// A stand-in program on `PATH`: `body` is its bash.
 fn stand_in(dir: &Path, name: &str, body: &str) {
     let path = dir.join(name);
@@ -380,7 +372,7 @@ fn examples_of(file: &'static str) {
         }
         // jq is a peer: a block that pipes into it runs where it is
         // installed (and must, under AOITAP_PEERS=require).
-        if b.text.contains("| jq ") && !crate::util::peer(installed("jq"), "jq") {
+        if b.text.contains("| jq ") && !crate::util::peer(crate::util::installed("jq"), "jq") {
             continue;
         }
         // Each block in a scratch folder of its own: one example's

@@ -12,12 +12,7 @@ use crate::util::*;
 fn chromium() -> &'static str {
     ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
-        .find(|c| {
-            Command::new("sh")
-                .args(["-c", &format!("command -v {c}")])
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
+        .find(|c| installed(c))
         .expect("Chromium is installed (.ci/run installs the Debian package `chromium`)")
 }
 

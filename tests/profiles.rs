@@ -281,6 +281,7 @@ fn a_users_profile_file_judges_a_made_up_producer() {
 fn a_profile_with_a_mistake_is_a_usage_error_naming_its_line_and_column() {
     let dir = tempfile::tempdir().unwrap();
     let profile = dir.path().join("bad.toml");
+    let long_tool = format!("tool = \"{}\"\ntype_field", "T".repeat(2_000));
     for (from, to, what) in [
         ("level = \"provisional\"", "level = \"fatal\"", "fatal"),
         (
@@ -294,22 +295,9 @@ fn a_profile_with_a_mistake_is_a_usage_error_naming_its_line_and_column() {
             "when = { event = { present = \"yes\" } }",
             "present",
         ),
-    ] {
-        let bad = ACME.replace(from, to);
-        let line = bad[..bad.find(to).unwrap()].matches('\n').count() + 1;
-        std::fs::write(&profile, bad).unwrap();
-        let out = run(&["verify", "--profile", profile.to_str().unwrap()], b"{}\n");
-        assert_eq!(out.code, 64, "{}", out.stderr);
-        assert!(
-            out.stderr.contains(&format!("line {line}, column")) && out.stderr.contains(what),
-            "{}",
-            out.stderr
-        );
-    }
-    // A report's `protocol` names a protocol or a profile, and a run's
-    // `tool` is held to a meta's bound: a file takes neither's place.
-    let long_tool = format!("tool = \"{}\"\ntype_field", "T".repeat(2_000));
-    for (from, to, what) in [
+        // A report's `protocol` names a protocol or a profile, and a
+        // run's `tool` is held to a meta's bound: a file takes neither's
+        // place.
         ("name = \"acme-agent\"", "name = \"aoi\"", "is a protocol's"),
         (
             "name = \"acme-agent\"",
@@ -323,14 +311,14 @@ fn a_profile_with_a_mistake_is_a_usage_error_naming_its_line_and_column() {
         ),
         ("type_field", long_tool.as_str(), "2000 bytes"),
     ] {
-        let bad = ACME.replacen(from, to, 1);
-        let line = bad[..bad.find(&to[..8]).unwrap()].matches('\n').count() + 1;
+        let bad = ACME.replace(from, to);
+        let line = bad[..bad.find(to).unwrap()].matches('\n').count() + 1;
         std::fs::write(&profile, bad).unwrap();
         let out = run(&["verify", "--profile", profile.to_str().unwrap()], b"{}\n");
         assert_eq!(out.code, 64, "{}", out.stderr);
         assert!(
             out.stderr.contains(&format!("line {line}, column")) && out.stderr.contains(what),
-            "{what}: {}",
+            "{}",
             out.stderr
         );
     }

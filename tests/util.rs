@@ -238,3 +238,13 @@ pub fn peer(found: bool, name: &str) -> bool {
     }
     found
 }
+
+/// Whether `program` is on PATH, as the shell finds it: the one way a
+/// test asks before it runs a peer.
+pub fn installed(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
