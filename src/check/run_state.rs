@@ -19,6 +19,16 @@ pub struct Cause {
 }
 
 impl Cause {
+    /// The final cause an error member gives by its `code` alone: what a
+    /// one-shot envelope that says success and failure at once failed of.
+    pub(in crate::check) fn coded(error: &crate::json::Value<'_>) -> Box<Cause> {
+        let code = error.field("code").and_then(|v| v.as_str());
+        Box::new(Cause {
+            code: code.map(|s| s.into_owned()),
+            ..Cause::default()
+        })
+    }
+
     /// Whether this cause, of a failure that is `final_` or retryable,
     /// says more than the one `kept`: a final failure's over a retryable
     /// one's, and among retryable ones the longer wait (§13.1).

@@ -14,7 +14,7 @@
 
 use std::io;
 
-use super::contract::{Contract, LineKind, Mapping, Outcomes, Payload, Ruling};
+use super::contract::{Contract, Judged, LineKind, Mapping, Outcomes, Payload, Ruling};
 use super::framework::retry_after;
 use crate::check::config::Config;
 use crate::check::config::Protocol;
@@ -63,12 +63,7 @@ impl Contract for Afdata {
         Mapping::Kinds
     }
 
-    fn event(
-        &self,
-        run: &mut RunState,
-        out: &mut Reporter<'_>,
-        ev: &Event<'_>,
-    ) -> io::Result<Ruling> {
+    fn event(&self, run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> Judged {
         run.count_line();
         let after_terminal = run.summary.is_some();
         if after_terminal && !run.not_last_reported {
@@ -142,16 +137,7 @@ impl Contract for Afdata {
                 "kind result with an error member: the event says success and failure at once"
                     .to_string();
             out.report(run, Rule::AfdataResultWithError, None, msg)?;
-            run.local_process_error = Some(Box::new(Cause {
-                origin: None,
-                category: None,
-                code: error
-                    .field("code")
-                    .and_then(|v| v.as_str())
-                    .map(|s| s.into_owned()),
-                retryable: false,
-                retry_after_ms: None,
-            }));
+            run.local_process_error = Some(Cause::coded(&error));
         }
         if ends {
             if cause.is_some() {

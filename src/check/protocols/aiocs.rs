@@ -9,7 +9,7 @@
 
 use std::io;
 
-use super::contract::{Contract, LineKind, Mapping, Outcomes, Payload, Ruling};
+use super::contract::{Contract, Judged, LineKind, Mapping, Outcomes, Payload, Ruling};
 use crate::check::config::Config;
 use crate::check::config::Protocol;
 use crate::check::finding::Reporter;
@@ -34,12 +34,7 @@ impl Contract for Aiocs {
         Mapping::Envelope
     }
 
-    fn event(
-        &self,
-        run: &mut RunState,
-        out: &mut Reporter<'_>,
-        ev: &Event<'_>,
-    ) -> io::Result<Ruling> {
+    fn event(&self, run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> Judged {
         run.count_line();
         let seen = Ruling::seen(LineKind {
             event: true,
@@ -62,24 +57,14 @@ impl Contract for Aiocs {
         }
         let ok = ev.get("ok").and_then(|v| v.as_bool());
         if ok.is_none() {
-            let msg = match ev.get("ok") {
-                None => "no ok: the envelope says whether the command succeeded".to_string(),
-                Some(v) => format!(
-                    "ok is {}, not a boolean",
-                    crate::check::secrets::quotable::value(v.raw())
-                ),
-            };
+            let why = "the envelope says whether the command succeeded";
+            let msg = not_a(ev, "ok", "a boolean", why);
             out.report(run, Rule::AiocsEnvelopeInvalid, None, msg)?;
         }
         let command = ev.get("command").and_then(|v| v.as_str());
         if command.is_none() {
-            let msg = match ev.get("command") {
-                None => "no command: the envelope names the command it answers".to_string(),
-                Some(v) => format!(
-                    "command is {}, not a string",
-                    crate::check::secrets::quotable::value(v.raw())
-                ),
-            };
+            let why = "the envelope names the command it answers";
+            let msg = not_a(ev, "command", "a string", why);
             out.report(run, Rule::AiocsEnvelopeInvalid, None, msg)?;
         }
         // The command is the run's identity: summarize shows it.
@@ -97,16 +82,7 @@ impl Contract for Aiocs {
             let msg = "ok:true with an error member: the envelope says success and failure at once"
                 .to_string();
             out.report(run, Rule::AiocsOkWithError, None, msg)?;
-            run.local_process_error = Some(Box::new(Cause {
-                origin: None,
-                category: None,
-                code: error
-                    .field("code")
-                    .and_then(|v| v.as_str())
-                    .map(|s| s.into_owned()),
-                retryable: false,
-                retry_after_ms: None,
-            }));
+            run.local_process_error = Some(Cause::coded(&error));
         }
         match ok {
             Some(true) if ev.get("data").is_none() => {
@@ -177,5 +153,17 @@ impl Contract for Aiocs {
             uses_seq: false,
             unscoped: None,
         }
+    }
+}
+
+/// Why the envelope's `key` is not `kind`: it is missing (and `why` it
+/// must be there), or it holds another value, quoted as a report may.
+fn not_a(ev: &Event<'_>, key: &str, kind: &str, why: &str) -> String {
+    match ev.get(key) {
+        None => format!("no {key}: {why}"),
+        Some(v) => format!(
+            "{key} is {}, not {kind}",
+            crate::check::secrets::quotable::value(v.raw())
+        ),
     }
 }

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::io;
 
-use super::contract::{Contract, LineKind, Mapping, Outcomes, Payload, Ruling, SeqPlace};
+use super::contract::{Contract, Judged, LineKind, Mapping, Outcomes, Payload, Ruling, SeqPlace};
 use super::framework::{
     Count, Left, by_type, identity, meta_missing, missing_identity, retry_after, summary_missing,
     typed,
@@ -43,12 +43,7 @@ impl Contract for Aoi1 {
     }
 
     /// An event of an AOI 1.x run (spec §2, §8, §13).
-    fn event(
-        &self,
-        run: &mut RunState,
-        out: &mut Reporter<'_>,
-        ev: &Event<'_>,
-    ) -> io::Result<Ruling> {
+    fn event(&self, run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> Judged {
         let (ty, seen) = typed(ev, Protocol::Aoi);
         let ty = ty.as_deref();
         // One look-up of the part for all that every line notes in it:

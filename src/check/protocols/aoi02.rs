@@ -16,7 +16,7 @@
 
 use std::io;
 
-use super::contract::{Contract, Mapping, Outcomes, Ruling};
+use super::contract::{Contract, Judged, Mapping, Outcomes, Ruling};
 use super::framework::{Count, Left, by_type, meta_missing, retry_after, summary_missing, typed};
 use crate::check::config::Config;
 use crate::check::config::Protocol;
@@ -70,12 +70,7 @@ impl Contract for Aoi02 {
         Mapping::Framework { envelope: false }
     }
 
-    fn event(
-        &self,
-        run: &mut RunState,
-        out: &mut Reporter<'_>,
-        ev: &Event<'_>,
-    ) -> io::Result<Ruling> {
+    fn event(&self, run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> Judged {
         let (ty, seen) = typed(ev, Protocol::Aoi02);
         let ty = ty.as_deref();
         line_of_run(run, out, ty == Some(b"aoi:summary"))?;

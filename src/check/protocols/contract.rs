@@ -17,12 +17,7 @@ use crate::json::Event;
 /// The rules of one protocol (docs/contract.md §6.1).
 pub(in crate::check) trait Contract {
     /// A JSON object line of a run of this protocol.
-    fn event(
-        &self,
-        run: &mut RunState,
-        out: &mut Reporter<'_>,
-        ev: &Event<'_>,
-    ) -> io::Result<Ruling>;
+    fn event(&self, run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> Judged;
 
     /// The run is over: what a cut end looks like in this protocol.
     fn close(&self, run: &mut RunState, out: &mut Reporter<'_>) -> io::Result<()>;
@@ -163,6 +158,9 @@ pub(in crate::check) fn claim_against(run: &RunState, ended: &Exited<'_>) -> Opt
     let ok = run.summary.as_ref().and_then(|o| o.ok)?;
     (ok != ended.success()).then_some(ok)
 }
+
+/// A protocol's ruling on one line, or the failure to write a finding.
+pub(in crate::check) type Judged = io::Result<Ruling>;
 
 /// What a protocol's rules made of one line.
 #[derive(Debug, Default)]

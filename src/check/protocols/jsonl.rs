@@ -6,7 +6,7 @@
 
 use std::io;
 
-use super::contract::{Contract, Exited, LineKind, Mapping, Outcomes, Ruling};
+use super::contract::{Contract, Exited, Judged, LineKind, Mapping, Outcomes, Ruling};
 use crate::check::config::Config;
 use crate::check::config::Protocol;
 use crate::check::finding::Reporter;
@@ -33,12 +33,7 @@ impl Contract for Jsonl {
         }
     }
 
-    fn event(
-        &self,
-        run: &mut RunState,
-        _out: &mut Reporter<'_>,
-        _ev: &Event<'_>,
-    ) -> io::Result<Ruling> {
+    fn event(&self, run: &mut RunState, _out: &mut Reporter<'_>, _ev: &Event<'_>) -> Judged {
         run.count_line();
         run.domain += 1;
         Ok(Ruling::seen(LineKind {

@@ -11,7 +11,7 @@
 
 use std::io;
 
-use super::contract::{Contract, Mapping, Outcomes, Ruling};
+use super::contract::{Contract, Judged, Mapping, Outcomes};
 use crate::check::config::Config;
 use crate::check::finding::Reporter;
 use crate::check::rules::Rule;
@@ -37,12 +37,7 @@ impl Contract for Ndjson {
         }
     }
 
-    fn event(
-        &self,
-        run: &mut RunState,
-        out: &mut Reporter<'_>,
-        ev: &Event<'_>,
-    ) -> io::Result<Ruling> {
+    fn event(&self, run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> Judged {
         let cfg = out.cfg;
         cfg.typed().event(run, out, ev)
     }

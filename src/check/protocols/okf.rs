@@ -13,7 +13,7 @@
 
 use std::io;
 
-use super::contract::{Contract, Exited, LineKind, Mapping, Ruling};
+use super::contract::{Contract, Exited, Judged, LineKind, Mapping, Ruling};
 use crate::check::config::Config;
 use crate::check::config::Protocol;
 use crate::check::finding::Reporter;
@@ -50,12 +50,7 @@ impl Contract for Okf {
         Mapping::Document
     }
 
-    fn event(
-        &self,
-        run: &mut RunState,
-        out: &mut Reporter<'_>,
-        _ev: &Event<'_>,
-    ) -> io::Result<Ruling> {
+    fn event(&self, run: &mut RunState, out: &mut Reporter<'_>, _ev: &Event<'_>) -> Judged {
         run.count_line();
         run.domain += 1;
         if run.domain == 2 {

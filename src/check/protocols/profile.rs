@@ -7,7 +7,9 @@
 
 use std::io;
 
-use super::contract::{Contract, Exited, LineKind, Mapping, Outcomes, Ruling, claim_against};
+use super::contract::{
+    Contract, Exited, Judged, LineKind, Mapping, Outcomes, Ruling, claim_against,
+};
 use super::profile_said::Said;
 use crate::check::config::Config;
 use crate::check::finding::{Draft, Reporter};
@@ -71,12 +73,7 @@ impl Contract for Profile {
         Mapping::Profile(self.handle())
     }
 
-    fn event(
-        &self,
-        run: &mut RunState,
-        out: &mut Reporter<'_>,
-        ev: &Event<'_>,
-    ) -> io::Result<Ruling> {
+    fn event(&self, run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> Judged {
         run.count_line();
         run.domain += 1;
         let mut st = std::mem::take(run.part(|_| Turns::default()));
