@@ -44,7 +44,7 @@ check() {
     # seconds, or JUnit's `time` and `timestamp`) may differ; nothing
     # else.
     sed -i 's/new\.dir/old.dir/g' "$work/new.out" "$work/new.err"
-    sed -i -E 's/\b[0-9A-HJKMNP-TV-Z]{26}\b/ULID/g; s/[0-9]+(\.[0-9]+)? ?m?s\b/T s/g; s/"(elapsed|duration)_ms":[0-9]+/"\1_ms":T/g; s/ (time|timestamp)="[^"]*"/ \1="T"/g' \
+    sed -i -E 's/\b[0-9A-HJKMNP-TV-Z]{26}\b/ULID/g; s/[0-9]+(\.[0-9]+)? ?m?s\b/T s/g; s/"(elapsed|duration|retry_in)_ms":[0-9]+/"\1_ms":T/g; s/ (time|timestamp)="[^"]*"/ \1="T"/g' \
         "$work"/{old,new}.{out,err}
     for part in out err rc; do
         if ! cmp -s "$work/old.$part" "$work/new.$part"; then
@@ -103,10 +103,11 @@ for dir in "${dirs[@]}"; do
                 check reconcile $m --output "$o" "$f"
                 check reconcile $m --output "$o" --against "$f" "$f"
             done
-            for o in human json jsonl; do
+            for o in human json jsonl html; do
                 check summarize $m --output "$o" "$f"
                 check summarize $m --output "$o" --color always "$f"
             done
+            check reconcile $m --output html "$f"
             for p in aoi aoi-0.2 afdata ndjson; do
                 check verify $m --protocol "$p" --output jsonl "$f"
             done
@@ -120,6 +121,19 @@ for dir in "${dirs[@]}"; do
         check verify --output "$o" -j 2 "$dir"
     done
     check summarize "$dir"
+done
+# What commands say of their own: run's attempts, retried (TAP's held
+# points, `# TODO retried`) and timed out, and lint's checks, conforming
+# and with a fault whose stderr a check quotes.
+producers="$root/tests/fixtures/producers"
+ln -s "$root/tests/fixtures/lint/producer.py" "$work/fake"
+ln -s "$root/tests/fixtures/lint/producer.py" "$work/fake-traceback"
+for o in human jsonl tap junit github; do
+    check run --retries 2 --backoff 10ms --output "$o" -- \
+        sh -c "mkdir -p @DIR@ && exec sh $producers/flaky.sh 2 @DIR@/n"
+    check run --timeout 200ms --kill-after 100ms --output "$o" -- sh "$producers/hang.sh" 5
+    check lint --output "$o" -- "$work/fake" search q --output jsonl
+    check lint --output "$o" -- "$work/fake-traceback" search q --output jsonl
 done
 # The samples' own arguments, as expected.tsv gives them.
 for dir in "${dirs[@]}"; do
