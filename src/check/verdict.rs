@@ -263,3 +263,31 @@ fn pass_message(run: &RunState, end: &End) -> String {
     let events = crate::text::plural(run.lines, "event");
     format!("{events}{seq}, {}", end.passed)
 }
+
+#[cfg(test)]
+impl RunVerdict {
+    /// A judged run of `lines` lines from line 1, for the printers' tests.
+    pub(crate) fn sample(run: Option<&str>, verdict: Verdict, message: &str) -> RunVerdict {
+        RunVerdict {
+            run: run.map(str::to_string),
+            id: run.map(|r| r.as_bytes().into()),
+            hint: Hint { slot: 0, serial: 0 },
+            first_line: 1,
+            lines: 3,
+            verdict,
+            message: message.to_string(),
+            cause: None,
+            identity: None,
+            domain_events: 1,
+            warnings: 0,
+            errors: 0,
+            missing: 0,
+            repeats: 0,
+            uses_seq: true,
+            error_findings: 0,
+            lost: None,
+            protocol: Protocol::Aoi,
+            took: None,
+        }
+    }
+}

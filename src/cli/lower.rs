@@ -295,13 +295,8 @@ fn lint(a: LintArgs) -> Result<LintOptions, Error> {
     Ok(LintOptions {
         command: a.command,
         style: Style {
-            format,
             quiet: a.quiet,
-            quiet_pass: false,
-            failures_only: false,
-            color: false,
-            limit: None,
-            per_input: None,
+            ..Style::plain(format)
         },
         timeout: a.timeout,
         tool_words: a.tool_words.map(usize::from),

@@ -15,7 +15,7 @@
 
 use std::io::{self, Write};
 
-use super::printer::{At, Ended, Printer};
+use super::printer::{At, Carries, Item, Local, Printer};
 use super::words;
 use crate::check::rules::Severity;
 use crate::check::{Finding, RunVerdict, Tally, Verdict};
@@ -24,71 +24,60 @@ use crate::text::clean;
 
 /// GitHub's log: workflow commands for what annotates, plain lines for
 /// the rest.
-pub struct Github;
+pub struct Github<W> {
+    out: W,
+}
 
-impl Printer for Github {
-    fn text(&mut self, out: &mut dyn Write, _at: &At<'_>, text: &str) -> io::Result<()> {
-        out.write_all(text.as_bytes())
+impl<W: Write> Github<W> {
+    pub fn new(out: W) -> Github<W> {
+        Github { out }
+    }
+}
+
+impl<W: Write> Printer for Github<W> {
+    fn carries(&self) -> Carries {
+        Carries::LOG
     }
 
-    fn carries_errors(&self) -> bool {
-        true
+    fn text(&mut self, _at: &At<'_>, text: &str) -> io::Result<()> {
+        self.out.write_all(text.as_bytes())
     }
 
-    fn local_error(
-        &mut self,
-        out: &mut dyn Write,
-        _at: &At<'_>,
-        _category: &str,
-        code: &str,
-        message: &str,
-    ) -> io::Result<()> {
-        out.write_all(local_error(code, message).as_bytes())
+    fn local(&mut self, _at: &At<'_>, l: &Local<'_>) -> io::Result<()> {
+        let line = match l.warning {
+            true => local_warning(l.code, l.message),
+            false => local_error(l.code, l.message),
+        };
+        self.out.write_all(line.as_bytes())
     }
 
-    fn local_warning(
-        &mut self,
-        out: &mut dyn Write,
-        _category: &str,
-        code: &str,
-        message: &str,
-    ) -> io::Result<bool> {
-        out.write_all(local_warning(code, message).as_bytes())?;
-        Ok(true)
+    fn finding(&mut self, at: &At<'_>, f: &Finding) -> io::Result<()> {
+        self.out.write_all(finding(at.input_file(), f).as_bytes())
     }
 
-    fn finding(&mut self, out: &mut dyn Write, at: &At<'_>, f: &Finding) -> io::Result<()> {
-        out.write_all(finding(at.input_file(), f).as_bytes())
-    }
-
-    fn run(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        r: &RunVerdict,
-        _path: Option<&str>,
-    ) -> io::Result<()> {
+    fn run(&mut self, at: &At<'_>, r: &RunVerdict, _path: Option<&str>) -> io::Result<()> {
         match run(at.input_file(), r) {
-            Some(line) => out.write_all(line.as_bytes()),
+            Some(line) => self.out.write_all(line.as_bytes()),
             None => Ok(()),
         }
     }
 
-    fn attempt(&mut self, out: &mut dyn Write, at: &At<'_>, a: &Ended<'_>) -> io::Result<()> {
-        words::attempt(out, at, a)
+    fn item(&mut self, at: &At<'_>, item: Item<'_>) -> io::Result<()> {
+        match item {
+            Item::Attempt(a) => words::attempt(&mut self.out, at, a),
+            _ => Ok(()),
+        }
     }
 
-    fn end(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        exit: Exit,
-        tally: &Tally,
-    ) -> io::Result<()> {
+    fn end(&mut self, at: &At<'_>, exit: Exit, tally: &Tally) -> io::Result<()> {
         let mut line = words::dropped(at);
         line.push_str(&words::worded(at, exit, tally));
         line.push('\n');
-        out.write_all(line.as_bytes())
+        self.out.write_all(line.as_bytes())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
     }
 }
 

@@ -5,10 +5,8 @@
 
 use std::io::{self, Write};
 
-use super::printer::{At, Check, Ended, Printer, Reconciled, Summarized};
-use super::reconcile::{Account, Counters, push_range};
+use super::printer::{At, Carries, Check, Item, Printer};
 use super::style::{self, BAD, GOOD, NOTE, WARN};
-use super::summary::{Counted, Ending};
 use super::words;
 use crate::check::rules::Severity;
 use crate::check::{Finding, OpenRun, RunVerdict, Tally, Verdict};
@@ -17,8 +15,8 @@ use crate::text::{clean, plural, push_number};
 
 /// The human report: findings, verdicts and a result line, each a line of
 /// its own.
-#[derive(Default)]
-pub struct Human {
+pub struct Human<W> {
+    pub(super) out: W,
     /// `Style::per_input`: the input whose findings are being counted, how
     /// many were shown and how many left out and not yet said.
     capped: (String, u64, u64),
@@ -27,10 +25,18 @@ pub struct Human {
     tails: Vec<(String, String, String)>,
 }
 
-impl Human {
+impl<W: Write> Human<W> {
+    pub fn new(out: W) -> Human<W> {
+        Human {
+            out,
+            capped: Default::default(),
+            tails: vec![],
+        }
+    }
+
     /// The findings `Style::per_input` left out since this was last said:
     /// said before the verdict they led to, or the next input's findings.
-    fn say_capped(&mut self, out: &mut dyn Write) -> io::Result<()> {
+    fn say_capped(&mut self) -> io::Result<()> {
         let n = std::mem::take(&mut self.capped.2);
         if n == 0 {
             return Ok(());
@@ -40,64 +46,12 @@ impl Human {
             clean(&self.capped.0),
             plural(n, "more finding")
         );
-        out.write_all(text.as_bytes())
-    }
-}
-
-impl Printer for Human {
-    fn text(&mut self, out: &mut dyn Write, _at: &At<'_>, text: &str) -> io::Result<()> {
-        out.write_all(text.as_bytes())
+        self.out.write_all(text.as_bytes())
     }
 
-    fn shows(&self, at: &At<'_>, f: &Finding) -> bool {
-        !(at.style.failures_only && f.severity != Severity::Error)
-    }
-
-    fn finding(&mut self, out: &mut dyn Write, at: &At<'_>, f: &Finding) -> io::Result<()> {
-        if let Some(cap) = at.style.per_input {
-            if self.capped.0 != at.file {
-                self.say_capped(out)?;
-                self.capped = (at.file.to_string(), 0, 0);
-            }
-            if self.capped.1 >= cap {
-                self.capped.2 += 1;
-                return Ok(());
-            }
-            self.capped.1 += 1;
-        }
-        if at.style.quiet_pass && f.severity == Severity::Info {
-            return Ok(());
-        }
-        out.write_all(finding(at.file, f, at.style.color).as_bytes())
-    }
-
-    fn open_run(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        _run: &OpenRun,
-        text: &str,
-    ) -> io::Result<()> {
-        self.say_capped(out)?;
-        self.text(out, at, text)
-    }
-
-    fn run(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        r: &RunVerdict,
-        path: Option<&str>,
-    ) -> io::Result<()> {
-        self.say_capped(out)?;
-        let passed = r.verdict == Verdict::Pass;
-        if (at.style.quiet_pass || at.style.failures_only) && passed {
-            return Ok(());
-        }
-        out.write_all(run(at.file, r, path, at.style.color).as_bytes())
-    }
-
-    fn check(&mut self, out: &mut dyn Write, _at: &At<'_>, c: &Check<'_>) -> io::Result<()> {
+    /// lint: one check's line, and under it the stderr of the calls that
+    /// failed it, each call quoted once.
+    fn check(&mut self, c: &Check<'_>) -> io::Result<()> {
         let mut text = format!(
             "{:<16} {} — {}\n",
             c.properties.result,
@@ -119,41 +73,70 @@ impl Printer for Human {
             }
             self.tails.push((key.0, key.1, c.name.to_string()));
         }
-        out.write_all(text.as_bytes())
+        self.out.write_all(text.as_bytes())
+    }
+}
+
+impl<W: Write> Printer for Human<W> {
+    fn carries(&self) -> Carries {
+        Carries {
+            for_a_person: true,
+            ..Carries::default()
+        }
     }
 
-    fn attempt(&mut self, out: &mut dyn Write, at: &At<'_>, a: &Ended<'_>) -> io::Result<()> {
-        words::attempt(out, at, a)
+    fn text(&mut self, _at: &At<'_>, text: &str) -> io::Result<()> {
+        self.out.write_all(text.as_bytes())
     }
 
-    fn summarized(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        s: &Summarized<'_>,
-    ) -> io::Result<()> {
-        let block = summary_block(s.run, s.counted, at.file, at.style.color, s.width);
-        out.write_all(block.as_bytes())
+    fn shows(&self, at: &At<'_>, f: &Finding) -> bool {
+        !(at.style.failures_only && f.severity != Severity::Error)
     }
 
-    fn reconciled(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        r: &Reconciled<'_>,
-    ) -> io::Result<()> {
-        let block = reconciled_block(r.account, r.who, at.file, r.ok, r.verdict);
-        out.write_all(block.as_bytes())
+    fn finding(&mut self, at: &At<'_>, f: &Finding) -> io::Result<()> {
+        if let Some(cap) = at.style.per_input {
+            if self.capped.0 != at.file {
+                self.say_capped()?;
+                self.capped = (at.file.to_string(), 0, 0);
+            }
+            if self.capped.1 >= cap {
+                self.capped.2 += 1;
+                return Ok(());
+            }
+            self.capped.1 += 1;
+        }
+        if at.style.quiet_pass && f.severity == Severity::Info {
+            return Ok(());
+        }
+        self.out
+            .write_all(finding(at.file, f, at.style.color).as_bytes())
     }
 
-    fn end(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        exit: Exit,
-        tally: &Tally,
-    ) -> io::Result<()> {
-        self.say_capped(out)?;
+    fn open_run(&mut self, at: &At<'_>, _run: &OpenRun, text: &str) -> io::Result<()> {
+        self.say_capped()?;
+        self.text(at, text)
+    }
+
+    fn run(&mut self, at: &At<'_>, r: &RunVerdict, path: Option<&str>) -> io::Result<()> {
+        self.say_capped()?;
+        let passed = r.verdict == Verdict::Pass;
+        if (at.style.quiet_pass || at.style.failures_only) && passed {
+            return Ok(());
+        }
+        self.out
+            .write_all(run(at.file, r, path, at.style.color).as_bytes())
+    }
+
+    fn item(&mut self, at: &At<'_>, item: Item<'_>) -> io::Result<()> {
+        match item {
+            Item::Check(c) => self.check(c),
+            Item::Attempt(a) => words::attempt(&mut self.out, at, a),
+            _ => Ok(()),
+        }
+    }
+
+    fn end(&mut self, at: &At<'_>, exit: Exit, tally: &Tally) -> io::Result<()> {
+        self.say_capped()?;
         if at.style.quiet_pass && exit == Exit::Pass {
             return Ok(());
         }
@@ -163,15 +146,11 @@ impl Printer for Human {
             None => line.push_str(&words::result(exit, tally, at.timed_out(), at.style.color)),
         }
         line.push('\n');
-        out.write_all(line.as_bytes())
+        self.out.write_all(line.as_bytes())
     }
 
-    fn ends_after_failure(&self) -> bool {
-        false
-    }
-
-    fn for_a_person(&self) -> bool {
-        true
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
     }
 }
 
@@ -256,7 +235,7 @@ pub fn run_name(r: &RunVerdict) -> String {
 }
 
 /// `run_name` into `out`.
-fn push_run_name(out: &mut String, r: &RunVerdict) {
+pub(super) fn push_run_name(out: &mut String, r: &RunVerdict) {
     match &r.run {
         Some(id) => {
             out.push_str("run ");
@@ -273,403 +252,50 @@ fn push_run_name(out: &mut String, r: &RunVerdict) {
     }
 }
 
-/// A block per run, cut to `width` columns on a terminal (never in a
-/// pipe, where a reader wants every name whole). Written into one buffer:
-/// a log of ten thousand runs is ten thousand blocks (docs/contract.md §8.2).
-pub fn summary_block(
-    r: &RunVerdict,
-    st: &Counted<'_>,
-    file: &str,
-    color: bool,
-    width: Option<usize>,
-) -> String {
-    use std::fmt::Write as _;
-    let room = |room: usize| width.map(|w| (room + w).saturating_sub(80).max(20));
-    let (word, code) = verdict(r.verdict);
-    // Made by hand, not by `format!`: this is the work each run's block
-    // costs, ten thousand times over (docs/contract.md §8.2).
-    let mut v = String::with_capacity(128);
-    push_run_name(&mut v, r);
-    v.push_str(" (");
-    v.push_str(&clean(file));
-    v.push(':');
-    push_number(&mut v, r.first_line);
-    v.push(')');
-    let mut out = String::with_capacity(512);
-    push_fitted(&mut out, &v, room(62));
-    out.push_str("  ");
-    out.push_str(&style::paint(color, code, word));
-    out.push('\n');
-    // Each row's value is made in `v`, then shown: every value may come
-    // from the input, so no control byte reaches the terminal
-    // (docs/contract.md §3.2).
-    let row = |out: &mut String, label: &str, v: &str| {
-        if !v.is_empty() {
-            // `{label:<10}`, without the formatter: labels are ASCII.
-            out.push_str("  ");
-            out.push_str(label);
-            out.extend(std::iter::repeat_n(
-                ' ',
-                11usize.saturating_sub(label.len()).max(1),
-            ));
-            push_fitted(out, &clean(v), room(66));
-            out.push('\n');
-        }
-    };
-    let none = Default::default();
-    let id: &crate::check::Identity = r.identity.as_ref().unwrap_or(&none);
-    let joined = |v: &mut String, parts: &[Option<&str>]| {
-        v.clear();
-        for p in parts.iter().flatten() {
-            if !v.is_empty() {
-                v.push(' ');
-            }
-            v.push_str(p);
-        }
-    };
-    joined(
-        &mut v,
-        &[
-            id.tool.as_deref(),
-            id.tool_version.as_deref(),
-            id.command.as_deref(),
-        ],
-    );
-    row(&mut out, "tool", &v);
-    joined(
-        &mut v,
-        &[id.schema_name.as_deref(), id.schema_version.as_deref()],
-    );
-    if let Some(aoi) = &id.aoi_version {
-        if !v.is_empty() {
-            v.push(' ');
-        }
-        v.push_str("(aoi ");
-        v.push_str(aoi);
-        v.push(')');
-    }
-    row(&mut out, "schema", &v);
-    if !r.protocol.is_default() {
-        row(&mut out, "protocol", r.protocol.name());
-    }
-    v.clear();
-    push_number(&mut v, st.lines);
-    v.push_str(" (");
-    push_bytes(&mut v, st.bytes);
-    v.push_str("), ");
-    if !r.uses_seq {
-        v.push_str("no seq: cuts in the middle cannot be seen");
-    } else if r.missing == 0 && r.repeats == 0 {
-        v.push_str("seq complete");
-    } else {
-        v.push_str(&plural(r.missing, "event"));
-        v.push_str(" missing");
-        if r.repeats > 0 {
-            let _ = write!(v, ", {} repeated", r.repeats);
-        }
-    }
-    row(&mut out, "lines", &v);
-    let list = |v: &mut String, m: &[(&str, u64)]| {
-        v.clear();
-        for (i, (k, n)) in m.iter().enumerate() {
-            if i > 0 {
-                v.push_str(", ");
-            }
-            v.push_str(k);
-            v.push(' ');
-            push_number(v, *n);
-        }
-    };
-    list(&mut v, st.domain);
-    row(&mut out, "domain", &v);
-    list(&mut v, st.framework);
-    row(&mut out, "framework", &v);
-    for (label, ps) in [("warnings", st.warnings), ("errors", st.errors)] {
-        for (i, p) in ps.iter().enumerate() {
-            v.clear();
-            let _ = write!(
-                v,
-                "{}/{} x{} \"{}\" (line {})",
-                p.category, p.code, p.count, p.first_message, p.first_line
-            );
-            row(&mut out, if i == 0 { label } else { "" }, &v);
-        }
-    }
-    v.clear();
-    push_outcome(&mut v, st.outcome);
-    row(&mut out, "outcome", &v);
-    if r.verdict != Verdict::Pass {
-        row(&mut out, "verdict", &r.message);
-    }
-    out.push('\n');
-    out
-}
-
-/// How a run said it ended, as its summary block and its page row say it.
-pub fn push_outcome(v: &mut String, outcome: Option<&Ending>) {
-    use std::fmt::Write as _;
-    match outcome {
-        Some(o) => {
-            match o.ok {
-                Some(true) => v.push_str("ok"),
-                Some(false) => {
-                    let why = o.reason.as_deref().unwrap_or("no reason");
-                    let _ = write!(v, "not ok ({why})");
-                }
-                None => v.push_str("ok missing"),
-            }
-            if o.partial == Some(true) {
-                v.push_str(", partial");
-            }
-            if o.truncated == Some(true) {
-                v.push_str(match o.next_cursor {
-                    true => ", truncated, more with cursor",
-                    false => ", truncated",
-                });
-            }
-            if let Some(ms) = o.elapsed_ms {
-                let _ = write!(v, ", {ms} ms");
-            }
-        }
-        None => v.push_str("no aoi:summary"),
-    }
-}
-
-/// `27 bytes`, `5.1 KiB`, `3.0 MiB`: a size as `{:.1}` would show it.
-fn push_bytes(out: &mut String, n: u64) {
-    use std::fmt::Write as _;
-    match n {
-        0..1024 => {
-            push_number(out, n);
-            out.push_str(if n == 1 { " byte" } else { " bytes" });
-        }
-        1024..1_048_576 => {
-            // n / 1024 to one decimal, as `{:.1}` rounds it (half to
-            // even: n / 1024 is exact in binary, so a tie is a true tie).
-            let scaled = n * 10;
-            let (mut tenths, rest) = (scaled / 1024, scaled % 1024);
-            if rest > 512 || (rest == 512 && tenths % 2 == 1) {
-                tenths += 1;
-            }
-            push_number(out, tenths / 10);
-            out.push('.');
-            push_number(out, tenths % 10);
-            out.push_str(" KiB");
-        }
-        _ => {
-            let _ = write!(out, "{:.1} MiB", n as f64 / 1_048_576.0);
-        }
-    }
-}
-
-/// `s` into `out`, cut to `width` characters when there is one (see
-/// `fit`).
-fn push_fitted(out: &mut String, s: &str, width: Option<usize>) {
-    match width {
-        Some(w) => out.push_str(&fit(s, w)),
-        None => out.push_str(s),
-    }
-}
-
-/// Cut to `width` characters, with an ellipsis.
-fn fit(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        return s.to_string();
-    }
-    let mut t: String = s.chars().take(width - 1).collect();
-    t.push('…');
-    t
-}
-
-/// The human block of a run: `ok` says whether its accounting balances,
-/// `verdict` is the checker's.
-/// What reconcile says of a run: whether its accounting balances
-/// (`ok`), and the checker's verdict.
-pub fn reconciled_word(ok: bool, verdict: Verdict) -> &'static str {
-    // RECONCILED is said only of a run that passed (docs/contract.md §3.3): an
-    // accounting that balances on a failed or broken run is not a
-    // clean bill.
-    match (ok, verdict) {
-        (false, _) => "INCOMPLETE",
-        (true, Verdict::Pass) => "RECONCILED",
-        (true, Verdict::Failed) => "ACCOUNTED FOR, FAILED",
-        (true, Verdict::Retryable) => "ACCOUNTED FOR, RETRYABLE",
-        (true, Verdict::Nonconforming) => "ACCOUNTED FOR, NOT CONFORMING",
-    }
-}
-
-fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: Verdict) -> String {
-    use std::fmt::Write as _;
-    // Written into one string, with no string made per line of it: this
-    // is the work each run's block costs, ten thousand times over
-    // (docs/contract.md §8.2). (Writes to a String cannot fail.)
-    let s = a.summary;
-    let word = reconciled_word(ok, verdict);
-    let mut t = String::with_capacity(512);
-    t.push_str(who);
-    t.push_str(" (");
-    t.push_str(&clean(file));
-    t.push(':');
-    push_number(&mut t, a.first_line);
-    t.push_str(")  ");
-    t.push_str(word);
-    t.push('\n');
-    if a.seq.started() {
-        let n = a.space();
-        // `{:<6}`: the last seq, padded to six columns.
-        t.push_str("  seq 0..");
-        let at = t.len();
-        let _ = write!(t, "{}", n.saturating_sub(1));
-        t.extend(std::iter::repeat_n(
-            ' ',
-            7usize.saturating_sub(t.len() - at).max(1),
-        ));
-        a.push_bar(&mut t, super::reconcile::BAR_CELLS);
-        t.push_str("  ");
-        let _ = write!(t, "{} of {n} present", a.present_count());
-        t.push('\n');
-        t.push_str("  present    ");
-        push_fitted_ranges(&mut t, &a.present());
-        t.push('\n');
-        for g in a.gaps {
-            t.push_str("  missing    ");
-            push_range(&mut t, g.from, g.to);
-            let _ = write!(t, " ({}) after line {}", g.count(), g.after_line);
-            if let Some((claims, at)) = g.marker {
-                let verdict = if claims == g.count() {
-                    "agrees"
-                } else {
-                    "disagrees"
-                };
-                let _ = write!(t, "; marker at line {at} claims {claims}: {verdict}");
-            }
-            t.push('\n');
-        }
-        if a.gaps_unlisted > 0 {
-            let _ = writeln!(t, "  missing    {} more ranges not listed", a.gaps_unlisted);
-        }
-        if a.repeats + a.reorders > 0 {
-            let _ = writeln!(
-                t,
-                "  order      {} repeated, {} reordered",
-                a.repeats, a.reorders
-            );
-        }
-    } else {
-        t.push_str("  seq        unverifiable: no seq, so what is missing cannot be known\n");
-    }
-    t.push_str("  lines      ");
-    push_number(&mut t, a.lines);
-    t.push_str(" received, event_count ");
-    push_claimed(&mut t, s.and_then(|s| s.event_count));
-    t.push('\n');
-    if a.protocol.counts_every_line()
-        && let Some(s) = s
-    {
-        // 0.2's count is every line of the run, meta and summary too.
-        push_counts(&mut t, s, a, (a.lines, " lines"));
-    } else if a.protocol.runs_by_position() {
-        let _ = writeln!(
-            t,
-            "  protocol   {}: no counts to reconcile",
-            a.protocol.name()
-        );
-    } else if let Some(s) = s {
-        push_counts(&mut t, s, a, (a.domain, " seen"));
-    } else {
-        t.push_str("  counts     no aoi:summary to reconcile with\n");
-    }
-    if a.other_lines > 0 {
-        let _ = writeln!(
-            t,
-            "  text       {} not JSON (counted, not judged)",
-            plural(a.other_lines, "line")
-        );
-    }
-    for note in a.marker_notes {
-        let _ = writeln!(t, "  marker     {note}");
-    }
-    if let Some((claims, at)) = a.marker {
-        let _ = writeln!(
-            t,
-            "  marker     the marker at line {at} claims {claims} lines, but no event followed it"
-        );
-    }
-    t.push('\n');
-    t
-}
-
-/// `  counts     count C vs N<what>; warnings C vs W; errors C vs E`:
-/// what the summary claims against what was counted (`count`'s side is
-/// `counted`, with what it counts), a claim left out said `none`.
-fn push_counts(t: &mut String, s: &Counters, a: &Account<'_>, counted: (u64, &str)) {
-    let versus = |t: &mut String, label: &str, claimed: Option<u64>, seen: u64| {
-        t.push_str(label);
-        push_claimed(t, claimed);
-        t.push_str(" vs ");
-        push_number(t, seen);
-    };
-    versus(t, "  counts     count ", s.count, counted.0);
-    t.push_str(counted.1);
-    versus(t, "; warnings ", s.warning_count, a.warnings);
-    versus(t, "; errors ", s.error_count, a.errors);
-    t.push('\n');
-}
-
-/// A count a summary claims, or `none`, at the end of `t`.
-fn push_claimed(t: &mut String, claimed: Option<u64>) {
-    match claimed {
-        Some(n) => push_number(t, n),
-        None => t.push_str("none"),
-    }
-}
-
-/// Ranges, comma-separated, as many as fit in 66 bytes; the rest said as
-/// "(+N more)".
-fn push_fitted_ranges(t: &mut String, ranges: &[(u64, u64)]) {
-    use std::fmt::Write as _;
-    let start = t.len();
-    for (i, &(a, b)) in ranges.iter().enumerate() {
-        let before = t.len();
-        if i > 0 {
-            t.push_str(", ");
-        }
-        let at = t.len();
-        push_range(t, a, b);
-        let left = ranges.len() - i;
-        // " (+N more)": 9 bytes and N's digits.
-        let more = 9 + left.checked_ilog10().map_or(1, |d| d as usize + 1);
-        if (before - start) + (t.len() - at) + 2 + more > 66 && left > 1 {
-            t.truncate(before);
-            let _ = write!(t, " (+{left} more)");
-            return;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::printer::tests::{at, gap};
+    use crate::output::style::{Format, Style};
 
-    /// The block's numbers are made by hand: each must read as the
-    /// formatter would write it, rounding included.
+    /// At a terminal without `--limit`, an input's findings past its cap
+    /// are counted, and the count is said before its run's verdict
+    /// (docs/contract.md §3.4).
     #[test]
-    fn sizes_and_numbers_read_as_the_formatter_writes_them() {
-        let old = |n: u64| match n {
-            0..1024 => plural(n, "byte"),
-            1024..1_048_576 => format!("{:.1} KiB", n as f64 / 1024.0),
-            _ => format!("{:.1} MiB", n as f64 / 1_048_576.0),
-        };
-        let sizes = (0..1_050_000).chain([u64::MAX, 5 << 40, 1_572_864]);
-        for n in sizes {
-            let mut s = String::new();
-            push_bytes(&mut s, n);
-            assert_eq!(s, old(n), "{n} bytes");
+    fn findings_past_the_cap_are_counted_before_the_verdict() {
+        let mut style = Style::plain(Format::Human);
+        style.per_input = Some(2);
+        let at = at("verify", "a.jsonl", &style);
+        let mut human = Human::new(Vec::new());
+        for line in 2..6 {
+            human.finding(&at, &gap(line)).unwrap();
         }
-        for n in [0, 1, 9, 10, 99, 1000, 4_294_967_296, u64::MAX] {
-            let mut s = String::new();
-            push_number(&mut s, n);
-            assert_eq!(s, n.to_string());
-        }
+        let failed = RunVerdict::sample(Some("r1"), Verdict::Nonconforming, "lines were lost");
+        human.run(&at, &failed, None).unwrap();
+        let text = String::from_utf8(human.out).unwrap();
+        assert_eq!(
+            text,
+            "a.jsonl:2: error[seq.gap]: seq jumped from 1 to 3 (run r1)\n\
+             a.jsonl:3: error[seq.gap]: seq jumped from 1 to 3 (run r1)\n\
+             a.jsonl: and 2 more findings (--limit 0 shows all)\n\
+             a.jsonl: NOT CONFORMING: run r1: lines were lost\n"
+        );
+    }
+
+    /// `--failures-only` shows no finding that never fails a run, and
+    /// no passing run.
+    #[test]
+    fn failures_only_leaves_out_warnings_and_passes() {
+        let mut style = Style::plain(Format::Human);
+        style.failures_only = true;
+        let at = at("verify", "a.jsonl", &style);
+        let mut human = Human::new(Vec::new());
+        let mut warning = gap(2);
+        warning.severity = Severity::Warning;
+        assert!(!human.shows(&at, &warning));
+        assert!(human.shows(&at, &gap(2)));
+        let passed = RunVerdict::sample(Some("r1"), Verdict::Pass, "summary ok");
+        human.run(&at, &passed, None).unwrap();
+        assert!(human.out.is_empty());
     }
 }

@@ -9,12 +9,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use super::identity::{AOI_VERSION, SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
-use super::printer::{At, Check, Ended, Printer, Reconciled, Summarized};
-use super::reconcile::{Account, Counters};
+use super::printer::{At, Carries, Ended, Item, Local, Printer};
 use super::style::{Format, Style};
-use super::summary::RunSummary;
 use crate::check::rules::Severity;
-use crate::check::{self, RunVerdict, Tally, Verdict};
+use crate::check::{self, RunVerdict, Tally};
 use crate::exit::{self, Exit};
 use crate::text::{one_line, plural};
 
@@ -39,15 +37,7 @@ pub fn failure_of(exit: Exit) -> (&'static str, &'static str) {
 /// (filter, strip-envelope, verify --relay), and stdout is the data a
 /// downstream reads.
 pub fn error_stream(command: &str, err: &exit::Error, on_stderr: bool) -> io::Result<()> {
-    let style = Style {
-        format: Format::Jsonl,
-        quiet: false,
-        quiet_pass: false,
-        failures_only: false,
-        color: false,
-        limit: None,
-        per_input: None,
-    };
+    let style = Style::plain(Format::Jsonl);
     let at = At {
         command,
         file: "",
@@ -58,16 +48,23 @@ pub fn error_stream(command: &str, err: &exit::Error, on_stderr: bool) -> io::Re
     };
     let exit = err.exit();
     let (category, code) = failure_of(exit);
-    let mut out: Box<dyn Write> = if on_stderr {
+    let out: Box<dyn Write> = if on_stderr {
         Box::new(io::stderr())
     } else {
         Box::new(io::stdout())
     };
-    let mut jsonl = Jsonl::default();
-    jsonl.begin(&mut out, &at)?;
-    jsonl.local_error(&mut out, &at, category, code, &err.to_string())?;
-    jsonl.end(&mut out, &at, exit, &Tally::default())?;
-    out.flush()
+    let mut jsonl = Jsonl::new(out);
+    jsonl.begin(&at)?;
+    let message = err.to_string();
+    let error = Local {
+        warning: false,
+        category,
+        code,
+        message: &message,
+    };
+    jsonl.local(&at, &error)?;
+    jsonl.end(&at, exit, &Tally::default())?;
+    jsonl.flush()
 }
 
 /// aoitap as an AOI producer (docs/contract.md §5.1): one `aoi:meta` first, `seq`
@@ -75,7 +72,8 @@ pub fn error_stream(command: &str, err: &exit::Error, on_stderr: bool) -> io::Re
 /// `event_count`, the identity triple at both ends, `upstream` for what
 /// it read and `caused_by` when failing because of it (spec §13.1).
 /// Upstream `aoi:error`/`aoi:warning` are counted, never forwarded.
-pub struct Jsonl {
+pub struct Jsonl<W> {
+    out: W,
     run_id: String,
     seq: u64,
     /// Domain events written: the summary's `count`.
@@ -85,9 +83,10 @@ pub struct Jsonl {
     warnings: u64,
 }
 
-impl Default for Jsonl {
-    fn default() -> Jsonl {
+impl<W: Write> Jsonl<W> {
+    pub fn new(out: W) -> Jsonl<W> {
         Jsonl {
+            out,
             run_id: ulid(),
             seq: 0,
             domain: 0,
@@ -95,33 +94,19 @@ impl Default for Jsonl {
             warnings: 0,
         }
     }
-}
 
-impl Jsonl {
     /// Write one event of aoitap's own stream, envelope filled in; `file`
     /// for events about an input.
-    fn event<T: Serialize>(
-        &mut self,
-        out: &mut dyn Write,
-        ty: &str,
-        file: Option<&str>,
-        body: T,
-    ) -> io::Result<()> {
+    fn event<T: Serialize>(&mut self, ty: &str, file: Option<&str>, body: T) -> io::Result<()> {
         let body = serde_json::to_vec(&body).map_err(io::Error::other)?;
-        self.line(out, ty, file, &body)
+        self.line(ty, file, &body)
     }
 
     /// The one writer of a line: the envelope, then `body`'s fields (one
     /// JSON object's bytes) in the same object, as `#[serde(flatten)]`
     /// would put them; a command's own events come as bytes, through a
     /// `dyn Printer`.
-    fn line(
-        &mut self,
-        out: &mut dyn Write,
-        ty: &str,
-        file: Option<&str>,
-        body: &[u8],
-    ) -> io::Result<()> {
+    fn line(&mut self, ty: &str, file: Option<&str>, body: &[u8]) -> io::Result<()> {
         let head = Head {
             ty,
             aoi: Envelope {
@@ -133,109 +118,92 @@ impl Jsonl {
         let mut buf = Vec::with_capacity(64 + body.len());
         splice(&mut buf, &head, body)?;
         self.seq += 1;
-        out.write_all(&buf)
+        self.out.write_all(&buf)
     }
 
     /// A domain event: counted in the summary's `count`.
-    fn domain<T: Serialize>(
+    pub(super) fn domain<T: Serialize>(
         &mut self,
-        out: &mut dyn Write,
         ty: &str,
         file: Option<&str>,
         body: T,
     ) -> io::Result<()> {
         self.domain += 1;
-        self.event(out, ty, file, body)
+        self.event(ty, file, body)
     }
 
     /// aoitap's own `aoi:error`, about the process (spec §9.2).
-    fn error(
-        &mut self,
-        out: &mut dyn Write,
-        category: &str,
-        code: &str,
-        message: &str,
-        retryable: bool,
-    ) -> io::Result<()> {
+    fn error(&mut self, l: &Local<'_>, retryable: bool) -> io::Result<()> {
         self.errors += 1;
         let error = Error {
-            category,
-            code,
-            message: &one_line(message),
+            category: l.category,
+            code: l.code,
+            message: &one_line(l.message),
             retryable,
             scope: "process",
         };
-        self.event(out, "aoi:error", None, error)
+        self.event("aoi:error", None, error)
+    }
+
+    /// `run`: how one attempt ended.
+    fn attempt(&mut self, at: &At<'_>, e: &Ended<'_>) -> io::Result<()> {
+        let a = e.attempt;
+        let attempt = Attempt {
+            command: a.command,
+            attempt: a.attempt,
+            attempts: a.attempts,
+            exit_status: a.exit_status,
+            signal: a.signal,
+            timed_out: a.timed_out,
+            cancelled: a.cancelled,
+            elapsed_ms: a.elapsed_ms,
+            exit: a.exit.code(),
+            retry_in_ms: a.retry_in_ms,
+            message: &one_line(e.message),
+        };
+        self.domain("attempt", Some(at.file), attempt)
     }
 }
 
-impl Printer for Jsonl {
-    fn begin(&mut self, out: &mut dyn Write, at: &At<'_>) -> io::Result<()> {
+impl<W: Write> Printer for Jsonl<W> {
+    fn carries(&self) -> Carries {
+        Carries {
+            events: true,
+            errors: true,
+            warnings: true,
+            ..Carries::default()
+        }
+    }
+
+    fn begin(&mut self, at: &At<'_>) -> io::Result<()> {
         let meta = Meta {
             identity: IDENTITY,
             command: at.command,
         };
-        self.event(out, "aoi:meta", None, meta)?;
+        self.event("aoi:meta", None, meta)?;
         // Out at once: a reader can tell "started" from "wedged" (§13.1).
-        out.flush()
+        self.out.flush()
     }
 
-    fn takes_events(&self) -> bool {
-        true
-    }
-
-    fn event(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        ty: &str,
-        about_file: bool,
-        body: &[u8],
-    ) -> io::Result<()> {
+    fn event(&mut self, at: &At<'_>, ty: &str, about_file: bool, body: &[u8]) -> io::Result<()> {
         self.domain += 1;
-        self.line(out, ty, about_file.then_some(at.file), body)
+        self.line(ty, about_file.then_some(at.file), body)
     }
 
-    fn carries_errors(&self) -> bool {
-        true
-    }
-
-    fn local_error(
-        &mut self,
-        out: &mut dyn Write,
-        _at: &At<'_>,
-        category: &str,
-        code: &str,
-        message: &str,
-    ) -> io::Result<()> {
-        self.error(out, category, code, message, false)
-    }
-
-    fn local_warning(
-        &mut self,
-        out: &mut dyn Write,
-        category: &str,
-        code: &str,
-        message: &str,
-    ) -> io::Result<bool> {
+    fn local(&mut self, _at: &At<'_>, l: &Local<'_>) -> io::Result<()> {
+        if !l.warning {
+            return self.error(l, false);
+        }
         self.warnings += 1;
         let warning = Warning {
-            category,
-            code,
-            message,
+            category: l.category,
+            code: l.code,
+            message: l.message,
         };
-        self.event(out, "aoi:warning", None, warning)?;
-        Ok(true)
+        self.event("aoi:warning", None, warning)
     }
 
-    /// A local, retryable `aoi:error`, so a second `aoitap verify` of the
-    /// report finds the same 75 (docs/contract.md §3.3; spec §9.2: `timeout` is
-    /// retryable).
-    fn timed_out(&mut self, out: &mut dyn Write, message: &str) -> io::Result<()> {
-        self.error(out, "timeout", "TIMEOUT", message, true)
-    }
-
-    fn finding(&mut self, out: &mut dyn Write, at: &At<'_>, f: &check::Finding) -> io::Result<()> {
+    fn finding(&mut self, at: &At<'_>, f: &check::Finding) -> io::Result<()> {
         let place = f.place.as_deref();
         let finding = Finding {
             rule: f.rule.id(),
@@ -253,32 +221,20 @@ impl Printer for Jsonl {
             schema_path: place.map(|p| p.schema_path.as_str()),
             message: &f.message,
         };
-        self.domain(out, "finding", None, finding)
+        self.domain("finding", None, finding)
     }
 
-    fn open_run(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        run: &check::OpenRun,
-        text: &str,
-    ) -> io::Result<()> {
+    fn open_run(&mut self, at: &At<'_>, run: &check::OpenRun, text: &str) -> io::Result<()> {
         let open = OpenRun {
             run: run.name.as_deref(),
             first_line: run.first_line,
             lines: run.lines,
             message: text.trim_end(),
         };
-        self.domain(out, "open_run", Some(at.file), open)
+        self.domain("open_run", Some(at.file), open)
     }
 
-    fn run(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        r: &RunVerdict,
-        path: Option<&str>,
-    ) -> io::Result<()> {
+    fn run(&mut self, at: &At<'_>, r: &RunVerdict, path: Option<&str>) -> io::Result<()> {
         let run = Run {
             run: r.run.as_deref(),
             path,
@@ -295,58 +251,33 @@ impl Printer for Jsonl {
                 .and_then(|c| c.retry_after_ms),
             message: &r.message,
         };
-        self.domain(out, "run", Some(at.file), run)
+        self.domain("run", Some(at.file), run)
     }
 
-    /// aoi:check is a framework event: the summary's count stays that of
-    /// domain events (0), as spec §19.3's doctor has it.
-    fn check(&mut self, out: &mut dyn Write, _at: &At<'_>, c: &Check<'_>) -> io::Result<()> {
-        self.event(out, "aoi:check", None, c)
-    }
-
-    fn attempt(&mut self, out: &mut dyn Write, at: &At<'_>, e: &Ended<'_>) -> io::Result<()> {
-        let a = e.attempt;
-        let attempt = Attempt {
-            command: a.command,
-            attempt: a.attempt,
-            attempts: a.attempts,
-            exit_status: a.exit_status,
-            signal: a.signal,
-            timed_out: a.timed_out,
-            cancelled: a.cancelled,
-            elapsed_ms: a.elapsed_ms,
-            exit: a.exit.code(),
-            retry_in_ms: a.retry_in_ms,
-            message: &one_line(e.message),
-        };
-        self.domain(out, "attempt", Some(at.file), attempt)
-    }
-
-    fn summarized(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        s: &Summarized<'_>,
-    ) -> io::Result<()> {
-        let summary = RunSummary::of(None, s.run, s.counted);
-        self.domain(out, "run_summary", Some(at.file), summary)
-    }
-
-    fn reconciled(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        r: &Reconciled<'_>,
-    ) -> io::Result<()> {
-        for gap in gap_events(r.account, r.name) {
-            self.domain(out, "gap", Some(at.file), gap)?;
+    fn item(&mut self, at: &At<'_>, item: Item<'_>) -> io::Result<()> {
+        match item {
+            // aoi:check is a framework event: the summary's count stays
+            // that of domain events (0), as spec §19.3's doctor has it.
+            Item::Check(c) => self.event("aoi:check", None, c),
+            Item::Attempt(e) => self.attempt(at, e),
+            // A local, retryable `aoi:error`, so a second `aoitap verify`
+            // of the report finds the same 75 (docs/contract.md §3.3;
+            // spec §9.2: `timeout` is retryable).
+            Item::TimedOut(message) => {
+                let timeout = Local {
+                    warning: false,
+                    category: "timeout",
+                    code: "TIMEOUT",
+                    message,
+                };
+                self.error(&timeout, true)
+            }
+            Item::Hold | Item::Release(_) => Ok(()),
         }
-        let run = run_event(r.account, r.name, r.verdict);
-        self.domain(out, "run", Some(at.file), run)
     }
 
     /// The terminal `aoi:summary`, whose `ok` is the exit status being 0.
-    fn end(&mut self, out: &mut dyn Write, at: &At<'_>, exit: Exit, t: &Tally) -> io::Result<()> {
+    fn end(&mut self, at: &At<'_>, exit: Exit, t: &Tally) -> io::Result<()> {
         let ok = exit == Exit::Pass;
         if !ok && exit == Exit::Nonconforming && self.errors == 0 {
             let n = t.findings[Severity::Error as usize];
@@ -358,7 +289,13 @@ impl Printer for Jsonl {
             } else {
                 "the input is incomplete or does not reconcile".to_string()
             };
-            self.local_error(out, at, "validation", "STREAM_NONCONFORMING", &msg)?;
+            let error = Local {
+                warning: false,
+                category: "validation",
+                code: "STREAM_NONCONFORMING",
+                message: &msg,
+            };
+            self.error(&error, false)?;
         }
         let reason = (!ok).then(|| {
             let cancelled = exit.cancelled();
@@ -413,7 +350,11 @@ impl Printer for Jsonl {
             }),
             identity: IDENTITY,
         };
-        self.event(out, "aoi:summary", None, summary)
+        self.event("aoi:summary", None, summary)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
     }
 }
 
@@ -664,85 +605,6 @@ pub fn ulid() -> String {
         .collect()
 }
 
-/// A run's `gap` events, one per listed gap.
-fn gap_events<'a>(a: &'a Account<'_>, run: Option<&'a str>) -> impl Iterator<Item = GapEvent<'a>> {
-    a.gaps.iter().map(move |g| GapEvent {
-        run,
-        from_seq: g.from,
-        to_seq: g.to,
-        missing_count: g.count(),
-        after_line_number: g.after_line,
-        marker_claims: g.marker.map(|(claims, _)| claims),
-    })
-}
-
-/// A run's `run` event.
-fn run_event<'a>(a: &'a Account<'_>, run: Option<&'a str>, verdict: Verdict) -> RunEvent<'a> {
-    let claimed = |f: fn(&Counters) -> Option<u64>| a.summary.and_then(f);
-    RunEvent {
-        run,
-        first_line: a.first_line,
-        lines: a.lines,
-        verdict: verdict.name(),
-        present: a.present(),
-        missing_count: a.missing,
-        gaps_not_listed: a.gaps_unlisted,
-        repeats: a.repeats,
-        reorders: a.reorders,
-        text_lines: a.other_lines,
-        seen_domain: a.domain,
-        seen_warnings: a.warnings,
-        seen_errors: a.errors,
-        event_count: claimed(|c| c.event_count),
-        count: claimed(|c| c.count),
-        warning_count: claimed(|c| c.warning_count),
-        error_count: claimed(|c| c.error_count),
-        marker_notes: a.marker_notes,
-    }
-}
-
-/// `gap`: seqs a run lacks.
-#[derive(Serialize)]
-struct GapEvent<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    run: Option<&'a str>,
-    from_seq: u64,
-    to_seq: u64,
-    missing_count: u64,
-    after_line_number: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    marker_claims: Option<u64>,
-}
-
-/// reconcile's `run`: every event of a run accounted for.
-#[derive(Serialize)]
-struct RunEvent<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    run: Option<&'a str>,
-    first_line: u64,
-    lines: u64,
-    verdict: &'a str,
-    /// Present seqs as `[from, to]` ranges.
-    present: Vec<(u64, u64)>,
-    missing_count: u64,
-    gaps_not_listed: u64,
-    repeats: u64,
-    reorders: u64,
-    text_lines: u64,
-    seen_domain: u64,
-    seen_warnings: u64,
-    seen_errors: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    event_count: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    count: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    warning_count: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error_count: Option<u64>,
-    marker_notes: &'a [String],
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -756,5 +618,55 @@ mod tests {
                 .all(|c| b"0123456789ABCDEFGHJKMNPQRSTVWXYZ".contains(&c))
         );
         assert_ne!(a, b);
+    }
+
+    /// aoitap's own stream: `aoi:meta` first, one run, `seq` from 0
+    /// without a gap, and a terminal summary that counts its events,
+    /// its domain events and its own errors (docs/contract.md §5.1).
+    #[test]
+    fn the_stream_is_whole_and_its_summary_counts_it() {
+        use crate::check::Verdict;
+        use crate::output::printer::tests::{at, gap};
+        let style = Style::plain(Format::Jsonl);
+        let at = at("verify", "a.jsonl", &style);
+        let mut jsonl = Jsonl::new(Vec::new());
+        jsonl.begin(&at).unwrap();
+        jsonl.finding(&at, &gap(2)).unwrap();
+        let run = RunVerdict::sample(Some("r1"), Verdict::Nonconforming, "lines were lost");
+        jsonl.run(&at, &run, None).unwrap();
+        let cut = Local {
+            warning: false,
+            category: "io",
+            code: "IO_FAILED",
+            message: "read\nfailed",
+        };
+        jsonl.local(&at, &cut).unwrap();
+        jsonl
+            .end(&at, Exit::Nonconforming, &Tally::default())
+            .unwrap();
+        let lines: Vec<serde_json::Value> = jsonl
+            .out
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .collect();
+        let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+        assert_eq!(
+            types,
+            ["aoi:meta", "finding", "run", "aoi:error", "aoi:summary"]
+        );
+        for (i, l) in lines.iter().enumerate() {
+            assert_eq!(l["aoi"]["seq"], i as u64);
+            assert_eq!(l["aoi"]["run"], lines[0]["aoi"]["run"]);
+        }
+        assert_eq!(
+            lines[3]["message"], "read\\nfailed",
+            "its break shown, on one line"
+        );
+        let summary = &lines[4];
+        assert_eq!(summary["ok"], false);
+        assert_eq!(summary["event_count"], 5);
+        assert_eq!(summary["count"], 2);
+        assert_eq!(summary["error_count"], 1, "its own error, no second");
     }
 }

@@ -1,12 +1,15 @@
 //! The report writer. The `Emitter` keeps what every format shares: the
 //! input's name, `--limit` and what it left out, the command's own result
-//! words, and where the bytes go; it holds one `Printer` (`printer.rs`),
-//! chosen once from the style, which says each part of the report its
-//! format's way: `human.rs` (colour: `style.rs`), `jsonl.rs` (aoitap's own
-//! AOI stream, docs/contract.md §5.1), `json.rs` (summarize's one document), `tap.rs`,
-//! and what CI systems read (docs/contract.md §5.2): `junit/`, `sarif.rs`,
-//! `github.rs`. It writes; it decides nothing: the exit status is made
-//! from `check::Tally`, which the writer only reads for the summary.
+//! words; it holds one printer, chosen once from the style, which owns
+//! the writer and says each part of the report its format's way: the
+//! stream every command writes (`printer.rs`): `human.rs` (colour:
+//! `style.rs`), `jsonl.rs` (aoitap's own AOI stream, docs/contract.md
+//! §5.1), `tap.rs`, and what CI systems read (docs/contract.md §5.2):
+//! `junit/`, `sarif.rs`, `github.rs`; and summarize's and reconcile's
+//! block per run (`table.rs`: human, jsonl, summarize's one JSON document
+//! and the HTML page in `table/`). It writes; it decides nothing: the
+//! exit status is made from `check::Tally`, which the writer only reads
+//! for the summary.
 
 use std::io::{self, Write};
 
@@ -16,25 +19,24 @@ use crate::check::{Finding, OpenRun, RunVerdict, Tally, Verdict};
 use crate::exit::Exit;
 use crate::text::{one_line, seconds};
 use github::Github;
-use html::Html;
 use human::Human;
-use json::Json;
 use jsonl::Jsonl;
 use junit::Junit;
-use printer::{At, Ended, Printer, Reconciled, Summarized};
+use printer::{At, Carries, Ended, Item, Local, Printer};
 pub use printer::{Attempt, CallStderr, Check, CheckProperties};
 use reconcile::Account;
 use sarif::Sarif;
 use style::{Format, Style};
 use summary::Counted;
+use table::html::Html;
+use table::json::Json;
+use table::{Reconciled, Summarized, Table};
 use tap::Tap;
 
 pub mod discover;
 mod github;
-mod html;
 pub mod human;
 mod identity;
-mod json;
 pub mod jsonl;
 pub mod junit;
 pub mod printer;
@@ -44,13 +46,18 @@ pub mod relay;
 pub mod sarif;
 pub mod style;
 pub mod summary;
+pub mod table;
 pub mod tap;
 mod words;
 
 pub use identity::{AOI_VERSION, INFORMATION_URI, SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
 
-pub struct Emitter<W: Write> {
-    out: W,
+/// A report's format: its stream and its per-run table, one value.
+pub trait Report: Printer + Table {}
+
+impl<P: Printer + Table> Report for P {}
+
+pub struct Emitter {
     style: Style,
     command: String,
     /// The input being read, as findings name it.
@@ -58,7 +65,9 @@ pub struct Emitter<W: Write> {
     /// Findings written, and those left out because of --limit.
     shown: u64,
     dropped: u64,
-    printer: Box<dyn Printer>,
+    printer: Box<dyn Report>,
+    /// What the printer's format carries.
+    carries: Carries,
     /// The summary's `reason` when it is not the exit's own (`timeout`).
     pub reason: Option<&'static str>,
     /// The human and TAP result line, when the command words its own
@@ -66,11 +75,13 @@ pub struct Emitter<W: Write> {
     pub result: Option<String>,
 }
 
-impl<W: Write> Emitter<W> {
-    pub fn new(out: W, style: Style, command: impl Into<String>) -> Emitter<W> {
+impl Emitter {
+    /// A report in `style` of `command`, written to `out`.
+    pub fn new(out: impl Write + 'static, style: Style, command: impl Into<String>) -> Emitter {
+        let printer = choose(&style, out);
         Emitter {
-            out,
-            printer: choose(&style),
+            carries: printer.carries(),
+            printer,
             style,
             command: command.into(),
             file: String::new(),
@@ -81,8 +92,8 @@ impl<W: Write> Emitter<W> {
         }
     }
 
-    /// The printer, the bytes' way out, and what the printer is told.
-    fn parts(&mut self) -> (&mut dyn Printer, &mut dyn Write, At<'_>) {
+    /// The printer, and what it is told.
+    fn parts(&mut self) -> (&mut dyn Report, At<'_>) {
         let at = At {
             command: &self.command,
             file: &self.file,
@@ -91,76 +102,72 @@ impl<W: Write> Emitter<W> {
             reason: self.reason,
             result: self.result.as_deref(),
         };
-        (self.printer.as_mut(), &mut self.out, at)
+        (self.printer.as_mut(), at)
     }
 
     /// Write a domain event of a command's own, where the printer takes
     /// events.
     pub fn domain<T: Serialize>(&mut self, ty: &str, body: T) -> io::Result<()> {
-        if !self.printer.takes_events() {
+        if !self.carries.events {
             return Ok(());
         }
         let body = serde_json::to_vec(&body).map_err(io::Error::other)?;
-        let (p, out, at) = self.parts();
-        p.event(out, &at, ty, true, &body)
+        let (p, at) = self.parts();
+        p.event(&at, ty, true, &body)
     }
 
     /// Write text for a person, which each printer places its way (or
     /// leaves out).
     pub fn text(&mut self, text: &str) -> io::Result<()> {
-        let (p, out, at) = self.parts();
-        p.text(out, &at, text)
+        let (p, at) = self.parts();
+        p.text(&at, text)
     }
 
     pub fn color(&self) -> bool {
         self.style.color
     }
 
+    /// What the report's format carries: whether `local_error` writes
+    /// into the report rather than on stderr, whether a report that
+    /// failed on I/O is still ended, whether a person reads it.
+    pub fn carries(&self) -> Carries {
+        self.carries
+    }
+
     /// Start the report (an event stream's `aoi:meta`, a document's head).
     pub fn begin(&mut self) -> io::Result<()> {
-        let (p, out, at) = self.parts();
-        p.begin(out, &at)
+        let (p, at) = self.parts();
+        p.begin(&at)
+    }
+
+    /// One of a command's own items (lint's checks, run's attempts), as
+    /// the printer says it.
+    fn item(&mut self, item: Item<'_>) -> io::Result<()> {
+        let (p, at) = self.parts();
+        p.item(&at, item)
     }
 
     /// `run`: the command was stopped at `--timeout`. An event stream
     /// carries it as a local, retryable `aoi:error`, so a second `aoitap
-    /// verify` of the report finds the same 75 (docs/contract.md §3.3; spec §9.2:
-    /// `timeout` is retryable); the text formats say it in the attempt.
+    /// verify` of the report finds the same 75 (docs/contract.md §3.3;
+    /// spec §9.2: `timeout` is retryable); the text formats say it in the
+    /// attempt.
     pub fn timed_out(&mut self, message: &str) -> io::Result<()> {
-        self.printer.timed_out(&mut self.out, message)
-    }
-
-    /// Whether `local_error` writes into the report rather than on
-    /// stderr (every format but a person's and summarize's document).
-    pub fn carries_errors(&self) -> bool {
-        self.printer.carries_errors()
-    }
-
-    /// Whether the findings raised while runs are summarized or
-    /// reconciled reach the printer, which lists each run's (a page).
-    pub fn lists_run_findings(&self) -> bool {
-        self.printer.lists_run_findings()
-    }
-
-    /// Whether a report that failed on I/O is still ended (every format
-    /// but a person's).
-    pub fn ends_after_failure(&self) -> bool {
-        self.printer.ends_after_failure()
-    }
-
-    /// Whether a person reads the report (human, not `-q`), so a progress
-    /// display may be drawn beside it.
-    pub fn for_a_person(&self) -> bool {
-        self.printer.for_a_person()
+        self.item(Item::TimedOut(message))
     }
 
     /// A failure of aoitap itself (unreadable input, I/O): in the report
     /// where the printer carries errors, a message on stderr otherwise.
     pub fn local_error(&mut self, category: &str, code: &str, message: &str) -> io::Result<()> {
-        let carried = self.printer.carries_errors();
-        let (p, out, at) = self.parts();
-        p.local_error(out, &at, category, code, message)?;
-        if !carried {
+        let error = Local {
+            warning: false,
+            category,
+            code,
+            message,
+        };
+        let (p, at) = self.parts();
+        p.local(&at, &error)?;
+        if !self.carries.errors {
             crate::say!("aoitap: {}", one_line(message));
         }
         Ok(())
@@ -172,33 +179,37 @@ impl<W: Write> Emitter<W> {
     /// on stderr otherwise. Never the exit status.
     pub fn local_warning(&mut self, category: &str, code: &str, message: &str) -> io::Result<()> {
         let message = one_line(message);
-        if !self
-            .printer
-            .local_warning(&mut self.out, category, code, &message)?
-        {
+        if !self.carries.warnings {
             crate::say!("aoitap: {message}");
+            return Ok(());
         }
-        Ok(())
+        let warning = Local {
+            warning: true,
+            category,
+            code,
+            message: &message,
+        };
+        let (p, at) = self.parts();
+        p.local(&at, &warning)
     }
 
     /// End the report with the printer's closing words (a result line, a
     /// terminal `aoi:summary` whose `ok` is the exit status being 0).
     pub fn end(&mut self, exit: Exit, tally: &Tally) -> io::Result<()> {
-        let (p, out, at) = self.parts();
-        p.end(out, &at, exit, tally)?;
-        self.out.flush()
+        let (p, at) = self.parts();
+        p.end(&at, exit, tally)?;
+        self.printer.flush()
     }
 
     /// `summarize --output json`: close the one document.
     pub fn close(&mut self) -> io::Result<()> {
-        self.printer.close(&mut self.out)
+        self.printer.close()
     }
 
     /// `lint`: one check's result (an `aoi:check` event, spec §8.3; a
     /// line; a test point), as the printer says it.
     pub fn check(&mut self, c: &Check<'_>) -> io::Result<()> {
-        let (p, out, at) = self.parts();
-        p.check(out, &at, c)
+        self.item(Item::Check(c))
     }
 
     /// `run`: how one attempt of the command ended (docs/contract.md §1.3).
@@ -215,8 +226,7 @@ impl<W: Write> Emitter<W> {
             attempt: a,
             message: &message,
         };
-        let (p, out, at) = self.parts();
-        p.attempt(out, &at, &ended)
+        self.item(Item::Attempt(&ended))
     }
 
     /// `summarize`: one run's block, event or document entry.
@@ -231,8 +241,8 @@ impl<W: Write> Emitter<W> {
             counted,
             width,
         };
-        let (p, out, at) = self.parts();
-        p.summarized(out, &at, &s)
+        let (p, at) = self.parts();
+        p.summarized(&at, &s)
     }
 
     /// `reconcile`: one run's accounting, as a block or as events.
@@ -253,28 +263,29 @@ impl<W: Write> Emitter<W> {
             ok,
             verdict,
         };
-        let (p, out, at) = self.parts();
-        p.reconciled(out, &at, &r)
+        let (p, at) = self.parts();
+        p.reconciled(&at, &r)
     }
 
-    /// TAP: hold the points that follow (see `Tap::hold`).
-    pub fn tap_hold(&mut self) {
-        self.printer.hold();
+    /// `run`: hold the points that follow (TAP's, until the attempt is
+    /// known to be the last).
+    pub fn hold(&mut self) -> io::Result<()> {
+        self.item(Item::Hold)
     }
 
-    /// TAP: write the held points, failures marked `# TODO why`.
-    pub fn tap_release(&mut self, todo: Option<&str>) -> io::Result<()> {
-        self.printer.release(&mut self.out, todo)
+    /// `run`: write the held points, failures marked `# TODO why`.
+    pub fn release(&mut self, todo: Option<&str>) -> io::Result<()> {
+        self.item(Item::Release(todo))
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+        self.printer.flush()
     }
 
     /// A finding, unless --limit has been reached (then only counted).
     pub fn finding(&mut self, f: &Finding) -> io::Result<()> {
         let shows = {
-            let (p, _, at) = self.parts();
+            let (p, at) = self.parts();
             p.shows(&at, f)
         };
         if !shows {
@@ -284,8 +295,8 @@ impl<W: Write> Emitter<W> {
         if !self.admit() {
             return Ok(());
         }
-        let (p, out, at) = self.parts();
-        p.finding(out, &at, f)
+        let (p, at) = self.parts();
+        p.finding(&at, f)
     }
 
     /// Whether `--limit` lets one finding more be written: counted as
@@ -311,35 +322,48 @@ impl<W: Write> Emitter<W> {
     /// A run that reading left open: `text` for a person (a comment in TAP),
     /// an `open_run` event for a program.
     pub fn open_run(&mut self, run: &OpenRun, text: &str) -> io::Result<()> {
-        let (p, out, at) = self.parts();
-        p.open_run(out, &at, run, text)
+        let (p, at) = self.parts();
+        p.open_run(&at, run, text)
     }
 
     /// A run's verdict, and the file that holds its lines (split-by-run).
     pub fn run_at(&mut self, r: &RunVerdict, path: Option<&str>) -> io::Result<()> {
-        let (p, out, at) = self.parts();
-        p.run(out, &at, r, path)
+        let (p, at) = self.parts();
+        p.run(&at, r, path)
     }
 }
 
 /// `-q`: no report at all.
 struct Quiet;
 
-impl Printer for Quiet {}
+impl Printer for Quiet {
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
 
-/// The printer for a report in `style`.
-fn choose(style: &Style) -> Box<dyn Printer> {
+impl Table for Quiet {}
+
+/// The text formats draw no per-run table: summarize and reconcile write
+/// human, jsonl, json and html (`table/`).
+impl<W: Write> Table for Tap<W> {}
+impl<W: Write> Table for Junit<W> {}
+impl<W: Write> Table for Sarif<W> {}
+impl<W: Write> Table for Github<W> {}
+
+/// The printer for a report in `style`, writing to `out`.
+fn choose(style: &Style, out: impl Write + 'static) -> Box<dyn Report> {
     if style.quiet {
         return Box::new(Quiet);
     }
     match style.format {
-        Format::Human => Box::new(Human::default()),
-        Format::Jsonl => Box::new(Jsonl::default()),
-        Format::Json => Box::new(Json::default()),
-        Format::Tap => Box::new(Tap::default()),
-        Format::Junit => Box::new(Junit::default()),
-        Format::Sarif => Box::new(Sarif::default()),
-        Format::Github => Box::new(Github),
-        Format::Html => Box::new(Html::default()),
+        Format::Human => Box::new(Human::new(out)),
+        Format::Jsonl => Box::new(Jsonl::new(out)),
+        Format::Json => Box::new(Json::new(out)),
+        Format::Tap => Box::new(Tap::new(out)),
+        Format::Junit => Box::new(Junit::new(out)),
+        Format::Sarif => Box::new(Sarif::new(out)),
+        Format::Github => Box::new(Github::new(out)),
+        Format::Html => Box::new(Html::new(out)),
     }
 }

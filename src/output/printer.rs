@@ -1,22 +1,23 @@
-//! One printer per report format, chosen once (`choose`): each holds its
-//! own state and says a report's parts its way. The emitter (`mod.rs`)
-//! keeps what every format shares: `--limit`, the input's name, the
-//! command's result words, and where the bytes go. A printer writes; it
-//! decides nothing: which findings count and what the exit status is were
-//! settled before a printer sees them.
+//! One printer per report format, chosen once (`choose`), each owning
+//! its writer and its own state. A printer says a report's parts its
+//! format's way; the emitter (`mod.rs`) keeps what every format shares:
+//! `--limit`, the input's name, the command's result words. A printer
+//! writes; it decides nothing: which findings count and what the exit
+//! status is were settled before a printer sees them.
 //!
+//! Two traits, by what a report is made of: `Printer`, the stream every
+//! command writes (findings, verdicts, a command's own items), and
+//! `Table` (`table.rs`), the block per run of summarize and reconcile.
 //! Every method has a default that writes nothing, so a format says only
 //! what it carries; `-q` is a printer that keeps them all.
 
-use std::io::{self, Write};
+use std::io;
 
-use crate::check::{Finding, OpenRun, RunVerdict, Tally, Verdict};
+use crate::check::{Finding, OpenRun, RunVerdict, Tally};
 use crate::exit::Exit;
 use serde::Serialize;
 
-use crate::output::reconcile::Account;
 use crate::output::style::Style;
-use crate::output::summary::Counted;
 
 /// What the emitter tells a printer with every call.
 pub struct At<'a> {
@@ -43,6 +44,64 @@ impl At<'_> {
     }
 }
 
+/// What a format carries, settled once per format: the emitter asks it
+/// of the value, not of each call.
+#[derive(Clone, Copy, Default)]
+pub struct Carries {
+    /// A command's own events (`domain`).
+    pub events: bool,
+    /// aoitap's own failures, written into the report rather than said
+    /// on stderr.
+    pub errors: bool,
+    /// Its warnings (`--follow` waiting for a name), the same way.
+    pub warnings: bool,
+    /// The findings of summarize's and reconcile's runs, which they
+    /// otherwise only count (a page lists each run's: `Table::run_finding`).
+    pub run_findings: bool,
+    /// A person's report: one that fails on I/O ends with the error on
+    /// stderr, not a result line, and a progress display may be drawn
+    /// beside it (`progress.rs`).
+    pub for_a_person: bool,
+}
+
+impl Carries {
+    /// A log read in order (TAP, GitHub's): aoitap's own failures and
+    /// warnings are said in it, where they happened.
+    pub const LOG: Carries = Carries {
+        events: false,
+        errors: true,
+        warnings: true,
+        run_findings: false,
+        for_a_person: false,
+    };
+}
+
+/// aoitap's own failure or warning, as a report is told it.
+pub struct Local<'a> {
+    /// A warning is something aoitap goes on despite; never the exit
+    /// status.
+    pub warning: bool,
+    pub category: &'a str,
+    pub code: &'a str,
+    pub message: &'a str,
+}
+
+/// What one command says of its own, beside the findings and verdicts
+/// every command has.
+pub enum Item<'a> {
+    /// `lint`: one check's result.
+    Check(&'a Check<'a>),
+    /// `run`: how one attempt ended.
+    Attempt(&'a Ended<'a>),
+    /// `run`: its command was stopped at `--timeout`.
+    TimedOut(&'a str),
+    /// `run`: hold the points that follow, to be released once the
+    /// attempt is known to be the last (TAP's `# TODO`).
+    Hold,
+    /// `run`: write what was held, failures marked `todo`.
+    Release(Option<&'a str>),
+}
+
 /// How `run`'s command ended once, as every format is told it.
 pub struct Ended<'a> {
     pub attempt: &'a Attempt<'a>,
@@ -50,47 +109,28 @@ pub struct Ended<'a> {
     pub message: &'a str,
 }
 
-/// One run's accounting from `reconcile`.
-pub struct Reconciled<'a> {
-    pub account: &'a Account<'a>,
-    /// "run R", or "run from line N".
-    pub who: &'a str,
-    pub name: Option<&'a str>,
-    /// The checker's verdict on the run, when it judged it.
-    pub judged: Option<&'a RunVerdict>,
-    pub ok: bool,
-    pub verdict: Verdict,
-}
-
-/// One run's summary from `summarize`.
-pub struct Summarized<'a> {
-    pub run: &'a RunVerdict,
-    pub counted: &'a Counted<'a>,
-    /// The terminal's width, when it has one.
-    pub width: Option<usize>,
-}
-
+/// The stream of a report, as one format writes it.
 pub trait Printer {
+    /// What this format carries.
+    fn carries(&self) -> Carries {
+        Carries::default()
+    }
+
     /// The report's head (a version line, a document's opening, `aoi:meta`).
-    fn begin(&mut self, _out: &mut dyn Write, _at: &At<'_>) -> io::Result<()> {
+    fn begin(&mut self, _at: &At<'_>) -> io::Result<()> {
         Ok(())
     }
 
     /// Text for a person: written, a comment, or nothing.
-    fn text(&mut self, _out: &mut dyn Write, _at: &At<'_>, _text: &str) -> io::Result<()> {
+    fn text(&mut self, _at: &At<'_>, _text: &str) -> io::Result<()> {
         Ok(())
     }
 
-    /// Whether the format carries a command's own events (`domain`).
-    fn takes_events(&self) -> bool {
-        false
-    }
-
-    /// One of the command's own events: `body` is its fields as one JSON
-    /// object; `about_file` puts the input's name in it.
+    /// One of the command's own events, where `Carries::events`: `body`
+    /// is its fields as one JSON object; `about_file` puts the input's
+    /// name in it.
     fn event(
         &mut self,
-        _out: &mut dyn Write,
         _at: &At<'_>,
         _ty: &str,
         _about_file: bool,
@@ -99,39 +139,10 @@ pub trait Printer {
         Ok(())
     }
 
-    /// Whether a failure of aoitap itself is written into the report,
-    /// rather than said on stderr.
-    fn carries_errors(&self) -> bool {
-        false
-    }
-
-    /// A failure of aoitap itself; called whether or not it is carried
-    /// (a format may count what it does not write).
-    fn local_error(
-        &mut self,
-        _out: &mut dyn Write,
-        _at: &At<'_>,
-        _category: &str,
-        _code: &str,
-        _message: &str,
-    ) -> io::Result<()> {
-        Ok(())
-    }
-
-    /// Something aoitap goes on despite; returns whether it was written
-    /// (else it is said on stderr).
-    fn local_warning(
-        &mut self,
-        _out: &mut dyn Write,
-        _category: &str,
-        _code: &str,
-        _message: &str,
-    ) -> io::Result<bool> {
-        Ok(false)
-    }
-
-    /// `run`'s command was stopped at `--timeout`.
-    fn timed_out(&mut self, _out: &mut dyn Write, _message: &str) -> io::Result<()> {
+    /// aoitap's own failure, given whether or not the format carries it
+    /// (a format may count what it does not write); a warning only where
+    /// `Carries::warnings`.
+    fn local(&mut self, _at: &At<'_>, _local: &Local<'_>) -> io::Result<()> {
         Ok(())
     }
 
@@ -141,111 +152,33 @@ pub trait Printer {
         true
     }
 
-    /// Whether the findings of summarize's and reconcile's runs, which
-    /// they otherwise only count, are given to `run_finding` (a page
-    /// shows each run's with it).
-    fn lists_run_findings(&self) -> bool {
-        false
-    }
-
-    /// A finding of a run summarize or reconcile reports its own way:
-    /// every one is given, `listed` when `--limit` lets it be written out.
-    fn run_finding(&mut self, _f: &Finding, _listed: bool) {}
-
-    fn finding(&mut self, _out: &mut dyn Write, _at: &At<'_>, _f: &Finding) -> io::Result<()> {
+    fn finding(&mut self, _at: &At<'_>, _f: &Finding) -> io::Result<()> {
         Ok(())
     }
 
     /// A run reading left open; `text` says it for a person.
-    fn open_run(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        _run: &OpenRun,
-        text: &str,
-    ) -> io::Result<()> {
-        self.text(out, at, text)
+    fn open_run(&mut self, at: &At<'_>, _run: &OpenRun, text: &str) -> io::Result<()> {
+        self.text(at, text)
     }
 
     /// A run's verdict, and the file that holds its lines (split-by-run).
-    fn run(
-        &mut self,
-        _out: &mut dyn Write,
-        _at: &At<'_>,
-        _r: &RunVerdict,
-        _path: Option<&str>,
-    ) -> io::Result<()> {
+    fn run(&mut self, _at: &At<'_>, _r: &RunVerdict, _path: Option<&str>) -> io::Result<()> {
         Ok(())
     }
 
-    /// `lint`: one check's result.
-    fn check(&mut self, _out: &mut dyn Write, _at: &At<'_>, _c: &Check<'_>) -> io::Result<()> {
-        Ok(())
-    }
-
-    /// `run`: how one attempt ended.
-    fn attempt(&mut self, _out: &mut dyn Write, _at: &At<'_>, _a: &Ended<'_>) -> io::Result<()> {
-        Ok(())
-    }
-
-    /// `summarize`: one run's block.
-    fn summarized(
-        &mut self,
-        _out: &mut dyn Write,
-        _at: &At<'_>,
-        _s: &Summarized<'_>,
-    ) -> io::Result<()> {
-        Ok(())
-    }
-
-    /// `reconcile`: one run's accounting.
-    fn reconciled(
-        &mut self,
-        _out: &mut dyn Write,
-        _at: &At<'_>,
-        _r: &Reconciled<'_>,
-    ) -> io::Result<()> {
-        Ok(())
-    }
-
-    /// `run`: hold the points that follow, to be released once the attempt
-    /// is known to be the last.
-    fn hold(&mut self) {}
-
-    /// `run`: write what was held, failures marked `todo`.
-    fn release(&mut self, _out: &mut dyn Write, _todo: Option<&str>) -> io::Result<()> {
+    /// What one command says of its own: lint's checks, run's attempts.
+    fn item(&mut self, _at: &At<'_>, _item: Item<'_>) -> io::Result<()> {
         Ok(())
     }
 
     /// The report's end: the result line, the document's close, the
     /// terminal `aoi:summary`.
-    fn end(
-        &mut self,
-        _out: &mut dyn Write,
-        _at: &At<'_>,
-        _exit: Exit,
-        _tally: &Tally,
-    ) -> io::Result<()> {
+    fn end(&mut self, _at: &At<'_>, _exit: Exit, _tally: &Tally) -> io::Result<()> {
         Ok(())
     }
 
-    /// `summarize --output json`: the one document's close, after the
-    /// last input.
-    fn close(&mut self, _out: &mut dyn Write) -> io::Result<()> {
-        Ok(())
-    }
-
-    /// Whether a report that failed on I/O still gets its end; a person's
-    /// report then ends with the error on stderr, not a result line.
-    fn ends_after_failure(&self) -> bool {
-        true
-    }
-
-    /// Whether a person reads the report: the one beside which a progress
-    /// display may be drawn (`progress.rs`).
-    fn for_a_person(&self) -> bool {
-        false
-    }
+    /// Out with what the writer holds.
+    fn flush(&mut self) -> io::Result<()>;
 }
 
 /// How one attempt of `run`'s command ended.
@@ -325,6 +258,45 @@ impl CallStderr<'_> {
                 "stderr of {call}: not quoted ({})",
                 why.unwrap_or_default()
             )],
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    //! What the printers' own tests share: a style, what the emitter
+    //! would tell them, and a finding.
+
+    use super::At;
+    use crate::check::Finding;
+    use crate::check::rules::{Rule, Severity};
+    use crate::output::style::Style;
+
+    pub(crate) fn at<'a>(command: &'a str, file: &'a str, style: &'a Style) -> At<'a> {
+        At {
+            command,
+            file,
+            style,
+            dropped: 0,
+            reason: None,
+            result: None,
+        }
+    }
+
+    /// A `seq.gap` error at `line` of run `r1`.
+    pub(crate) fn gap(line: u64) -> Finding {
+        Finding {
+            rule: Rule::SeqGap,
+            severity: Severity::Error,
+            line,
+            run: Some("r1".to_string()),
+            run_line: Some(1),
+            seq: Some(3),
+            message: "seq jumped from 1 to 3".to_string(),
+            column: None,
+            missing: Some((2, 2, 1)),
+            place: None,
+            lost: true,
         }
     }
 }

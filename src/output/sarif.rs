@@ -23,7 +23,7 @@ use std::io::{self, Write};
 use serde_json::{Value, json};
 
 use super::identity::{INFORMATION_URI, TOOL, TOOL_VERSION};
-use super::printer::{At, Printer};
+use super::printer::{At, Local, Printer};
 use super::words::of_run;
 use crate::check::rules::{Rule, Severity};
 use crate::check::{Finding, RunVerdict, Tally, Verdict};
@@ -61,32 +61,25 @@ pub fn verdict_ids() -> impl Iterator<Item = &'static str> {
 /// The key of aoitap's own fingerprint in `partialFingerprints`.
 const FINGERPRINT: &str = "aoitapFinding/v1";
 
-#[derive(Default)]
-pub struct Sarif {
+pub struct Sarif<W> {
+    out: W,
     results: u64,
     /// aoitap's own failures, said on stderr: the invocation did not
     /// execute whole.
     errors: u64,
 }
 
-impl Printer for Sarif {
-    fn begin(&mut self, out: &mut dyn Write, _at: &At<'_>) -> io::Result<()> {
-        self.head(out)
+impl<W: Write> Printer for Sarif<W> {
+    fn begin(&mut self, _at: &At<'_>) -> io::Result<()> {
+        self.head()
     }
 
-    fn local_error(
-        &mut self,
-        _out: &mut dyn Write,
-        _at: &At<'_>,
-        _category: &str,
-        _code: &str,
-        _message: &str,
-    ) -> io::Result<()> {
-        self.errors += 1;
+    fn local(&mut self, _at: &At<'_>, l: &Local<'_>) -> io::Result<()> {
+        self.errors += u64::from(!l.warning);
         Ok(())
     }
 
-    fn finding(&mut self, out: &mut dyn Write, at: &At<'_>, f: &Finding) -> io::Result<()> {
+    fn finding(&mut self, at: &At<'_>, f: &Finding) -> io::Result<()> {
         let index = Rule::ALL.iter().position(|r| *r == f.rule).unwrap_or(0);
         let place = Place {
             rule: f.rule.id(),
@@ -94,16 +87,10 @@ impl Printer for Sarif {
             level: f.severity,
             line: f.line,
         };
-        self.result(out, at.file, &place, &of_run(&f.message, &f.run))
+        self.result(at.file, &place, &of_run(&f.message, &f.run))
     }
 
-    fn run(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        r: &RunVerdict,
-        _path: Option<&str>,
-    ) -> io::Result<()> {
+    fn run(&mut self, at: &At<'_>, r: &RunVerdict, _path: Option<&str>) -> io::Result<()> {
         let Some(k) = VERDICTS.iter().position(|(v, ..)| *v == r.verdict) else {
             return Ok(());
         };
@@ -114,26 +101,32 @@ impl Printer for Sarif {
             level,
             line: r.first_line,
         };
-        self.result(out, at.file, &place, &of_run(&r.message, &r.run))
+        self.result(at.file, &place, &of_run(&r.message, &r.run))
     }
 
-    fn end(
-        &mut self,
-        out: &mut dyn Write,
-        _at: &At<'_>,
-        exit: Exit,
-        _tally: &Tally,
-    ) -> io::Result<()> {
+    fn end(&mut self, _at: &At<'_>, exit: Exit, _tally: &Tally) -> io::Result<()> {
         // A signal stopped the reading: runs were left unjudged, so the
         // invocation did not execute whole (its exit code says which).
         let executed = self.errors == 0 && !exit.cancelled();
-        self.finish(out, i32::from(exit.code()), executed)
+        self.finish(i32::from(exit.code()), executed)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
     }
 }
 
-impl Sarif {
+impl<W: Write> Sarif<W> {
+    pub fn new(out: W) -> Sarif<W> {
+        Sarif {
+            out,
+            results: 0,
+            errors: 0,
+        }
+    }
+
     /// The log's head, up to the opening of `results`.
-    fn head(&mut self, out: &mut dyn Write) -> io::Result<()> {
+    fn head(&mut self) -> io::Result<()> {
         let mut rules: Vec<Value> = Rule::ALL.iter().map(|r| rule(*r)).collect();
         rules.extend(
             VERDICTS
@@ -153,17 +146,11 @@ impl Sarif {
              \"runs\":[{{\"tool\":{{\"driver\":{driver}}},\"automationDetails\":{automation},\
              \"columnKind\":\"unicodeCodePoints\",\"results\":["
         );
-        out.write_all(head.as_bytes())
+        self.out.write_all(head.as_bytes())
     }
 
     /// One result about the input `file`.
-    fn result(
-        &mut self,
-        out: &mut dyn Write,
-        file: &str,
-        at: &Place<'_>,
-        message: &str,
-    ) -> io::Result<()> {
+    fn result(&mut self, file: &str, at: &Place<'_>, message: &str) -> io::Result<()> {
         // SARIF lines count from 1: a finding about the whole input (line
         // 0) is placed at its start.
         let (uri, line) = (uri(file), at.line.max(1));
@@ -182,18 +169,19 @@ impl Sarif {
             "partialFingerprints": {FINGERPRINT: print},
         });
         if self.results > 0 {
-            out.write_all(b",")?;
+            self.out.write_all(b",")?;
         }
         self.results += 1;
         let text = serde_json::to_string(&result).map_err(io::Error::other)?;
-        out.write_all(text.as_bytes())
+        self.out.write_all(text.as_bytes())
     }
 
     /// The log's end: the invocation, which ran whatever it found (an
     /// input that could not be read is a failed execution).
-    fn finish(&mut self, out: &mut dyn Write, exit_code: i32, executed: bool) -> io::Result<()> {
+    fn finish(&mut self, exit_code: i32, executed: bool) -> io::Result<()> {
         let invocation = json!({"executionSuccessful": executed, "exitCode": exit_code});
-        out.write_all(format!("],\"invocations\":[{invocation}]}}]}}\n").as_bytes())
+        self.out
+            .write_all(format!("],\"invocations\":[{invocation}]}}]}}\n").as_bytes())
     }
 }
 

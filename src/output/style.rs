@@ -56,6 +56,21 @@ pub struct Style {
     pub per_input: Option<u64>,
 }
 
+impl Style {
+    /// A report in `format` with nothing left out and nothing painted.
+    pub fn plain(format: Format) -> Style {
+        Style {
+            format,
+            quiet: false,
+            quiet_pass: false,
+            failures_only: false,
+            color: false,
+            limit: None,
+            per_input: None,
+        }
+    }
+}
+
 /// The findings a person at a terminal is shown per input, unless
 /// `--limit` says otherwise.
 pub const TERMINAL_FINDINGS: u64 = 100;

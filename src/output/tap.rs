@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use super::printer::{At, Check, Ended, Printer};
+use super::printer::{At, Carries, Check, Ended, Item, Local, Printer};
 use crate::check::{Finding, RunVerdict, Tally, Verdict};
 use crate::exit::Exit;
 use crate::text::{clean, one_line};
@@ -29,8 +29,8 @@ const LISTED: usize = 10;
 
 /// The TAP side of a report: points so far, and each open run's findings
 /// waiting for its verdict.
-#[derive(Default)]
-pub struct Tap {
+pub struct Tap<W> {
+    out: W,
     points: u64,
     pending: HashMap<Option<String>, Pending>,
     /// Points written but held back (`hold`): their head line and block.
@@ -43,7 +43,16 @@ struct Pending {
     more: u64,
 }
 
-impl Tap {
+impl<W: Write> Tap<W> {
+    pub fn new(out: W) -> Tap<W> {
+        Tap {
+            out,
+            points: 0,
+            pending: HashMap::new(),
+            held: None,
+        }
+    }
+
     /// Held until its run's verdict: a test point is one run.
     fn pend(&mut self, f: &Finding) {
         let p = self.pending.entry(f.run.clone()).or_default();
@@ -64,7 +73,7 @@ impl Tap {
     }
 
     /// One run's test point.
-    fn run_point(&mut self, out: &mut dyn Write, file: &str, r: &RunVerdict) -> io::Result<()> {
+    fn run_point(&mut self, file: &str, r: &RunVerdict) -> io::Result<()> {
         let who = match &r.run {
             Some(id) => format!("run {id}"),
             None => format!("run from line {}", r.first_line),
@@ -87,7 +96,6 @@ impl Tap {
             found.listed.extend(loose.listed);
         }
         self.point(
-            out,
             r.verdict == Verdict::Pass,
             &format!("{file}: {who}: {}", r.message),
             &diag,
@@ -97,36 +105,24 @@ impl Tap {
 
     /// A failure of aoitap itself (an input that cannot be read, a command
     /// that cannot be run): a point of its own, never ok.
-    fn error_point(&mut self, out: &mut dyn Write, code: &str, message: &str) -> io::Result<()> {
+    fn error_point(&mut self, code: &str, message: &str) -> io::Result<()> {
         let diag = [("code", yaml(code)), ("message", yaml(message))];
-        self.point(out, false, message, &diag, &Pending::default())
+        self.point(false, message, &diag, &Pending::default())
     }
 
     /// A point for something that is not a run: an attempt that timed
     /// out or was cancelled before its run could be judged.
-    fn other(&mut self, out: &mut dyn Write, ok: bool, what: &str) -> io::Result<()> {
-        self.point(
-            out,
-            ok,
-            what,
-            &[("message", yaml(what))],
-            &Pending::default(),
-        )
+    fn other(&mut self, ok: bool, what: &str) -> io::Result<()> {
+        self.point(ok, what, &[("message", yaml(what))], &Pending::default())
     }
 
     /// `lint`: one check's point. A check not made (skipped, not claimed,
     /// inconclusive) is `ok # SKIP` with the reason; an expected failure
     /// is `not ok # TODO` (TAP: not counted), so a consumer agrees with
     /// lint's exit status.
-    fn check_point(
-        &mut self,
-        out: &mut dyn Write,
-        ok: bool,
-        what: &str,
-        directive: Option<&str>,
-    ) -> io::Result<()> {
+    fn check_point(&mut self, ok: bool, what: &str, directive: Option<&str>) -> io::Result<()> {
         let Some(directive) = directive else {
-            return self.other(out, ok, what);
+            return self.other(ok, what);
         };
         self.points += 1;
         let status = if ok { "ok" } else { "not ok" };
@@ -136,12 +132,11 @@ impl Tap {
             self.points,
             escape(what)
         );
-        out.write_all(head.as_bytes())
+        self.out.write_all(head.as_bytes())
     }
 
     fn point(
         &mut self,
-        out: &mut dyn Write,
         ok: bool,
         description: &str,
         diag: &[(&str, String)],
@@ -177,7 +172,7 @@ impl Tap {
                 held.push((head, text));
                 Ok(())
             }
-            None => out.write_all(format!("{head}\n{text}").as_bytes()),
+            None => self.out.write_all(format!("{head}\n{text}").as_bytes()),
         }
     }
 
@@ -190,88 +185,42 @@ impl Tap {
     /// Write the held points; a failure that is retried is marked
     /// `# TODO` (TAP's "expected to fail, not counted"), so a consumer
     /// agrees with the exit status, which is the last attempt's.
-    fn release_points(&mut self, out: &mut dyn Write, todo: Option<&str>) -> io::Result<()> {
+    fn release_points(&mut self, todo: Option<&str>) -> io::Result<()> {
         for (head, block) in self.held.take().unwrap_or_default() {
             let directive = match todo {
                 Some(why) if head.starts_with("not ok") => format!(" # TODO {why}"),
                 _ => String::new(),
             };
-            out.write_all(format!("{head}{directive}\n{block}").as_bytes())?;
+            self.out
+                .write_all(format!("{head}{directive}\n{block}").as_bytes())?;
         }
         Ok(())
     }
 
     /// The plan, last, and the result as a comment. A report with no
     /// point still says how it ended, as one point.
-    fn finish(&mut self, out: &mut dyn Write, pass: bool, result: &str) -> io::Result<()> {
+    fn finish(&mut self, pass: bool, result: &str) -> io::Result<()> {
         // Points held for a retry that never began (a signal came).
-        self.release_points(out, None)?;
+        self.release_points(None)?;
         if self.points == 0 {
-            self.other(out, pass, result)?;
+            self.other(pass, result)?;
         }
-        out.write_all(format!("1..{}\n# {}\n", self.points, clean(result)).as_bytes())
+        self.out
+            .write_all(format!("1..{}\n# {}\n", self.points, clean(result)).as_bytes())
     }
 
     /// A comment line (what human output says in passing).
-    fn comment(&mut self, out: &mut dyn Write, text: &str) -> io::Result<()> {
+    fn comment(&mut self, text: &str) -> io::Result<()> {
         for line in text.lines() {
-            out.write_all(format!("# {}\n", clean(line)).as_bytes())?;
+            self.out
+                .write_all(format!("# {}\n", clean(line)).as_bytes())?;
         }
         Ok(())
     }
-}
 
-impl Printer for Tap {
-    fn begin(&mut self, out: &mut dyn Write, _at: &At<'_>) -> io::Result<()> {
-        out.write_all(b"TAP version 13\n")
-    }
-
-    fn text(&mut self, out: &mut dyn Write, _at: &At<'_>, text: &str) -> io::Result<()> {
-        self.comment(out, text)
-    }
-
-    fn carries_errors(&self) -> bool {
-        true
-    }
-
-    fn local_error(
-        &mut self,
-        out: &mut dyn Write,
-        _at: &At<'_>,
-        _category: &str,
-        code: &str,
-        message: &str,
-    ) -> io::Result<()> {
-        self.error_point(out, code, message)
-    }
-
-    fn local_warning(
-        &mut self,
-        out: &mut dyn Write,
-        _category: &str,
-        _code: &str,
-        message: &str,
-    ) -> io::Result<bool> {
-        writeln!(out, "# {message}")?;
-        Ok(true)
-    }
-
-    fn finding(&mut self, _out: &mut dyn Write, _at: &At<'_>, f: &Finding) -> io::Result<()> {
-        self.pend(f);
-        Ok(())
-    }
-
-    fn run(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        r: &RunVerdict,
-        _path: Option<&str>,
-    ) -> io::Result<()> {
-        self.run_point(out, at.file, r)
-    }
-
-    fn check(&mut self, out: &mut dyn Write, _at: &At<'_>, c: &Check<'_>) -> io::Result<()> {
+    /// `lint`: one check's point, a failure's calls' stderr in its
+    /// diagnostics (docs/contract.md §1.4).
+    fn check(&mut self, c: &Check<'_>) -> io::Result<()> {
         let what = format!("{}: {}", c.name, c.detail);
         let directive = match c.properties.result {
             "skipped" | "not-claimed" | "inconclusive" => {
@@ -283,42 +232,75 @@ impl Printer for Tap {
         // An expected failure is a failure TAP does not count.
         let ok = c.ok && c.properties.result != "expected-failure";
         if directive.is_none() && !c.properties.stderr.is_empty() {
-            // A failure's calls' stderr, in its diagnostics (docs/contract.md §1.4).
             let said: Vec<String> = c.properties.stderr.iter().flat_map(|s| s.lines()).collect();
             let stderr = serde_json::to_string(&said.join("\n")).unwrap_or_default();
             let diag = [("message", yaml(&what)), ("stderr", stderr)];
-            return self.point(out, ok, &what, &diag, &Pending::default());
+            return self.point(ok, &what, &diag, &Pending::default());
         }
-        self.check_point(out, ok, &what, directive.as_deref())
+        self.check_point(ok, &what, directive.as_deref())
     }
 
-    fn attempt(&mut self, out: &mut dyn Write, at: &At<'_>, e: &Ended<'_>) -> io::Result<()> {
+    /// `run`: an attempt no run was judged in is the point; any other is
+    /// a comment beside its run's point.
+    fn attempt(&mut self, at: &At<'_>, e: &Ended<'_>) -> io::Result<()> {
         if e.attempt.timed_out || e.attempt.cancelled {
-            // No run was judged: the attempt is the point.
             let what = format!("{}: {}", at.file, e.message);
-            self.other(out, false, &what)
+            self.other(false, &what)
         } else {
-            self.comment(out, e.message)
+            self.comment(e.message)
+        }
+    }
+}
+
+impl<W: Write> Printer for Tap<W> {
+    fn carries(&self) -> Carries {
+        Carries::LOG
+    }
+
+    fn begin(&mut self, _at: &At<'_>) -> io::Result<()> {
+        self.out.write_all(b"TAP version 13\n")
+    }
+
+    fn text(&mut self, _at: &At<'_>, text: &str) -> io::Result<()> {
+        self.comment(text)
+    }
+
+    fn local(&mut self, _at: &At<'_>, l: &Local<'_>) -> io::Result<()> {
+        if l.warning {
+            return writeln!(self.out, "# {}", l.message);
+        }
+        self.error_point(l.code, l.message)
+    }
+
+    fn finding(&mut self, _at: &At<'_>, f: &Finding) -> io::Result<()> {
+        self.pend(f);
+        Ok(())
+    }
+
+    fn run(&mut self, at: &At<'_>, r: &RunVerdict, _path: Option<&str>) -> io::Result<()> {
+        self.run_point(at.file, r)
+    }
+
+    fn item(&mut self, at: &At<'_>, item: Item<'_>) -> io::Result<()> {
+        match item {
+            Item::Check(c) => self.check(c),
+            Item::Attempt(e) => self.attempt(at, e),
+            Item::TimedOut(_) => Ok(()),
+            Item::Hold => {
+                self.hold_points();
+                Ok(())
+            }
+            Item::Release(todo) => self.release_points(todo),
         }
     }
 
-    fn hold(&mut self) {
-        self.hold_points();
-    }
-
-    fn release(&mut self, out: &mut dyn Write, todo: Option<&str>) -> io::Result<()> {
-        self.release_points(out, todo)
-    }
-
-    fn end(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        exit: Exit,
-        tally: &Tally,
-    ) -> io::Result<()> {
+    fn end(&mut self, at: &At<'_>, exit: Exit, tally: &Tally) -> io::Result<()> {
         let result = super::words::worded(at, exit, tally);
-        self.finish(out, exit == Exit::Pass, &result)
+        self.finish(exit == Exit::Pass, &result)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
     }
 }
 
@@ -334,4 +316,48 @@ pub fn bail_out(reason: &str) -> io::Result<()> {
 /// A YAML scalar that holds any text: a JSON string, one bounded line.
 fn yaml(s: &str) -> String {
     serde_json::to_string(&one_line(s)).unwrap_or_else(|_| "\"\"".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::printer::tests::{at, gap};
+    use crate::output::style::{Format, Style};
+
+    /// `run --retries`: the points of an attempt that is retried are
+    /// held, and its failures go out as `# TODO retried`, so `prove`
+    /// agrees with the exit status, which is the last attempt's; the
+    /// last attempt's go out as they are.
+    #[test]
+    fn a_retried_attempts_failures_are_todo_and_the_last_ones_are_not() {
+        let style = Style::plain(Format::Tap);
+        let at = at("run", "tool", &style);
+        let failed = RunVerdict::sample(Some("r1"), Verdict::Failed, "the run failed");
+        let mut tap = Tap::new(Vec::new());
+        tap.begin(&at).unwrap();
+        tap.item(&at, Item::Hold).unwrap();
+        tap.finding(&at, &gap(2)).unwrap();
+        tap.run(&at, &failed, None).unwrap();
+        assert_eq!(tap.out, b"TAP version 13\n", "held until released");
+        tap.item(&at, Item::Release(Some("retried"))).unwrap();
+        tap.item(&at, Item::Hold).unwrap();
+        tap.run(&at, &failed, None).unwrap();
+        tap.item(&at, Item::Release(None)).unwrap();
+        tap.end(&at, Exit::Failed, &Tally::default()).unwrap();
+        let text = String::from_utf8(tap.out).unwrap();
+        let heads: Vec<&str> = text.lines().filter(|l| l.contains("ok ")).collect();
+        assert_eq!(
+            heads,
+            [
+                "not ok 1 - tool: run r1: the run failed # TODO retried",
+                "not ok 2 - tool: run r1: the run failed",
+            ],
+            "{text}"
+        );
+        assert!(text.contains("      rule: seq.gap\n") || text.contains("    - rule: seq.gap\n"));
+        assert!(
+            text.ends_with("1..2\n# Result: FAIL (0 runs; exit 1)\n"),
+            "{text}"
+        );
+    }
 }

@@ -100,7 +100,7 @@ pub fn run(
     let sizes: Vec<_> = opts.inputs.iter().map(Input::file_size).collect();
     let total = sizes.iter().copied().sum::<Option<u64>>();
     // What a person types has no progress to show beside it.
-    let mut progress = Progress::new(report.out.for_a_person() && !typed_in, total);
+    let mut progress = Progress::new(report.out.carries().for_a_person && !typed_in, total);
     let plan = pool::plan(opts, &sizes).filter(|_| consumer.judges_only());
     let read = match (&opts.follow, plan) {
         (Some(how), _) => follow::follow(opts, how, consumer, &signals, &mut report, &mut progress),

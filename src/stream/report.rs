@@ -1,7 +1,7 @@
 //! The report a stream command writes, and how it ends when the command
 //! fails after it began.
 
-use std::io::{self, BufWriter, Write};
+use std::io;
 
 use crate::check::{Checker, Decision, Finding, OpenRun, RunVerdict, Sink, Tally};
 use crate::exit::{Error, Exit};
@@ -13,7 +13,7 @@ use crate::output::Emitter;
 /// so the two cannot disagree.
 pub struct Report {
     pub tally: Tally,
-    pub out: Emitter<BufWriter<Box<dyn Write>>>,
+    pub out: Emitter,
 }
 
 impl Report {
@@ -164,7 +164,7 @@ pub(super) fn fail(mut report: Report, e: Error) -> Error {
         return e;
     }
     let message = e.to_string();
-    let in_report = report.out.carries_errors();
+    let in_report = report.out.carries().errors;
     if in_report {
         let category = if exit == Exit::CantCreate {
             "conflict"
@@ -175,7 +175,7 @@ pub(super) fn fail(mut report: Report, e: Error) -> Error {
             return e.into();
         }
     }
-    if report.out.ends_after_failure()
+    if !report.out.carries().for_a_person
         && let Err(e) = report.end(exit)
     {
         return e.into();
@@ -238,7 +238,7 @@ impl Holder<'_> {
 impl Sink for Holder<'_> {
     fn finding(&mut self, f: &Finding) -> io::Result<()> {
         self.report.tally.finding(f);
-        if self.report.out.lists_run_findings() {
+        if self.report.out.carries().run_findings {
             self.report.out.run_finding(f);
         }
         Ok(())

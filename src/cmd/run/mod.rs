@@ -267,7 +267,7 @@ impl Consumer for Attempts<'_> {
             };
             // A run that had written its summary is complete: judged, so
             // only what was really cut is reported as not judged.
-            report.out.tap_hold();
+            report.out.hold()?;
             let mut watch = Watch {
                 report,
                 retry_after_ms: &mut self.retry_after_ms,
@@ -321,7 +321,7 @@ impl Consumer for Attempts<'_> {
     }
 
     fn end_input(&mut self, check: Checker, report: &mut Report) -> Result<()> {
-        report.out.tap_hold();
+        report.out.hold()?;
         let mut watch = Watch {
             report,
             retry_after_ms: &mut self.retry_after_ms,
@@ -402,14 +402,14 @@ impl Attempts<'_> {
         if retrying {
             Ok(())
         } else {
-            report.out.tap_release(None)
+            report.out.release(None)
         }
     }
 
     /// The retry has begun: the last attempt's held points go out.
     fn retried(&mut self, report: &mut Report) -> io::Result<()> {
         if std::mem::take(&mut self.todo_pending) {
-            report.out.tap_release(Some("retried"))?;
+            report.out.release(Some("retried"))?;
         }
         Ok(())
     }

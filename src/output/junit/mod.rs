@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use crate::check::{Finding, Identity, OpenRun, RunVerdict, Tally, Verdict};
 use crate::exit::Exit;
-use crate::output::printer::{At, Check, Ended, Printer};
+use crate::output::printer::{At, Carries, Check, Ended, Item, Local, Printer};
 use crate::text::prefix;
 use suite::{Case, CaseResult, Report, Suite, xml};
 
@@ -47,8 +47,8 @@ const LISTED: usize = 50;
 /// Bytes of a tool or a command a case's name shows.
 const NAMED: usize = 160;
 
-#[derive(Default)]
-pub struct Junit {
+pub struct Junit<W> {
+    out: W,
     /// The suite being written, and whether any suite had a case.
     suite: Option<Suite>,
     any: bool,
@@ -82,7 +82,20 @@ impl Listed {
     }
 }
 
-impl Junit {
+impl<W: Write> Junit<W> {
+    pub fn new(out: W) -> Junit<W> {
+        Junit {
+            out,
+            suite: None,
+            any: false,
+            pending: HashMap::new(),
+            attempt: vec![],
+            reruns: vec![],
+            ran: None,
+            last_check: None,
+        }
+    }
+
     /// Held until its run's verdict.
     fn pend(&mut self, file: &str, f: &Finding) {
         let key = (file.to_string(), f.run.clone());
@@ -105,13 +118,7 @@ impl Junit {
     }
 
     /// One run's testcase. `run`'s wait for their attempt (`attempt`).
-    fn run_case(
-        &mut self,
-        out: &mut dyn Write,
-        file: &str,
-        r: &RunVerdict,
-        under_run: bool,
-    ) -> io::Result<()> {
+    fn run_case(&mut self, file: &str, r: &RunVerdict, under_run: bool) -> io::Result<()> {
         let text = self.findings_of(file, &r.run);
         let outcome = match r.verdict {
             Verdict::Pass => CaseResult::Pass,
@@ -132,18 +139,12 @@ impl Junit {
             self.attempt.push(case);
             Ok(())
         } else {
-            self.push(out, file, case)
+            self.push(file, case)
         }
     }
 
     /// A run still open when reading stopped: an `<error>`, cancelled.
-    fn open_case(
-        &mut self,
-        out: &mut dyn Write,
-        file: &str,
-        run: &OpenRun,
-        message: &str,
-    ) -> io::Result<()> {
+    fn open_case(&mut self, file: &str, run: &OpenRun, message: &str) -> io::Result<()> {
         let text = self.findings_of(file, &run.name);
         let outcome = CaseResult::Error(Report::new("cancelled", message, &text));
         let case = Case {
@@ -153,7 +154,7 @@ impl Junit {
             begun: Some(run.first_line),
             ..Case::new(&named(run.identity.as_ref()), file, outcome)
         };
-        self.push(out, file, case)
+        self.push(file, case)
     }
 
     /// The findings held for `run`, and those about no run (the input's),
@@ -175,7 +176,7 @@ impl Junit {
     /// cancelled, before a run was judged). Its cases are named by CMD and
     /// their place, so each attempt's are the same testcases; a retried
     /// attempt's are reruns of the next one's.
-    fn attempt_case(&mut self, out: &mut dyn Write, e: &Ended<'_>) -> io::Result<()> {
+    fn attempt_case(&mut self, e: &Ended<'_>) -> io::Result<()> {
         let (a, message) = (e.attempt, e.message);
         let (command, number) = (a.command, a.attempt);
         self.ran = Some(command.to_string());
@@ -230,14 +231,14 @@ impl Junit {
                 .get_mut(k)
                 .map(std::mem::take)
                 .unwrap_or_default();
-            self.push(out, command, case)?;
+            self.push(command, case)?;
         }
         self.reruns.clear();
         Ok(())
     }
 
     /// `lint`: one check's testcase.
-    fn check_case(&mut self, out: &mut dyn Write, suite: &str, c: &Check<'_>) -> io::Result<()> {
+    fn check_case(&mut self, suite: &str, c: &Check<'_>) -> io::Result<()> {
         let outcome = match c.properties.result {
             "pass" => CaseResult::Pass,
             "skipped" | "not-claimed" | "inconclusive" | "expected-failure" => {
@@ -270,44 +271,32 @@ impl Junit {
             time,
             ..Case::new(c.name, &classname, outcome)
         };
-        self.push(out, suite, case)
+        self.push(suite, case)
     }
 
     /// A failure of aoitap itself: an `<error>` case of its own.
-    fn error_case(
-        &mut self,
-        out: &mut dyn Write,
-        file: &str,
-        code: &str,
-        message: &str,
-    ) -> io::Result<()> {
+    fn error_case(&mut self, file: &str, code: &str, message: &str) -> io::Result<()> {
         let suite = if file.is_empty() { "aoitap" } else { file };
         let outcome = CaseResult::Error(Report::new(code, message, ""));
         let case = Case::new(code, suite, outcome);
-        self.push(out, suite, case)
+        self.push(suite, case)
     }
 
     /// The report's head (its suites follow as each is done).
-    fn head(&mut self, out: &mut dyn Write, command: &str) -> io::Result<()> {
+    fn head(&mut self, command: &str) -> io::Result<()> {
         let head = format!(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{}\">\n",
             xml(&format!("aoitap {command}"))
         );
-        out.write_all(head.as_bytes())
+        self.out.write_all(head.as_bytes())
     }
 
     /// The report's end. One that judged nothing still says how it ended,
     /// as one case.
-    fn finish(
-        &mut self,
-        out: &mut dyn Write,
-        command: &str,
-        pass: bool,
-        result: &str,
-    ) -> io::Result<()> {
+    fn finish(&mut self, command: &str, pass: bool, result: &str) -> io::Result<()> {
         // Attempt cases left by a signal between attempts.
         for case in std::mem::take(&mut self.attempt) {
-            self.push(out, command, case)?;
+            self.push(command, case)?;
         }
         // Attempts retried before a signal stopped the wait for the next:
         // kept, as reruns of the attempt that never came, cancelled.
@@ -319,7 +308,7 @@ impl Junit {
                 reruns,
                 ..Case::new(&ran, &ran, outcome)
             };
-            self.push(out, &ran, case)?;
+            self.push(&ran, case)?;
         }
         // Findings of runs never judged nor named open (an event after its
         // run's summary), each in its own FILE's suite.
@@ -340,7 +329,7 @@ impl Junit {
                 text,
                 ..Case::new("findings of no judged run", suite, outcome)
             };
-            self.push(out, suite, case)?;
+            self.push(suite, case)?;
         }
         if !self.any {
             let outcome = if pass {
@@ -353,22 +342,22 @@ impl Junit {
                 })
             };
             let case = Case::new("result", command, outcome);
-            self.push(out, command, case)?;
+            self.push(command, case)?;
         }
         if let Some(suite) = self.suite.take() {
-            suite.write(out)?;
+            suite.write(&mut self.out)?;
         }
-        out.write_all(b"</testsuites>\n")
+        self.out.write_all(b"</testsuites>\n")
     }
 
     /// One case of the suite `name`: a suite named anew begins once the
     /// one before is written.
-    fn push(&mut self, out: &mut dyn Write, name: &str, case: Case) -> io::Result<()> {
+    fn push(&mut self, name: &str, case: Case) -> io::Result<()> {
         self.any = true;
         if self.suite.as_ref().is_some_and(|s| s.name != name)
             && let Some(done) = self.suite.take()
         {
-            done.write(out)?;
+            done.write(&mut self.out)?;
         }
         self.suite
             .get_or_insert_with(|| Suite::new(name))
@@ -393,73 +382,57 @@ fn named(identity: Option<&Identity>) -> String {
     }
 }
 
-impl Printer for Junit {
-    fn begin(&mut self, out: &mut dyn Write, at: &At<'_>) -> io::Result<()> {
+impl<W: Write> Printer for Junit<W> {
+    fn carries(&self) -> Carries {
+        Carries {
+            errors: true,
+            ..Carries::default()
+        }
+    }
+
+    fn begin(&mut self, at: &At<'_>) -> io::Result<()> {
         self.last_check = Some(Instant::now());
-        self.head(out, at.command)
+        self.head(at.command)
     }
 
-    fn carries_errors(&self) -> bool {
-        true
+    fn local(&mut self, at: &At<'_>, l: &Local<'_>) -> io::Result<()> {
+        self.error_case(at.file, l.code, l.message)
     }
 
-    fn local_error(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        _category: &str,
-        code: &str,
-        message: &str,
-    ) -> io::Result<()> {
-        self.error_case(out, at.file, code, message)
-    }
-
-    fn finding(&mut self, _out: &mut dyn Write, at: &At<'_>, f: &Finding) -> io::Result<()> {
+    fn finding(&mut self, at: &At<'_>, f: &Finding) -> io::Result<()> {
         self.pend(at.file, f);
         Ok(())
     }
 
-    fn open_run(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        run: &OpenRun,
-        text: &str,
-    ) -> io::Result<()> {
-        self.open_case(out, at.file, run, text.trim_end())
+    fn open_run(&mut self, at: &At<'_>, run: &OpenRun, text: &str) -> io::Result<()> {
+        self.open_case(at.file, run, text.trim_end())
     }
 
-    fn run(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        r: &RunVerdict,
-        _path: Option<&str>,
-    ) -> io::Result<()> {
-        self.run_case(out, at.file, r, at.command == "run")
+    fn run(&mut self, at: &At<'_>, r: &RunVerdict, _path: Option<&str>) -> io::Result<()> {
+        self.run_case(at.file, r, at.command == "run")
     }
 
-    fn check(&mut self, out: &mut dyn Write, at: &At<'_>, c: &Check<'_>) -> io::Result<()> {
-        let suite = if at.file.is_empty() {
-            at.command
-        } else {
-            at.file
-        };
-        self.check_case(out, suite, c)
+    fn item(&mut self, at: &At<'_>, item: Item<'_>) -> io::Result<()> {
+        match item {
+            Item::Check(c) => {
+                let suite = if at.file.is_empty() {
+                    at.command
+                } else {
+                    at.file
+                };
+                self.check_case(suite, c)
+            }
+            Item::Attempt(e) => self.attempt_case(e),
+            _ => Ok(()),
+        }
     }
 
-    fn attempt(&mut self, out: &mut dyn Write, _at: &At<'_>, e: &Ended<'_>) -> io::Result<()> {
-        self.attempt_case(out, e)
+    fn end(&mut self, at: &At<'_>, exit: Exit, tally: &Tally) -> io::Result<()> {
+        let result = crate::output::words::worded(at, exit, tally);
+        self.finish(at.command, exit == Exit::Pass, &result)
     }
 
-    fn end(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        exit: Exit,
-        tally: &Tally,
-    ) -> io::Result<()> {
-        let result = super::words::worded(at, exit, tally);
-        self.finish(out, at.command, exit == Exit::Pass, &result)
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
     }
 }

@@ -16,13 +16,15 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use super::human;
-use super::printer::{At, Printer, Reconciled, Summarized};
-use super::reconcile::{Account, BAR_CELLS};
-use super::words;
+use super::human::{push_outcome, reconciled_word};
+use super::{Reconciled, Summarized, Table};
 use crate::check::rules::{Rule, Severity};
 use crate::check::{Finding, Identity, Tally, Verdict};
 use crate::exit::Exit;
+use crate::output::human;
+use crate::output::printer::{At, Carries, Local, Printer};
+use crate::output::reconcile::{Account, BAR_CELLS};
+use crate::output::words;
 use crate::text::{clean, plural, prefix};
 
 /// Runs drawn, at most; past `MAX_DRAWN_ANY` only runs that did not pass
@@ -112,8 +114,8 @@ struct Listed {
 /// an id are told apart by the line alone.
 type RunOf = (Option<String>, u64);
 
-#[derive(Default)]
-pub struct Html {
+pub struct Html<W> {
+    out: W,
     /// The input whose table is open.
     file: Option<String>,
     tables: u32,
@@ -191,9 +193,28 @@ fn rank(v: Verdict) -> u8 {
     }
 }
 
-impl Html {
+impl<W: Write> Html<W> {
+    pub fn new(out: W) -> Html<W> {
+        Html {
+            out,
+            file: None,
+            tables: 0,
+            extent: 0,
+            drawn: 0,
+            not_drawn: [0; 4],
+            row_bytes: 0,
+            held: HashMap::new(),
+            holding: 0,
+            loose: vec![],
+            unplaced: 0,
+            unheld: 0,
+            notes: vec![],
+            more_notes: 0,
+        }
+    }
+
     /// Write a run's row, or count it past the cap.
-    fn row(&mut self, out: &mut dyn Write, at: &At<'_>, r: Row<'_>) -> io::Result<()> {
+    fn row(&mut self, at: &At<'_>, r: Row<'_>) -> io::Result<()> {
         let held = self
             .held
             .remove(&(r.name.map(str::to_string), r.first_line))
@@ -285,10 +306,10 @@ impl Html {
             let mut table = String::new();
             self.close_table(&mut table);
             self.open_table(&mut table, at.file, r.seq.is_some());
-            out.write_all(table.as_bytes())?;
+            self.out.write_all(table.as_bytes())?;
         }
         self.extent = self.extent.max(last);
-        out.write_all(s.as_bytes())
+        self.out.write_all(s.as_bytes())
     }
 
     /// A table's head; reconcile's (`seq`) has a column for the seq
@@ -404,8 +425,15 @@ fn esc_to(out: &mut String, s: &str, max: usize) {
     }
 }
 
-impl Printer for Html {
-    fn begin(&mut self, out: &mut dyn Write, at: &At<'_>) -> io::Result<()> {
+impl<W: Write> Printer for Html<W> {
+    fn carries(&self) -> Carries {
+        Carries {
+            run_findings: true,
+            ..Carries::default()
+        }
+    }
+
+    fn begin(&mut self, at: &At<'_>) -> io::Result<()> {
         let head = format!(
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
              <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
@@ -414,10 +442,10 @@ impl Printer for Html {
              <title>aoitap {}</title><style>{STYLE}</style></head>\n<body><main>\n",
             at.command
         );
-        out.write_all(head.as_bytes())
+        self.out.write_all(head.as_bytes())
     }
 
-    fn text(&mut self, _out: &mut dyn Write, _at: &At<'_>, text: &str) -> io::Result<()> {
+    fn text(&mut self, _at: &At<'_>, text: &str) -> io::Result<()> {
         if self.notes.len() < MAX_NOTES {
             self.notes.push(text.trim_end().to_string());
         } else {
@@ -426,131 +454,12 @@ impl Printer for Html {
         Ok(())
     }
 
-    fn local_error(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        _category: &str,
-        code: &str,
-        message: &str,
-    ) -> io::Result<()> {
-        self.text(out, at, &format!("{code}: {message}"))
+    /// Noted on the page, and said on stderr as well.
+    fn local(&mut self, at: &At<'_>, l: &Local<'_>) -> io::Result<()> {
+        self.text(at, &format!("{}: {}", l.code, l.message))
     }
 
-    fn lists_run_findings(&self) -> bool {
-        true
-    }
-
-    fn run_finding(&mut self, f: &Finding, listed: bool) {
-        let kept = || Listed {
-            line: f.line,
-            rule: f.rule,
-            severity: f.severity,
-            message: prefix(&f.message, MESSAGE).to_string(),
-        };
-        let Some(line) = f.run_line else {
-            self.unplaced += 1;
-            if listed && self.loose.len() < MAX_NOTES {
-                self.loose.push(kept());
-            }
-            return;
-        };
-        let key = (f.run.clone(), line);
-        if !self.held.contains_key(&key) && self.held.len() >= MAX_HOLDING {
-            self.unheld += 1;
-            return;
-        }
-        let h = self.held.entry(key).or_default();
-        h.count += 1;
-        // Kept past what is drawn: adjacent ones merge, and reconcile
-        // drops the seq gaps it accounts for itself.
-        if lost_inside(f.rule) && f.line > 0 && h.marks.len() < 4 * MAX_MARKS {
-            h.marks.push((f.line - 1, seq_lost(f.rule)));
-        }
-        h.cut |= cut_at_end(f.rule);
-        if listed && self.holding < MAX_HELD && h.listed.len() < MAX_LISTED {
-            self.holding += 1;
-            h.listed.push(kept());
-        }
-    }
-
-    fn summarized(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        s: &Summarized<'_>,
-    ) -> io::Result<()> {
-        let (r, c) = (s.run, s.counted);
-        let mut outcome = String::new();
-        // Beside a verdict that is not a pass, what the summary claimed is
-        // the producer's word, not aoitap's (docs/contract.md §5.4).
-        if r.verdict != Verdict::Pass && c.outcome.is_some() {
-            outcome.push_str("producer said: ");
-        }
-        human::push_outcome(&mut outcome, c.outcome);
-        let row = Row {
-            name: r.run.as_deref(),
-            first_line: r.first_line,
-            last_line: c.last_line,
-            identity: r.identity.as_ref(),
-            lines: c.lines,
-            verdict: r.verdict,
-            outcome,
-            why: (r.verdict != Verdict::Pass).then_some(r.message.as_str()),
-            gaps: vec![],
-            seq: None,
-        };
-        self.row(out, at, row)
-    }
-
-    fn reconciled(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        r: &Reconciled<'_>,
-    ) -> io::Result<()> {
-        let a = r.account;
-        let mut outcome = human::reconciled_word(r.ok, r.verdict).to_lowercase();
-        if a.missing > 0 {
-            outcome.push_str(&format!(", {} missing", a.missing));
-        }
-        if a.repeats > 0 {
-            outcome.push_str(&format!(", {} repeated", a.repeats));
-        }
-        let judged = r.judged;
-        let row = Row {
-            name: r.name,
-            first_line: judged.map_or(a.first_line, |j| j.first_line),
-            last_line: a.last_line,
-            identity: judged.and_then(|j| j.identity.as_ref()),
-            lines: a.lines,
-            verdict: r.verdict,
-            outcome,
-            why: judged
-                .filter(|j| j.verdict != Verdict::Pass)
-                .map(|j| j.message.as_str()),
-            // The seq gaps as reconcile accounted them; the findings'
-            // own are the same gaps.
-            gaps: a.gaps.iter().map(|g| g.after_line).collect(),
-            seq: Some(seq_coverage(a)),
-        };
-        // Its findings' seq gaps are the gaps above.
-        if let Some(h) = self
-            .held
-            .get_mut(&(r.name.map(str::to_string), row.first_line))
-        {
-            h.marks.retain(|m| !m.1);
-        }
-        self.row(out, at, row)
-    }
-
-    fn end(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        exit: Exit,
-        tally: &Tally,
-    ) -> io::Result<()> {
+    fn end(&mut self, at: &At<'_>, exit: Exit, tally: &Tally) -> io::Result<()> {
         let mut s = String::with_capacity(4096);
         self.close_table(&mut s);
         let result = words::worded(at, exit, tally);
@@ -627,11 +536,106 @@ impl Printer for Html {
             s.push_str("</section>\n");
         }
         s.push_str(&format!("</main><script>{SCRIPT}</script></body></html>\n"));
-        out.write_all(s.as_bytes())
+        self.out.write_all(s.as_bytes())
     }
 
-    fn ends_after_failure(&self) -> bool {
-        true
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+impl<W: Write> Table for Html<W> {
+    fn run_finding(&mut self, f: &Finding, listed: bool) {
+        let kept = || Listed {
+            line: f.line,
+            rule: f.rule,
+            severity: f.severity,
+            message: prefix(&f.message, MESSAGE).to_string(),
+        };
+        let Some(line) = f.run_line else {
+            self.unplaced += 1;
+            if listed && self.loose.len() < MAX_NOTES {
+                self.loose.push(kept());
+            }
+            return;
+        };
+        let key = (f.run.clone(), line);
+        if !self.held.contains_key(&key) && self.held.len() >= MAX_HOLDING {
+            self.unheld += 1;
+            return;
+        }
+        let h = self.held.entry(key).or_default();
+        h.count += 1;
+        // Kept past what is drawn: adjacent ones merge, and reconcile
+        // drops the seq gaps it accounts for itself.
+        if lost_inside(f.rule) && f.line > 0 && h.marks.len() < 4 * MAX_MARKS {
+            h.marks.push((f.line - 1, seq_lost(f.rule)));
+        }
+        h.cut |= cut_at_end(f.rule);
+        if listed && self.holding < MAX_HELD && h.listed.len() < MAX_LISTED {
+            self.holding += 1;
+            h.listed.push(kept());
+        }
+    }
+
+    fn summarized(&mut self, at: &At<'_>, s: &Summarized<'_>) -> io::Result<()> {
+        let (r, c) = (s.run, s.counted);
+        let mut outcome = String::new();
+        // Beside a verdict that is not a pass, what the summary claimed is
+        // the producer's word, not aoitap's (docs/contract.md §5.4).
+        if r.verdict != Verdict::Pass && c.outcome.is_some() {
+            outcome.push_str("producer said: ");
+        }
+        push_outcome(&mut outcome, c.outcome);
+        let row = Row {
+            name: r.run.as_deref(),
+            first_line: r.first_line,
+            last_line: c.last_line,
+            identity: r.identity.as_ref(),
+            lines: c.lines,
+            verdict: r.verdict,
+            outcome,
+            why: (r.verdict != Verdict::Pass).then_some(r.message.as_str()),
+            gaps: vec![],
+            seq: None,
+        };
+        self.row(at, row)
+    }
+
+    fn reconciled(&mut self, at: &At<'_>, r: &Reconciled<'_>) -> io::Result<()> {
+        let a = r.account;
+        let mut outcome = reconciled_word(r.ok, r.verdict).to_lowercase();
+        if a.missing > 0 {
+            outcome.push_str(&format!(", {} missing", a.missing));
+        }
+        if a.repeats > 0 {
+            outcome.push_str(&format!(", {} repeated", a.repeats));
+        }
+        let judged = r.judged;
+        let row = Row {
+            name: r.name,
+            first_line: judged.map_or(a.first_line, |j| j.first_line),
+            last_line: a.last_line,
+            identity: judged.and_then(|j| j.identity.as_ref()),
+            lines: a.lines,
+            verdict: r.verdict,
+            outcome,
+            why: judged
+                .filter(|j| j.verdict != Verdict::Pass)
+                .map(|j| j.message.as_str()),
+            // The seq gaps as reconcile accounted them; the findings'
+            // own are the same gaps.
+            gaps: a.gaps.iter().map(|g| g.after_line).collect(),
+            seq: Some(seq_coverage(a)),
+        };
+        // Its findings' seq gaps are the gaps above.
+        if let Some(h) = self
+            .held
+            .get_mut(&(r.name.map(str::to_string), row.first_line))
+        {
+            h.marks.retain(|m| !m.1);
+        }
+        self.row(at, row)
     }
 }
 

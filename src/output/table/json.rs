@@ -6,47 +6,57 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::identity::{SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
-use super::printer::{At, Printer, Summarized};
-use super::summary::{Counted, RunSummary};
+use super::{Summarized, Table};
 use crate::check::RunVerdict;
+use crate::output::identity::{SCHEMA_NAME, SCHEMA_VERSION, TOOL, TOOL_VERSION};
+use crate::output::printer::{At, Printer};
+use crate::output::summary::{Counted, RunSummary};
 
 /// The document so far: the runs written once its head is.
-#[derive(Default)]
-pub struct Json {
+pub struct Json<W> {
+    out: W,
     runs_written: Option<u64>,
 }
 
-impl Json {
+impl<W: Write> Json<W> {
+    pub fn new(out: W) -> Json<W> {
+        Json {
+            out,
+            runs_written: None,
+        }
+    }
+
     /// The document's head, once; the runs written since.
-    fn head(&mut self, out: &mut dyn Write) -> io::Result<u64> {
+    fn head(&mut self) -> io::Result<u64> {
         if let Some(n) = self.runs_written {
             return Ok(n);
         }
-        out.write_all(&json_head()?)?;
+        self.out.write_all(&json_head()?)?;
         self.runs_written = Some(0);
         Ok(0)
     }
 }
 
-impl Printer for Json {
+/// Only summarize writes it: its stream is the document's runs.
+impl<W: Write> Printer for Json<W> {
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+impl<W: Write> Table for Json<W> {
     /// Written as it is judged, not held to the end: the document costs
     /// one run's bytes, whatever the number of runs (docs/contract.md §3.3).
-    fn summarized(
-        &mut self,
-        out: &mut dyn Write,
-        at: &At<'_>,
-        s: &Summarized<'_>,
-    ) -> io::Result<()> {
-        let written = self.head(out)?;
+    fn summarized(&mut self, at: &At<'_>, s: &Summarized<'_>) -> io::Result<()> {
+        let written = self.head()?;
         let bytes = json_run(at.file, s.run, s.counted, written == 0)?;
         self.runs_written = Some(written + 1);
-        out.write_all(&bytes)
+        self.out.write_all(&bytes)
     }
 
-    fn close(&mut self, out: &mut dyn Write) -> io::Result<()> {
-        self.head(out)?;
-        out.write_all(JSON_END)
+    fn close(&mut self) -> io::Result<()> {
+        self.head()?;
+        self.out.write_all(JSON_END)
     }
 }
 
