@@ -728,11 +728,12 @@ fn with_rules(cmd: clap::Command) -> clap::Command {
     })
 }
 
-/// The parser for this process's command line.
-pub(super) fn parser_for_args() -> clap::Command {
-    let asks_help = std::env::args_os()
+/// The parser for the command line `args`.
+pub(super) fn parser_for(args: &[OsString]) -> clap::Command {
+    let asks_help = args
+        .iter()
         .skip(1)
-        .take_while(|a| a != "--")
+        .take_while(|a| *a != "--")
         .any(|a| a == "--help" || a == "-h" || a == "help");
     if asks_help {
         with_rules(parser())

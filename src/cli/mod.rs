@@ -10,6 +10,8 @@ mod rules_table;
 mod usage;
 mod values;
 
+use std::ffi::OsString;
+
 use clap::{ArgMatches, FromArgMatches};
 
 use crate::check::rules::{Rule, Word};
@@ -23,16 +25,26 @@ pub use usage::refuse_file;
 /// comes back instead is help to print or a refused command line
 /// (`exit::Error::Help`, `Error::Refused`): `main` says it.
 pub fn parse() -> Result<Invocation, Error> {
-    let cli = args::parser_for_args().try_get_matches().and_then(|m| {
-        let mut cli = Cli::from_arg_matches(&m)?;
-        if let (Some(stream), Some((_, sub))) = (
-            cli.command.as_mut().and_then(Command::stream_mut),
-            m.subcommand(),
-        ) {
-            stream.rule_words = rule_words(sub);
-        }
-        Ok(cli)
-    });
+    parse_from(std::env::args_os())
+}
+
+/// As `parse`, for the command line `args`, the program's name first: a
+/// test that judges in process takes its options as the binary would
+/// (tests/check.rs).
+pub fn parse_from(args: impl IntoIterator<Item = OsString>) -> Result<Invocation, Error> {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let cli = args::parser_for(&args)
+        .try_get_matches_from(&args)
+        .and_then(|m| {
+            let mut cli = Cli::from_arg_matches(&m)?;
+            if let (Some(stream), Some((_, sub))) = (
+                cli.command.as_mut().and_then(Command::stream_mut),
+                m.subcommand(),
+            ) {
+                stream.rule_words = rule_words(sub);
+            }
+            Ok(cli)
+        });
     let cli = cli.map_err(|e| {
         if e.use_stderr() {
             usage::clap_refused(e)
