@@ -131,8 +131,10 @@ impl Signals {
     }
 }
 
-/// Which signal came, readable without the `Signals` it came from.
-#[derive(Clone)]
+/// Which signal came, readable without the `Signals` it came from. The
+/// default is set by no handler, so none ever comes: for judging in
+/// process, where the signals are the process's own (`stream::paths`).
+#[derive(Clone, Default)]
 pub struct Caught {
     int: Arc<AtomicBool>,
     term: Arc<AtomicBool>,

@@ -23,7 +23,7 @@ use crate::input::pipeline::{End, Feed};
 use crate::input::scan::{BATCH_BYTES, Batch, Cutter};
 use crate::input::source::{RelayError, Source};
 use crate::output::progress::Progress;
-use crate::signal::{Caught, Signals};
+use crate::signal::Caught;
 
 use super::consumer::{Consumer, judge_lines, left_open, pause};
 use super::report::{Halt, Report};
@@ -143,11 +143,15 @@ impl Judging for Serial<'_> {
 
 /// What reading a file through the pipeline needs besides the file: where
 /// it is relayed, what else stops it, how long a silence may last.
-pub(super) struct Live<'s> {
+pub(super) struct Live {
     pub relay: Option<File>,
     pub wake: Option<OwnedFd>,
     pub idle: Option<Duration>,
-    pub signals: &'s Signals,
+    /// Which signal came, and a descriptor readable once one did (none
+    /// when reading goes on after a signal, or no signal is ours:
+    /// `stream::paths`).
+    pub caught: Caught,
+    pub on_signal: Option<OwnedFd>,
     /// Read on after a signal (`OpenInput::to_its_end`).
     pub to_its_end: bool,
 }
@@ -156,13 +160,11 @@ impl Serial<'_> {
     /// Judge `file` read by the pipeline's threads, as a live pipe is:
     /// flush before waiting, say a silence, stop at a signal; whether
     /// reading stops here.
-    pub(super) fn piped(&mut self, file: File, live: Live<'_>) -> Result<bool, Halt> {
-        let signals = live.signals;
+    pub(super) fn piped(&mut self, file: File, live: Live) -> Result<bool, Halt> {
+        let caught = live.caught;
         let (stopped, stop) = UnixStream::pair().map_err(Halt::writing)?;
         let mut wake = vec![OwnedFd::from(stopped)];
-        if !live.to_its_end {
-            wake.push(signals.wake_fd().map_err(Halt::writing)?);
-        }
+        wake.extend(live.on_signal);
         wake.extend(live.wake);
         let schema = self.opts.check.schema.clone();
         let mut feed = Feed::start(
@@ -201,10 +203,10 @@ impl Serial<'_> {
                 }
             };
             feed.done(piece.batch);
-            if stop || (signals.caught().is_some() && !live.to_its_end) {
+            if stop || (caught.caught().is_some() && !live.to_its_end) {
                 break;
             }
         }
-        self.end(check, signals.caught().is_some())
+        self.end(check, caught.caught().is_some())
     }
 }

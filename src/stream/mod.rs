@@ -2,11 +2,13 @@
 //! through the scanner as a live pipe (flush before waiting, notice
 //! silences and signals), judge every line, report, and end with the
 //! verdict's exit status (docs/contract.md §4.1). A command says what it does beyond
-//! judging through `Consumer`.
+//! judging through `Consumer`; `paths` drives each way of reading on its
+//! own, for a test that holds them to one another.
 
 mod consumer;
 mod follow;
 mod judge;
+pub mod paths;
 mod pool;
 mod report;
 pub(crate) mod slots;
@@ -24,6 +26,7 @@ use crate::output::progress::Progress;
 use crate::signal::Signals;
 
 pub use consumer::{Consumer, OpenInput};
+pub use pool::Listener;
 pub use report::{Holder, Report};
 
 use consumer::clear;
@@ -169,11 +172,16 @@ fn each_input(
             // the file.
             reader.judge(file, opts, &caught, &mut to)?
         } else {
+            let on_signal = match next.to_its_end {
+                true => None,
+                false => Some(signals.wake_fd().map_err(Halt::writing)?),
+            };
             let live = Live {
                 relay,
                 wake: next.wake,
                 idle,
-                signals,
+                caught: caught.clone(),
+                on_signal,
                 to_its_end: next.to_its_end,
             };
             to.piped(file, live)?

@@ -60,6 +60,38 @@ const JOB_FILES: usize = 64;
 /// Workers at most, whatever `-j` asks: each holds a reader and a thread.
 const MAX_WORKERS: usize = 256;
 
+/// Where the report thread says what the workers told, in operand order:
+/// the command's `Report`, or a test's record that passes it on
+/// (`stream::paths::pooled`).
+pub trait Listener: Sink {
+    /// What follows is of the input `label`.
+    fn input(&mut self, label: String);
+    /// The input could not be opened (66).
+    fn not_opened(&mut self, e: &io::Error) -> io::Result<()>;
+    /// Reading the input failed part way (74).
+    fn not_read(&mut self, e: &io::Error) -> io::Result<()>;
+    /// A signal stopped the reading with `runs` open: named, not judged.
+    fn cancelled(&mut self, runs: Vec<OpenRun>) -> io::Result<()>;
+}
+
+impl Listener for Report {
+    fn input(&mut self, label: String) {
+        self.out.file = label;
+    }
+
+    fn not_opened(&mut self, e: &io::Error) -> io::Result<()> {
+        self.unopened(e, Exit::NoInput)
+    }
+
+    fn not_read(&mut self, e: &io::Error) -> io::Result<()> {
+        self.read_failed(e)
+    }
+
+    fn cancelled(&mut self, runs: Vec<OpenRun>) -> io::Result<()> {
+        self.not_judged(runs, "cancelled")
+    }
+}
+
 /// One job's judging, as the report thread receives it.
 type Told = Receiver<Vec<Said>>;
 
@@ -112,7 +144,7 @@ pub(super) fn judge(
     opts: &StreamOptions,
     plan: Plan,
     signals: &Caught,
-    report: &mut Report,
+    report: &mut dyn Listener,
     progress: &mut Option<Progress>,
 ) -> Result<(), Halt> {
     let (jobs, queue) = mpsc::channel::<Job>();
@@ -161,13 +193,13 @@ pub(super) fn judge(
 fn say(
     opts: &StreamOptions,
     told: &Told,
-    report: &mut Report,
+    report: &mut dyn Listener,
     progress: &mut Option<Progress>,
 ) -> Result<bool, Halt> {
     for chunk in told {
         for said in chunk {
             match said {
-                Said::Input(k) => report.out.file = opts.inputs[k].label(),
+                Said::Input(k) => report.input(opts.inputs[k].label()),
                 Said::Finding(f) => report.finding(&f).map_err(Halt::judging)?,
                 Said::Run(r) => report.run(*r).map_err(Halt::judging)?,
                 Said::Judged(n) => {
@@ -175,19 +207,13 @@ fn say(
                         p.add(n);
                     }
                 }
-                Said::Unopened(e) => {
-                    report.unopened(&e, Exit::NoInput).map_err(Halt::writing)?;
-                }
-                Said::ReadFailed(e) => {
-                    report.read_failed(&e).map_err(Halt::writing)?;
-                }
+                Said::Unopened(e) => report.not_opened(&e).map_err(Halt::writing)?,
+                Said::ReadFailed(e) => report.not_read(&e).map_err(Halt::writing)?,
                 Said::Cancelled(runs) => {
                     if let Some(p) = progress {
                         p.clear();
                     }
-                    report
-                        .not_judged(runs, "cancelled")
-                        .map_err(Halt::writing)?;
+                    report.cancelled(runs).map_err(Halt::writing)?;
                     return Ok(true);
                 }
             }

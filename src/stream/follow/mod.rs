@@ -33,7 +33,7 @@ mod watch;
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::consumer::{Consumer, left_open, pause};
@@ -42,7 +42,7 @@ use crate::config::{Follow, Input, StreamOptions};
 use crate::input::file_id::{FileId, stdout_is};
 use crate::input::lines::Lines;
 use crate::output::progress::Progress;
-use crate::signal::Signals;
+use crate::signal::{Caught, Signals};
 
 use glob::glob_of;
 use names::{Name, add, saved, taken};
@@ -241,6 +241,52 @@ pub(super) fn follow(
     for n in &mut names {
         r.report.out.file = n.label.clone();
         left_open(r.consumer, &mut n.check, r.report, r.progress, true)?;
+    }
+    Ok(())
+}
+
+/// `path` followed alone, as `follow` follows a name, a look at a time,
+/// `grow` called before each; once it has nothing more to add and a look
+/// finds nothing new, the file ends as a drained one does (`Reading::end`)
+/// and its open runs are judged, where a follower would wait on
+/// (`stream::paths::followed`).
+pub(super) fn to_end(
+    opts: &StreamOptions,
+    path: &Path,
+    consumer: &mut dyn Consumer,
+    report: &mut Report,
+    grow: &mut dyn FnMut() -> bool,
+) -> Result<(), Halt> {
+    let mut name = Name::new(
+        &opts.check,
+        opts.max_line_bytes,
+        path.to_path_buf(),
+        false,
+        &State::default(),
+    );
+    let mut progress = None;
+    let mut r = Reading {
+        opts,
+        consumer,
+        report,
+        progress: &mut progress,
+        lines: Lines::default(),
+        caught: Caught::default(),
+        taken: HashMap::new(),
+        state_failed: false,
+    };
+    loop {
+        let more = grow();
+        r.taken = taken(std::slice::from_ref(&name));
+        if !r.pump(&mut name)? && !more {
+            break;
+        }
+    }
+    r.end(&mut name)?;
+    if !left_open(r.consumer, &mut name.check, r.report, r.progress, false)? {
+        r.consumer
+            .end_input(name.check, r.report)
+            .map_err(Halt::Judging)?;
     }
     Ok(())
 }

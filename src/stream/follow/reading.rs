@@ -354,6 +354,15 @@ impl Reading<'_, '_> {
         Ok(if read.moved() { Read::More } else { read })
     }
 
+    /// `n`'s open file ends here: its line in progress, if any, is cut
+    /// there and judged, as a drained file's is (`end_drain`).
+    pub(super) fn end(&mut self, n: &mut Name<'_>) -> Result<bool, Halt> {
+        if let Some(open) = n.open.as_mut() {
+            open.cutter.end_tail();
+        }
+        self.judge_rest(n)
+    }
+
     /// Judge what the cutter handed out after its tail was ended.
     fn judge_rest(&mut self, n: &mut Name<'_>) -> Result<bool, Halt> {
         let Some(open) = n.open.as_mut() else {
