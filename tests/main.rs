@@ -5,6 +5,9 @@
 #![allow(clippy::print_stderr)]
 
 mod util;
+// One stream judged in process through every reading path: the harness
+// the rule table runs on (verify.rs).
+mod check;
 
 mod ci;
 mod conform;

@@ -1,13 +1,17 @@
 //! `aoitap verify`: each rule of docs/contract.md §3.1 fires where it should and stays
 //! quiet on conforming streams; verdicts and exit statuses follow §4.1.
+//! The rule table judges in process, through every reading path at once
+//! (tests/check.rs); the rest, and a few of the table's cases besides,
+//! run the binary.
 
 use std::process::Command;
 
 use serde_json::{Value, json};
 
+use crate::check;
 use crate::util::*;
 
-/// `verify --output jsonl ARGS < input` reports `rule`.
+/// `verify --output jsonl ARGS < input` run by the binary reports `rule`.
 /// The findings are exactly `want`: each (rule, line) as many times as
 /// listed, nothing else (line 0: a finding about the whole input).
 fn assert_fires(want: &[(&str, u64)], input: &[u8], args: &[&str]) {
@@ -32,19 +36,45 @@ fn assert_fires(want: &[(&str, u64)], input: &[u8], args: &[&str]) {
     );
 }
 
-/// `fires!(name, ["rule" @ line, ...], input[, args])`: the rule the test
-/// is named for first, then every other finding the input must give.
 /// A whole aiocs one-shot envelope.
 const AIOCS_OK: &str = r#"{"ok":true,"command":"search","data":{}}"#;
 
+/// `fires!(name, ["rule" @ line, ...], input[, args])`: the rule the test
+/// is named for first, then every other finding the input must give,
+/// judged in process through every reading path (`name::fires`).
+/// `fires!(spawned name, ...)`: the same, and by the binary too, the input
+/// on its standard input (`name::spawned`): the wiring of argv, stdin and
+/// the report, end to end.
 macro_rules! fires {
+    (spawned $name:ident, [$($rule:literal @ $line:literal),+ $(,)?], $input:expr) => {
+        fires!(spawned $name, [$($rule @ $line),+], $input, &[]);
+    };
+    (spawned $name:ident, [$($rule:literal @ $line:literal),+ $(,)?], $input:expr, $args:expr) => {
+        mod $name {
+            use super::*;
+
+            #[test]
+            fn fires() {
+                check::fires(&[$(($rule, $line)),+], &$input, $args);
+            }
+
+            #[test]
+            fn spawned() {
+                assert_fires(&[$(($rule, $line)),+], &$input, $args);
+            }
+        }
+    };
     ($name:ident, [$($rule:literal @ $line:literal),+ $(,)?], $input:expr) => {
         fires!($name, [$($rule @ $line),+], $input, &[]);
     };
     ($name:ident, [$($rule:literal @ $line:literal),+ $(,)?], $input:expr, $args:expr) => {
-        #[test]
-        fn $name() {
-            assert_fires(&[$(($rule, $line)),+], &$input, $args);
+        mod $name {
+            use super::*;
+
+            #[test]
+            fn fires() {
+                check::fires(&[$(($rule, $line)),+], &$input, $args);
+            }
         }
     };
 }
@@ -81,7 +111,7 @@ fn with_error(fields: &str) -> Vec<u8> {
 
 const ERR: &str = r#""category":"validation","code":"BAD_INPUT","message":"bad","retryable":false"#;
 
-fires!(line_unterminated, ["line.unterminated" @ 3, "summary.missing" @ 3], {
+fires!(spawned line_unterminated, ["line.unterminated" @ 3, "summary.missing" @ 3], {
     let mut b = lines(&good(1));
     b.pop();
     b
@@ -93,7 +123,7 @@ fires!(
     good_plus(2, "[… 1 lines omitted …]")
 );
 fires!(
-    line_too_long,
+    spawned line_too_long,
     ["line.too-long" @ 2, "line.too-long" @ 4, "summary.missing" @ 4],
     good_with(1, &ev(1, "hit", &format!(r#""x":"{}""#, "a".repeat(500)))),
     &["--max-line-bytes", "200"]
@@ -292,7 +322,7 @@ fires!(
 );
 fires!(summary_missing, ["summary.missing" @ 2], lines(&[meta(), hit(1)]));
 fires!(
-    summary_missing_empty_input,
+    spawned summary_missing_empty_input,
     // Its missing summary says all there is of it (docs/contract.md §4.1).
     ["summary.missing" @ 0],
     Vec::<u8>::new()
@@ -622,7 +652,7 @@ const CODEX_OPEN: &str = r#"{"type":"thread.started","thread_id":"t1"}"#;
 const CODEX_DONE: &str = r#"{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1}}"#;
 
 fires!(
-    profile_open_missing,
+    spawned profile_open_missing,
     ["profile.open-missing" @ 1],
     lines(&[r#"{"type":"turn.started"}"#, CODEX_DONE]),
     &["--profile", "codex-exec"]
@@ -689,7 +719,7 @@ fires!(
 );
 
 fires!(
-    stream_not_text,
+    spawned stream_not_text,
     ["stream.not-text" @ 1],
     b"\x1f\x8b\x08\x00\x00\x00\x00\x00\n\x00\x01\x02\n".as_ref(),
     &[]
@@ -724,7 +754,7 @@ const EVENTS_SCHEMA: &str = concat!(
     "/tests/fixtures/schemas/events.schema.json"
 );
 fires!(
-    event_schema_invalid,
+    spawned event_schema_invalid,
     ["event.schema-invalid" @ 2],
     good_with(1, r#"{"type":"hit","aoi":{"seq":1,"run":"R"},"id":"1"}"#),
     &["--schema", EVENTS_SCHEMA]
