@@ -147,6 +147,20 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The rules of the findings, in order.
+    pub fn rules(&self) -> Vec<&'static str> {
+        self.findings.iter().map(|f| f.rule).collect()
+    }
+
+    pub fn has_rule(&self, rule: &str) -> bool {
+        self.findings.iter().any(|f| f.rule == rule)
+    }
+
+    /// The verdicts of the runs, in order.
+    pub fn verdicts(&self) -> Vec<&'static str> {
+        self.runs.iter().map(|r| r.verdict).collect()
+    }
+
     /// One line for each thing said, to tell two outcomes apart by.
     fn told(&self) -> Vec<String> {
         let mut out = vec![format!("exit {}", self.exit)];

@@ -1,8 +1,8 @@
 //! `aoitap verify`: each rule of docs/contract.md §3.1 fires where it should and stays
 //! quiet on conforming streams; verdicts and exit statuses follow §4.1.
-//! The rule table judges in process, through every reading path at once
-//! (tests/check.rs); the rest, and a few of the table's cases besides,
-//! run the binary.
+//! The rule table and the tests of verdicts and statuses judge in
+//! process, through every reading path at once (tests/check.rs); the
+//! rest, and a few of the table's cases besides, run the binary.
 
 use std::process::Command;
 
@@ -575,11 +575,11 @@ fn a_success_with_an_error_fails_when_allowed_and_a_null_error_is_none() {
     ];
     for (rule, head) in cases {
         let with = lines(&[format!(r#"{head}{{"code":"E","message":"m"}}}}"#)]);
-        let out = verify(&["--allow", rule], &with);
-        assert_eq!(out.code, 1, "{rule}: {}", out.stdout);
+        let out = check::judge(&["--allow", rule], &with);
+        assert_eq!(out.exit, 1, "{rule}: {out:?}");
         let null = lines(&[format!("{head}null}}")]);
-        let out = verify(&[], &null);
-        assert_eq!(out.code, 0, "{rule}: {}", out.stdout);
+        let out = check::judge(&[], &null);
+        assert_eq!(out.exit, 0, "{rule}: {out:?}");
     }
 }
 
@@ -832,9 +832,9 @@ fn conforming() -> Vec<(&'static str, Vec<u8>, Vec<&'static str>)> {
 #[test]
 fn no_rule_fires_on_conforming_streams() {
     for (name, input, args) in conforming() {
-        let out = verify(&args, &input);
+        let out = check::judge(&args, &input);
         assert!(
-            out.findings().is_empty(),
+            out.findings.is_empty(),
             "{name}: findings on a conforming stream: {:?}",
             out.rules()
         );
@@ -879,17 +879,12 @@ fn exit_pass_is_zero_with_ok_summary() {
 
 #[test]
 fn exit_failed_is_one() {
-    let out = verify(
+    let out = check::judge(
         &[],
         &with_summary(r#""ok":false,"reason":"failed","event_count":3,"count":1"#),
     );
-    assert_eq!(out.code, 1);
-    let run = out
-        .events()
-        .into_iter()
-        .find(|e| e["type"] == "run")
-        .unwrap();
-    assert_eq!(run["verdict"], "failed");
+    assert_eq!(out.exit, 1);
+    assert_eq!(out.verdicts(), ["failed"]);
 }
 
 #[test]
@@ -943,13 +938,13 @@ fn retryable_only_when_every_failed_run_is() {
 fn nonconforming_wins_over_failure() {
     let mut g = with_summary(r#""ok":false,"reason":"failed","event_count":3,"count":1"#);
     g.extend_from_slice(b"\n");
-    assert_eq!(verify(&[], &g).code, 65);
+    assert_eq!(check::judge(&[], &g).exit, 65);
 }
 
 #[test]
 fn empty_input_is_65_or_a_pass_when_unbounded() {
-    assert_eq!(verify(&[], b"").code, 65);
-    assert_eq!(verify(&["--unbounded"], b"").code, 0);
+    assert_eq!(check::judge(&[], b"").exit, 65);
+    assert_eq!(check::judge(&["--unbounded"], b"").exit, 0);
 }
 
 #[test]
@@ -962,14 +957,14 @@ fn unbounded_without_summary_fails_on_a_process_error() {
             r#""category":"unavailable","code":"DOWN","message":"down","retryable":true"#,
         ),
     ]);
-    assert_eq!(verify(&["--unbounded"], &input).code, 75);
+    assert_eq!(check::judge(&["--unbounded"], &input).exit, 75);
     let input = lines(&[
         meta(),
         ev(1, "aoi:error", &format!(r#"{ERR},"scope":"item""#)),
     ]);
-    assert_eq!(verify(&["--unbounded"], &input).code, 1);
+    assert_eq!(check::judge(&["--unbounded"], &input).exit, 1);
     assert_eq!(
-        verify(&["--unbounded", "--continue-on-error"], &input).code,
+        check::judge(&["--unbounded", "--continue-on-error"], &input).exit,
         0
     );
 }
@@ -985,8 +980,8 @@ fn item_errors_fail_unless_continue_on_error() {
             r#""ok":true,"event_count":4,"count":1,"error_count":1,"partial":true"#,
         ),
     ]);
-    assert_eq!(verify(&[], &input).code, 1);
-    assert_eq!(verify(&["--continue-on-error"], &input).code, 0);
+    assert_eq!(check::judge(&[], &input).exit, 1);
+    assert_eq!(check::judge(&["--continue-on-error"], &input).exit, 0);
 }
 
 #[test]
@@ -1000,20 +995,20 @@ fn accept_partial() {
             r#""ok":false,"reason":"failed","event_count":4,"count":1,"error_count":1,"partial":true"#,
         ),
     ]);
-    assert_eq!(verify(&[], &input).code, 1);
-    assert_eq!(verify(&["--accept-partial"], &input).code, 0);
+    assert_eq!(check::judge(&[], &input).exit, 1);
+    assert_eq!(check::judge(&["--accept-partial"], &input).exit, 0);
 }
 
 #[test]
 fn allow_deny_strict() {
     let input = with_summary(r#""ok":true,"count":1"#); // event-count-missing: a warning
-    assert_eq!(verify(&[], &input).code, 0);
-    assert_eq!(verify(&["--strict"], &input).code, 65);
+    assert_eq!(check::judge(&[], &input).exit, 0);
+    assert_eq!(check::judge(&["--strict"], &input).exit, 65);
     assert_eq!(
-        verify(&["--deny", "summary.event-count-missing"], &input).code,
+        check::judge(&["--deny", "summary.event-count-missing"], &input).exit,
         65
     );
-    let out = verify(&["--allow", "summary.event-count-missing"], &input);
+    let out = check::judge(&["--allow", "summary.event-count-missing"], &input);
     assert!(!out.has_rule("summary.event-count-missing"));
     // Of --allow R and --deny R, the last one given wins (docs/contract.md §3.3).
     let allow_deny = [
@@ -1022,15 +1017,14 @@ fn allow_deny_strict() {
         "--deny",
         "summary.event-count-missing",
     ];
-    assert_eq!(verify(&allow_deny, &input).code, 65);
+    assert_eq!(check::judge(&allow_deny, &input).exit, 65);
     let deny_allow = [
         "--deny",
         "summary.event-count-missing",
         "--allow",
         "summary.event-count-missing",
     ];
-    assert_eq!(verify(&deny_allow, &input).code, 0);
-    assert_eq!(run(&["verify", "--allow", "no.such-rule"], b"").code, 64);
+    assert_eq!(check::judge(&deny_allow, &input).exit, 0);
 }
 
 #[test]
@@ -1048,59 +1042,43 @@ fn limit_truncates_the_findings() {
 #[test]
 fn one_finding_per_cause() {
     // An unreadable line stands for one step of seq: no gap after it.
-    let out = verify(&[], &good_with(1, "{oops"));
-    assert_eq!(out.rules(), vec!["json.invalid"]);
+    let out = check::judge(&[], &good_with(1, "{oops"));
+    assert_eq!(out.rules(), ["json.invalid"]);
     // A line after the summary: one not-last, not a cascade.
-    let out = verify(
+    let out = check::judge(
         &[],
         &lines(&[meta(), ok_summary(1, 0), hit(2), hit(3), hit(4)]),
     );
-    assert_eq!(
-        out.rules()
-            .iter()
-            .filter(|r| *r == "summary.not-last")
-            .count(),
-        1
-    );
+    let not_last = out.findings.iter().filter(|f| f.rule == "summary.not-last");
+    assert_eq!(not_last.count(), 1);
     // A v0.2 stream read as 1.x: one clear finding, not a wall of
     // envelope errors; read as what it is, one note.
     let v02 = std::fs::read(fixture("streams/v0.2-stream.jsonl")).unwrap();
-    let out = verify(&["--protocol", "aoi"], &v02);
-    assert_eq!(out.rules(), vec!["version.aoi-unsupported"]);
-    assert_eq!(verify(&[], &v02).rules(), vec!["version.legacy"]);
+    let out = check::judge(&["--protocol", "aoi"], &v02);
+    assert_eq!(out.rules(), ["version.aoi-unsupported"]);
+    assert_eq!(check::judge(&[], &v02).rules(), ["version.legacy"]);
 }
 
 #[test]
 fn gap_reports_the_missing_range() {
-    let out = verify(&[], &good_with(2, &hit(7)));
-    let gap = out
-        .findings()
-        .into_iter()
-        .find(|f| f["rule"] == "seq.gap")
-        .unwrap();
-    assert_eq!(
-        (
-            gap["missing_from"].as_u64(),
-            gap["missing_to"].as_u64(),
-            gap["missing_count"].as_u64()
-        ),
-        (Some(2), Some(6), Some(5))
-    );
-    assert_eq!(gap["line_number"], 3);
-    assert_eq!(gap["run"], "R");
-    assert_eq!(gap["seq"], 7);
+    let out = check::judge(&[], &good_with(2, &hit(7)));
+    let gap = out.findings.iter().find(|f| f.rule == "seq.gap").unwrap();
+    assert_eq!(gap.missing, Some((2, 6, 5)));
+    assert_eq!(gap.line, 3);
+    assert_eq!(gap.run.as_deref(), Some("R"));
+    assert_eq!(gap.seq, Some(7));
 }
 
 #[test]
 fn json_invalid_names_the_byte_column() {
-    let out = verify(&[], &good_with(1, r#"{"type":"hit",,}"#));
+    let out = check::judge(&[], &good_with(1, r#"{"type":"hit",,}"#));
     let f = out
-        .findings()
-        .into_iter()
-        .find(|f| f["rule"] == "json.invalid")
+        .findings
+        .iter()
+        .find(|f| f.rule == "json.invalid")
         .unwrap();
-    assert_eq!(f["line_number"], 2);
-    assert_eq!(f["column"], 15);
+    assert_eq!((f.line, f.column), (2, Some(15)));
+    // The report says it so, at a terminal as in a log.
     let human = run(&["verify"], &good_with(1, r#"{"type":"hit",,}"#));
     assert!(
         human
@@ -1113,7 +1091,7 @@ fn json_invalid_names_the_byte_column() {
 
 #[test]
 fn huge_seq_and_numbers_are_valid() {
-    let out = verify(
+    let out = check::judge(
         &[],
         &good_with(
             1,
@@ -1124,7 +1102,7 @@ fn huge_seq_and_numbers_are_valid() {
             ),
         ),
     );
-    assert_eq!(out.code, 0, "{:?}", out.rules());
+    assert_eq!(out.exit, 0, "{:?}", out.rules());
 }
 
 #[test]
@@ -1136,35 +1114,28 @@ fn multi_run_concatenated_and_interleaved() {
         .collect();
     let mut cat = a.clone();
     cat.extend(b.clone());
-    let out = verify(&["--multi-run"], &lines(&cat));
-    assert_eq!(out.code, 0, "{:?}", out.rules());
-    assert_eq!(
-        out.events().iter().filter(|e| e["type"] == "run").count(),
-        2
-    );
+    let out = check::judge(&["--multi-run"], &lines(&cat));
+    assert_eq!(out.exit, 0, "{:?}", out.rules());
+    assert_eq!(out.verdicts(), ["pass", "pass"]);
     let mut mixed = vec![];
     for i in 0..a.len().max(b.len()) {
         mixed.extend(a.get(i).cloned());
         mixed.extend(b.get(i).cloned());
     }
-    let out = verify(&["--multi-run"], &lines(&mixed));
-    assert_eq!(out.code, 0, "{:?}", out.rules());
+    let out = check::judge(&["--multi-run"], &lines(&mixed));
+    assert_eq!(out.exit, 0, "{:?}", out.rules());
     // One run of the two cut short: that run fails, the other passes.
     mixed.retain(|l| !(l.contains(r#""run":"S""#) && l.contains("aoi:summary")));
-    let out = verify(&["--multi-run"], &lines(&mixed));
-    assert_eq!(out.code, 65);
+    let out = check::judge(&["--multi-run"], &lines(&mixed));
+    assert_eq!(out.exit, 65);
     let verdicts: Vec<_> = out
-        .events()
-        .into_iter()
-        .filter(|e| e["type"] == "run")
-        .map(|e| (e["run"].clone(), e["verdict"].clone()))
+        .runs
+        .iter()
+        .map(|r| (r.run.as_deref(), r.verdict))
         .collect();
+    assert!(verdicts.contains(&(Some("R"), "pass")), "{verdicts:?}");
     assert!(
-        verdicts.contains(&("R".into(), "pass".into())),
-        "{verdicts:?}"
-    );
-    assert!(
-        verdicts.contains(&("S".into(), "nonconforming".into())),
+        verdicts.contains(&(Some("S"), "nonconforming")),
         "{verdicts:?}"
     );
 }
@@ -1179,15 +1150,12 @@ fn multi_run_lines_without_run_follow_the_latest_meta() {
     ];
     let mut two = one.to_vec();
     two.extend(one.iter().cloned());
-    let out = verify(
+    let out = check::judge(
         &["--multi-run", "--allow", "verifiable.not-claimed"],
         &lines(&two),
     );
-    assert_eq!(out.code, 0, "{:?}", out.rules());
-    assert_eq!(
-        out.events().iter().filter(|e| e["type"] == "run").count(),
-        2
-    );
+    assert_eq!(out.exit, 0, "{:?}", out.rules());
+    assert_eq!(out.verdicts(), ["pass", "pass"]);
 }
 
 #[test]
@@ -1221,6 +1189,7 @@ fn usage_errors_are_64() {
     assert_eq!(run(&["verify", "--no-such-flag"], b"").code, 64);
     assert_eq!(run(&["verify", "--output", "json"], b"").code, 64);
     assert_eq!(run(&["verify", "--max-line-bytes", "lots"], b"").code, 64);
+    assert_eq!(run(&["verify", "--allow", "no.such-rule"], b"").code, 64);
     assert_eq!(run(&["verify", "--help"], b"").code, 0);
 }
 
