@@ -31,7 +31,8 @@ use aoitap::check::{Checker, Finding, LineKind, OpenRun, RunVerdict, Sink, Tally
 use aoitap::config::{Input, Invocation, StreamOptions};
 use aoitap::input::scan::Line;
 use aoitap::output::Emitter;
-use aoitap::stream::{Consumer, Listener, Report, paths};
+use aoitap::stream::paths::{self, Alone};
+use aoitap::stream::{Consumer, Listener, Report};
 
 /// The ways the engine reads a stream, in the order a disagreement is
 /// told.
@@ -257,7 +258,13 @@ fn through(
         ReadPath::Whole => {
             let file = dir.join("whole.jsonl");
             fs::write(&file, input).unwrap();
-            paths::whole(File::open(&file).unwrap(), &opts, &mut record, &mut report)
+            paths::alone(
+                Alone::Whole,
+                File::open(&file).unwrap(),
+                &opts,
+                &mut record,
+                &mut report,
+            )
         }
         ReadPath::Piped => {
             let (from, to) = rustix::pipe::pipe().unwrap();
@@ -281,7 +288,13 @@ fn through(
                     }
                 }
             });
-            let judged = paths::piped(File::from(from), &opts, &mut record, &mut report);
+            let judged = paths::alone(
+                Alone::Piped,
+                File::from(from),
+                &opts,
+                &mut record,
+                &mut report,
+            );
             record.paused = None;
             writer.join().unwrap();
             judged

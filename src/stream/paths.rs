@@ -21,9 +21,20 @@ use crate::config::{Input, StreamOptions};
 use crate::exit::{Error, Result};
 use crate::signal::Caught;
 
-/// `file` read whole on this thread, as `run` reads a small regular file
-/// (docs/contract.md §2.2), its lines through `consumer` to `report`.
-pub fn whole(
+/// How one file is read on its own.
+#[derive(Clone, Copy, Debug)]
+pub enum Alone {
+    /// Whole on this thread, as `run` reads a small regular file
+    /// (docs/contract.md §2.2).
+    Whole,
+    /// By the pipeline's threads, as `run` reads standard input or a
+    /// large file: a pipe's pauses flushed, read to its end.
+    Piped,
+}
+
+/// `file` read `how`, its lines through `consumer` to `report`.
+pub fn alone(
+    how: Alone,
     file: File,
     opts: &StreamOptions,
     consumer: &mut dyn Consumer,
@@ -37,36 +48,21 @@ pub fn whole(
         opts,
     };
     let caught = Caught::default();
-    Reader::default()
-        .judge(file, opts, &caught, &mut to)
-        .map_err(halted)?;
-    Ok(())
-}
-
-/// `file` read by the pipeline's threads, as `run` reads standard input
-/// or a large file: a pipe's pauses flushed, read to its end.
-pub fn piped(
-    file: File,
-    opts: &StreamOptions,
-    consumer: &mut dyn Consumer,
-    report: &mut Report,
-) -> Result<()> {
-    let mut progress = None;
-    let mut to = Serial {
-        consumer,
-        report,
-        progress: &mut progress,
-        opts,
+    let read = match how {
+        Alone::Whole => Reader::default().judge(file, opts, &caught, &mut to),
+        Alone::Piped => {
+            let live = Live {
+                relay: None,
+                wake: None,
+                idle: opts.idle_timeout_ms.map(Duration::from_millis),
+                caught,
+                on_signal: None,
+                to_its_end: false,
+            };
+            to.piped(file, live)
+        }
     };
-    let live = Live {
-        relay: None,
-        wake: None,
-        idle: opts.idle_timeout_ms.map(Duration::from_millis),
-        caught: Caught::default(),
-        on_signal: None,
-        to_its_end: false,
-    };
-    to.piped(file, live).map_err(halted)?;
+    read.map_err(halted)?;
     Ok(())
 }
 
