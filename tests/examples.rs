@@ -162,6 +162,10 @@ fn scratch() -> (tempfile::TempDir, String) {
     for name in ["outline", "producer"] {
         stand_in(&bin_dir, name, &cat(ok.clone()));
     }
+    // `python3` (the `tool` above, `lint -- python3 tool.py`) is the
+    // interpreter itself, not a version manager's shim that each of
+    // lint's calls would run first (`util::python`).
+    std::os::unix::fs::symlink(crate::util::python(), bin_dir.join("python3")).unwrap();
     // An OKF command: its one document on stdout.
     stand_in(&bin_dir, "okn", r#"printf '%s\n' '{"hits":[]}'"#);
     let agent = |name: &str, fixture: &str| {

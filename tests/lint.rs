@@ -1,5 +1,5 @@
 //! `aoitap lint -- CMD [ARG ...]` (docs/contract.md §1.4): a fake producer and its
-//! faults (tests/fixtures/lint/producer.py; a fault is chosen by a link
+//! faults (tests/fixtures/lint/producer.py; a fault is chosen by a copy
 //! named `fake-FAULT`), run through the command as a user runs it.
 
 use std::path::{Path, PathBuf};
@@ -8,14 +8,16 @@ use std::time::{Duration, Instant};
 
 use crate::util::*;
 
-/// A link named `fake-FAULT` to the producer, in `dir`.
+/// The producer as `fake-FAULT` in `dir`: a copy whose `#!` is the
+/// interpreter's own path (`util::python`), not a shim `env` finds first.
 fn tool(dir: &Path, fault: &str) -> PathBuf {
-    let producer = fixture("lint/producer.py");
-    let link = dir.join(format!("fake-{fault}"));
-    if !link.exists() {
-        std::os::unix::fs::symlink(producer, &link).unwrap();
+    let copy = dir.join(format!("fake-{fault}"));
+    if !copy.exists() {
+        let producer = std::fs::read_to_string(fixture("lint/producer.py")).unwrap();
+        let (_, body) = producer.split_once('\n').unwrap();
+        write_script(&copy, &format!("#!{}\n{body}", python().display()));
     }
-    link
+    copy
 }
 
 /// Write an executable shell script: a fake tool of a test's own.

@@ -248,3 +248,19 @@ pub fn installed(program: &str) -> bool {
         .status()
         .is_ok_and(|s| s.success())
 }
+
+/// The interpreter `python3` names on PATH, asked once: the fake
+/// producers start it by its own path. A version manager's `python3` is
+/// a shim (pyenv's is a chain of bash scripts), which cost each of
+/// lint's calls more than the producer itself did.
+pub fn python() -> &'static Path {
+    static PYTHON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let out = Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable)"])
+            .output()
+            .expect("python3 runs the fake producers");
+        assert!(out.status.success(), "python3 -c: {out:?}");
+        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+    })
+}
