@@ -555,7 +555,19 @@ fn a_million_deep_value_is_a_finding_never_an_abort() {
 #[test]
 fn formats_and_interpolations_on_a_two_million_deep_value_are_errors() {
     let deep = nested(2_000_000);
-    for then in [
+    // Uncaught, the refusal is filter.error on its line, nothing written:
+    // a format, an interpolation and `..`, each bounded its own way.
+    for then in ["@base64", r#""\(.)""#, "[..]"] {
+        let prog = format!("{deep} | {then} | length");
+        let (code, out, err) = filter(&["--domain", &prog], &one_event());
+        assert_eq!(code, 65, "{prog}: {err}");
+        assert!(out.is_empty(), "{prog}");
+        assert!(err.contains("error[filter.error]"), "{prog}: {err}");
+    }
+    // Every one of them, in turn on one value built once: each refuses
+    // it, and the process lives on to the next. An unbounded one aborts
+    // the process (the stack, at this depth), or prints the value.
+    let refused = [
         "@base64",
         "@base64d",
         "@uri",
@@ -583,16 +595,22 @@ fn formats_and_interpolations_on_a_two_million_deep_value_are_errors() {
         "strflocaltime(\"%Y\")",
         "mktime",
         "tobytes",
-    ] {
-        let prog = format!("{deep} | {then} | length");
-        let (code, out, err) = filter(&["--domain", &prog], &one_event());
-        assert_eq!(code, 65, "{prog}: {err}");
-        assert!(out.is_empty(), "{prog}");
-        assert!(err.contains("error[filter.error]"), "{prog}: {err}");
-    }
+    ];
+    let each: Vec<String> = refused
+        .iter()
+        .map(|then| format!(r#"(try ({then} | length) catch "refused")"#))
+        .collect();
+    let prog = format!("{deep} | {}", each.join(", "));
+    let (code, out, err) = filter(&["--domain", "-c", &prog], &one_event());
+    assert_eq!(code, 0, "{prog}: {err}");
+    assert_eq!(
+        String::from_utf8_lossy(&out),
+        "\"refused\"\n".repeat(refused.len()),
+        "{prog}"
+    );
     // An error caught about such a value is text cut at 8 KiB: jaq made
     // it whole, by recursion, and aborted (vendor/jaq-core/PATCHES.md).
-    for caught in [
+    let caught = [
         "try .a catch 1",
         "(.a? // 1)",
         "try fromjson catch 1",
@@ -600,11 +618,12 @@ fn formats_and_interpolations_on_a_two_million_deep_value_are_errors() {
         "try test(\"a\") catch 1",
         "try implode catch 1",
         "[try .a catch length | . <= 8195] | if .[0] then 1 else 0 end",
-    ] {
-        let prog = format!("{deep} | {caught}");
-        let (code, out, err) = filter(&["--domain", &prog], &one_event());
-        assert_eq!((code, &*out), (0, &b"1\n"[..]), "{prog}: {err}");
-    }
+    ];
+    let each: Vec<String> = caught.iter().map(|c| format!("({c})")).collect();
+    let prog = format!("{deep} | {}", each.join(", "));
+    let (code, out, err) = filter(&["--domain", &prog], &one_event());
+    assert_eq!(code, 0, "{prog}: {err}");
+    assert_eq!(String::from_utf8_lossy(&out), "1\n".repeat(caught.len()));
     let (code, out, err) = filter(
         &[
             "--domain",
