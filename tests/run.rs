@@ -1074,17 +1074,27 @@ fn a_tool_that_ends_its_stream_on_a_signal_is_heard_whole() {
 /// Ctrl-C at a terminal reaches aoitap (CMD runs in a group of its own,
 /// away from the terminal's): the tool still gets it, answers with its
 /// cancelled summary, and that summary is relayed and judged, 20 of 20
-/// times (docs/contract.md §1.3). A pty, driven from Python's `pty`.
+/// times (docs/contract.md §1.3). A pty, driven from Python's `pty`:
+/// Ctrl-C once the first tick is relayed, so the tool's trap is set and
+/// aoitap is reading it.
 #[test]
 fn ctrl_c_at_a_terminal_is_heard_whole() {
     let driver = r#"
-import os, pty, sys, time
+import os, pty, select, sys, time
 pid, fd = pty.fork()
 if pid == 0:
     os.execv(sys.argv[1], sys.argv[1:])
-time.sleep(0.4)
-os.write(fd, b"\x03")
 out = b""
+deadline = time.monotonic() + 10
+while b'"tick"' not in out:
+    left = deadline - time.monotonic()
+    if left <= 0 or not select.select([fd], [], [], left)[0]:
+        break
+    try:
+        out += os.read(fd, 65536)
+    except OSError:
+        break
+os.write(fd, b"\x03")
 while True:
     try:
         chunk = os.read(fd, 65536)
@@ -1098,7 +1108,7 @@ sys.stdout.write(out.decode("utf-8", "replace"))
 sys.stdout.write("\nEXIT %d\n" % os.waitstatus_to_exitcode(status))
 "#;
     for k in 0..20 {
-        let out = Command::new("python3")
+        let out = Command::new(python())
             .args(["-c", driver])
             .arg(bin())
             .args(["run", "--", "sh", "-c", CANCELLING_TOOL])
