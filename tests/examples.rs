@@ -306,9 +306,13 @@ fn run_script(text: &str, mode: Mode, dir: &Path, path: &str) -> Option<String> 
     let pgid = child.id() as i32;
     let stopped = status.is_none();
     if stopped {
-        // SIGINT to the whole group, as Ctrl-C at a terminal sends it.
+        // SIGINT to the whole group, as Ctrl-C at a terminal sends it;
+        // what has not ended a second later is killed.
         signal(-pgid, "INT");
-        std::thread::sleep(Duration::from_millis(500));
+        let asked = Instant::now();
+        while child.try_wait().unwrap().is_none() && asked.elapsed() < Duration::from_secs(1) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         signal(-pgid, "KILL");
         child.wait().unwrap();
     }
