@@ -257,6 +257,19 @@ fn a_planned_program_writes_what_the_interpreter_writes() {
     }
 }
 
+/// The CPU time process `pid` has had so far, user and system, in clock
+/// ticks (fields 14 and 15 of /proc/PID/stat, after the command's name).
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    fields
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|f| f.parse::<u64>().ok())
+        .sum()
+}
+
 /// A program busy on one event is stopped by SIGINT or SIGTERM at its
 /// loop's next step or its next pipe, and the report still ends (docs/contract.md §3.4): the
 /// cancelled result in human output, the cancelled summary in jsonl, well
@@ -297,7 +310,15 @@ fn a_signal_stops_a_busy_program_and_the_report_ends() {
                 .unwrap();
             let mut stdin = child.stdin.take().unwrap();
             std::io::Write::write_all(&mut stdin, &input[..first]).unwrap();
-            std::thread::sleep(Duration::from_millis(300));
+            // Busy in the program: a tenth of a second of CPU had (its
+            // start has next to none), however loaded the machine is.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while cpu_ticks(child.id()) < 10
+                && child.try_wait().unwrap().is_none()
+                && Instant::now() < deadline
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
             let sent = Instant::now();
             let kill = Command::new("kill")
                 .args([&format!("-{sig}"), &child.id().to_string()])
