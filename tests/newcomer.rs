@@ -385,10 +385,12 @@ fn summarize_writes_held_runs_when_cancelled() {
         );
     }
     let log = dir_with("log.jsonl", &lines(&v));
+    // Its stdin a FIFO the shell holds open after the lines: the stream
+    // goes on, unended, until the signal (and nothing lingers after it).
     let (_, err) = sh(&format!(
-        "(cat {}; sleep 5) | $A summarize > {}/out & sleep 1; kill -TERM $!; wait",
-        log.1.display(),
-        log.0.path().display()
+        "cd {} && mkfifo in && {{ $A summarize < in > out & }} && exec 3> in && cat {} >&3 && sleep 1 && kill -TERM $! && wait $!",
+        log.0.path().display(),
+        log.1.display()
     ));
     let out = std::fs::read_to_string(log.0.path().join("out")).unwrap();
     let order: Vec<&str> = out
