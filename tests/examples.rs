@@ -28,6 +28,8 @@ use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::util::bin;
@@ -372,34 +374,47 @@ fn run_console(b: &Block, dir: &Path, path: &str) -> Option<String> {
 }
 
 fn examples_of(file: &'static str) {
-    let mut bad = vec![];
-    let mut ran = 0;
-    for b in blocks(file) {
-        if b.mode == Mode::NotRun {
-            continue;
-        }
+    let todo: Vec<Block> = blocks(file)
+        .into_iter()
+        .filter(|b| b.mode != Mode::NotRun)
         // jq is a peer: a block that pipes into it runs where it is
         // installed (and must, under AOITAP_PEERS=require).
-        if b.text.contains("| jq ") && !crate::util::peer(crate::util::installed("jq"), "jq") {
-            continue;
+        .filter(|b| {
+            !b.text.contains("| jq ") || crate::util::peer(crate::util::installed("jq"), "jq")
+        })
+        .collect();
+    let bad = Mutex::new(vec![]);
+    let next = AtomicUsize::new(0);
+    // Three blocks at a time: each has a scratch folder, a HOME and a
+    // PATH of its own, and most of a block's time is waiting (a follower
+    // stopped after two seconds, lint's calls).
+    std::thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| {
+                while let Some(b) = todo.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    // Each block in a scratch folder of its own: one
+                    // example's output is never another's input.
+                    let (dir, path) = scratch();
+                    let start = Instant::now();
+                    let wrong = match b.lang.as_str() {
+                        "console" => run_console(b, dir.path(), &path),
+                        _ => run_sh(b, dir.path(), &path),
+                    };
+                    if start.elapsed() > Duration::from_secs(5) {
+                        eprintln!("{}:{}: {:.1?}", b.file, b.line, start.elapsed());
+                    }
+                    if let Some(why) = wrong {
+                        let said = format!("{}:{}:\n{}\n{why}", b.file, b.line, b.text);
+                        bad.lock().unwrap().push((b.line, said));
+                    }
+                }
+            });
         }
-        // Each block in a scratch folder of its own: one example's
-        // output is never another's input.
-        let (dir, path) = scratch();
-        let start = Instant::now();
-        let wrong = match b.lang.as_str() {
-            "console" => run_console(&b, dir.path(), &path),
-            _ => run_sh(&b, dir.path(), &path),
-        };
-        ran += 1;
-        if start.elapsed() > Duration::from_secs(5) {
-            eprintln!("{}:{}: {:.1?}", b.file, b.line, start.elapsed());
-        }
-        if let Some(why) = wrong {
-            bad.push(format!("{}:{}:\n{}\n{why}", b.file, b.line, b.text));
-        }
-    }
-    assert!(ran > 5, "{file}: only {ran} examples found");
+    });
+    assert!(todo.len() > 5, "{file}: only {} examples found", todo.len());
+    let mut bad = bad.into_inner().unwrap();
+    bad.sort();
+    let bad: Vec<String> = bad.into_iter().map(|(_, said)| said).collect();
     assert!(
         bad.is_empty(),
         "examples that do not run:\n\n{}",
