@@ -217,6 +217,13 @@ impl<'c> Checker<'c> {
         {
             return self.one_line_array(sink, ev);
         }
+        self.line_rule(sink, item)
+    }
+
+    /// A line that is no event: the line rule it breaks (docs/contract.md
+    /// §3.1: cut, too long, blank, not JSON, not an object), or what an
+    /// elision marker says it stands for.
+    fn line_rule(&mut self, sink: &mut dyn Sink, item: &Line<'_>) -> io::Result<LineKind> {
         let cfg = self.cfg;
         let (rule, message, column) = match *item {
             Line::Unterminated { len, bytes } => {

@@ -185,6 +185,40 @@ struct Document {
     suspect: Option<Suspect>,
 }
 
+impl Document {
+    /// The document that `bytes`, line `line`, opens.
+    fn opened_by(line: u64, bytes: &[u8]) -> Document {
+        let mut text = bytes.to_vec();
+        text.push(b'\n');
+        let mut nesting = Nesting::default();
+        nesting.feed(bytes);
+        Document {
+            text,
+            first_line: line,
+            next_parse: 2 * (bytes.len() + 1),
+            nesting,
+            suspect: None,
+        }
+    }
+}
+
+/// Whether line `line`, `trimmed`, opens a document: under `--protocol
+/// aiocs` or `okf` any line that starts an object left open, and
+/// otherwise only a first line that is `{` alone, so a cut NDJSON line
+/// never swallows the lines after it.
+fn opens(cfg: &Config, line: u64, trimmed: &[u8]) -> bool {
+    match cfg.protocol {
+        Some(Protocol::Aiocs | Protocol::Okf) => trimmed.starts_with(b"{") && left_open(trimmed),
+        // One document of events may be an array (docs/contract.md §6.3).
+        Some(Protocol::Profile(p)) if p.get().form == Form::Json => {
+            (trimmed.starts_with(b"{") || trimmed.starts_with(b"[")) && left_open(trimmed)
+        }
+        // Any other object read as a document: one whose first
+        // line is its opening brace alone (docs/contract.md §6.2).
+        _ => line == 1 && trimmed == b"{",
+    }
+}
+
 impl Reader {
     /// A document is being read.
     pub(super) fn is_open(&self) -> bool {
@@ -220,10 +254,8 @@ impl Reader {
     }
 
     /// What line number `line` (`bytes`, `unparsed` when it does not parse
-    /// alone) is to the document. A document opens on a line that is the
-    /// start of an object left open: under `--protocol aiocs` or `okf` any
-    /// such line, and otherwise only a first line that is `{` alone, so a
-    /// cut NDJSON line never swallows the lines after it.
+    /// alone) is to the document: a line of its own, one that opens or
+    /// goes on with a document (`opens`), or the one that closes it.
     pub(super) fn join(&mut self, cfg: &Config, line: u64, bytes: &[u8], unparsed: bool) -> Joined {
         if let Some(nesting) = &mut self.skipping {
             nesting.feed(bytes);
@@ -233,33 +265,10 @@ impl Reader {
             return Joined::Held;
         }
         let Some(mut doc) = self.open.take() else {
-            let trimmed = bytes.trim_ascii();
-            let opens = match cfg.protocol {
-                Some(Protocol::Aiocs | Protocol::Okf) => {
-                    trimmed.starts_with(b"{") && left_open(trimmed)
-                }
-                // One document of events may be an array (docs/contract.md §6.3).
-                Some(Protocol::Profile(p)) if p.get().form == Form::Json => {
-                    (trimmed.starts_with(b"{") || trimmed.starts_with(b"[")) && left_open(trimmed)
-                }
-                // Any other object read as a document: one whose first
-                // line is its opening brace alone (docs/contract.md §6.2).
-                _ => line == 1 && trimmed == b"{",
-            };
-            if !unparsed || !opens {
+            if !unparsed || !opens(cfg, line, bytes.trim_ascii()) {
                 return Joined::Line;
             }
-            let mut text = bytes.to_vec();
-            text.push(b'\n');
-            let mut nesting = Nesting::default();
-            nesting.feed(bytes);
-            self.open = Some(Document {
-                text,
-                first_line: line,
-                next_parse: 2 * (bytes.len() + 1),
-                nesting,
-                suspect: None,
-            });
+            self.open = Some(Document::opened_by(line, bytes));
             return Joined::Held;
         };
         doc.text.extend_from_slice(bytes);
@@ -279,6 +288,12 @@ impl Reader {
             self.open = Some(doc);
             return Joined::Held;
         }
+        self.parse(doc)
+    }
+
+    /// The document read so far, parsed: closed, still open (its text
+    /// ended inside its value), or invalid.
+    fn parse(&mut self, mut doc: Document) -> Joined {
         // Its last line break is no part of it: written as one line, it
         // would end in a space.
         let end = doc.text.trim_ascii_end().len();

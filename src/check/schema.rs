@@ -264,94 +264,7 @@ const MAX_REF_DEPTH: usize = 1_000;
 /// where referred to, and a `properties` map counts as its costliest
 /// member: one instance member meets one of them.
 fn expansion(doc: &Value) -> u64 {
-    struct Count<'a> {
-        doc: &'a Value,
-        anchors: HashMap<&'a str, &'a Value>,
-        done: HashMap<String, u64>,
-        open: std::collections::HashSet<String>,
-        /// Nesting of the walk, refs followed included: past
-        /// `MAX_REF_DEPTH` the schema counts as too costly, and the call
-        /// stack stays small whatever the schema.
-        depth: usize,
-    }
-    impl<'a> Count<'a> {
-        fn anchors(&mut self, v: &'a Value) {
-            match v {
-                Value::Object(m) => {
-                    for (k, c) in m {
-                        if let ("$anchor" | "$dynamicAnchor", Value::String(a)) = (k.as_str(), c) {
-                            self.anchors.insert(a, v);
-                        }
-                        self.anchors(c);
-                    }
-                }
-                Value::Array(a) => a.iter().for_each(|c| self.anchors(c)),
-                _ => {}
-            }
-        }
-
-        fn node(&mut self, v: &Value) -> u64 {
-            if self.depth >= MAX_REF_DEPTH {
-                return MAX_EXPANSION + 1;
-            }
-            self.depth += 1;
-            let n = self.members(v);
-            self.depth -= 1;
-            n
-        }
-
-        fn members(&mut self, v: &Value) -> u64 {
-            let Value::Object(m) = v else {
-                // A bare `true`/`false` schema, or a list of schemas.
-                return match v {
-                    Value::Array(a) => a.iter().map(|c| self.node(c)).fold(0, u64::saturating_add),
-                    _ => 0,
-                };
-            };
-            let mut n: u64 = 1;
-            for (k, c) in m {
-                n = n.saturating_add(match (k.as_str(), c) {
-                    ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(r)) => self.target(r),
-                    // Values and words, not subschemas; `$defs` count where
-                    // they are referred to.
-                    (
-                        "enum" | "const" | "default" | "examples" | "$defs" | "definitions"
-                        | "$comment" | "title" | "description",
-                        _,
-                    ) => 0,
-                    ("properties" | "patternProperties" | "dependentSchemas", Value::Object(p)) => {
-                        p.values().map(|c| self.node(c)).max().unwrap_or(0)
-                    }
-                    _ => self.node(c),
-                });
-                if n > MAX_EXPANSION {
-                    return n;
-                }
-            }
-            n
-        }
-
-        fn target(&mut self, r: &str) -> u64 {
-            if let Some(&n) = self.done.get(r) {
-                return n;
-            }
-            if !self.open.insert(r.to_string()) {
-                return 1;
-            }
-            let fragment = r.split_once('#').map_or("", |(_, f)| f);
-            let doc = self.doc;
-            let found = if fragment.is_empty() || fragment.starts_with('/') {
-                doc.pointer(&percent_decode(fragment))
-            } else {
-                self.anchors.get(fragment).copied()
-            };
-            let n = found.map_or(1, |t| self.node(t));
-            self.open.remove(r);
-            self.done.insert(r.to_string(), n);
-            n
-        }
-    }
-    let mut count = Count {
+    let mut count = Expansion {
         doc,
         anchors: HashMap::new(),
         done: HashMap::new(),
@@ -360,6 +273,101 @@ fn expansion(doc: &Value) -> u64 {
     };
     count.anchors(doc);
     count.node(doc)
+}
+
+/// The walk `expansion` takes: the anchors of the document, each
+/// `$ref` target counted once, and the targets being expanded.
+struct Expansion<'a> {
+    doc: &'a Value,
+    anchors: HashMap<&'a str, &'a Value>,
+    done: HashMap<String, u64>,
+    open: std::collections::HashSet<String>,
+    /// Nesting of the walk, refs followed included: past
+    /// `MAX_REF_DEPTH` the schema counts as too costly, and the call
+    /// stack stays small whatever the schema.
+    depth: usize,
+}
+
+impl<'a> Expansion<'a> {
+    /// Every `$anchor` and `$dynamicAnchor` under `v`, by name.
+    fn anchors(&mut self, v: &'a Value) {
+        match v {
+            Value::Object(m) => {
+                for (k, c) in m {
+                    if let ("$anchor" | "$dynamicAnchor", Value::String(a)) = (k.as_str(), c) {
+                        self.anchors.insert(a, v);
+                    }
+                    self.anchors(c);
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|c| self.anchors(c)),
+            _ => {}
+        }
+    }
+
+    /// The cost of the subschema `v`, one level deeper.
+    fn node(&mut self, v: &Value) -> u64 {
+        if self.depth >= MAX_REF_DEPTH {
+            return MAX_EXPANSION + 1;
+        }
+        self.depth += 1;
+        let n = self.members(v);
+        self.depth -= 1;
+        n
+    }
+
+    /// The cost of `v`: 1, and what its subschemas and refs cost.
+    fn members(&mut self, v: &Value) -> u64 {
+        let Value::Object(m) = v else {
+            // A bare `true`/`false` schema, or a list of schemas.
+            return match v {
+                Value::Array(a) => a.iter().map(|c| self.node(c)).fold(0, u64::saturating_add),
+                _ => 0,
+            };
+        };
+        let mut n: u64 = 1;
+        for (k, c) in m {
+            n = n.saturating_add(match (k.as_str(), c) {
+                ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(r)) => self.target(r),
+                // Values and words, not subschemas; `$defs` count where
+                // they are referred to.
+                (
+                    "enum" | "const" | "default" | "examples" | "$defs" | "definitions"
+                    | "$comment" | "title" | "description",
+                    _,
+                ) => 0,
+                ("properties" | "patternProperties" | "dependentSchemas", Value::Object(p)) => {
+                    p.values().map(|c| self.node(c)).max().unwrap_or(0)
+                }
+                _ => self.node(c),
+            });
+            if n > MAX_EXPANSION {
+                return n;
+            }
+        }
+        n
+    }
+
+    /// The cost of the target of the ref `r`, counted once.
+    fn target(&mut self, r: &str) -> u64 {
+        if let Some(&n) = self.done.get(r) {
+            return n;
+        }
+        if !self.open.insert(r.to_string()) {
+            return 1;
+        }
+        let fragment = r.split_once('#').map_or("", |(_, f)| f);
+        let doc = self.doc;
+        let found = if fragment.is_empty() || fragment.starts_with('/') {
+            doc.pointer(&percent_decode(fragment))
+        } else {
+            self.anchors.get(fragment).copied()
+        };
+        let n = found.map_or(1, |t| self.node(t));
+        self.open.remove(r);
+        self.done.insert(r.to_string(), n);
+        n
+    }
 }
 
 /// `%24defs` is `$defs` (RFC 3986 in a URI fragment).

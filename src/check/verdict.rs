@@ -4,7 +4,7 @@
 use super::config::Config;
 use super::config::Protocol;
 use super::rules::Rule;
-use super::run_state::{Cause, Identity, RunState};
+use super::run_state::{Cause, Identity, RunState, SummaryClaim};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -120,80 +120,7 @@ pub(super) fn judge(
     end: End,
     slot: usize,
 ) -> RunVerdict {
-    let item_failure = run.item_errors + run.forwarded_errors > 0 && !cfg.continue_on_error;
-    let (verdict, message, cause) = if run.error_findings > 0 {
-        let more = match run.error_findings - 1 {
-            0 => String::new(),
-            1 => " (and 1 more error)".to_string(),
-            n => format!(" (and {n} more errors)"),
-        };
-        let first = run.first_error.clone().unwrap_or_default();
-        (Verdict::Nonconforming, format!("{first}{more}"), None)
-    } else {
-        match &run.summary {
-            // A local process-scope error ended the run, whatever the
-            // summary says: allowing summary.ok-despite-error silences the
-            // finding, never the failure (docs/contract.md §3.3).
-            Some(o) if o.ok == Some(true) && !item_failure && run.local_process_error.is_none() => {
-                (Verdict::Pass, pass_message(&run, &end), None)
-            }
-            Some(o) if o.ok == Some(false) && o.partial && cfg.accept_partial => (
-                Verdict::Pass,
-                format!("{}; partial result accepted", pass_message(&run, &end)),
-                None,
-            ),
-            Some(o) => {
-                // An unscoped 0.2 error decides a failure the producer
-                // reported, never one aoitap finds in an ok:true run.
-                let unscoped = end.unscoped.clone().filter(|_| o.ok != Some(true));
-                let cause = o
-                    .caused_by
-                    .clone()
-                    .or_else(|| run.local_process_error.as_deref().cloned())
-                    .or(unscoped);
-                let mut why = match (o.ok, o.reason.as_deref()) {
-                    (Some(true), _) if run.local_process_error.is_some() => {
-                        end.ok_with_error.to_string()
-                    }
-                    (Some(true), _) => "the summary says ok, but the run holds item or forwarded errors (--continue-on-error accepts them)".to_string(),
-                    _ if o.why.is_some() => o.why.clone().unwrap_or_default(),
-                    (_, Some(r)) => format!("the producer reported failure (reason: {r})"),
-                    _ => "the producer reported failure".to_string(),
-                };
-                if let Some(said) = &o.said {
-                    why.push_str(&format!(": {}", crate::text::quote(said)));
-                }
-                failed(why, cause)
-            }
-            None if run.local_process_error.is_some() => failed(
-                "the run reported a process-scope error".to_string(),
-                run.local_process_error.as_deref().cloned(),
-            ),
-            None if item_failure => failed(
-                "the run holds item or forwarded errors (--continue-on-error accepts them)"
-                    .to_string(),
-                None,
-            ),
-            // Allowing a rule never supplies what the verdict needs
-            // (docs/contract.md §3.3): a run without its summary passes only when the
-            // stream is unbounded, and a summary line that was cut,
-            // invalid or elided is no summary.
-            None if !end.bounded => {
-                let lines = crate::text::plural(run.lines, "line");
-                let msg = format!("{lines}, no error ({})", end.unbounded);
-                (Verdict::Pass, msg, None)
-            }
-            None => {
-                let (rule, end) = (end.missing, end.end);
-                let msg = format!(
-                    "the run ended after {} without {end}: success was never stated \
-                     ({rule} is allowed, but only --unbounded lets a run pass without it)",
-                    crate::text::plural(run.lines, "line")
-                );
-                (Verdict::Nonconforming, msg, None)
-            }
-        }
-    };
+    let (verdict, message, cause) = decide(cfg, &run, &end);
     RunVerdict {
         run: run.name,
         id: run.id,
@@ -218,6 +145,87 @@ pub(super) fn judge(
         protocol,
         took: run.since.map(|s| s.elapsed()),
     }
+}
+
+/// The verdict, its sentence and the error that decided it, in the
+/// order docs/contract.md §4.1 takes: a broken rule, then what the
+/// summary says, then whether a run without one may pass.
+fn decide(cfg: &Config, run: &RunState, end: &End) -> (Verdict, String, Option<Cause>) {
+    let item_failure = run.item_errors + run.forwarded_errors > 0 && !cfg.continue_on_error;
+    if run.error_findings > 0 {
+        let more = match run.error_findings - 1 {
+            0 => String::new(),
+            1 => " (and 1 more error)".to_string(),
+            n => format!(" (and {n} more errors)"),
+        };
+        let first = run.first_error.clone().unwrap_or_default();
+        return (Verdict::Nonconforming, format!("{first}{more}"), None);
+    }
+    match &run.summary {
+        // A local process-scope error ended the run, whatever the
+        // summary says: allowing summary.ok-despite-error silences the
+        // finding, never the failure (docs/contract.md §3.3).
+        Some(o) if o.ok == Some(true) && !item_failure && run.local_process_error.is_none() => {
+            (Verdict::Pass, pass_message(run, end), None)
+        }
+        Some(o) if o.ok == Some(false) && o.partial && cfg.accept_partial => (
+            Verdict::Pass,
+            format!("{}; partial result accepted", pass_message(run, end)),
+            None,
+        ),
+        Some(o) => summary_failed(run, end, o),
+        None if run.local_process_error.is_some() => failed(
+            "the run reported a process-scope error".to_string(),
+            run.local_process_error.as_deref().cloned(),
+        ),
+        None if item_failure => failed(
+            "the run holds item or forwarded errors (--continue-on-error accepts them)".to_string(),
+            None,
+        ),
+        // Allowing a rule never supplies what the verdict needs
+        // (docs/contract.md §3.3): a run without its summary passes only when the
+        // stream is unbounded, and a summary line that was cut,
+        // invalid or elided is no summary.
+        None if !end.bounded => {
+            let lines = crate::text::plural(run.lines, "line");
+            let msg = format!("{lines}, no error ({})", end.unbounded);
+            (Verdict::Pass, msg, None)
+        }
+        None => {
+            let (rule, end) = (end.missing, end.end);
+            let msg = format!(
+                "the run ended after {} without {end}: success was never stated \
+                 ({rule} is allowed, but only --unbounded lets a run pass without it)",
+                crate::text::plural(run.lines, "line")
+            );
+            (Verdict::Nonconforming, msg, None)
+        }
+    }
+}
+
+/// A run whose summary does not let it pass: the failure the producer
+/// reported, or the errors beside an ok summary that failed it, and the
+/// error that decided it.
+fn summary_failed(run: &RunState, end: &End, o: &SummaryClaim) -> (Verdict, String, Option<Cause>) {
+    // An unscoped 0.2 error decides a failure the producer
+    // reported, never one aoitap finds in an ok:true run.
+    let unscoped = end.unscoped.clone().filter(|_| o.ok != Some(true));
+    let cause = o
+        .caused_by
+        .clone()
+        .or_else(|| run.local_process_error.as_deref().cloned())
+        .or(unscoped);
+    let mut why = match (o.ok, o.reason.as_deref()) {
+        (Some(true), _) if run.local_process_error.is_some() => end.ok_with_error.to_string(),
+        (Some(true), _) => "the summary says ok, but the run holds item or forwarded errors (--continue-on-error accepts them)".to_string(),
+        _ if o.why.is_some() => o.why.clone().unwrap_or_default(),
+        (_, Some(r)) => format!("the producer reported failure (reason: {r})"),
+        _ => "the producer reported failure".to_string(),
+    };
+    if let Some(said) = &o.said {
+        why.push_str(&format!(": {}", crate::text::quote(said)));
+    }
+    failed(why, cause)
 }
 
 fn failed(why: String, cause: Option<Cause>) -> (Verdict, String, Option<Cause>) {

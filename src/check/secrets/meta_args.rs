@@ -175,38 +175,14 @@ pub fn args_leaks(args: &Value<'_>, mut f: impl FnMut(String, Exposure) -> bool)
             continue;
         };
         if object {
-            let leak = match v.as_str() {
-                Some(value) if is_sensitive_name(&key) => (!is_redacted(&value)).then(|| {
-                    (
-                        format!("the value of {} is not redacted", quote(&key)),
-                        whole(&v),
-                    )
-                }),
-                Some(value) => leak_of(&value, None).map(|(leak, _)| {
-                    let what = match leak {
-                        Leak::Url(_) => "is a URL with credentials",
-                        Leak::Header(_) => "holds a sensitive header",
-                        Leak::Value(_) | Leak::Next => "holds a sensitive --flag=value",
-                    };
-                    (format!("{} {what}", quote(&key)), exposure(&v, &leak, None))
-                }),
-                None if matches!(v.kind(), Kind::Array | Kind::Object) => {
-                    if is_sensitive_name(&key) && v.raw() != b"\"***\"" {
-                        Some((
-                            format!("the value of {} is not redacted", quote(&key)),
-                            whole(&v),
-                        ))
-                    } else {
-                        stack.push((v.children(), None, 0));
-                        None
+            match named(&key, &v) {
+                Named::Leak(what, e) => {
+                    if !f(what, e) {
+                        return;
                     }
                 }
-                None => None,
-            };
-            if let Some((what, e)) = leak
-                && !f(what, e)
-            {
-                return;
+                Named::Walk => stack.push((v.children(), None, 0)),
+                Named::Clean => {}
             }
             continue;
         }
@@ -229,6 +205,49 @@ pub fn args_leaks(args: &Value<'_>, mut f: impl FnMut(String, Exposure) -> bool)
             None => {}
         }
     }
+}
+
+/// What a named value of `args` shows.
+enum Named {
+    /// A leak, said and placed.
+    Leak(String, Exposure),
+    /// A list or object under a name that is not sensitive: walked.
+    Walk,
+    Clean,
+}
+
+/// The value `v` under `key` in `args`: a string under a sensitive name
+/// is a leak unless redacted, another string is read as one argument (a
+/// URL, `--flag=…`, a header); a list or object under a sensitive name
+/// is a leak whole, under another name it is walked.
+fn named(key: &str, v: &Value<'_>) -> Named {
+    let leak = match v.as_str() {
+        Some(value) if is_sensitive_name(key) => (!is_redacted(&value)).then(|| {
+            (
+                format!("the value of {} is not redacted", quote(key)),
+                whole(v),
+            )
+        }),
+        Some(value) => leak_of(&value, None).map(|(leak, _)| {
+            let what = match leak {
+                Leak::Url(_) => "is a URL with credentials",
+                Leak::Header(_) => "holds a sensitive header",
+                Leak::Value(_) | Leak::Next => "holds a sensitive --flag=value",
+            };
+            (format!("{} {what}", quote(key)), exposure(v, &leak, None))
+        }),
+        None if matches!(v.kind(), Kind::Array | Kind::Object) => {
+            if !is_sensitive_name(key) || v.raw() == b"\"***\"" {
+                return Named::Walk;
+            }
+            Some((
+                format!("the value of {} is not redacted", quote(key)),
+                whole(v),
+            ))
+        }
+        None => None,
+    };
+    leak.map_or(Named::Clean, |(what, e)| Named::Leak(what, e))
 }
 
 /// `args` as one string: argv split at ASCII whitespace, each leak
