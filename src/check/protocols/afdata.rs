@@ -73,18 +73,7 @@ impl Contract for Afdata {
             out.report(run, Rule::AfdataTerminalNotLast, None, msg)?;
         }
         let kind = ev.get("kind").and_then(|v| v.as_str());
-        // `kind` and the payload it names decide the verdict (docs/contract.md §3.3):
-        // aoitap reads the first of two, jq and Python the last.
-        let payload_twice = kind
-            .as_deref()
-            .filter(|k| matches!(*k, "result" | "error"))
-            .filter(|k| ev.count(k) > 1);
-        // A trace given twice decides the strict profile's verdict too.
-        let once = |key: &'static str| (ev.count(key) > 1).then_some(key);
-        if let Some(key) = once("kind").or(payload_twice).or_else(|| once("trace")) {
-            let msg = format!("{key} appears twice: parsers disagree about which one wins");
-            out.report(run, Rule::VerdictDuplicateKey, None, msg)?;
-        }
+        verdict_key_twice(run, out, ev, kind.as_deref())?;
         let Some(kind) = kind.filter(|k| matches!(&**k, "result" | "error" | "progress" | "log"))
         else {
             let msg = match ev.get("kind") {
@@ -105,20 +94,7 @@ impl Contract for Afdata {
             let msg = format!("kind {} without a {} member", quote(&kind), quote(&kind));
             out.report(run, Rule::AfdataPayloadMissing, None, msg)?;
         }
-        match ev.get("trace") {
-            Some(trace) if trace.kind() != Kind::Object => {
-                let msg = "trace is not an object".to_string();
-                out.report(run, Rule::AfdataTraceNotObject, None, msg)?;
-            }
-            // The strict profile (Part 3, "Validation profiles"): every
-            // event carries a trace. Said once per run, not per line.
-            None if !run.part(|_| Own::default()).trace_missing_reported => {
-                run.part(|_| Own::default()).trace_missing_reported = true;
-                let msg = "no trace: AFDATA's strict profile wants an object trace on every event (said once per run)".to_string();
-                out.report(run, Rule::AfdataTraceMissing, None, msg)?;
-            }
-            _ => {}
-        }
+        trace(run, out, ev)?;
         run.domain += 1;
         let terminal = matches!(&*kind, "result" | "error");
         let cause = match (&*kind, payload) {
@@ -191,6 +167,45 @@ impl Contract for Afdata {
             uses_seq: false,
             unscoped: None,
         }
+    }
+}
+
+/// A key given twice that decides the verdict (docs/contract.md §3.3):
+/// `kind` and the payload it names, where aoitap reads the first of two
+/// and jq and Python the last, and `trace`, which decides the strict
+/// profile's.
+fn verdict_key_twice(
+    run: &mut RunState,
+    out: &mut Reporter<'_>,
+    ev: &Event<'_>,
+    kind: Option<&str>,
+) -> io::Result<()> {
+    let payload_twice = kind
+        .filter(|k| matches!(*k, "result" | "error"))
+        .filter(|k| ev.count(k) > 1);
+    let once = |key: &'static str| (ev.count(key) > 1).then_some(key);
+    if let Some(key) = once("kind").or(payload_twice).or_else(|| once("trace")) {
+        let msg = format!("{key} appears twice: parsers disagree about which one wins");
+        out.report(run, Rule::VerdictDuplicateKey, None, msg)?;
+    }
+    Ok(())
+}
+
+/// An event's `trace`: an object when given, and, in the strict profile
+/// (Part 3, "Validation profiles"), given on every event; its absence is
+/// said once per run, not per line.
+fn trace(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Result<()> {
+    match ev.get("trace") {
+        Some(trace) if trace.kind() != Kind::Object => {
+            let msg = "trace is not an object".to_string();
+            out.report(run, Rule::AfdataTraceNotObject, None, msg)
+        }
+        None if !run.part(|_| Own::default()).trace_missing_reported => {
+            run.part(|_| Own::default()).trace_missing_reported = true;
+            let msg = "no trace: AFDATA's strict profile wants an object trace on every event (said once per run)".to_string();
+            out.report(run, Rule::AfdataTraceMissing, None, msg)
+        }
+        _ => Ok(()),
     }
 }
 

@@ -90,32 +90,7 @@ impl Contract for Aiocs {
                     "ok without data: a successful command returns its payload in data".to_string();
                 out.report(run, Rule::AiocsDataMissing, None, msg)?;
             }
-            Some(false) => {
-                let error = ev.get("error").filter(|e| e.kind() == Kind::Object);
-                let text = |k: &str| {
-                    error
-                        .and_then(|e| e.field(k))
-                        .and_then(|v| v.as_str())
-                        .map(|s| s.into_owned())
-                };
-                let (code, message) = (text("code"), text("message"));
-                if code.is_none() || message.is_none() {
-                    let msg = if error.is_some() {
-                        "error lacks a string code or message".to_string()
-                    } else {
-                        "ok:false without an error object holding code and message".to_string()
-                    };
-                    out.report(run, Rule::AiocsErrorFields, None, msg)?;
-                }
-                run.errors += 1;
-                cause = Some(Cause {
-                    origin: None,
-                    category: None,
-                    code,
-                    retryable: false,
-                    retry_after_ms: None,
-                });
-            }
+            Some(false) => cause = Some(failure(run, out, ev)?),
             _ => {}
         }
         run.summary = Some(Box::new(SummaryClaim {
@@ -154,6 +129,35 @@ impl Contract for Aiocs {
             unscoped: None,
         }
     }
+}
+
+/// An `ok:false` envelope's `error`: its string code and message, and
+/// the cause the verdict names (its code; never retryable).
+fn failure(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Result<Cause> {
+    let error = ev.get("error").filter(|e| e.kind() == Kind::Object);
+    let text = |k: &str| {
+        error
+            .and_then(|e| e.field(k))
+            .and_then(|v| v.as_str())
+            .map(|s| s.into_owned())
+    };
+    let (code, message) = (text("code"), text("message"));
+    if code.is_none() || message.is_none() {
+        let msg = if error.is_some() {
+            "error lacks a string code or message".to_string()
+        } else {
+            "ok:false without an error object holding code and message".to_string()
+        };
+        out.report(run, Rule::AiocsErrorFields, None, msg)?;
+    }
+    run.errors += 1;
+    Ok(Cause {
+        origin: None,
+        category: None,
+        code,
+        retryable: false,
+        retry_after_ms: None,
+    })
 }
 
 /// Why the envelope's `key` is not `kind`: it is missing (and `why` it

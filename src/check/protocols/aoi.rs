@@ -6,17 +6,17 @@
 use std::collections::HashMap;
 use std::io;
 
+use super::aoi_error::{error, upstream_cause};
 use super::contract::{Contract, Judged, LineKind, Mapping, Outcomes, Payload, Ruling, SeqPlace};
 use super::framework::{
-    Count, Left, by_type, identity, meta_missing, missing_identity, retry_after, summary_missing,
-    typed,
+    Count, Left, by_type, identity, meta_missing, missing_identity, summary_missing, typed,
 };
 use crate::check::config::Config;
 use crate::check::config::Protocol;
 use crate::check::finding::{Draft, Reporter};
 use crate::check::id::{id_key, run_name};
-use crate::check::rules::{CATEGORIES, Rule};
-use crate::check::run_state::{Cause, Part, RunState, SummaryClaim};
+use crate::check::rules::Rule;
+use crate::check::run_state::{Part, RunState, SummaryClaim};
 use crate::check::seq::{SeqStep, SeqTrack};
 use crate::check::verdict::End;
 use crate::json::{Aoi, Event, Kind, Uint, Value};
@@ -405,10 +405,26 @@ fn seq(
         let msg = "aoi.seq without aoi.run: the line cannot be attributed on its own".to_string();
         out.report(run, Rule::RunMissing, Some(n), msg)?;
     }
+    if step != SeqStep::InOrder {
+        out_of_order(run, part, out, n, step)?;
+    }
+    Ok((Some(n), SeqPlace::At(n)))
+}
+
+/// Seq `n` out of its place (§8.1): events missing before it (a gap, or
+/// the run's head cut), or a seq again or backwards. Either way the
+/// run's counts can no longer be reconciled with its summary.
+fn out_of_order(
+    run: &mut RunState,
+    part: &mut Own,
+    out: &mut Reporter<'_>,
+    n: u64,
+    step: SeqStep,
+) -> io::Result<()> {
+    part.seq_trouble = true;
     match step {
-        SeqStep::InOrder => {}
+        SeqStep::InOrder => Ok(()),
         SeqStep::HeadCut { count } | SeqStep::Gap { count, .. } => {
-            part.seq_trouble = true;
             run.missing = run.missing.saturating_add(count);
             let s = if count == 1 { "" } else { "s" };
             let (rule, msg, from) = match step {
@@ -428,162 +444,14 @@ fn seq(
             let f = Draft::new(rule, msg)
                 .seq(Some(n))
                 .missing((from, n - 1, count));
-            out.emit(run, f)?;
+            out.emit(run, f)
         }
         SeqStep::Back { expected } => {
-            part.seq_trouble = true;
             run.repeats += 1;
             let msg = format!("seq {n} again or backwards: expected {expected}");
-            out.report(run, Rule::SeqRepeat, Some(n), msg)?;
+            out.report(run, Rule::SeqRepeat, Some(n), msg)
         }
     }
-    Ok((Some(n), SeqPlace::At(n)))
-}
-
-fn error(
-    run: &mut RunState,
-    out: &mut Reporter<'_>,
-    ev: &Event<'_>,
-    seq: Option<u64>,
-) -> io::Result<()> {
-    let text = |k: &str| ev.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
-    let category = text("category");
-    let code = text("code");
-    let message = text("message");
-    let retryable = ev.get("retryable").and_then(|v| v.as_bool());
-    let origin = text("origin");
-    let scope = ev.get("scope");
-    let retry_after = ev.get("retry_after_ms");
-
-    let mut missing = vec![];
-    for (name, present) in [
-        ("category", category.is_some()),
-        ("code", code.is_some()),
-        ("message", message.is_some()),
-        ("retryable", retryable.is_some()),
-    ] {
-        if !present {
-            missing.push(name);
-        }
-    }
-    if !missing.is_empty() {
-        let msg = format!(
-            "aoi:error lacks {} (or has the wrong type)",
-            missing.join(", ")
-        );
-        out.report(run, Rule::ErrorFieldMissing, seq, msg)?;
-    }
-    match category.as_deref() {
-        Some(c @ ("partial" | "temporary")) => {
-            let msg = format!(
-                "category {} was removed in v1.0-alpha (use the real category, or unavailable)",
-                quote(c)
-            );
-            out.report(run, Rule::ErrorCategoryRemoved, seq, msg)?;
-        }
-        Some(c) if !CATEGORIES.contains(&c) => {
-            let msg = format!(
-                "unknown category {}: consumers route it as internal",
-                quote(c)
-            );
-            out.report(run, Rule::ErrorCategoryUnknown, seq, msg)?;
-        }
-        _ => {}
-    }
-    if let Some(c) = &code
-        && !is_code(c)
-    {
-        let msg = format!("code {} is not [A-Z][A-Z0-9_]*", quote(c));
-        out.report(run, Rule::ErrorCodeFormat, seq, msg)?;
-    }
-    if let Some(m) = &message
-        && (m.contains(['\n', '\r', '\u{2028}', '\u{2029}', '\u{1b}', '\u{9b}']))
-    {
-        let msg = "message has a line break or ANSI escape: it must be one plain line".to_string();
-        out.report(run, Rule::ErrorMessageMultiline, seq, msg)?;
-    }
-    let retry_after_ms = retry_hint(run, out, "", retry_after, retryable, seq)?;
-    let scope = match scope {
-        None => Some("process".to_string()),
-        Some(v) => v.as_str().map(|s| s.into_owned()),
-    };
-    if !matches!(scope.as_deref(), Some("process" | "item")) {
-        let msg = "scope is not \"process\" or \"item\"".to_string();
-        out.report(run, Rule::ErrorScopeInvalid, seq, msg)?;
-    }
-    let cause = Cause {
-        origin: origin.clone(),
-        category,
-        code,
-        retryable: retryable == Some(true),
-        retry_after_ms,
-    };
-    run.errors += 1;
-    if origin.is_some() {
-        run.forwarded_errors += 1;
-    }
-    if scope.as_deref() == Some("item") {
-        run.item_errors += 1;
-    } else if origin.is_none() {
-        run.local_process_error = Some(Box::new(cause));
-    }
-    Ok(())
-}
-
-/// The retry hint of an `aoi:error` or a `caused_by` (`at` is the
-/// path before `retry_after_ms` in findings): checked as
-/// `retry_after` checks it, `error.retry-after-forbidden` beside
-/// `retryable:false` (§9.1), and kept only for a retryable error.
-fn retry_hint(
-    run: &mut RunState,
-    out: &mut Reporter<'_>,
-    at: &str,
-    v: Option<Value<'_>>,
-    retryable: Option<bool>,
-    seq: Option<u64>,
-) -> io::Result<Option<u64>> {
-    let name = format!("{at}retry_after_ms");
-    let ms = retry_after(run, out, &name, v, seq)?;
-    if v.is_some() && retryable == Some(false) {
-        let msg = format!("{name} with retryable:false");
-        out.report(run, Rule::ErrorRetryAfterForbidden, seq, msg)?;
-    }
-    Ok(ms.filter(|_| retryable == Some(true)))
-}
-
-/// `caused_by` (§13.1): the retry-critical fields of the upstream error
-/// that failed the run, held to the rules of `aoi:error` wherever the
-/// verdict reads them (docs/contract.md §3.3).
-fn upstream_cause(
-    run: &mut RunState,
-    out: &mut Reporter<'_>,
-    v: Value<'_>,
-    seq: Option<u64>,
-) -> io::Result<Cause> {
-    let text = |k: &str| v.field(k).and_then(|x| x.as_str()).map(|s| s.into_owned());
-    let retryable = match v.field("retryable") {
-        None => None,
-        Some(x) => {
-            let b = x.as_bool();
-            if b.is_none() {
-                let msg = format!(
-                    "caused_by.retryable is {}, not a boolean: the retry decision cannot be read",
-                    crate::check::secrets::quotable::value(x.raw())
-                );
-                out.report(run, Rule::ErrorFieldMissing, seq, msg)?;
-            }
-            b
-        }
-    };
-    let after = v.field("retry_after_ms");
-    let retry_after_ms = retry_hint(run, out, "caused_by.", after, retryable, seq)?;
-    Ok(Cause {
-        origin: text("origin"),
-        category: text("category"),
-        code: text("code"),
-        retryable: retryable == Some(true),
-        retry_after_ms,
-    })
 }
 
 /// The terminal summary (§4, §8.3, §13.1), judged on arrival.
@@ -594,6 +462,60 @@ fn summary(
     ev: &Event<'_>,
     seq: Option<u64>,
 ) -> io::Result<()> {
+    let (ok, reason) = outcome(run, out, ev, seq)?;
+    let complete = counts(run, out, t, ev, seq)?;
+    let (domain, item_errors) = (run.domain, run.item_errors);
+    let local_error = run.local_process_error.is_some();
+    let partial = ev.get("partial").and_then(|v| v.as_bool()) == Some(true);
+    if item_errors > 0 && domain > 0 && !partial {
+        let msg = format!("{item_errors} item error(s) and domain output, but partial is not true");
+        out.report(run, Rule::SummaryPartialInconsistent, seq, msg)?;
+    } else if partial && item_errors == 0 && complete {
+        let msg = "partial:true but no item error was seen".to_string();
+        out.report(run, Rule::SummaryPartialInconsistent, seq, msg)?;
+    }
+    if ok == Some(true) && local_error {
+        let msg =
+            "ok:true after a process-scope aoi:error, which means the run was over".to_string();
+        out.report(run, Rule::SummaryOkDespiteError, seq, msg)?;
+    }
+    let caused_by = ev.get("caused_by");
+    if ok == Some(false) && run.forwarded_errors > 0 && !local_error && caused_by.is_none() {
+        let msg = "failing because of forwarded errors, but no caused_by: the retry detail is lost"
+            .to_string();
+        out.report(run, Rule::SummaryCausedByMissing, seq, msg)?;
+    }
+    if let Some(up) = ev.get("upstream")
+        && (up.kind() == Kind::Null || up.children().any(|(_, v)| v.kind() == Kind::Null))
+    {
+        let msg = "upstream is null or has null members: omit what is unknown".to_string();
+        out.report(run, Rule::SummaryUpstreamNull, seq, msg)?;
+    }
+    identity_missing(run, out, ev, seq)?;
+    let caused_by = match caused_by.filter(|v| v.kind() == Kind::Object) {
+        Some(v) => Some(upstream_cause(run, out, v, seq)?),
+        None => None,
+    };
+    run.summary = Some(Box::new(SummaryClaim {
+        ok,
+        partial,
+        reason: reason.flatten(),
+        caused_by,
+        said: None,
+        why: None,
+    }));
+    Ok(())
+}
+
+/// The summary's `ok` and `reason` (§4): success stated, never assumed,
+/// and a reason that fits it. The reason is `Some(None)` when it is
+/// there but not a string.
+fn outcome(
+    run: &mut RunState,
+    out: &mut Reporter<'_>,
+    ev: &Event<'_>,
+    seq: Option<u64>,
+) -> io::Result<(Option<bool>, Option<Option<String>>)> {
     let ok = ev.get("ok").and_then(|v| v.as_bool());
     if ok.is_none() {
         let msg = "summary has no boolean ok: success must be stated, never assumed".to_string();
@@ -626,7 +548,21 @@ fn summary(
         }
         _ => {}
     }
+    Ok((ok, reason))
+}
 
+/// The summary's counters (§8.3) against what arrived on track `t`:
+/// `event_count` against its lines, `count` against the domain events
+/// when every line was read and numbered, and the warnings and errors
+/// it claims against those seen. Returns whether the run was read
+/// whole, so that its counts are the run's.
+fn counts(
+    run: &mut RunState,
+    out: &mut Reporter<'_>,
+    t: usize,
+    ev: &Event<'_>,
+    seq: Option<u64>,
+) -> io::Result<bool> {
     let mut counters = [None; 5];
     for (i, name) in [
         "event_count",
@@ -673,10 +609,7 @@ fn summary(
     let part = own(run);
     let counted = !part.seq_trouble && !part.count_trouble;
     let complete = !run.unreadable && counted;
-    let (domain, warnings, errors, item_errors) =
-        (run.domain, run.warnings, run.errors, run.item_errors);
-    let local_error = run.local_process_error.is_some();
-    let forwarded = run.forwarded_errors;
+    let (domain, warnings, errors) = (run.domain, run.warnings, run.errors);
     if complete
         && let Some(c) = count
         && c != domain
@@ -699,74 +632,41 @@ fn summary(
             out.report(run, Rule::SummaryCounterLow, seq, msg)?;
         }
     }
-    let partial = ev.get("partial").and_then(|v| v.as_bool()) == Some(true);
-    if item_errors > 0 && domain > 0 && !partial {
-        let msg = format!("{item_errors} item error(s) and domain output, but partial is not true");
-        out.report(run, Rule::SummaryPartialInconsistent, seq, msg)?;
-    } else if partial && item_errors == 0 && complete {
-        let msg = "partial:true but no item error was seen".to_string();
-        out.report(run, Rule::SummaryPartialInconsistent, seq, msg)?;
-    }
-    if ok == Some(true) && local_error {
-        let msg =
-            "ok:true after a process-scope aoi:error, which means the run was over".to_string();
-        out.report(run, Rule::SummaryOkDespiteError, seq, msg)?;
-    }
-    let caused_by = ev.get("caused_by");
-    if ok == Some(false) && forwarded > 0 && !local_error && caused_by.is_none() {
-        let msg = "failing because of forwarded errors, but no caused_by: the retry detail is lost"
-            .to_string();
-        out.report(run, Rule::SummaryCausedByMissing, seq, msg)?;
-    }
-    if let Some(up) = ev.get("upstream")
-        && (up.kind() == Kind::Null || up.children().any(|(_, v)| v.kind() == Kind::Null))
-    {
-        let msg = "upstream is null or has null members: omit what is unknown".to_string();
-        out.report(run, Rule::SummaryUpstreamNull, seq, msg)?;
-    }
-    // What the meta lacks too is said once, of the meta (one finding per
-    // cause, docs/contract.md §3.1).
+    Ok(complete)
+}
+
+/// The identity the summary lacks (spec §5 asks for it at both ends).
+/// What the meta lacks too is said once, of the meta (one finding per
+/// cause, docs/contract.md §3.1).
+fn identity_missing(
+    run: &mut RunState,
+    out: &mut Reporter<'_>,
+    ev: &Event<'_>,
+    seq: Option<u64>,
+) -> io::Result<()> {
     let in_meta = run.meta.as_ref().map(missing_identity).unwrap_or_default();
     let missing: Vec<_> = missing_identity(&identity(ev))
         .into_iter()
         .filter(|f| !in_meta.contains(f))
         .collect();
-    if !missing.is_empty() {
-        let carried = if run.meta.is_some() {
-            ", which its aoi:meta carries"
-        } else {
-            ""
-        };
-        let msg = format!(
-            "aoi:summary lacks {}{carried}: a reader holding only the last line cannot tell what it read (spec §5 asks for them at both ends)",
-            missing.join(", ")
-        );
-        out.report(run, Rule::SummaryIdentityMissing, seq, msg)?;
+    if missing.is_empty() {
+        return Ok(());
     }
-    let caused_by = match caused_by.filter(|v| v.kind() == Kind::Object) {
-        Some(v) => Some(upstream_cause(run, out, v, seq)?),
-        None => None,
+    let carried = if run.meta.is_some() {
+        ", which its aoi:meta carries"
+    } else {
+        ""
     };
-    run.summary = Some(Box::new(SummaryClaim {
-        ok,
-        partial,
-        reason: reason.flatten(),
-        caused_by,
-        said: None,
-        why: None,
-    }));
-    Ok(())
+    let msg = format!(
+        "aoi:summary lacks {}{carried}: a reader holding only the last line cannot tell what it read (spec §5 asks for them at both ends)",
+        missing.join(", ")
+    );
+    out.report(run, Rule::SummaryIdentityMissing, seq, msg)
 }
 
 /// A reason as a message shows it: quoted, or said not to be a string.
 fn reason_text(r: Option<&str>) -> String {
     r.map_or_else(|| "(not a string)".to_string(), quote)
-}
-
-fn is_code(c: &str) -> bool {
-    let mut chars = c.chars();
-    chars.next().is_some_and(|f| f.is_ascii_uppercase())
-        && chars.all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_')
 }
 
 #[cfg(test)]

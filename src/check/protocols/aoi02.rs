@@ -231,6 +231,32 @@ fn summary(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Re
         let msg = "summary has no boolean ok: success must be stated, never assumed".to_string();
         out.report(run, Rule::SummaryOkMissing, None, msg)?;
     }
+    count(run, out, ev)?;
+    let reason = ev
+        .get("reason")
+        .and_then(|v| v.as_str())
+        .map(|s| s.into_owned());
+    let partial = ev.get("partial").and_then(|v| v.as_bool()) == Some(true);
+    run.summary = Some(Box::new(SummaryClaim {
+        ok,
+        partial,
+        reason,
+        caused_by: None,
+        said: None,
+        why: None,
+    }));
+    if ok == Some(true) && run.local_process_error.is_some() {
+        let msg =
+            "ok:true after a process-scope aoi:error, which means the run was over".to_string();
+        out.report(run, Rule::SummaryOkDespiteError, None, msg)?;
+    }
+    Ok(())
+}
+
+/// The summary's `count` against the lines that arrived, in the reading
+/// it matches (every line, or the events between meta and summary),
+/// kept for the run's end.
+fn count(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Result<()> {
     let lines = run.lines;
     // The events between meta and summary: the lines less the summary,
     // and less the meta when the run has one.
@@ -290,24 +316,6 @@ fn summary(run: &mut RunState, out: &mut Reporter<'_>, ev: &Event<'_>) -> io::Re
                 out.emit(run, f)?;
             }
         }
-    }
-    let reason = ev
-        .get("reason")
-        .and_then(|v| v.as_str())
-        .map(|s| s.into_owned());
-    let partial = ev.get("partial").and_then(|v| v.as_bool()) == Some(true);
-    run.summary = Some(Box::new(SummaryClaim {
-        ok,
-        partial,
-        reason,
-        caused_by: None,
-        said: None,
-        why: None,
-    }));
-    if ok == Some(true) && run.local_process_error.is_some() {
-        let msg =
-            "ok:true after a process-scope aoi:error, which means the run was over".to_string();
-        out.report(run, Rule::SummaryOkDespiteError, None, msg)?;
     }
     Ok(())
 }

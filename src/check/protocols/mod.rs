@@ -1,5 +1,6 @@
 //! The rules of each protocol (docs/contract.md §6.1), one module each behind one
-//! trait (`contract.rs`): AOI 1.x (`aoi.rs`), AOI 0.2 as the AOI
+//! trait (`contract.rs`): AOI 1.x (`aoi.rs`; its error rules in
+//! `aoi_error.rs`), AOI 0.2 as the AOI
 //! TypeScript SDK 0.1 and machinemode write it (`aoi02.rs`), AFDATA v1
 //! event streams (`afdata.rs`; the types its key suffixes name in
 //! `afdata_suffixes.rs`, which `--names afdata` applies to any protocol),
@@ -25,6 +26,7 @@ pub(in crate::check) mod afdata_suffixes;
 mod aiocs;
 mod aoi;
 mod aoi02;
+mod aoi_error;
 mod contract;
 pub(in crate::check) mod detect;
 mod framework;

@@ -99,27 +99,7 @@ impl Contract for Okf {
             // Killed by a signal: nothing could be written, and nothing
             // is asked; the run failed.
             None => {}
-            Some(0) => {
-                if run.domain == 0 && !run.unreadable {
-                    let msg = "the command exited 0 with no JSON document on stdout".to_string();
-                    out.report(run, Rule::OkfDocumentMissing, None, msg)?;
-                }
-                if let Some(ev) = envelope.filter(|ev| ev.get("error").is_some()) {
-                    let says = ev.get("error").and_then(|e| e.field("exitCode")).map_or(
-                        "no exitCode".into(),
-                        |v| {
-                            format!(
-                                "exitCode {}",
-                                crate::check::secrets::quotable::value(v.raw())
-                            )
-                        },
-                    );
-                    let msg = format!(
-                        "the command exited 0, but stderr holds an error document ({says})"
-                    );
-                    out.report(run, Rule::OkfExitDisagrees, None, msg)?;
-                }
-            }
+            Some(0) => exited_zero(run, out, envelope)?,
             Some(code) => {
                 run.errors += 1;
                 if too_large {
@@ -175,6 +155,33 @@ impl Okf {
     }
 }
 
+/// A command that exited 0: it wrote its document on stdout, and its
+/// stderr holds no error document that says otherwise.
+fn exited_zero(
+    run: &mut RunState,
+    out: &mut Reporter<'_>,
+    envelope: Option<Event<'_>>,
+) -> io::Result<()> {
+    if run.domain == 0 && !run.unreadable {
+        let msg = "the command exited 0 with no JSON document on stdout".to_string();
+        out.report(run, Rule::OkfDocumentMissing, None, msg)?;
+    }
+    if let Some(ev) = envelope.filter(|ev| ev.get("error").is_some()) {
+        let says =
+            ev.get("error")
+                .and_then(|e| e.field("exitCode"))
+                .map_or("no exitCode".into(), |v| {
+                    format!(
+                        "exitCode {}",
+                        crate::check::secrets::quotable::value(v.raw())
+                    )
+                });
+        let msg = format!("the command exited 0, but stderr holds an error document ({says})");
+        out.report(run, Rule::OkfExitDisagrees, None, msg)?;
+    }
+    Ok(())
+}
+
 /// The error document of a command that exited `code`: its shape (the
 /// closed `cli-error.schema.json`), then what it says against the real
 /// status. The run's cause and identity come from it.
@@ -185,24 +192,7 @@ fn envelope_of(
     code: i32,
 ) -> io::Result<Cause> {
     let mut wrong = vec![];
-    if !ev.is_object() {
-        wrong.push("it is not an object".to_string());
-    } else {
-        if ev.get("schemaVersion").and_then(|v| v.as_str()).as_deref() != Some("1") {
-            wrong.push(match ev.get("schemaVersion") {
-                None => "no schemaVersion".to_string(),
-                Some(v) => format!(
-                    "schemaVersion is {}, not \"1\"",
-                    crate::check::secrets::quotable::value(v.raw())
-                ),
-            });
-        }
-        extra_members(ev.as_value(), &TOP, "", &mut wrong);
-        // A reader that keeps the last of two would read another envelope.
-        for key in TOP.into_iter().filter(|k| ev.count(k) > 1) {
-            wrong.push(format!("{key} appears twice"));
-        }
-    }
+    top_misfits(ev, &mut wrong);
     let error = ev.get("error").filter(|e| e.kind() == Kind::Object);
     if ev.is_object() && error.is_none() {
         wrong.push("no error object".to_string());
@@ -210,31 +200,7 @@ fn envelope_of(
     let member = |key: &str| error.and_then(|e| e.field(key));
     let text = |key: &str| member(key).and_then(|v| v.as_str()).map(|s| s.into_owned());
     if let Some(e) = error {
-        for key in ERROR {
-            let fits = match (key, member(key)) {
-                (_, None) => false,
-                ("exitCode", Some(v)) => v.kind() == Kind::Number && exit_code(&v).is_some(),
-                ("truncated", Some(v)) => v.as_bool().is_some(),
-                (_, Some(v)) => v.as_str().is_some(),
-            };
-            if !fits {
-                let want = match key {
-                    "exitCode" => "an integer",
-                    "truncated" => "a boolean",
-                    _ => "a string",
-                };
-                wrong.push(match member(key) {
-                    None => format!("no error.{key}"),
-                    Some(v) => format!(
-                        "error.{key} is {}, not {want}",
-                        crate::check::secrets::quotable::value(v.raw())
-                    ),
-                });
-            } else if e.count(key) > 1 {
-                wrong.push(format!("error.{key} appears twice"));
-            }
-        }
-        extra_members(e, &ERROR, "error.", &mut wrong);
+        error_misfits(e, &mut wrong);
     }
     let kind = text("kind");
     if let Some(k) = kind
@@ -279,6 +245,60 @@ fn envelope_of(
         category: kind,
         ..Cause::default()
     })
+}
+
+/// Where the document's top level does not fit the envelope: not an
+/// object, another `schemaVersion`, a member it does not have, or one
+/// twice (a reader that keeps the last of two would read another
+/// envelope).
+fn top_misfits(ev: &Event<'_>, wrong: &mut Vec<String>) {
+    if !ev.is_object() {
+        wrong.push("it is not an object".to_string());
+        return;
+    }
+    if ev.get("schemaVersion").and_then(|v| v.as_str()).as_deref() != Some("1") {
+        wrong.push(match ev.get("schemaVersion") {
+            None => "no schemaVersion".to_string(),
+            Some(v) => format!(
+                "schemaVersion is {}, not \"1\"",
+                crate::check::secrets::quotable::value(v.raw())
+            ),
+        });
+    }
+    extra_members(ev.as_value(), &TOP, "", wrong);
+    for key in TOP.into_iter().filter(|k| ev.count(k) > 1) {
+        wrong.push(format!("{key} appears twice"));
+    }
+}
+
+/// Where the document's `error` object does not fit the envelope: a
+/// member missing, of the wrong type or twice, or one it does not have.
+fn error_misfits(e: Value<'_>, wrong: &mut Vec<String>) {
+    for key in ERROR {
+        let fits = match (key, e.field(key)) {
+            (_, None) => false,
+            ("exitCode", Some(v)) => v.kind() == Kind::Number && exit_code(&v).is_some(),
+            ("truncated", Some(v)) => v.as_bool().is_some(),
+            (_, Some(v)) => v.as_str().is_some(),
+        };
+        if !fits {
+            let want = match key {
+                "exitCode" => "an integer",
+                "truncated" => "a boolean",
+                _ => "a string",
+            };
+            wrong.push(match e.field(key) {
+                None => format!("no error.{key}"),
+                Some(v) => format!(
+                    "error.{key} is {}, not {want}",
+                    crate::check::secrets::quotable::value(v.raw())
+                ),
+            });
+        } else if e.count(key) > 1 {
+            wrong.push(format!("error.{key} appears twice"));
+        }
+    }
+    extra_members(e, &ERROR, "error.", wrong);
 }
 
 /// An integer `exitCode`, in range of any status.
