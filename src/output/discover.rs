@@ -226,46 +226,59 @@ const RUN_SUMMARY_REQUIRED: &[&str] = &[
 /// The JSON Schema 2020-12 of aoitap's event schema, `type` as the
 /// discriminator (§10.4: `if`/`then` per type, so a failure names the type).
 pub fn schema() -> Value {
-    let rule_ids: Vec<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
-    let defs = json!({
+    let defs = merge(spec_defs(), report_defs());
+    let types: Vec<&str> = [
+        "aoi:meta",
+        "aoi:summary",
+        "aoi:error",
+        "aoi:warning",
+        "aoi:check",
+        "aoi:plan",
+        "aoi:progress",
+    ]
+    .into_iter()
+    .chain(REPORT_TYPES.iter().copied())
+    .collect();
+    let branches: Vec<Value> = types
+        .iter()
+        .map(|t| {
+            json!({
+                "if": {"properties": {"type": {"const": t}}, "required": ["type"]},
+                "then": {"$ref": format!("#/$defs/{t}")},
+            })
+        })
+        .collect();
+    // Any other type is an upstream's domain event, forwarded by upgrade.
+    let mut branches = branches;
+    branches.push(json!({
+        "if": {"not": {"properties": {"type": {"enum": types}}}},
+        "then": {"$ref": "#/$defs/forwarded"},
+    }));
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": schema_id(),
+        "title": format!("{SCHEMA_NAME} {SCHEMA_VERSION}: the events of aoitap --output jsonl"),
+        "description": "One event per line. `type` is the discriminator; aoi:* events carry only spec-defined fields, tool additions go in `properties` (AOI-CLI §8.1).",
+        "type": "object",
+        "required": ["type", "aoi"],
+        "properties": {"type": {"type": "string"}},
+        "allOf": branches,
+        "$defs": defs,
+    })
+}
+
+/// The `$defs` of the spec's events as aoitap writes them (its own meta,
+/// summary, error, warning and lint's checks; what `upgrade` forwards),
+/// and the envelope and verdict every event shares.
+fn spec_defs() -> Value {
+    json!({
         "envelope": closed(json!({"seq": count(), "run": text()}), &["seq", "run"]),
         "verdict": {"enum": ["pass", "failed", "retryable", "nonconforming"]},
         "aoi:meta": event("aoi:meta", merge(identity_props(), json!({
             "command": text(),
             "properties": {"type": "object"},
         })), &["tool", "tool_version", "aoi_version", "schema_name", "schema_version", "command"]),
-        "aoi:summary": merge(event("aoi:summary", merge(identity_props(), json!({
-            "ok": {"type": "boolean"},
-            "reason": {"enum": ["failed", "cancelled", "timeout", "denied", "skipped"]},
-            "event_count": count(),
-            "count": count(),
-            "input_count": count(),
-            "warning_count": count(),
-            "error_count": count(),
-            "partial": {"type": "boolean"},
-            "truncated": {"type": "boolean"},
-            "caused_by": closed(json!({
-                "origin": text(),
-                "category": text(),
-                "code": text(),
-                "retryable": {"type": "boolean"},
-                "retry_after_ms": count(),
-            }), &["retryable"]),
-            "upstream": closed(json!({
-                "tool": text(),
-                "tool_version": text(),
-                "schema_name": text(),
-                "schema_version": text(),
-            }), &[]),
-            "properties": closed(json!({
-                "error_findings": count(),
-                "warning_findings": count(),
-                "info_findings": count(),
-                "findings_not_shown": count(),
-            }), &[]),
-        })), &["ok", "event_count", "count", "warning_count", "error_count",
-               "tool", "tool_version", "aoi_version", "schema_name", "schema_version"]),
-        json!({"if": {"properties": {"ok": {"const": false}}}, "then": {"required": ["reason"]}})),
+        "aoi:summary": summary_def(),
         "aoi:error": merge(event("aoi:error", merge(json!({
             "category": {"enum": CATEGORIES},
             "code": {"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$"},
@@ -305,6 +318,65 @@ pub fn schema() -> Value {
             "detail": text(),
             "properties": {"type": "object"},
         }), &["name", "ok"]),
+    })
+}
+
+/// aoitap's `aoi:summary`: the identity, the counts, and `reason`
+/// whenever `ok` is false.
+fn summary_def() -> Value {
+    let props = json!({
+        "ok": {"type": "boolean"},
+        "reason": {"enum": ["failed", "cancelled", "timeout", "denied", "skipped"]},
+        "event_count": count(),
+        "count": count(),
+        "input_count": count(),
+        "warning_count": count(),
+        "error_count": count(),
+        "partial": {"type": "boolean"},
+        "truncated": {"type": "boolean"},
+        "caused_by": closed(json!({
+            "origin": text(),
+            "category": text(),
+            "code": text(),
+            "retryable": {"type": "boolean"},
+            "retry_after_ms": count(),
+        }), &["retryable"]),
+        "upstream": closed(json!({
+            "tool": text(),
+            "tool_version": text(),
+            "schema_name": text(),
+            "schema_version": text(),
+        }), &[]),
+        "properties": closed(json!({
+            "error_findings": count(),
+            "warning_findings": count(),
+            "info_findings": count(),
+            "findings_not_shown": count(),
+        }), &[]),
+    });
+    let required = [
+        "ok",
+        "event_count",
+        "count",
+        "warning_count",
+        "error_count",
+        "tool",
+        "tool_version",
+        "aoi_version",
+        "schema_name",
+        "schema_version",
+    ];
+    let summary = event("aoi:summary", merge(identity_props(), props), &required);
+    let reason =
+        json!({"if": {"properties": {"ok": {"const": false}}}, "then": {"required": ["reason"]}});
+    merge(summary, reason)
+}
+
+/// The `$defs` of aoitap's report events (`REPORT_TYPES`), and of the
+/// document `summarize --output json` writes.
+fn report_defs() -> Value {
+    let rule_ids: Vec<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
+    json!({
         "finding": event("finding", json!({
             "rule": {"enum": rule_ids},
             "severity": {"enum": ["error", "warning", "info"]},
@@ -321,34 +393,7 @@ pub fn schema() -> Value {
             "schema_path": text(),
             "message": text(),
         }), &["rule", "severity", "file", "message"]),
-        "run": event("run", json!({
-            "file": text(),
-            "run": text(),
-            "path": text(),
-            "first_line": count(),
-            "lines": count(),
-            "tool": text(),
-            "command": text(),
-            "protocol": protocol(),
-            "verdict": {"$ref": "#/$defs/verdict"},
-            "retry_after_ms": count(),
-            "message": text(),
-            "present": {"type": "array", "items": {
-                "type": "array", "prefixItems": [count(), count()], "minItems": 2, "maxItems": 2}},
-            "missing_count": count(),
-            "gaps_not_listed": count(),
-            "repeats": count(),
-            "reorders": count(),
-            "text_lines": count(),
-            "seen_domain": count(),
-            "seen_warnings": count(),
-            "seen_errors": count(),
-            "event_count": count(),
-            "count": count(),
-            "warning_count": count(),
-            "error_count": count(),
-            "marker_notes": {"type": "array", "items": text()},
-        }), &["file", "first_line", "lines", "verdict"]),
+        "run": run_def(),
         "open_run": event("open_run", json!({
             "file": text(),
             "run": text(),
@@ -396,45 +441,41 @@ pub fn schema() -> Value {
             "schema_version": {"const": SCHEMA_VERSION},
             "runs": {"type": "array", "items": closed(run_summary_props(), RUN_SUMMARY_REQUIRED)},
         }), &["tool", "tool_version", "schema_name", "schema_version", "runs"]),
-    });
-    let types: Vec<&str> = [
-        "aoi:meta",
-        "aoi:summary",
-        "aoi:error",
-        "aoi:warning",
-        "aoi:check",
-        "aoi:plan",
-        "aoi:progress",
-    ]
-    .into_iter()
-    .chain(REPORT_TYPES.iter().copied())
-    .collect();
-    let branches: Vec<Value> = types
-        .iter()
-        .map(|t| {
-            json!({
-                "if": {"properties": {"type": {"const": t}}, "required": ["type"]},
-                "then": {"$ref": format!("#/$defs/{t}")},
-            })
-        })
-        .collect();
-    // Any other type is an upstream's domain event, forwarded by upgrade.
-    let mut branches = branches;
-    branches.push(json!({
-        "if": {"not": {"properties": {"type": {"enum": types}}}},
-        "then": {"$ref": "#/$defs/forwarded"},
-    }));
-    json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": schema_id(),
-        "title": format!("{SCHEMA_NAME} {SCHEMA_VERSION}: the events of aoitap --output jsonl"),
-        "description": "One event per line. `type` is the discriminator; aoi:* events carry only spec-defined fields, tool additions go in `properties` (AOI-CLI §8.1).",
-        "type": "object",
-        "required": ["type", "aoi"],
-        "properties": {"type": {"type": "string"}},
-        "allOf": branches,
-        "$defs": defs,
     })
+}
+
+/// A judged run: where it is, its verdict and why, and what its seq and
+/// counts said.
+fn run_def() -> Value {
+    let props = json!({
+        "file": text(),
+        "run": text(),
+        "path": text(),
+        "first_line": count(),
+        "lines": count(),
+        "tool": text(),
+        "command": text(),
+        "protocol": protocol(),
+        "verdict": {"$ref": "#/$defs/verdict"},
+        "retry_after_ms": count(),
+        "message": text(),
+        "present": {"type": "array", "items": {
+            "type": "array", "prefixItems": [count(), count()], "minItems": 2, "maxItems": 2}},
+        "missing_count": count(),
+        "gaps_not_listed": count(),
+        "repeats": count(),
+        "reorders": count(),
+        "text_lines": count(),
+        "seen_domain": count(),
+        "seen_warnings": count(),
+        "seen_errors": count(),
+        "event_count": count(),
+        "count": count(),
+        "warning_count": count(),
+        "error_count": count(),
+        "marker_notes": {"type": "array", "items": text()},
+    });
+    event("run", props, &["file", "first_line", "lines", "verdict"])
 }
 
 /// The protocols `command` reads: OKF's error envelope is a command's

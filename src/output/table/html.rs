@@ -159,6 +159,88 @@ struct Row<'a> {
     seq: Option<(String, f64)>,
 }
 
+/// A run's `<tbody>`, opened, and the cells of its row: its name, tool,
+/// command, lines, verdict, outcome and how many findings it has, and
+/// reconcile's seq coverage when it has one.
+fn push_cells(s: &mut String, r: &Row<'_>, held_count: u64) {
+    s.push_str("<tbody class=\"run ");
+    s.push_str(r.verdict.name());
+    s.push_str("\"><tr><td class=\"id\">");
+    match r.name {
+        Some(n) => esc(s, n),
+        None => s.push_str(&format!("(from line {})", r.first_line)),
+    }
+    let id = r.identity;
+    let tool = id.map(|i| {
+        [i.tool.as_deref(), i.tool_version.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
+    s.push_str("</td><td>");
+    esc(s, tool.as_deref().unwrap_or(""));
+    s.push_str("</td><td>");
+    esc(s, id.and_then(|i| i.command.as_deref()).unwrap_or(""));
+    let (word, _) = human::verdict(r.verdict);
+    s.push_str(&format!(
+        "</td><td data-v=\"{lines}\">{lines}</td><td class=\"v\" data-v=\"{}\">{word}</td><td>",
+        rank(r.verdict),
+        lines = r.lines,
+    ));
+    esc(s, &r.outcome);
+    s.push_str(&format!("</td><td data-v=\"{n}\">{n}", n = held_count));
+    if let Some((seq, sorts)) = &r.seq {
+        s.push_str(&format!("</td><td data-v=\"{sorts}\">{seq}"));
+    }
+}
+
+/// A run's track: the bar of its lines within the input's, a mark where
+/// lines were lost inside it, and a cut where its end never came.
+fn push_track(s: &mut String, r: &Row<'_>, held: &Held, first: u64, last: u64) {
+    s.push_str(&format!(
+        "</td><td data-v=\"{first}\"><div class=\"track\">\
+         <div class=\"bar\" style=\"--a:{first};--b:{last}\" title=\"lines {} to {last}\"></div>",
+        first + 1,
+    ));
+    // A gap lies before the line that found it. Marks a line apart
+    // are one (an elision marker and the seq gap it stands for).
+    let found = held.marks.iter().map(|m| m.0);
+    let mut marks: Vec<u64> = r.gaps.iter().copied().chain(found).collect();
+    marks.sort_unstable();
+    marks.dedup_by(|b, a| *b <= *a + 1);
+    for at in marks.into_iter().take(MAX_MARKS) {
+        s.push_str(&format!("<i class=\"gap\" style=\"--at:{at}\"></i>"));
+    }
+    if held.cut {
+        s.push_str(&format!("<i class=\"cut\" style=\"--at:{last}\"></i>"));
+    }
+    s.push_str("</div></td></tr>");
+}
+
+/// The row under a run that did not pass, or has findings: why, and the
+/// findings listed, with how many more there were.
+fn push_findings(s: &mut String, r: &Row<'_>, held: &Held) {
+    let more = held.count - held.listed.len() as u64;
+    if r.why.is_some() || held.count > 0 {
+        let columns = if r.seq.is_some() { 9 } else { 8 };
+        s.push_str(&format!(
+            "<tr class=\"findings\"><td colspan=\"{columns}\">"
+        ));
+        if let Some(why) = r.why {
+            esc_message(s, why);
+        }
+        s.push_str("<ul>");
+        for l in &held.listed {
+            list(s, l);
+        }
+        if more > 0 {
+            s.push_str(&format!("<li>{} more</li>", plural(more, "finding")));
+        }
+        s.push_str("</ul></td></tr>");
+    }
+}
+
 /// Rules that say lines of a run were lost in its middle, marked on its
 /// bar where they were found (seq gaps too, for summarize: reconcile
 /// marks its own accounting of them).
@@ -229,72 +311,9 @@ impl<W: Write> Html<W> {
         self.drawn += 1;
         let mut s = String::with_capacity(1024);
         let (first, last) = (r.first_line.max(1) - 1, r.last_line.max(r.first_line));
-        s.push_str("<tbody class=\"run ");
-        s.push_str(r.verdict.name());
-        s.push_str("\"><tr><td class=\"id\">");
-        match r.name {
-            Some(n) => esc(&mut s, n),
-            None => s.push_str(&format!("(from line {})", r.first_line)),
-        }
-        let id = r.identity;
-        let tool = id.map(|i| {
-            [i.tool.as_deref(), i.tool_version.as_deref()]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(" ")
-        });
-        s.push_str("</td><td>");
-        esc(&mut s, tool.as_deref().unwrap_or(""));
-        s.push_str("</td><td>");
-        esc(&mut s, id.and_then(|i| i.command.as_deref()).unwrap_or(""));
-        let (word, _) = human::verdict(r.verdict);
-        s.push_str(&format!(
-            "</td><td data-v=\"{lines}\">{lines}</td><td class=\"v\" data-v=\"{}\">{word}</td><td>",
-            rank(r.verdict),
-            lines = r.lines,
-        ));
-        esc(&mut s, &r.outcome);
-        s.push_str(&format!("</td><td data-v=\"{n}\">{n}", n = held.count));
-        if let Some((seq, sorts)) = &r.seq {
-            s.push_str(&format!("</td><td data-v=\"{sorts}\">{seq}"));
-        }
-        s.push_str(&format!(
-            "</td><td data-v=\"{first}\"><div class=\"track\">\
-             <div class=\"bar\" style=\"--a:{first};--b:{last}\" title=\"lines {} to {last}\"></div>",
-            first + 1,
-        ));
-        // A gap lies before the line that found it. Marks a line apart
-        // are one (an elision marker and the seq gap it stands for).
-        let found = held.marks.iter().map(|m| m.0);
-        let mut marks: Vec<u64> = r.gaps.iter().copied().chain(found).collect();
-        marks.sort_unstable();
-        marks.dedup_by(|b, a| *b <= *a + 1);
-        for at in marks.into_iter().take(MAX_MARKS) {
-            s.push_str(&format!("<i class=\"gap\" style=\"--at:{at}\"></i>"));
-        }
-        if held.cut {
-            s.push_str(&format!("<i class=\"cut\" style=\"--at:{last}\"></i>"));
-        }
-        s.push_str("</div></td></tr>");
-        let more = held.count - held.listed.len() as u64;
-        if r.why.is_some() || held.count > 0 {
-            let columns = if r.seq.is_some() { 9 } else { 8 };
-            s.push_str(&format!(
-                "<tr class=\"findings\"><td colspan=\"{columns}\">"
-            ));
-            if let Some(why) = r.why {
-                esc_message(&mut s, why);
-            }
-            s.push_str("<ul>");
-            for l in &held.listed {
-                list(&mut s, l);
-            }
-            if more > 0 {
-                s.push_str(&format!("<li>{} more</li>", plural(more, "finding")));
-            }
-            s.push_str("</ul></td></tr>");
-        }
+        push_cells(&mut s, &r, held.count);
+        push_track(&mut s, &r, &held, first, last);
+        push_findings(&mut s, &r, &held);
         s.push_str("</tbody>\n");
         if self.row_bytes + s.len() as u64 > MAX_ROW_BYTES {
             self.drawn -= 1;

@@ -53,89 +53,28 @@ pub fn summary_block(
     out.push_str("  ");
     out.push_str(&style::paint(color, code, word));
     out.push('\n');
-    // Each row's value is made in `v`, then shown: every value may come
-    // from the input, so no control byte reaches the terminal
-    // (docs/contract.md §3.2).
-    let row = |out: &mut String, label: &str, v: &str| {
-        if !v.is_empty() {
-            // `{label:<10}`, without the formatter: labels are ASCII.
-            out.push_str("  ");
-            out.push_str(label);
-            out.extend(std::iter::repeat_n(
-                ' ',
-                11usize.saturating_sub(label.len()).max(1),
-            ));
-            push_fitted(out, &clean(v), room(66));
-            out.push('\n');
-        }
-    };
+    // Each row's value is made in `v`, then shown.
+    let row = |out: &mut String, label: &str, v: &str| push_row(out, label, v, room(66));
     let none = Default::default();
     let id: &crate::check::Identity = r.identity.as_ref().unwrap_or(&none);
-    let joined = |v: &mut String, parts: &[Option<&str>]| {
-        v.clear();
-        for p in parts.iter().flatten() {
-            if !v.is_empty() {
-                v.push(' ');
-            }
-            v.push_str(p);
-        }
-    };
-    joined(
-        &mut v,
-        &[
-            id.tool.as_deref(),
-            id.tool_version.as_deref(),
-            id.command.as_deref(),
-        ],
-    );
+    let tool = [
+        id.tool.as_deref(),
+        id.tool_version.as_deref(),
+        id.command.as_deref(),
+    ];
+    push_joined(&mut v, &tool);
     row(&mut out, "tool", &v);
-    joined(
-        &mut v,
-        &[id.schema_name.as_deref(), id.schema_version.as_deref()],
-    );
-    if let Some(aoi) = &id.aoi_version {
-        if !v.is_empty() {
-            v.push(' ');
-        }
-        v.push_str("(aoi ");
-        v.push_str(aoi);
-        v.push(')');
-    }
+    push_schema(&mut v, id);
     row(&mut out, "schema", &v);
     if !r.protocol.is_default() {
         row(&mut out, "protocol", r.protocol.name());
     }
     v.clear();
-    push_number(&mut v, st.lines);
-    v.push_str(" (");
-    push_bytes(&mut v, st.bytes);
-    v.push_str("), ");
-    if !r.uses_seq {
-        v.push_str("no seq: cuts in the middle cannot be seen");
-    } else if r.missing == 0 && r.repeats == 0 {
-        v.push_str("seq complete");
-    } else {
-        v.push_str(&plural(r.missing, "event"));
-        v.push_str(" missing");
-        if r.repeats > 0 {
-            let _ = write!(v, ", {} repeated", r.repeats);
-        }
-    }
+    push_lines(&mut v, r, st);
     row(&mut out, "lines", &v);
-    let list = |v: &mut String, m: &[(&str, u64)]| {
-        v.clear();
-        for (i, (k, n)) in m.iter().enumerate() {
-            if i > 0 {
-                v.push_str(", ");
-            }
-            v.push_str(k);
-            v.push(' ');
-            push_number(v, *n);
-        }
-    };
-    list(&mut v, st.domain);
+    push_counts_by_type(&mut v, st.domain);
     row(&mut out, "domain", &v);
-    list(&mut v, st.framework);
+    push_counts_by_type(&mut v, st.framework);
     row(&mut out, "framework", &v);
     for (label, ps) in [("warnings", st.warnings), ("errors", st.errors)] {
         for (i, p) in ps.iter().enumerate() {
@@ -156,6 +95,87 @@ pub fn summary_block(
     }
     out.push('\n');
     out
+}
+
+/// A row of a block, `  label      value`, left out when it has no
+/// value. The value may come from the input, so it is cleaned of control
+/// bytes before it reaches a terminal (docs/contract.md §3.2), then cut
+/// to `width`.
+fn push_row(out: &mut String, label: &str, v: &str, width: Option<usize>) {
+    if v.is_empty() {
+        return;
+    }
+    // `{label:<10}`, without the formatter: labels are ASCII.
+    out.push_str("  ");
+    out.push_str(label);
+    out.extend(std::iter::repeat_n(
+        ' ',
+        11usize.saturating_sub(label.len()).max(1),
+    ));
+    push_fitted(out, &clean(v), width);
+    out.push('\n');
+}
+
+/// The parts that are there, space-separated, in place of `v`.
+fn push_joined(v: &mut String, parts: &[Option<&str>]) {
+    v.clear();
+    for p in parts.iter().flatten() {
+        if !v.is_empty() {
+            v.push(' ');
+        }
+        v.push_str(p);
+    }
+}
+
+/// `aoitap-events 1.0 (aoi 1.0)`: the schema a run names, in place of
+/// `v`.
+fn push_schema(v: &mut String, id: &crate::check::Identity) {
+    push_joined(
+        v,
+        &[id.schema_name.as_deref(), id.schema_version.as_deref()],
+    );
+    if let Some(aoi) = &id.aoi_version {
+        if !v.is_empty() {
+            v.push(' ');
+        }
+        v.push_str("(aoi ");
+        v.push_str(aoi);
+        v.push(')');
+    }
+}
+
+/// `1,204 (5.1 KiB), seq complete`: how long the run was, and whether
+/// its seq says nothing of it was lost.
+fn push_lines(v: &mut String, r: &RunVerdict, st: &Counted<'_>) {
+    use std::fmt::Write as _;
+    push_number(v, st.lines);
+    v.push_str(" (");
+    push_bytes(v, st.bytes);
+    v.push_str("), ");
+    if !r.uses_seq {
+        v.push_str("no seq: cuts in the middle cannot be seen");
+    } else if r.missing == 0 && r.repeats == 0 {
+        v.push_str("seq complete");
+    } else {
+        v.push_str(&plural(r.missing, "event"));
+        v.push_str(" missing");
+        if r.repeats > 0 {
+            let _ = write!(v, ", {} repeated", r.repeats);
+        }
+    }
+}
+
+/// `hit 3, entry 2`: events counted by type, in place of `v`.
+fn push_counts_by_type(v: &mut String, counts: &[(&str, u64)]) {
+    v.clear();
+    for (i, (k, n)) in counts.iter().enumerate() {
+        if i > 0 {
+            v.push_str(", ");
+        }
+        v.push_str(k);
+        v.push(' ');
+        push_number(v, *n);
+    }
 }
 
 /// How a run said it ended, as its summary block and its page row say it.
@@ -234,8 +254,6 @@ fn fit(s: &str, width: usize) -> String {
     t
 }
 
-/// The human block of a run: `ok` says whether its accounting balances,
-/// `verdict` is the checker's.
 /// What reconcile says of a run: whether its accounting balances
 /// (`ok`), and the checker's verdict.
 pub fn reconciled_word(ok: bool, verdict: Verdict) -> &'static str {
@@ -251,6 +269,8 @@ pub fn reconciled_word(ok: bool, verdict: Verdict) -> &'static str {
     }
 }
 
+/// The human block of a run: `ok` says whether its accounting balances,
+/// `verdict` is the checker's.
 fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: Verdict) -> String {
     use std::fmt::Write as _;
     // Written into one string, with no string made per line of it: this
@@ -267,71 +287,13 @@ fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: V
     t.push_str(")  ");
     t.push_str(word);
     t.push('\n');
-    if a.seq.started() {
-        let n = a.space();
-        // `{:<6}`: the last seq, padded to six columns.
-        t.push_str("  seq 0..");
-        let at = t.len();
-        let _ = write!(t, "{}", n.saturating_sub(1));
-        t.extend(std::iter::repeat_n(
-            ' ',
-            7usize.saturating_sub(t.len() - at).max(1),
-        ));
-        a.push_bar(&mut t, crate::output::reconcile::BAR_CELLS);
-        t.push_str("  ");
-        let _ = write!(t, "{} of {n} present", a.present_count());
-        t.push('\n');
-        t.push_str("  present    ");
-        push_fitted_ranges(&mut t, &a.present());
-        t.push('\n');
-        for g in a.gaps {
-            t.push_str("  missing    ");
-            push_range(&mut t, g.from, g.to);
-            let _ = write!(t, " ({}) after line {}", g.count(), g.after_line);
-            if let Some((claims, at)) = g.marker {
-                let verdict = if claims == g.count() {
-                    "agrees"
-                } else {
-                    "disagrees"
-                };
-                let _ = write!(t, "; marker at line {at} claims {claims}: {verdict}");
-            }
-            t.push('\n');
-        }
-        if a.gaps_unlisted > 0 {
-            let _ = writeln!(t, "  missing    {} more ranges not listed", a.gaps_unlisted);
-        }
-        if a.repeats + a.reorders > 0 {
-            let _ = writeln!(
-                t,
-                "  order      {} repeated, {} reordered",
-                a.repeats, a.reorders
-            );
-        }
-    } else {
-        t.push_str("  seq        unverifiable: no seq, so what is missing cannot be known\n");
-    }
+    push_seq_rows(&mut t, a);
     t.push_str("  lines      ");
     push_number(&mut t, a.lines);
     t.push_str(" received, event_count ");
     push_claimed(&mut t, s.and_then(|s| s.event_count));
     t.push('\n');
-    if a.protocol.counts_every_line()
-        && let Some(s) = s
-    {
-        // 0.2's count is every line of the run, meta and summary too.
-        push_counts(&mut t, s, a, (a.lines, " lines"));
-    } else if a.protocol.runs_by_position() {
-        let _ = writeln!(
-            t,
-            "  protocol   {}: no counts to reconcile",
-            a.protocol.name()
-        );
-    } else if let Some(s) = s {
-        push_counts(&mut t, s, a, (a.domain, " seen"));
-    } else {
-        t.push_str("  counts     no aoi:summary to reconcile with\n");
-    }
+    push_count_rows(&mut t, a);
     if a.other_lines > 0 {
         let _ = writeln!(
             t,
@@ -350,6 +312,80 @@ fn reconciled_block(a: &Account<'_>, who: &str, file: &str, ok: bool, verdict: V
     }
     t.push('\n');
     t
+}
+
+/// The seq rows of a reconciled run: its seq space as a bar, what is
+/// present, each gap and what a marker claimed of it, repeats and
+/// reorders; or, without seq, that nothing of it can be known.
+fn push_seq_rows(t: &mut String, a: &Account<'_>) {
+    use std::fmt::Write as _;
+    if !a.seq.started() {
+        t.push_str("  seq        unverifiable: no seq, so what is missing cannot be known\n");
+        return;
+    }
+    let n = a.space();
+    // `{:<6}`: the last seq, padded to six columns.
+    t.push_str("  seq 0..");
+    let at = t.len();
+    let _ = write!(t, "{}", n.saturating_sub(1));
+    t.extend(std::iter::repeat_n(
+        ' ',
+        7usize.saturating_sub(t.len() - at).max(1),
+    ));
+    a.push_bar(t, crate::output::reconcile::BAR_CELLS);
+    t.push_str("  ");
+    let _ = write!(t, "{} of {n} present", a.present_count());
+    t.push('\n');
+    t.push_str("  present    ");
+    push_fitted_ranges(t, &a.present());
+    t.push('\n');
+    for g in a.gaps {
+        t.push_str("  missing    ");
+        push_range(t, g.from, g.to);
+        let _ = write!(t, " ({}) after line {}", g.count(), g.after_line);
+        if let Some((claims, at)) = g.marker {
+            let verdict = if claims == g.count() {
+                "agrees"
+            } else {
+                "disagrees"
+            };
+            let _ = write!(t, "; marker at line {at} claims {claims}: {verdict}");
+        }
+        t.push('\n');
+    }
+    if a.gaps_unlisted > 0 {
+        let _ = writeln!(t, "  missing    {} more ranges not listed", a.gaps_unlisted);
+    }
+    if a.repeats + a.reorders > 0 {
+        let _ = writeln!(
+            t,
+            "  order      {} repeated, {} reordered",
+            a.repeats, a.reorders
+        );
+    }
+}
+
+/// The count rows of a reconciled run: what its summary claims against
+/// what arrived, in the protocol's reading of its counts.
+fn push_count_rows(t: &mut String, a: &Account<'_>) {
+    use std::fmt::Write as _;
+    let s = a.summary;
+    if a.protocol.counts_every_line()
+        && let Some(s) = s
+    {
+        // 0.2's count is every line of the run, meta and summary too.
+        push_counts(t, s, a, (a.lines, " lines"));
+    } else if a.protocol.runs_by_position() {
+        let _ = writeln!(
+            t,
+            "  protocol   {}: no counts to reconcile",
+            a.protocol.name()
+        );
+    } else if let Some(s) = s {
+        push_counts(t, s, a, (a.domain, " seen"));
+    } else {
+        t.push_str("  counts     no aoi:summary to reconcile with\n");
+    }
 }
 
 /// `  counts     count C vs N<what>; warnings C vs W; errors C vs E`:
