@@ -221,7 +221,7 @@ fn reconcile(mut a: ReconcileArgs) -> Result<ReconcileOptions, Error> {
 }
 
 fn lint(a: LintArgs) -> Result<LintOptions, Error> {
-    use crate::check::lint_checks::{CHECKS, by_name};
+    use crate::check::lint_checks::CHECKS;
     let output = match a.output {
         LintOutputArg::Human => OutputArg::Human,
         LintOutputArg::Jsonl => OutputArg::Jsonl,
@@ -229,21 +229,8 @@ fn lint(a: LintArgs) -> Result<LintOptions, Error> {
         LintOutputArg::Junit => OutputArg::Junit,
     };
     let refuse = |what: &str| usage::refuse("lint", what, output);
-    // Ids as the catalogue spells them, or `lint.06`, or `6`.
-    let ids = |given: &[String], what: &str| -> Result<Vec<&'static str>, Error> {
-        given
-            .iter()
-            .map(|g| {
-                by_name(g).map(|c| c.id).ok_or_else(|| {
-                    refuse(&format!(
-                        "{what}: no check {g:?} (aoitap lint --help lists them)"
-                    ))
-                })
-            })
-            .collect()
-    };
-    let chosen = ids(&a.checks, "--checks")?;
-    let excluded = ids(&a.exclude_checks, "--exclude-checks")?;
+    let chosen = lint_checks(&a.checks, "--checks", output)?;
+    let excluded = lint_checks(&a.exclude_checks, "--exclude-checks", output)?;
     if let Some(bad) = a.secret_flag.iter().find(|f| {
         f.len() < 3 || !f.starts_with("--") || f.contains(|c: char| c == '=' || c.is_whitespace())
     }) {
@@ -251,22 +238,7 @@ fn lint(a: LintArgs) -> Result<LintOptions, Error> {
             "--secret-flag {bad:?}: name a long flag, as --api-key"
         )));
     }
-    let mut env = vec![];
-    for name in &a.env {
-        if name.is_empty() || name.contains('=') {
-            return Err(refuse(&format!(
-                "--env {name:?}: name a variable, as API_TOKEN"
-            )));
-        }
-        match std::env::var_os(name) {
-            Some(value) => env.push((name.into(), value)),
-            None => {
-                return Err(refuse(&format!(
-                    "--env {name}: not set in lint's environment"
-                )));
-            }
-        }
-    }
+    let env = lint_env(&a.env, output)?;
     if let Some(n) = a.tool_words
         && usize::from(n) > a.command.len()
     {
@@ -306,6 +278,52 @@ fn lint(a: LintArgs) -> Result<LintOptions, Error> {
         expected_failures_file: a.expected_failures,
         expected_failures: vec![],
     })
+}
+
+/// The checks `given` to `what` (--checks, --exclude-checks) names: ids
+/// as the catalogue spells them, or `lint.06`, or `6`.
+fn lint_checks(
+    given: &[String],
+    what: &str,
+    output: OutputArg,
+) -> Result<Vec<&'static str>, Error> {
+    given
+        .iter()
+        .map(|g| {
+            crate::check::lint_checks::by_name(g)
+                .map(|c| c.id)
+                .ok_or_else(|| {
+                    let msg = format!("{what}: no check {g:?} (aoitap lint --help lists them)");
+                    usage::refuse("lint", &msg, output)
+                })
+        })
+        .collect()
+}
+
+/// The variables --env passes to CMD's calls, each with its value in
+/// lint's own environment: named, and set.
+fn lint_env(
+    names: &[String],
+    output: OutputArg,
+) -> Result<Vec<(std::ffi::OsString, std::ffi::OsString)>, Error> {
+    let refuse = |what: &str| usage::refuse("lint", what, output);
+    let mut env = vec![];
+    for name in names {
+        if name.is_empty() || name.contains('=') {
+            return Err(refuse(&format!(
+                "--env {name:?}: name a variable, as API_TOKEN"
+            )));
+        }
+        match std::env::var_os(name) {
+            Some(value) => env.push((name.into(), value)),
+            None => {
+                return Err(refuse(&format!(
+                    "--env {name}: not set in lint's environment"
+                )));
+            }
+        }
+    }
+    Ok(env)
 }
 
 fn run(a: RunArgs) -> Result<RunOptions, Error> {
@@ -468,57 +486,13 @@ fn followed(
 impl StreamArgs {
     /// `to`: where the report goes without --report (for colour).
     fn into_options(self, to: ReportTo) -> StreamOptions {
-        let format = match self.output {
-            OutputArg::Jsonl => Format::Jsonl,
-            OutputArg::Tap => Format::Tap,
-            OutputArg::Junit => Format::Junit,
-            OutputArg::Sarif => Format::Sarif,
-            OutputArg::Github => Format::Github,
-            OutputArg::Html => Format::Html,
-            OutputArg::Human | OutputArg::Json => Format::Human,
-        };
-        // A --report file is never a terminal, and never painted.
-        let terminal = match (&self.report, to) {
-            (Some(_), _) => false,
-            (None, ReportTo::Stderr) => style::is_terminal(StdStream::Stderr),
-            (None, ReportTo::Stdout) => style::is_terminal(StdStream::Stdout),
-        };
-        let color = match self.color {
-            ColorArg::Always => true,
-            ColorArg::Never => false,
-            ColorArg::Auto => style::auto(terminal),
-        };
-        // `--limit 0` shows every finding, as the terminal's count says.
-        let limit = self.limit.filter(|&n| n > 0);
-        let per_input = (terminal && format == Format::Human && self.limit.is_none())
-            .then_some(style::TERMINAL_FINDINGS);
-        let inputs = if self.files.is_empty() {
-            vec![Input::Stdin]
-        } else {
-            self.files
-                .into_iter()
-                .map(|p| {
-                    if p.as_os_str() == "-" {
-                        Input::Stdin
-                    } else {
-                        Input::Path(p)
-                    }
-                })
-                .collect()
-        };
+        let style = self.style(to);
+        let format = style.format;
         // Its parser took only the version aoitap serves, the one it writes.
         let _served = self.schema_version;
         StreamOptions {
-            inputs,
-            style: Style {
-                format,
-                quiet: self.quiet,
-                quiet_pass: false,
-                failures_only: false,
-                color: color && format == Format::Human,
-                limit,
-                per_input,
-            },
+            inputs: inputs(self.files),
+            style,
             check: Config {
                 multi_run: self.multi_run,
                 unbounded: self.unbounded,
@@ -555,6 +529,62 @@ impl StreamArgs {
             schema_file: None,
         }
     }
+
+    /// How the report is written: its format, its colour (never on a
+    /// --report file, which is no terminal) and how many findings it
+    /// shows.
+    fn style(&self, to: ReportTo) -> Style {
+        let format = match self.output {
+            OutputArg::Jsonl => Format::Jsonl,
+            OutputArg::Tap => Format::Tap,
+            OutputArg::Junit => Format::Junit,
+            OutputArg::Sarif => Format::Sarif,
+            OutputArg::Github => Format::Github,
+            OutputArg::Html => Format::Html,
+            OutputArg::Human | OutputArg::Json => Format::Human,
+        };
+        // A --report file is never a terminal, and never painted.
+        let terminal = match (&self.report, to) {
+            (Some(_), _) => false,
+            (None, ReportTo::Stderr) => style::is_terminal(StdStream::Stderr),
+            (None, ReportTo::Stdout) => style::is_terminal(StdStream::Stdout),
+        };
+        let color = match self.color {
+            ColorArg::Always => true,
+            ColorArg::Never => false,
+            ColorArg::Auto => style::auto(terminal),
+        };
+        // `--limit 0` shows every finding, as the terminal's count says.
+        let limit = self.limit.filter(|&n| n > 0);
+        let per_input = (terminal && format == Format::Human && self.limit.is_none())
+            .then_some(style::TERMINAL_FINDINGS);
+        Style {
+            format,
+            quiet: self.quiet,
+            quiet_pass: false,
+            failures_only: false,
+            color: color && format == Format::Human,
+            limit,
+            per_input,
+        }
+    }
+}
+
+/// The FILEs to read: standard input for `-`, and for none at all.
+fn inputs(files: Vec<PathBuf>) -> Vec<Input> {
+    if files.is_empty() {
+        return vec![Input::Stdin];
+    }
+    files
+        .into_iter()
+        .map(|p| {
+            if p.as_os_str() == "-" {
+                Input::Stdin
+            } else {
+                Input::Path(p)
+            }
+        })
+        .collect()
 }
 
 impl ProtocolArg {

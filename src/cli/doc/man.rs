@@ -127,6 +127,43 @@ pub fn render() -> String {
     out.push_str(".fchar \\[u2026] ...\n");
     out.push_str(".SH NAME\naoitap \\- check, relay and inspect AOI\\-CLI event streams\n");
     out.push_str(".SH SYNOPSIS\n");
+    synopsis(&mut out, &root);
+    out.push_str("\\fBaoitap\\fR \\fB\\-\\-schema\\fR | \\fB\\-\\-capabilities\\fR\n");
+    description(&mut out, &root);
+    out.push_str(".SH OPTIONS\n");
+    out.push_str(&options(&root, &BTreeSet::new()));
+    let common = common_options(&mut out, &root);
+    command_sections(&mut out, &root, &common);
+    rules(&mut out);
+    lint_checks(&mut out);
+    exit_status(&mut out);
+    out.push_str(
+        ".SH ENVIRONMENT\n.TP\n\\fBNO_COLOR\\fR\nWhen set and not empty, human output is not coloured unless \\fB\\-\\-color always\\fR. With \\fB\\-\\-color auto\\fR (the default), output that is not a terminal is not coloured; \\fB\\-\\-color always\\fR colours it all the same.\n.TP\n\\fBAOITAP_PROGRESS_FROM\\fR\nBytes of input from which a read shows its progress on a terminal's stderr (default 64 MiB); a read that has taken a second shows it whatever its size.\n",
+    );
+    out.push_str(
+        ".SH EXAMPLES\n\
+         .nf\n\
+         set \\-o pipefail\n\
+         tool \\-\\-output jsonl | aoitap verify \\-\\-relay | next\\-tool\n\
+         aoitap verify \\-\\-follow agent.log\n\
+         tail \\-q \\-n +1 \\-F agent.log | aoitap verify \\-\\-multi\\-run \\-\\-unbounded\n\
+         tool \\-\\-output jsonl > out.jsonl; aoitap verify \\-q out.jsonl || retry\n\
+         aoitap strip\\-envelope \\-\\-type hit out.jsonl | legacy\\-tool\n\
+         aoitap lint \\-\\- tool search q \\-\\-output jsonl\n\
+         aoitap split\\-by\\-run \\-\\-dir runs/ merged.jsonl\n\
+         aoitap summarize out.jsonl\n\
+         aoitap reconcile transcript.jsonl\n\
+         aoitap run \\-\\-timeout 2m \\-\\-retries 3 \\-\\- tool sync \\-\\-output jsonl\n\
+         prove \\-\\-exec 'aoitap verify \\-\\-output tap' out1.jsonl out2.jsonl\n\
+         .fi\n",
+    );
+    out.push_str(".SH SEE ALSO\n\\fBjq\\fR(1); the AOI\\-CLI specification v1.0\\-alpha.\n");
+    out
+}
+
+/// A line per command: its name, `[OPTIONS]` and its positional
+/// arguments as its --help shows them.
+fn synopsis(out: &mut String, root: &Command) {
     for sub in root.get_subcommands() {
         let positional: Vec<String> = sub
             .get_arguments()
@@ -155,7 +192,10 @@ pub fn render() -> String {
             positional.join(" ")
         ));
     }
-    out.push_str("\\fBaoitap\\fR \\fB\\-\\-schema\\fR | \\fB\\-\\-capabilities\\fR\n");
+}
+
+/// What aoitap is, and what every stream command does with its FILEs.
+fn description(out: &mut String, root: &Command) {
     out.push_str(".SH DESCRIPTION\n");
     out.push_str(&esc(&root
         .get_long_about()
@@ -167,9 +207,12 @@ pub fn render() -> String {
          what it reads and exits with the verdict (see EXIT STATUS), so the truth survives a pipeline even \
          when the output has lost its summary.\n",
     );
-    out.push_str(".SH OPTIONS\n");
-    out.push_str(&options(&root, &BTreeSet::new()));
-    // Options every stream command shares (docs/contract.md §1.1).
+}
+
+/// The options every stream command shares (docs/contract.md §1.1),
+/// said once in their own section; returns their names, which each
+/// command's section leaves out.
+fn common_options(out: &mut String, root: &Command) -> BTreeSet<String> {
     let streams: Vec<&Command> = root
         .get_subcommands()
         .filter(|c| STREAM_COMMANDS.contains(&c.get_name()))
@@ -190,6 +233,13 @@ pub fn render() -> String {
             .map(|e| format!(".TP\n{e}"))
             .collect::<String>(),
     );
+    common
+}
+
+/// A section per command: its about line, the rest of its long help,
+/// its own options (`common` left out of a stream command's) and what
+/// its --help says after them.
+fn command_sections(out: &mut String, root: &Command, common: &BTreeSet<String>) {
     for sub in root.get_subcommands() {
         if sub.get_name() == "help" {
             continue;
@@ -218,6 +268,10 @@ pub fn render() -> String {
             out.push_str(&paragraphs(&after.to_string()));
         }
     }
+}
+
+/// Every rule of the catalogue: its id, severity and source.
+fn rules(out: &mut String) {
     out.push_str(".SH RULES\nEach check has a stable id (used in reports and in \\fB\\-\\-allow\\fR/\\fB\\-\\-deny\\fR), a default severity, and where it comes from: a section of the AOI\\-CLI spec (\\(sc), or a neighbouring contract (AFDATA, aiocs, OKF) and its section. Ids are added, never renamed.\n");
     for r in Rule::ALL {
         let sev = match r.default_severity() {
@@ -232,6 +286,10 @@ pub fn render() -> String {
             esc(r.what())
         ));
     }
+}
+
+/// Every check of `aoitap lint`, and how lint runs a command.
+fn lint_checks(out: &mut String) {
     out.push_str(
         ".SH LINT CHECKS\n\\fBaoitap lint\\fR reports each check of AOI\\-CLI \\(sc18.2 for CMD's command, by a stable id \
          (used in \\fB\\-\\-checks\\fR, \\fB\\-\\-exclude\\-checks\\fR and \\fB\\-\\-expected\\-failures\\fR): \
@@ -258,6 +316,10 @@ pub fn render() -> String {
         }
         out.push_str(&format!(" Cannot prove {}.\n", esc(c.cannot)));
     }
+}
+
+/// Every exit status and what it means.
+fn exit_status(out: &mut String) {
     out.push_str(".SH EXIT STATUS\n");
     for e in Exit::ALL {
         out.push_str(&format!(
@@ -266,26 +328,4 @@ pub fn render() -> String {
             esc(e.meaning())
         ));
     }
-    out.push_str(
-        ".SH ENVIRONMENT\n.TP\n\\fBNO_COLOR\\fR\nWhen set and not empty, human output is not coloured unless \\fB\\-\\-color always\\fR. With \\fB\\-\\-color auto\\fR (the default), output that is not a terminal is not coloured; \\fB\\-\\-color always\\fR colours it all the same.\n.TP\n\\fBAOITAP_PROGRESS_FROM\\fR\nBytes of input from which a read shows its progress on a terminal's stderr (default 64 MiB); a read that has taken a second shows it whatever its size.\n",
-    );
-    out.push_str(
-        ".SH EXAMPLES\n\
-         .nf\n\
-         set \\-o pipefail\n\
-         tool \\-\\-output jsonl | aoitap verify \\-\\-relay | next\\-tool\n\
-         aoitap verify \\-\\-follow agent.log\n\
-         tail \\-q \\-n +1 \\-F agent.log | aoitap verify \\-\\-multi\\-run \\-\\-unbounded\n\
-         tool \\-\\-output jsonl > out.jsonl; aoitap verify \\-q out.jsonl || retry\n\
-         aoitap strip\\-envelope \\-\\-type hit out.jsonl | legacy\\-tool\n\
-         aoitap lint \\-\\- tool search q \\-\\-output jsonl\n\
-         aoitap split\\-by\\-run \\-\\-dir runs/ merged.jsonl\n\
-         aoitap summarize out.jsonl\n\
-         aoitap reconcile transcript.jsonl\n\
-         aoitap run \\-\\-timeout 2m \\-\\-retries 3 \\-\\- tool sync \\-\\-output jsonl\n\
-         prove \\-\\-exec 'aoitap verify \\-\\-output tap' out1.jsonl out2.jsonl\n\
-         .fi\n",
-    );
-    out.push_str(".SH SEE ALSO\n\\fBjq\\fR(1); the AOI\\-CLI specification v1.0\\-alpha.\n");
-    out
 }
