@@ -113,6 +113,24 @@ impl Draft {
             ..self
         }
     }
+
+    /// The finding this draft is, at `severity`, about `line`, charged to
+    /// a run: its id and the line it began, when it is an open run's.
+    fn at(self, severity: Severity, line: u64, run: (Option<String>, Option<u64>)) -> Finding {
+        Finding {
+            rule: self.rule,
+            severity,
+            line,
+            run: run.0,
+            run_line: run.1,
+            seq: self.seq,
+            message: self.message,
+            column: self.column,
+            missing: self.missing,
+            place: self.place,
+            lost: self.lost,
+        }
+    }
 }
 
 /// Where the findings about the line being judged go: all a run's rules
@@ -165,19 +183,9 @@ impl<'a> Reporter<'a> {
                 run.lost.get_or_insert_with(|| message.clone());
             }
         }
-        self.sink.finding(&Finding {
-            rule: f.rule,
-            severity,
-            line: self.line,
-            run: run.name.clone(),
-            run_line: Some(run.first_line),
-            seq: f.seq,
-            message,
-            column: f.column,
-            missing: f.missing,
-            place: f.place,
-            lost: f.lost,
-        })
+        let f = Draft { message, ..f };
+        let run = (run.name.clone(), Some(run.first_line));
+        self.sink.finding(&f.at(severity, self.line, run))
     }
 
     /// A finding charged to no run (`rule` at its configured severity).
@@ -202,19 +210,8 @@ impl<'a> Reporter<'a> {
         let Some(severity) = self.cfg.levels.of(rule) else {
             return Ok(());
         };
-        self.sink.finding(&Finding {
-            rule,
-            severity,
-            line,
-            run,
-            run_line: None,
-            seq: None,
-            message,
-            column: None,
-            missing: None,
-            place: None,
-            lost: rule.loses_lines(),
-        })
+        let f = Draft::new(rule, message);
+        self.sink.finding(&f.at(severity, line, (run, None)))
     }
 }
 
