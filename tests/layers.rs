@@ -492,11 +492,6 @@ const FN_LIMIT: usize = 80;
 const LONG_FNS: &[(&str, &str, &str)] = &[
     // Today's, each to be split into named steps (issue 68, step 5).
     ("cmd/filter/program.rs", "compile", "not yet split"),
-    ("cmd/lint/behaviour.rs", "secrets", "not yet split"),
-    ("cmd/lint/behaviour.rs", "pipe_and_signals", "not yet split"),
-    ("cmd/lint/judged.rs", "note", "not yet split"),
-    ("cmd/lint/mod.rs", "report", "not yet split"),
-    ("cmd/lint/sandbox/watch.rs", "watch", "not yet split"),
     ("cmd/run/child.rs", "watch", "not yet split"),
     ("cmd/run/mod.rs", "input_read", "not yet split"),
     ("cmd/upgrade/own.rs", "end", "not yet split"),

@@ -53,29 +53,7 @@ pub fn secrets(c: &Calls, given: &[String]) -> Result {
     if let Some(f) = &main.events(9).first_error {
         return result(9, Conclusion::Fail, f.said());
     }
-    let help = c.help();
-    let (caps_ran, _) = c.capabilities();
-    let mut flags: Vec<(String, bool)> = given.iter().map(|g| (g.clone(), true)).collect();
-    let mut at: std::collections::HashMap<String, usize> = flags
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.0.clone(), i))
-        .collect();
-    for text in [
-        help.stdout.bytes(1 << 20).unwrap_or_default(),
-        help.stderr_head.clone(),
-        caps_ran.stdout.bytes(16 << 20).unwrap_or_default(),
-    ] {
-        for (f, takes) in secret_flags(&String::from_utf8_lossy(&text)) {
-            match at.get(&f) {
-                Some(&i) => flags[i].1 |= takes,
-                None => {
-                    at.insert(f.clone(), flags.len());
-                    flags.push((f, takes));
-                }
-            }
-        }
-    }
+    let mut flags = flags_to_try(c, given);
     if flags.is_empty() {
         return result(
             9,
@@ -95,19 +73,7 @@ pub fn secrets(c: &Calls, given: &[String]) -> Result {
     let mut tried = vec![];
     let mut refused = vec![];
     for (flag, takes_value) in &flags {
-        let call = |more: &[&str]| -> Ran {
-            super::sandbox::call(&Call {
-                watch_for: Some(CANARY.as_bytes()),
-                ..Call::new(c.with(more), c.timeout)
-            })
-        };
-        // `--flag=VALUE` first: a flag that takes no value refuses it,
-        // where `--flag VALUE` would make the canary an operand, and an
-        // operand may be echoed rightly.
-        let mut ran = call(&[&format!("{flag}={CANARY}")]);
-        if ran.code() != usual && *takes_value {
-            ran = call(&[flag, CANARY]);
-        }
+        let ran = canary_given(c, flag, *takes_value, usual);
         // A refused call tests nothing: an error may quote the value it
         // refuses.
         if ran.code() != usual || usual.is_none() {
@@ -132,6 +98,67 @@ pub fn secrets(c: &Calls, given: &[String]) -> Result {
         }
         tried.push(flag.as_str());
     }
+    concluded(&flags, &tried, &refused, untried, alike)
+}
+
+/// The secret-looking flags to try: those --secret-flag names, then those
+/// --help and the capabilities manifest show, each once, with whether
+/// any shows it taking a value.
+fn flags_to_try(c: &Calls, given: &[String]) -> Vec<(String, bool)> {
+    let help = c.help();
+    let (caps_ran, _) = c.capabilities();
+    let mut flags: Vec<(String, bool)> = given.iter().map(|g| (g.clone(), true)).collect();
+    let mut at: HashMap<String, usize> = flags
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.0.clone(), i))
+        .collect();
+    for text in [
+        help.stdout.bytes(1 << 20).unwrap_or_default(),
+        help.stderr_head.clone(),
+        caps_ran.stdout.bytes(16 << 20).unwrap_or_default(),
+    ] {
+        for (f, takes) in secret_flags(&String::from_utf8_lossy(&text)) {
+            match at.get(&f) {
+                Some(&i) => flags[i].1 |= takes,
+                None => {
+                    at.insert(f.clone(), flags.len());
+                    flags.push((f, takes));
+                }
+            }
+        }
+    }
+    flags
+}
+
+/// CMD ARGS with the canary given to `flag`. `--flag=VALUE` first: a
+/// flag that takes no value refuses it, where `--flag VALUE` would make
+/// the canary an operand, and an operand may be echoed rightly. The
+/// second form only when the first was refused (did not end as `usual`).
+fn canary_given(c: &Calls, flag: &str, takes_value: bool, usual: Option<i32>) -> Ran {
+    let call = |more: &[&str]| -> Ran {
+        super::sandbox::call(&Call {
+            watch_for: Some(CANARY.as_bytes()),
+            ..Call::new(c.with(more), c.timeout)
+        })
+    };
+    let ran = call(&[&format!("{flag}={CANARY}")]);
+    if ran.code() != usual && takes_value {
+        return call(&[flag, CANARY]);
+    }
+    ran
+}
+
+/// Check 9's result when no flag echoed its value: a pass for the flags
+/// tried, or why nothing could be tested; either way, which flags CMD
+/// refused and how many were never tried.
+fn concluded(
+    flags: &[(String, bool)],
+    tried: &[&str],
+    refused: &[&str],
+    untried: usize,
+    alike: bool,
+) -> Result {
     let mut more = String::new();
     if !refused.is_empty() && !tried.is_empty() {
         more.push_str(&format!("; refused, so not tested: {}", refused.join(", ")));
@@ -176,40 +203,7 @@ pub fn pipe_and_signals(c: &Calls) -> Result {
     // Each part, and the call a failed one failed on.
     let mut parts: Vec<(Conclusion, String)> = vec![];
     let mut failed_on: Vec<(&str, &Ran)> = vec![];
-    // A pipe holds 64 KiB: a shorter output was written whole before the
-    // close, and the close tests nothing.
-    let closed = c.closed();
-    parts.push(if main.stdout.len <= 64 * 1024 || !closed.acted {
-        (
-            Conclusion::Inconclusive,
-            format!(
-                "a closed pipe: not tested, the output ({} bytes) does not outrun a pipe (give CMD ARGS that write more)",
-                main.stdout.len
-            ),
-        )
-    } else {
-        match closed.code() {
-            Some(0 | 141) if !stack_trace(closed) => (
-                Conclusion::Pass,
-                "stdout closed after the first line ends quietly".to_string(),
-            ),
-            _ => {
-                failed_on.push(("CMD with stdout closed after the first line", closed));
-                (
-                Conclusion::Fail,
-                format!(
-                    "stdout closed after the first line: {}{}",
-                    closed.ended(),
-                    if stack_trace(closed) {
-                        format!(", with {STACK_TRACE}")
-                    } else {
-                        String::new()
-                    }
-                ),
-            )
-            }
-        }
-    });
+    parts.push(closed_pipe(c, &mut failed_on));
     // A run that writes less than a pipe holds may have finished its work
     // before it saw the signal: its own summary then tells nothing.
     let short = main.stdout.len <= 64 * 1024;
@@ -225,48 +219,11 @@ pub fn pipe_and_signals(c: &Calls) -> Result {
             c.terminated(),
         ),
     ] {
-        let cancelled = j
-            .last
-            .as_ref()
-            .is_some_and(|l| l.ty == "aoi:summary" && l.reason.as_deref() == Some("cancelled"));
-        // Whether the signal came while the tool still ran is a race a
-        // short run can win either way: only a cancel tells there. A long
-        // run is still writing when it comes: cut off by it, it failed;
-        // ended by its own summary, it ignored the signal or won the race.
-        parts.push(if cancelled {
-            (
-                Conclusion::Pass,
-                format!("{name} gives a reason:\"cancelled\" summary"),
-            )
-        } else if !ran.acted {
-            (
-                Conclusion::Inconclusive,
-                format!("{name}: not tested, the run ended before it could be sent"),
-            )
-        } else if short {
-            (
-                Conclusion::Inconclusive,
-                format!(
-                    "{name}: not tested, the run is too short to tell how it takes a signal (give CMD ARGS that write more)"
-                ),
-            )
-        } else if ends_in_summary(j) {
-            (
-                Conclusion::Inconclusive,
-                format!(
-                    "{name} after the first line: the run ended with its own summary, not a cancelled one (it ignores the signal, or finished first)"
-                ),
-            )
-        } else {
+        let part = signalled(name, ran, j, short);
+        if part.0 == Conclusion::Fail {
             failed_on.push((call, ran));
-            (
-                Conclusion::Fail,
-                format!(
-                    "{name} after the first line: the stream is cut off, with no reason:\"cancelled\" summary ({})",
-                    ran.ended()
-                ),
-            )
-        });
+        }
+        parts.push(part);
     }
     let outcome = [Conclusion::Fail, Conclusion::Inconclusive]
         .into_iter()
@@ -278,6 +235,96 @@ pub fn pipe_and_signals(c: &Calls) -> Result {
         .fold(result(10, outcome, detail.join("; ")), |r, (what, ran)| {
             r.on(what, ran)
         })
+}
+
+/// Check 10's first part: CMD ARGS with stdout closed after the first
+/// line end quietly (0 or 141, no stack trace). A pipe holds 64 KiB: a
+/// shorter output was written whole before the close, and the close
+/// tests nothing. A failure names its call in `failed_on`.
+fn closed_pipe<'c>(c: &'c Calls, failed_on: &mut Vec<(&str, &'c Ran)>) -> (Conclusion, String) {
+    let (main, _) = c.main();
+    let closed = c.closed();
+    if main.stdout.len <= 64 * 1024 || !closed.acted {
+        return (
+            Conclusion::Inconclusive,
+            format!(
+                "a closed pipe: not tested, the output ({} bytes) does not outrun a pipe (give CMD ARGS that write more)",
+                main.stdout.len
+            ),
+        );
+    }
+    match closed.code() {
+        Some(0 | 141) if !stack_trace(closed) => (
+            Conclusion::Pass,
+            "stdout closed after the first line ends quietly".to_string(),
+        ),
+        _ => {
+            failed_on.push(("CMD with stdout closed after the first line", closed));
+            let trace = if stack_trace(closed) {
+                format!(", with {STACK_TRACE}")
+            } else {
+                String::new()
+            };
+            (
+                Conclusion::Fail,
+                format!(
+                    "stdout closed after the first line: {}{trace}",
+                    closed.ended()
+                ),
+            )
+        }
+    }
+}
+
+/// Check 10's part for the signal `name`, sent after the first line
+/// (`ran`, its run judged `j`; `short` when the run writes less than a
+/// pipe holds). Whether the signal came while the tool still ran is a
+/// race a short run can win either way: only a cancel tells there. A
+/// long run is still writing when it comes: cut off by it, it failed;
+/// ended by its own summary, it ignored the signal or won the race.
+fn signalled(
+    name: &str,
+    ran: &Ran,
+    j: &super::judged::Judged,
+    short: bool,
+) -> (Conclusion, String) {
+    let cancelled = j
+        .last
+        .as_ref()
+        .is_some_and(|l| l.ty == "aoi:summary" && l.reason.as_deref() == Some("cancelled"));
+    if cancelled {
+        (
+            Conclusion::Pass,
+            format!("{name} gives a reason:\"cancelled\" summary"),
+        )
+    } else if !ran.acted {
+        (
+            Conclusion::Inconclusive,
+            format!("{name}: not tested, the run ended before it could be sent"),
+        )
+    } else if short {
+        (
+            Conclusion::Inconclusive,
+            format!(
+                "{name}: not tested, the run is too short to tell how it takes a signal (give CMD ARGS that write more)"
+            ),
+        )
+    } else if ends_in_summary(j) {
+        (
+            Conclusion::Inconclusive,
+            format!(
+                "{name} after the first line: the run ended with its own summary, not a cancelled one (it ignores the signal, or finished first)"
+            ),
+        )
+    } else {
+        (
+            Conclusion::Fail,
+            format!(
+                "{name} after the first line: the stream is cut off, with no reason:\"cancelled\" summary ({})",
+                ran.ended()
+            ),
+        )
+    }
 }
 
 #[cfg(test)]

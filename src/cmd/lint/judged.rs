@@ -340,60 +340,8 @@ fn note(j: &mut Judged, ev: &Event<'_>, n: u64) -> bool {
             mark(j);
         }
         "aoi:plan" => j.plans += 1,
-        "aoi:error" | "aoi:warning" => {
-            let category = text(ev.get("category"));
-            if let Some(c @ ("partial" | "temporary")) = category.as_deref()
-                && j.removed_category.is_none()
-            {
-                j.removed_category = Some((n, c.to_string()));
-            }
-            if ty == "aoi:error" && category.as_deref() == Some("usage") {
-                j.usage_errors += 1;
-                if j.usage_message.is_none() {
-                    j.usage_message = text(ev.get("message"));
-                }
-            }
-            let has_origin = ev.get("origin").is_some_and(|v| v.as_str().is_some());
-            if let Some(code) = text(ev.get("code"))
-                && !has_origin
-                && j.unoriginated.len() < MAX_CODES
-                && !j.unoriginated.contains(&code)
-            {
-                j.unoriginated.push(code);
-            }
-        }
-        _ if !framework => {
-            j.domain += 1;
-            // FNV-1a over the types, each ended by a 0.
-            let mut h = if j.domain == 1 {
-                0xcbf2_9ce4_8422_2325
-            } else {
-                j.domain_types
-            };
-            for &b in ty.as_bytes().iter().chain([0u8].iter()) {
-                h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-            }
-            j.domain_types = h;
-            let mut h = if j.domain == 1 {
-                0xcbf2_9ce4_8422_2325
-            } else {
-                j.domain_said
-            };
-            for (key, value) in ev.members().filter(|(k, _)| &k[..] != b"aoi") {
-                for &b in key
-                    .iter()
-                    .chain([0u8].iter())
-                    .chain(value.raw())
-                    .chain([0u8].iter())
-                {
-                    h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-                }
-            }
-            j.domain_said = h;
-            if j.without_id.is_none() && !names_what_it_is_about(ev) {
-                j.without_id = Some(n);
-            }
-        }
+        "aoi:error" | "aoi:warning" => note_error(j, ev, &ty, n),
+        _ if !framework => note_domain(j, ev, &ty, n),
         _ => {}
     }
     j.last = Some(Last {
@@ -413,6 +361,69 @@ fn note(j: &mut Judged, ev: &Event<'_>, n: u64) -> bool {
         ty,
     });
     framework
+}
+
+/// Note an `aoi:error` or `aoi:warning` (`ty`, line `n`): a category
+/// AOI 1.0 removed (check 5), a usage error (CMD ARGS refused), and a
+/// code said without an `origin` (check 16).
+fn note_error(j: &mut Judged, ev: &Event<'_>, ty: &str, n: u64) {
+    let category = text(ev.get("category"));
+    if let Some(c @ ("partial" | "temporary")) = category.as_deref()
+        && j.removed_category.is_none()
+    {
+        j.removed_category = Some((n, c.to_string()));
+    }
+    if ty == "aoi:error" && category.as_deref() == Some("usage") {
+        j.usage_errors += 1;
+        if j.usage_message.is_none() {
+            j.usage_message = text(ev.get("message"));
+        }
+    }
+    let has_origin = ev.get("origin").is_some_and(|v| v.as_str().is_some());
+    if let Some(code) = text(ev.get("code"))
+        && !has_origin
+        && j.unoriginated.len() < MAX_CODES
+        && !j.unoriginated.contains(&code)
+    {
+        j.unoriginated.push(code);
+    }
+}
+
+/// Note a domain event (`ty`, line `n`): hashes of the types and of
+/// what the events say, so that a replay or a fed stream can be told
+/// apart (checks 7, 12 and 16), and whether it names what it is about
+/// (check 8).
+fn note_domain(j: &mut Judged, ev: &Event<'_>, ty: &str, n: u64) {
+    j.domain += 1;
+    // FNV-1a over the types, each ended by a 0.
+    let mut h = if j.domain == 1 {
+        0xcbf2_9ce4_8422_2325
+    } else {
+        j.domain_types
+    };
+    for &b in ty.as_bytes().iter().chain([0u8].iter()) {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    j.domain_types = h;
+    let mut h = if j.domain == 1 {
+        0xcbf2_9ce4_8422_2325
+    } else {
+        j.domain_said
+    };
+    for (key, value) in ev.members().filter(|(k, _)| &k[..] != b"aoi") {
+        for &b in key
+            .iter()
+            .chain([0u8].iter())
+            .chain(value.raw())
+            .chain([0u8].iter())
+        {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    j.domain_said = h;
+    if j.without_id.is_none() && !names_what_it_is_about(ev) {
+        j.without_id = Some(n);
+    }
 }
 
 /// Whether a domain event names the resource it is about (check 8, spec

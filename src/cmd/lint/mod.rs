@@ -156,47 +156,20 @@ fn report(
         .map(|c| c.to_string_lossy().into_owned())
         .unwrap_or_default();
     out.begin()?;
-    let mut failed = 0;
-    let mut decided = 0;
-    // The needed checks asked for and not decided, by id.
-    let mut undecided: Vec<&str> = vec![];
-    let mut counts = std::collections::BTreeMap::<&str, u64>::new();
+    let mut made = Made::default();
     for r in results {
         if matches!(r.outcome, Conclusion::Pass | Conclusion::Fail) {
-            decided += 1;
+            made.decided += 1;
         } else if NEEDED.contains(&r.check.number) {
-            undecided.push(r.check.id);
+            made.undecided.push(r.check.id);
         }
         let listed = opts.expected_failures.iter().any(|e| e == r.check.id);
-        let (result, ok, detail) = match (r.outcome, listed) {
-            (Conclusion::Fail, true) => (
-                "expected-failure",
-                false,
-                format!("{} (listed in --expected-failures)", r.detail),
-            ),
-            (Conclusion::Fail, false) => ("fail", false, r.detail.clone()),
-            // Only a pass makes an entry stale: a check not decided says
-            // nothing of whether the failure is gone.
-            (Conclusion::Pass, true) => (
-                "stale",
-                false,
-                format!(
-                    "listed in --expected-failures, but passes: {} (remove the entry)",
-                    r.detail
-                ),
-            ),
-            (o, true) => (
-                o.word(),
-                true,
-                format!("{} (listed in --expected-failures)", r.detail),
-            ),
-            (o, false) => (o.word(), true, r.detail.clone()),
-        };
+        let (result, ok, detail) = as_listed(r, listed);
         let counted = !ok && result != "expected-failure";
         if counted {
-            failed += 1;
+            made.failed += 1;
         }
-        *counts.entry(result).or_default() += 1;
+        *made.counts.entry(result).or_default() += 1;
         out.check(&output::Check {
             name: r.check.id,
             ok,
@@ -213,63 +186,14 @@ fn report(
                 factor: r.check.factor,
                 result,
                 command,
-                stderr: r
-                    .stderr
-                    .iter()
-                    .map(|s| output::CallStderr {
-                        call: &s.call,
-                        tail: s.withheld.is_none().then_some(s.tail.as_str()),
-                        withheld: s.withheld,
-                        cut: s.cut,
-                        stack_trace: s.stack_trace,
-                    })
-                    .collect(),
+                stderr: r.stderr.iter().map(shown).collect(),
             },
         })?;
     }
-    // lint never passes what it could not decide (docs/contract.md §3.4): a pass
-    // needs a decision, and each needed check asked for passed.
-    let exit = match signal {
-        Some(s) => s,
-        None if failed > 0 || decided == 0 || !undecided.is_empty() => Exit::Failed,
-        None => Exit::Pass,
-    };
-    let not_decided = (!undecided.is_empty()).then(|| {
-        format!(
-            "{} could not be decided, and a conforming command needs {}",
-            and_list(&undecided),
-            if undecided.len() == 1 { "it" } else { "them" }
-        )
-    });
-    let said: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
-    let of = command.map_or(String::new(), |c| format!(" for {}", crate::text::quote(c)));
-    out.result = Some(format!(
-        "Result{of}: {} ({}; exit {})",
-        match exit {
-            Exit::Pass if counts.contains_key("inconclusive") => {
-                "CONFORMING for the checks decided (see why the others could not be)".to_string()
-            }
-            Exit::Pass => "CONFORMING for the checks it claims".to_string(),
-            Exit::Failed if decided == 0 => "NOT CONFORMING: no check could be decided".to_string(),
-            // What failed comes first; what could not be decided after.
-            Exit::Failed => {
-                let mut said = vec![];
-                if failed > 0 {
-                    said.push(format!("{} failed", crate::text::plural(failed, "check")));
-                }
-                said.extend(not_decided.clone());
-                format!("NOT CONFORMING: {}", said.join("; "))
-            }
-            _ => "INTERRUPTED: the checks after the signal were not made".to_string(),
-        },
-        if said.is_empty() {
-            "no check made".to_string()
-        } else {
-            said.join(", ")
-        },
-        exit.code()
-    ));
+    let exit = made.exit(signal);
+    out.result = Some(made.result_line(command, exit));
     use crate::output::style::Format;
+    let failed = made.failed;
     if failed > 0 && opts.style.format == Format::Jsonl {
         let msg = format!("{failed} of {} checks failed", results.len());
         out.local_error("validation", "LINT_FAILED", &msg)?;
@@ -277,14 +201,132 @@ fn report(
         // No check failed, yet no pass: said as an error, so a TAP or
         // JUnit consumer agrees with exit 1 (the human result line says
         // it already).
-        let msg = match not_decided {
-            Some(why) if decided > 0 => why,
+        let msg = match made.not_decided() {
+            Some(why) if made.decided > 0 => why,
             _ => "no check could be decided".to_string(),
         };
         out.local_error("validation", "LINT_UNDECIDED", &msg)?;
     }
     out.end(exit, &Tally::default())?;
     Ok(exit)
+}
+
+/// What the checks made came to, for the report's end.
+#[derive(Default)]
+struct Made {
+    failed: u64,
+    decided: u64,
+    /// The needed checks asked for and not decided, by id.
+    undecided: Vec<&'static str>,
+    /// How many checks came to each result.
+    counts: std::collections::BTreeMap<&'static str, u64>,
+}
+
+impl Made {
+    /// lint never passes what it could not decide (docs/contract.md
+    /// §3.4): a pass needs a decision, and each needed check asked for
+    /// passed.
+    fn exit(&self, signal: Option<Exit>) -> Exit {
+        match signal {
+            Some(s) => s,
+            None if self.failed > 0 || self.decided == 0 || !self.undecided.is_empty() => {
+                Exit::Failed
+            }
+            None => Exit::Pass,
+        }
+    }
+
+    /// Which needed checks could not be decided, when some could not.
+    fn not_decided(&self) -> Option<String> {
+        let undecided = &self.undecided;
+        (!undecided.is_empty()).then(|| {
+            format!(
+                "{} could not be decided, and a conforming command needs {}",
+                and_list(undecided),
+                if undecided.len() == 1 { "it" } else { "them" }
+            )
+        })
+    }
+
+    /// The report's last line: `Result for CMD: VERDICT (N pass, M fail;
+    /// exit E)`.
+    fn result_line(&self, command: Option<&str>, exit: Exit) -> String {
+        let verdict = match exit {
+            Exit::Pass if self.counts.contains_key("inconclusive") => {
+                "CONFORMING for the checks decided (see why the others could not be)".to_string()
+            }
+            Exit::Pass => "CONFORMING for the checks it claims".to_string(),
+            Exit::Failed if self.decided == 0 => {
+                "NOT CONFORMING: no check could be decided".to_string()
+            }
+            // What failed comes first; what could not be decided after.
+            Exit::Failed => {
+                let mut said = vec![];
+                if self.failed > 0 {
+                    said.push(format!(
+                        "{} failed",
+                        crate::text::plural(self.failed, "check")
+                    ));
+                }
+                said.extend(self.not_decided());
+                format!("NOT CONFORMING: {}", said.join("; "))
+            }
+            _ => "INTERRUPTED: the checks after the signal were not made".to_string(),
+        };
+        let said: Vec<String> = self
+            .counts
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
+        let of = command.map_or(String::new(), |c| format!(" for {}", crate::text::quote(c)));
+        let said = if said.is_empty() {
+            "no check made".to_string()
+        } else {
+            said.join(", ")
+        };
+        format!("Result{of}: {verdict} ({said}; exit {})", exit.code())
+    }
+}
+
+/// A check's result as the report says it, where `listed` says
+/// --expected-failures names it: its word, whether it is ok, its detail.
+fn as_listed(r: &calls::Result, listed: bool) -> (&'static str, bool, String) {
+    match (r.outcome, listed) {
+        (Conclusion::Fail, true) => (
+            "expected-failure",
+            false,
+            format!("{} (listed in --expected-failures)", r.detail),
+        ),
+        (Conclusion::Fail, false) => ("fail", false, r.detail.clone()),
+        // Only a pass makes an entry stale: a check not decided says
+        // nothing of whether the failure is gone.
+        (Conclusion::Pass, true) => (
+            "stale",
+            false,
+            format!(
+                "listed in --expected-failures, but passes: {} (remove the entry)",
+                r.detail
+            ),
+        ),
+        (o, true) => (
+            o.word(),
+            true,
+            format!("{} (listed in --expected-failures)", r.detail),
+        ),
+        (o, false) => (o.word(), true, r.detail.clone()),
+    }
+}
+
+/// What the report shows of a call's stderr: its last lines, unless
+/// they are withheld, and why.
+fn shown(s: &stderr::Stderr) -> output::CallStderr<'_> {
+    output::CallStderr {
+        call: &s.call,
+        tail: s.withheld.is_none().then_some(s.tail.as_str()),
+        withheld: s.withheld,
+        cut: s.cut,
+        stack_trace: s.stack_trace,
+    }
 }
 
 /// One check's result; a failure shows the stderr of the call it failed

@@ -37,22 +37,14 @@ pub(super) fn watch(
     // When the command has exited, what it started may hold its outputs
     // open for ever (a daemon): they are read for a grace period more.
     let mut exited: Option<Instant> = None;
-    let stop = |ran: &mut Ran, why_timeout: bool| {
-        if why_timeout {
-            ran.timed_out = true;
-        } else {
-            ran.cancelled = true;
-        }
-        let _ = kill_process_group(group, Signal::KILL);
-    };
     while out.is_some() || err.is_some() {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            stop(ran, true);
+            stop(ran, group, true);
             break;
         }
         if interrupted() {
-            stop(ran, false);
+            stop(ran, group, false);
             break;
         }
         match exited {
@@ -60,52 +52,31 @@ pub(super) fn watch(
             None if matches!(child.try_wait(), Ok(Some(_))) => exited = Some(Instant::now()),
             _ => {}
         }
-        let mut fds = vec![];
-        if let Some(o) = &out {
-            fds.push(PollFd::new(o, PollFlags::IN));
-        }
-        if let Some(e) = &err {
-            fds.push(PollFd::new(e, PollFlags::IN));
-        }
-        let wait = Timespec::try_from(left.min(Duration::from_millis(100))).ok();
-        if poll(&mut fds, wait.as_ref()).is_err() {
+        let Some((out_ready, err_ready)) = ready(out.as_ref(), err.as_ref(), left) else {
             continue;
-        }
-        let ready: Vec<bool> = fds.iter().map(|f| !f.revents().is_empty()).collect();
-        drop(fds);
-        let mut k = 0;
-        if out.is_some() {
-            if ready[k] {
-                match out.as_mut().map(|o| o.read(&mut buf)) {
-                    Some(Ok(n)) if n > 0 => {
-                        let chunk = &buf[..n];
-                        ran.seen_on_stdout |= seen(&mut out_carry, chunk, needle);
-                        if !spool(&mut ran.stdout, chunk) {
-                            let _ = kill_process_group(group, Signal::KILL);
-                            break;
-                        }
-                        if !line_seen && memchr::memchr(b'\n', chunk).is_some() {
-                            line_seen = true;
-                            if then != Then::Nothing {
-                                ran.acted = matches!(child.try_wait(), Ok(None));
-                                match then {
-                                    Then::Close => out = None,
-                                    Then::Signal(s) => {
-                                        let _ = kill_process_group(group, s);
-                                    }
-                                    Then::Nothing => {}
-                                }
-                                then = Then::Nothing;
-                            }
-                        }
+        };
+        if out_ready {
+            match out.as_mut().map(|o| o.read(&mut buf)) {
+                Some(Ok(n)) if n > 0 => {
+                    let chunk = &buf[..n];
+                    ran.seen_on_stdout |= seen(&mut out_carry, chunk, needle);
+                    if !spool(&mut ran.stdout, chunk) {
+                        let _ = kill_process_group(group, Signal::KILL);
+                        break;
                     }
-                    Some(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
-                    _ => out = None,
+                    if !line_seen && memchr::memchr(b'\n', chunk).is_some() {
+                        line_seen = true;
+                        if act(then, child, group, ran) {
+                            out = None;
+                        }
+                        then = Then::Nothing;
+                    }
                 }
+                Some(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                _ => out = None,
             }
-            k += 1;
         }
-        if err.is_some() && ready[k] {
+        if err_ready {
             match err.as_mut().map(|e| e.read(&mut buf)) {
                 Some(Ok(n)) if n > 0 => {
                     let chunk = &buf[..n];
@@ -118,8 +89,59 @@ pub(super) fn watch(
             }
         }
     }
-    // The outputs are closed (or given up on): wait for the exit, within
-    // what is left of the deadline.
+    reap(child, group, ran, deadline);
+}
+
+/// Kill the group: its deadline passed (`timed_out`), or lint was
+/// interrupted.
+fn stop(ran: &mut Ran, group: Pid, timed_out: bool) {
+    if timed_out {
+        ran.timed_out = true;
+    } else {
+        ran.cancelled = true;
+    }
+    let _ = kill_process_group(group, Signal::KILL);
+}
+
+/// Which of the outputs still open can be read, waiting at most `left`
+/// (and a tenth of a second, so the deadline and signals are looked at);
+/// `None` when `poll` failed, to be tried again.
+fn ready(out: Option<&File>, err: Option<&ChildStderr>, left: Duration) -> Option<(bool, bool)> {
+    let mut fds = vec![];
+    if let Some(o) = out {
+        fds.push(PollFd::new(o, PollFlags::IN));
+    }
+    if let Some(e) = err {
+        fds.push(PollFd::new(e, PollFlags::IN));
+    }
+    let wait = Timespec::try_from(left.min(Duration::from_millis(100))).ok();
+    poll(&mut fds, wait.as_ref()).ok()?;
+    let mut ready = fds.iter().map(|f| !f.revents().is_empty());
+    let out_ready = out.is_some() && ready.next() == Some(true);
+    let err_ready = err.is_some() && ready.next() == Some(true);
+    Some((out_ready, err_ready))
+}
+
+/// The first line has come: do `then`, noting whether the command still
+/// ran to see it. Whether stdout is to be closed.
+fn act(then: Then, child: &mut Child, group: Pid, ran: &mut Ran) -> bool {
+    if then == Then::Nothing {
+        return false;
+    }
+    ran.acted = matches!(child.try_wait(), Ok(None));
+    match then {
+        Then::Close => true,
+        Then::Signal(s) => {
+            let _ = kill_process_group(group, s);
+            false
+        }
+        Then::Nothing => false,
+    }
+}
+
+/// The outputs are closed (or given up on): wait for the exit, within
+/// what is left of the deadline.
+fn reap(child: &mut Child, group: Pid, ran: &mut Ran, deadline: Instant) {
     loop {
         match child.try_wait() {
             Ok(Some(status)) => {
@@ -131,8 +153,8 @@ pub(super) fn watch(
                 let _ = child.wait();
                 return;
             }
-            Ok(None) if Instant::now() >= deadline => stop(ran, true),
-            Ok(None) if interrupted() => stop(ran, false),
+            Ok(None) if Instant::now() >= deadline => stop(ran, group, true),
+            Ok(None) if interrupted() => stop(ran, group, false),
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
             Err(_) => return,
         }
