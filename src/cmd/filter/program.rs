@@ -134,23 +134,7 @@ impl Program {
                     path: (),
                 },
             )
-            .map_err(|errs| {
-                if given == code {
-                    return load_error(&full, &errs);
-                }
-                // Where the program the user wrote is wrong, not the one
-                // with `$__loc__` replaced: load that, if it fails too.
-                let own = format!("{PRELUDE}{given}");
-                let arena = Arena::default();
-                let file = File {
-                    code: own.as_str(),
-                    path: (),
-                };
-                match Loader::new(jaq_core::defs()).load(&arena, file) {
-                    Err(e) => load_error(&own, &e),
-                    Ok(_) => load_error(&full, &errs),
-                }
-            })?;
+            .map_err(|errs| not_loaded(given, code, &full, &errs))?;
         let names: Vec<String> = ["$ENV".to_string()]
             .into_iter()
             .chain(args.iter().map(|(n, _)| format!("${n}")))
@@ -159,23 +143,7 @@ impl Program {
             .with_funs(funs)
             .with_global_vars(names.iter().map(String::as_str))
             .compile(modules)
-            .map_err(|errs| {
-                let undefined: Vec<String> = errs
-                    .iter()
-                    .flat_map(|(_, es)| {
-                        es.iter().map(|(name, what)| match what {
-                            jaq_core::compile::Undefined::Filter(arity) => {
-                                format!("{name}/{arity}")
-                            }
-                            other => format!("{} {name}", other.as_str()),
-                        })
-                    })
-                    .collect();
-                format!(
-                    "the program names what is not defined: {}",
-                    undefined.join(", ")
-                )
-            })?;
+            .map_err(|errs| not_compiled(&errs))?;
         let values: Vec<Val> = std::iter::once(Val::obj(Default::default()))
             .chain(args.iter().map(|(_, v)| Val::from(v.clone())))
             .collect();
@@ -365,6 +333,44 @@ fn bounded(e: &impl std::fmt::Display) -> String {
 }
 
 /// A load error, where it is in the program.
+/// Why the program does not load, said where the program the user wrote
+/// (`given`) is wrong, not the one with `$__loc__` replaced (`code`,
+/// `full` with the prelude): that is loaded too, when the two differ,
+/// and its errors said if it fails as well.
+fn not_loaded(given: &str, code: &str, full: &str, errs: &load::Errors<&str, ()>) -> String {
+    if given == code {
+        return load_error(full, errs);
+    }
+    let own = format!("{PRELUDE}{given}");
+    let arena = Arena::default();
+    let file = File {
+        code: own.as_str(),
+        path: (),
+    };
+    match Loader::new(jaq_core::defs()).load(&arena, file) {
+        Err(e) => load_error(&own, &e),
+        Ok(_) => load_error(full, errs),
+    }
+}
+
+/// Why the program does not compile: the names it uses that nothing
+/// defines.
+fn not_compiled(errs: &jaq_core::compile::Errors<&str, ()>) -> String {
+    let undefined: Vec<String> = errs
+        .iter()
+        .flat_map(|(_, es)| {
+            es.iter().map(|(name, what)| match what {
+                jaq_core::compile::Undefined::Filter(arity) => format!("{name}/{arity}"),
+                other => format!("{} {name}", other.as_str()),
+            })
+        })
+        .collect();
+    format!(
+        "the program names what is not defined: {}",
+        undefined.join(", ")
+    )
+}
+
 fn load_error(full: &str, errs: &load::Errors<&str, ()>) -> String {
     let at = |part: &str| {
         let span = load::span(full, part);

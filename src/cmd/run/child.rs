@@ -253,49 +253,24 @@ fn watch(
 ) {
     let started = Instant::now();
     let mut timed_out = false;
-    // When the group was last asked to stop, and when it will be killed.
-    let mut kill_at: Option<Instant> = None;
-    let mut cancelled = false;
+    let mut group = Group::new(group, limits.kill_after);
     let mut read_done = false;
     let mut exited: Option<(std::process::ExitStatus, Duration)> = None;
     let mut drain_until: Option<Instant> = None;
-    let stop = |sig: Signal| {
-        let _ = kill_process_group(group, sig);
-    };
-    let mut killed = false;
     loop {
         let heard = told.recv_timeout(Duration::from_millis(10));
-        // A signal aoitap got, passed on while the reading goes on (or,
-        // told by the reader, once it has stopped).
-        let request = flags
-            .as_ref()
-            .and_then(|f| Some((f.caught()?, f.requests())));
-        let pass = match (&heard, request) {
-            (Ok(Told::Cancel(sig)), _) => Some(*sig),
-            (_, Some((exit, _))) => Some(signal_for(exit)),
-            _ => None,
-        };
-        if let Some(sig) = pass.filter(|_| !cancelled) {
-            cancelled = true;
-            stop(sig);
-            kill_at = Some(Instant::now() + limits.kill_after);
-        } else if request.is_some_and(|(_, n)| n >= 2) && !killed {
-            killed = true;
-            stop(Signal::KILL);
-            kill_at = None;
-        }
+        group.pass_on(&heard, flags.as_ref());
         match heard {
             Ok(Told::Read | Told::Cancel(_)) => read_done = true,
             Ok(Told::Kill) => {
                 read_done = true;
-                cancelled = true;
-                stop(Signal::KILL);
-                kill_at = None;
+                group.cancelled = true;
+                group.kill();
             }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
                 // aoitap is ending: leave nothing behind.
-                stop(Signal::KILL);
+                group.signal(Signal::KILL);
                 let _ = child.wait();
                 return;
             }
@@ -312,20 +287,18 @@ fn watch(
             && started.elapsed() >= limit
         {
             timed_out = true;
-            stop(Signal::TERM);
-            kill_at = Some(Instant::now() + limits.kill_after);
+            group.ask(Signal::TERM);
         }
-        if kill_at.is_some_and(|at| Instant::now() >= at) {
+        if group.kill_at.is_some_and(|at| Instant::now() >= at) {
             // The leader gone or not, whatever is left of the group goes.
-            stop(Signal::KILL);
-            kill_at = None;
+            group.kill();
         }
-        let group_gone = test_kill_process_group(group).is_err();
+        let group_gone = test_kill_process_group(group.pid).is_err();
         if let Some((status, took)) = exited {
             let drained = read_done || drain_until.is_some_and(|t| Instant::now() >= t);
             // Stopped by us: the group must be gone (or killed) before
             // the answer, so no orphan outlives the report.
-            let settled = !(timed_out || cancelled) || group_gone || kill_at.is_none();
+            let settled = !(timed_out || group.cancelled) || group_gone || group.kill_at.is_none();
             if !read_done && drained {
                 let _ = (&*wake).write_all(b"x");
             }
@@ -339,6 +312,65 @@ fn watch(
                 });
                 return;
             }
+        }
+    }
+}
+
+/// CMD's process group, and how far the watcher has asked it to stop.
+struct Group {
+    pid: Pid,
+    kill_after: Duration,
+    /// When the group was last asked to stop, and when it will be killed.
+    kill_at: Option<Instant>,
+    /// A signal was passed on, or the reader asked for the group to go.
+    cancelled: bool,
+    /// A second request from the user killed it.
+    killed: bool,
+}
+
+impl Group {
+    fn new(pid: Pid, kill_after: Duration) -> Group {
+        Group {
+            pid,
+            kill_after,
+            kill_at: None,
+            cancelled: false,
+            killed: false,
+        }
+    }
+
+    fn signal(&self, sig: Signal) {
+        let _ = kill_process_group(self.pid, sig);
+    }
+
+    /// Ask the group to stop with `sig`; SIGKILL follows `--kill-after`
+    /// later.
+    fn ask(&mut self, sig: Signal) {
+        self.signal(sig);
+        self.kill_at = Some(Instant::now() + self.kill_after);
+    }
+
+    fn kill(&mut self) {
+        self.signal(Signal::KILL);
+        self.kill_at = None;
+    }
+
+    /// A signal aoitap got, passed on while the reading goes on (or, told
+    /// by the reader, once it has stopped): once; and a second request
+    /// from the user kills the group at once.
+    fn pass_on(&mut self, heard: &Result<Told, RecvTimeoutError>, flags: Option<&Caught>) {
+        let request = flags.and_then(|f| Some((f.caught()?, f.requests())));
+        let pass = match (heard, request) {
+            (Ok(Told::Cancel(sig)), _) => Some(*sig),
+            (_, Some((exit, _))) => Some(signal_for(exit)),
+            _ => None,
+        };
+        if let Some(sig) = pass.filter(|_| !self.cancelled) {
+            self.cancelled = true;
+            self.ask(sig);
+        } else if request.is_some_and(|(_, n)| n >= 2) && !self.killed {
+            self.killed = true;
+            self.kill();
         }
     }
 }

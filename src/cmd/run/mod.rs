@@ -36,7 +36,7 @@ mod relay;
 mod report;
 mod retry;
 
-use child::{Limits, Running, SignalCount};
+use child::{Limits, Running, SignalCount, Status};
 use relay::{Relay, Rewrite, Upgrading};
 use report::{Counts, Ended, Watch, describe, human};
 use retry::Jitter;
@@ -249,61 +249,10 @@ impl Consumer for Attempts<'_> {
         };
         let caught = self.flags.as_ref().and_then(Caught::caught);
         let status = running.end(caught, self.flags.as_ref(), &mut self.signals);
-        let (_, ended, code, signal) = describe(&status.status);
         if status.timed_out || caught.is_some() {
-            // A signal wins over a timeout: aoitap ends with the signal's
-            // status, and its report says the same.
-            let (ended, why, exit) = match caught {
-                Some(exit) => {
-                    report.out.reason = None;
-                    (format!("cancelled, {ended}"), "cancelled", exit)
-                }
-                None => {
-                    let limit = self.opts.timeout.unwrap_or_default();
-                    let ended = format!("timed out (--timeout {}), {ended}", human(limit));
-                    report.out.reason = Some("timeout");
-                    (ended, "timed out", Exit::Retryable)
-                }
-            };
-            // A run that had written its summary is complete: judged, so
-            // only what was really cut is reported as not judged.
-            report.out.hold()?;
-            let mut watch = Watch {
-                report,
-                retry_after_ms: &mut self.retry_after_ms,
-                relay: &mut self.relay,
-            };
-            check.finish_complete(&mut watch)?;
-            self.relay.left_open(&check.open_runs());
-            self.relay
-                .attempt_over(exit, status.timed_out && caught.is_none())?;
-            self.last = Some(exit);
-            let retry = status.timed_out && caught.is_none();
-            let (retry_in_ms, note) = if retry { self.plan(None) } else { (None, None) };
-            report.out.attempt(&Attempt {
-                attempt: self.attempt,
-                attempts: self.attempts(),
-                command: &self.name,
-                ended: &ended,
-                exit_status: code,
-                signal: signal.as_deref(),
-                timed_out: status.timed_out && caught.is_none(),
-                cancelled: caught.is_some(),
-                elapsed_ms: status.elapsed_ms,
-                exit,
-                retry_in_ms,
-                note,
-            })?;
-            if retry_in_ms.is_none() {
-                self.relay.release()?;
-            }
-            // The timeout decides the verdict only when no retry follows.
-            if retry && retry_in_ms.is_none() {
-                report.out.timed_out(&format!("{}: {ended}", self.name))?;
-            }
-            self.attempt_over(report, retry_in_ms.is_some())?;
-            return Ok(Some(why));
+            return self.stopped(check, report, &status, caught).map(Some);
         }
+        let (_, ended, code, signal) = describe(&status.status);
         self.ended = Some(Ended {
             code,
             signal,
@@ -386,6 +335,71 @@ impl Consumer for Attempts<'_> {
 }
 
 impl Attempts<'_> {
+    /// CMD was stopped, at --timeout or on a signal aoitap got; the word
+    /// for how its attempt ended. A signal wins over a timeout: aoitap
+    /// ends with the signal's status, and its report says the same. The
+    /// runs it completed are judged, and a timed-out attempt is retried
+    /// while retries are left.
+    fn stopped(
+        &mut self,
+        check: &mut Checker,
+        report: &mut Report,
+        status: &Status,
+        caught: Option<Exit>,
+    ) -> Result<&'static str> {
+        let (_, ended, code, signal) = describe(&status.status);
+        let (ended, why, exit) = match caught {
+            Some(exit) => {
+                report.out.reason = None;
+                (format!("cancelled, {ended}"), "cancelled", exit)
+            }
+            None => {
+                let limit = self.opts.timeout.unwrap_or_default();
+                let ended = format!("timed out (--timeout {}), {ended}", human(limit));
+                report.out.reason = Some("timeout");
+                (ended, "timed out", Exit::Retryable)
+            }
+        };
+        // A run that had written its summary is complete: judged, so
+        // only what was really cut is reported as not judged.
+        report.out.hold()?;
+        let mut watch = Watch {
+            report,
+            retry_after_ms: &mut self.retry_after_ms,
+            relay: &mut self.relay,
+        };
+        check.finish_complete(&mut watch)?;
+        self.relay.left_open(&check.open_runs());
+        self.relay
+            .attempt_over(exit, status.timed_out && caught.is_none())?;
+        self.last = Some(exit);
+        let retry = status.timed_out && caught.is_none();
+        let (retry_in_ms, note) = if retry { self.plan(None) } else { (None, None) };
+        report.out.attempt(&Attempt {
+            attempt: self.attempt,
+            attempts: self.attempts(),
+            command: &self.name,
+            ended: &ended,
+            exit_status: code,
+            signal: signal.as_deref(),
+            timed_out: status.timed_out && caught.is_none(),
+            cancelled: caught.is_some(),
+            elapsed_ms: status.elapsed_ms,
+            exit,
+            retry_in_ms,
+            note,
+        })?;
+        if retry_in_ms.is_none() {
+            self.relay.release()?;
+        }
+        // The timeout decides the verdict only when no retry follows.
+        if retry && retry_in_ms.is_none() {
+            report.out.timed_out(&format!("{}: {ended}", self.name))?;
+        }
+        self.attempt_over(report, retry_in_ms.is_some())?;
+        Ok(why)
+    }
+
     /// How many times CMD may run: once, and once per retry.
     fn attempts(&self) -> u32 {
         self.opts.retries.saturating_add(1)

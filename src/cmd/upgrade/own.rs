@@ -195,52 +195,7 @@ impl OwnRun {
         // aoitap's own error, when it writes one, is why the run fails:
         // never a forwarded retryable one that a cut or broken upstream
         // happens to hold.
-        let mut own_cause = None;
-        if !o.ok {
-            let (category, code, msg) = match (o.lost, o.nonconforming) {
-                _ if o.failure.is_some() => o.failure.clone().expect("matched"),
-                _ if o.timed_out => (
-                    "timeout",
-                    "TIMEOUT",
-                    "the command was stopped at run's --timeout".to_string(),
-                ),
-                (Some(why), _) => (
-                    "io",
-                    "UPSTREAM_CUT",
-                    format!("the upstream stream was cut: {why}"),
-                ),
-                (None, Some(why)) => (
-                    "validation",
-                    "UPSTREAM_NONCONFORMING",
-                    format!("the upstream stream does not conform: {why}"),
-                ),
-                (None, None) if o.unread => (
-                    "io",
-                    "UPSTREAM_UNREADABLE",
-                    "the upstream stream could not be read whole".to_string(),
-                ),
-                (None, None) => ("", "", String::new()),
-            };
-            if !code.is_empty() {
-                self.errors += 1;
-                // A timeout is retryable (spec §9.2); the rest is not.
-                let error = jsonl::Error {
-                    category,
-                    code,
-                    message: &one_line(&msg),
-                    retryable: o.timed_out,
-                    scope: "process",
-                };
-                self.own_line(out, "aoi:error", &error)?;
-                own_cause = Some(Cause {
-                    origin: Some(crate::output::TOOL.to_string()),
-                    category: Some(category.to_string()),
-                    code: Some(code.to_string()),
-                    retryable: o.timed_out,
-                    retry_after_ms: None,
-                });
-            }
-        }
+        let own_cause = self.own_error(out, o)?;
         // The most severe error forwarded, when the verdict names no
         // cause: as retryable as the verdict is (a retryable item error in
         // a run that failed for good is no reason to retry the run).
@@ -306,6 +261,59 @@ impl OwnRun {
             identity: IDENTITY,
         };
         self.own_line(out, "aoi:summary", &summary)
+    }
+
+    /// aoitap's own `aoi:error`, for a run that fails for a reason of
+    /// aoitap's (run's --timeout, the upstream cut, not conforming or
+    /// unreadable): written, and the cause the summary then names.
+    fn own_error(&mut self, out: &mut dyn Write, o: &Outcome<'_>) -> io::Result<Option<Cause>> {
+        if o.ok {
+            return Ok(None);
+        }
+        let (category, code, msg) = match (o.lost, o.nonconforming) {
+            _ if o.failure.is_some() => o.failure.clone().expect("matched"),
+            _ if o.timed_out => (
+                "timeout",
+                "TIMEOUT",
+                "the command was stopped at run's --timeout".to_string(),
+            ),
+            (Some(why), _) => (
+                "io",
+                "UPSTREAM_CUT",
+                format!("the upstream stream was cut: {why}"),
+            ),
+            (None, Some(why)) => (
+                "validation",
+                "UPSTREAM_NONCONFORMING",
+                format!("the upstream stream does not conform: {why}"),
+            ),
+            (None, None) if o.unread => (
+                "io",
+                "UPSTREAM_UNREADABLE",
+                "the upstream stream could not be read whole".to_string(),
+            ),
+            (None, None) => ("", "", String::new()),
+        };
+        if code.is_empty() {
+            return Ok(None);
+        }
+        self.errors += 1;
+        // A timeout is retryable (spec §9.2); the rest is not.
+        let error = jsonl::Error {
+            category,
+            code,
+            message: &one_line(&msg),
+            retryable: o.timed_out,
+            scope: "process",
+        };
+        self.own_line(out, "aoi:error", &error)?;
+        Ok(Some(Cause {
+            origin: Some(crate::output::TOOL.to_string()),
+            category: Some(category.to_string()),
+            code: Some(code.to_string()),
+            retryable: o.timed_out,
+            retry_after_ms: None,
+        }))
     }
 }
 
