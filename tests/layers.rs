@@ -489,12 +489,7 @@ const FN_LIMIT: usize = 80;
 /// The functions allowed past `FN_LIMIT`, as (file under `src/`, name,
 /// why): tables written out as data, and the hot walker only while a
 /// split measurably costs speed. Each entry must still be over the limit.
-const LONG_FNS: &[(&str, &str, &str)] = &[
-    // Today's, each to be split into named steps (issue 68, step 5).
-    ("stream/follow/mod.rs", "follow", "not yet split"),
-    ("stream/follow/reading.rs", "pump", "not yet split"),
-    ("stream/mod.rs", "run", "not yet split"),
-];
+const LONG_FNS: &[(&str, &str, &str)] = &[];
 
 /// `code` with its comments, strings and character literals blanked to
 /// spaces, newlines kept so offsets and line numbers hold: what is left

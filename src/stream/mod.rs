@@ -59,38 +59,8 @@ pub fn run(
              pipe one in or name a FILE (Ctrl-D ends the input; aoitap {command} --help)"
         );
     }
-    let out: Box<dyn Write> = match &opts.report {
-        Some(path) => match File::create(path) {
-            Ok(f) => Box::new(f),
-            Err(e) => {
-                return Err(Error::CantCreate(format!(
-                    "cannot create the report {}: {e}",
-                    path.display()
-                )));
-            }
-        },
-        None if to == ReportTo::Stderr => Box::new(io::stderr()),
-        None => Box::new(io::stdout()),
-    };
-    // With --redact (and run's --upgrade) the relay is written line by
-    // line by the command (`output::relay`, for verify and run), once
-    // each line is judged.
-    let relay = if opts.relay && !opts.redact && !opts.upgrade {
-        match &opts.save {
-            Some(path) => match File::create(path) {
-                Ok(f) => Some(f),
-                Err(e) => {
-                    return Err(Error::CantCreate(format!(
-                        "cannot create {}: {e}",
-                        path.display()
-                    )));
-                }
-            },
-            None => Some(source::stdout_file()?),
-        }
-    } else {
-        None
-    };
+    let out = report_writer(opts, to)?;
+    let relay = relay_writer(opts)?;
     let mut report = Report {
         tally: Tally::default(),
         out: Emitter::new(
@@ -125,6 +95,43 @@ pub fn run(
         .decide(signals.caught(), |verdict| consumer.exit(verdict));
     report.end(exit)?;
     Ok(exit)
+}
+
+/// Where the report goes: --report's file, else stderr or stdout as
+/// the command has it.
+fn report_writer(opts: &StreamOptions, to: ReportTo) -> Result<Box<dyn Write>> {
+    match &opts.report {
+        Some(path) => match File::create(path) {
+            Ok(f) => Ok(Box::new(f)),
+            Err(e) => Err(Error::CantCreate(format!(
+                "cannot create the report {}: {e}",
+                path.display()
+            ))),
+        },
+        None if to == ReportTo::Stderr => Ok(Box::new(io::stderr())),
+        None => Ok(Box::new(io::stdout())),
+    }
+}
+
+/// Where the lines read are relayed as they come, when they are relayed
+/// whole: --save's file, else stdout.
+fn relay_writer(opts: &StreamOptions) -> Result<Option<File>> {
+    // With --redact (and run's --upgrade) the relay is written line by
+    // line by the command (`output::relay`, for verify and run), once
+    // each line is judged.
+    if !opts.relay || opts.redact || opts.upgrade {
+        return Ok(None);
+    }
+    match &opts.save {
+        Some(path) => match File::create(path) {
+            Ok(f) => Ok(Some(f)),
+            Err(e) => Err(Error::CantCreate(format!(
+                "cannot create {}: {e}",
+                path.display()
+            ))),
+        },
+        None => Ok(Some(source::stdout_file()?)),
+    }
 }
 
 /// Read and judge the inputs one after another; trouble opening or

@@ -71,34 +71,8 @@ pub(super) fn follow(
     progress: &mut Option<Progress>,
 ) -> Result<(), Halt> {
     raise_fd_limit();
-    let mut globs = vec![];
-    let mut names: Vec<Name<'_>> = vec![];
-    let mut known: HashSet<PathBuf> = HashSet::new();
     let state = how.state.as_deref().map(State::load).unwrap_or_default();
-    for input in &opts.inputs {
-        let Input::Path(p) = input else { continue };
-        match glob_of(p) {
-            Some(g) => globs.push(g),
-            None => {
-                if known.insert(p.clone()) {
-                    add(
-                        &mut names,
-                        Name::new(
-                            &opts.check,
-                            opts.max_line_bytes,
-                            p.clone(),
-                            how.from_end,
-                            &state,
-                        ),
-                    );
-                }
-            }
-        }
-    }
-    let watch = Watch::new();
-    for n in &names {
-        watch.add(&n.path);
-    }
+    let mut f = Followed::operands(opts, how, &state);
     let mut r = Reading {
         opts,
         consumer,
@@ -111,77 +85,16 @@ pub(super) fn follow(
     };
     let mut listed: Option<Instant> = None;
     let mut stalls_seen: Option<Instant> = None;
-    let mut watched: HashMap<PathBuf, FileId> = HashMap::new();
     let mut state_written = Instant::now();
     let mut dirty = false;
     while signals.caught().is_none() {
         if listed.is_none_or(|t| t.elapsed() >= RESCAN) {
             // The files that match when following starts are existing
             // files (--from-end applies); later ones are new, read whole.
-            let at_start = listed.is_none();
-            for g in &globs {
-                for p in g.matches() {
-                    // What aoitap writes is never read back: its report
-                    // (stdout redirected into the directory too) or state.
-                    if known.contains(&p) || how.writes(&p) || stdout_is(&p) {
-                        continue;
-                    }
-                    // A name for a file followed already (a rotation to a
-                    // name the glob matches): its lines were read under the
-                    // old name, so the new name judges them for their state
-                    // only, and reads what came after.
-                    let id = fs::metadata(&p).ok().map(|m| FileId::of(&m));
-                    // Still read under its old name: looked at again at
-                    // the next listing, once the drain is over.
-                    if id.is_some()
-                        && names.iter().any(|n| {
-                            n.draining.as_ref().map(|d| d.0.id) == id
-                                || n.open.as_ref().map(|o| o.id) == id
-                        })
-                    {
-                        continue;
-                    }
-                    // Read before under another name (rotated, perhaps
-                    // more than once: agent.log -> .1 -> .2): what was read
-                    // is skipped, not judged again, and its runs stay with
-                    // the name that read them.
-                    let before = id.and_then(|id| {
-                        names
-                            .iter()
-                            .flat_map(|n| &n.read_before)
-                            .find(|r| r.id == id)
-                            .cloned()
-                    });
-                    known.insert(p.clone());
-                    watch.add(&p);
-                    let mut name = Name::new(
-                        &opts.check,
-                        opts.max_line_bytes,
-                        p,
-                        how.from_end && at_start,
-                        &state,
-                    );
-                    if let Some(read) = before {
-                        name.skip_to(&read);
-                    }
-                    add(&mut names, name);
-                }
-            }
+            f.list_globs(opts, how, &state, listed.is_none());
             listed = Some(Instant::now());
         }
-        let mut moved = false;
-        r.taken = taken(&names);
-        for n in &mut names {
-            moved |= r.pump(n)?;
-            // A file newly opened under the name (created, rotated in) is
-            // watched for its writes.
-            if let Some(o) = &n.open
-                && watched.get(&n.path) != Some(&o.id)
-            {
-                watch.add_file(&n.path);
-                watched.insert(n.path.clone(), o.id);
-            }
-        }
+        let moved = f.pump(&mut r)?;
         // Open runs are looked at for a stall a few times a stall's
         // length, and at most once a second: each look goes over every
         // open run (30,000 of them cost a busy follower 9% of a core when
@@ -191,12 +104,7 @@ pub(super) fn follow(
         {
             let now = Instant::now();
             stalls_seen = Some(now);
-            for n in &mut names {
-                r.report.out.file = n.label.clone();
-                n.check
-                    .stalled(r.report, &mut n.stalls, now, after)
-                    .map_err(Halt::writing)?;
-            }
+            f.stalled(r.report, now, after)?;
         }
         // The state is written a second after lines came, or as soon as
         // they stop: a kill loses at most a second of it.
@@ -205,40 +113,22 @@ pub(super) fn follow(
             && dirty
             && (!moved || state_written.elapsed() >= STATE_EVERY)
         {
-            let written = State::write(path, &saved(&names));
+            let written = State::write(path, &saved(&f.names));
             r.state_written(path, written)?;
             state_written = Instant::now();
             dirty = false;
         }
         pause(r.consumer, r.report, r.progress)?;
         if !moved {
-            let nap = if watch.fd.is_some() && !watch.missed.get() {
-                NAP_WATCHED
-            } else {
-                NAP_POLLED
-            };
-            let nap = how
-                .run_idle
-                .map_or(nap, |d| nap.min(d / 4).max(Duration::from_millis(50)));
-            // A change is one to look at when it is about a followed
-            // file's name, or a name a glob may come to match; while a
-            // rotated file drains, under whatever name it has now, every
-            // change is.
-            let draining = names.iter().any(|n| n.draining.is_some());
-            let followed: HashSet<&std::ffi::OsStr> =
-                names.iter().filter_map(|n| n.path.file_name()).collect();
-            let relevant = |name: &std::ffi::OsStr| {
-                draining || followed.contains(name) || globs.iter().any(|g| g.matches_name(name))
-            };
-            watch.wait(signals, nap, &relevant);
+            f.wait(signals, how);
         }
     }
     if let Some(path) = &how.state {
-        let written = State::write(path, &saved(&names));
+        let written = State::write(path, &saved(&f.names));
         r.state_written(path, written)?;
     }
     // Stopped by a signal: each name's open runs are named, not judged.
-    for n in &mut names {
+    for n in &mut f.names {
         r.report.out.file = n.label.clone();
         left_open(r.consumer, &mut n.check, r.report, r.progress, true)?;
     }
@@ -289,4 +179,175 @@ pub(super) fn to_end(
             .map_err(Halt::Judging)?;
     }
     Ok(())
+}
+
+/// What is followed: each quoted glob, a name for each file, every path
+/// known to a name, and the watch on them.
+struct Followed<'o> {
+    globs: Vec<glob::Glob>,
+    names: Vec<Name<'o>>,
+    known: HashSet<PathBuf>,
+    watch: Watch,
+    /// The file under each name whose writes are watched.
+    watched: HashMap<PathBuf, FileId>,
+}
+
+impl<'o> Followed<'o> {
+    /// The FILE operands: each quoted glob, and a name for every other
+    /// path, once.
+    fn operands(opts: &'o StreamOptions, how: &Follow, state: &State) -> Followed<'o> {
+        let mut globs = vec![];
+        let mut names: Vec<Name<'_>> = vec![];
+        let mut known: HashSet<PathBuf> = HashSet::new();
+        for input in &opts.inputs {
+            let Input::Path(p) = input else { continue };
+            match glob_of(p) {
+                Some(g) => globs.push(g),
+                None => {
+                    if known.insert(p.clone()) {
+                        add(
+                            &mut names,
+                            Name::new(
+                                &opts.check,
+                                opts.max_line_bytes,
+                                p.clone(),
+                                how.from_end,
+                                state,
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        let watch = Watch::new();
+        for n in &names {
+            watch.add(&n.path);
+        }
+        Followed {
+            globs,
+            names,
+            known,
+            watch,
+            watched: HashMap::new(),
+        }
+    }
+
+    /// Read what each name has now; whether any line came.
+    fn pump(&mut self, r: &mut Reading<'_, '_>) -> Result<bool, Halt> {
+        let mut moved = false;
+        r.taken = taken(&self.names);
+        for n in &mut self.names {
+            moved |= r.pump(n)?;
+            // A file newly opened under the name (created, rotated in) is
+            // watched for its writes.
+            if let Some(o) = &n.open
+                && self.watched.get(&n.path) != Some(&o.id)
+            {
+                self.watch.add_file(&n.path);
+                self.watched.insert(n.path.clone(), o.id);
+            }
+        }
+        Ok(moved)
+    }
+
+    /// `--run-idle-timeout`: each name's open runs that have had no line
+    /// for `after` are said to have stalled.
+    fn stalled(&mut self, report: &mut Report, now: Instant, after: Duration) -> Result<(), Halt> {
+        for n in &mut self.names {
+            report.out.file = n.label.clone();
+            n.check
+                .stalled(report, &mut n.stalls, now, after)
+                .map_err(Halt::writing)?;
+        }
+        Ok(())
+    }
+
+    /// The quoted globs listed again: a file that has come to match one
+    /// is followed, from its start unless `at_start` (the first listing,
+    /// where --from-end applies).
+    fn list_globs(&mut self, opts: &'o StreamOptions, how: &Follow, state: &State, at_start: bool) {
+        for g in &self.globs {
+            for p in g.matches() {
+                // What aoitap writes is never read back: its report
+                // (stdout redirected into the directory too) or state.
+                if self.known.contains(&p) || how.writes(&p) || stdout_is(&p) {
+                    continue;
+                }
+                let Some(before) = to_follow(&p, &self.names) else {
+                    continue;
+                };
+                self.known.insert(p.clone());
+                self.watch.add(&p);
+                let mut name = Name::new(
+                    &opts.check,
+                    opts.max_line_bytes,
+                    p,
+                    how.from_end && at_start,
+                    state,
+                );
+                if let Some(read) = before {
+                    name.skip_to(&read);
+                }
+                add(&mut self.names, name);
+            }
+        }
+    }
+
+    /// Sleep until a change worth looking at, a signal, or the nap's end:
+    /// a second with inotify, a quarter without, and a quarter of
+    /// `--run-idle-timeout` at most.
+    fn wait(&self, signals: &Signals, how: &Follow) {
+        let watch = &self.watch;
+        let nap = if watch.fd.is_some() && !watch.missed.get() {
+            NAP_WATCHED
+        } else {
+            NAP_POLLED
+        };
+        let nap = how
+            .run_idle
+            .map_or(nap, |d| nap.min(d / 4).max(Duration::from_millis(50)));
+        // A change is one to look at when it is about a followed
+        // file's name, or a name a glob may come to match; while a
+        // rotated file drains, under whatever name it has now, every
+        // change is.
+        let draining = self.names.iter().any(|n| n.draining.is_some());
+        let followed: HashSet<&std::ffi::OsStr> = self
+            .names
+            .iter()
+            .filter_map(|n| n.path.file_name())
+            .collect();
+        let relevant = |name: &std::ffi::OsStr| {
+            draining || followed.contains(name) || self.globs.iter().any(|g| g.matches_name(name))
+        };
+        watch.wait(signals, nap, &relevant);
+    }
+}
+
+/// Whether `p`, which a quoted glob has come to match, is to be followed
+/// now (`None`: not yet), and what of it another name read before.
+fn to_follow(p: &std::path::Path, names: &[Name<'_>]) -> Option<Option<names::Released>> {
+    // A name for a file followed already (a rotation to a name the glob
+    // matches): its lines were read under the old name, so the new name
+    // judges them for their state only, and reads what came after.
+    let id = fs::metadata(p).ok().map(|m| FileId::of(&m));
+    // Still read under its old name: looked at again at the next
+    // listing, once the drain is over.
+    if id.is_some()
+        && names.iter().any(|n| {
+            n.draining.as_ref().map(|d| d.0.id) == id || n.open.as_ref().map(|o| o.id) == id
+        })
+    {
+        return None;
+    }
+    // Read before under another name (rotated, perhaps more than once:
+    // agent.log -> .1 -> .2): what was read is skipped, not judged again,
+    // and its runs stay with the name that read them.
+    let before = id.and_then(|id| {
+        names
+            .iter()
+            .flat_map(|n| &n.read_before)
+            .find(|r| r.id == id)
+            .cloned()
+    });
+    Some(before)
 }

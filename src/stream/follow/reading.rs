@@ -85,22 +85,7 @@ impl Reading<'_, '_> {
         // While an old file drains, the name's other files are read only as
         // far as they went before it was read (see `Upto`); a file not
         // seen yet is read at the next look.
-        let mut before = vec![];
-        if n.draining.is_some() {
-            // The newer first: each file's length must be from no later
-            // than the older one's.
-            let named = fs::metadata(&n.path).ok();
-            let open = n
-                .open
-                .as_mut()
-                .and_then(|o| o.cutter.reader().file.metadata().ok());
-            before.extend(
-                [open, named]
-                    .into_iter()
-                    .flatten()
-                    .map(|m| (FileId::of(&m), m.len())),
-            );
-        }
+        let before = lengths_now(n);
         let drained = self.drain(n)?;
         let mut moved = drained.moved();
         if drained == Read::More {
@@ -109,55 +94,8 @@ impl Reading<'_, '_> {
         // A rotation reads the old file to its end, then the new one: at
         // most twice round for one look.
         for _ in 0..2 {
-            if n.open.is_none() {
-                // Not there yet, or not a regular file (yet): looked at
-                // again; one that is there but no file is said once.
-                match fs::metadata(&n.path) {
-                    Ok(m) if m.is_file() => {}
-                    Ok(m) => {
-                        if n.unopened != Some(io::ErrorKind::InvalidInput) {
-                            n.unopened = Some(io::ErrorKind::InvalidInput);
-                            self.report.out.file = n.label.clone();
-                            self.report.not_a_file(m.is_dir()).map_err(Halt::writing)?;
-                        }
-                        return Ok(moved);
-                    }
-                    Err(e) => {
-                        self.unopened(n, &e)?;
-                        return Ok(moved);
-                    }
-                }
-                let (file, meta) = match open_regular(&n.path) {
-                    Ok(o) => o,
-                    // No longer a regular file: looked at again.
-                    Err(e) if e.kind() == io::ErrorKind::InvalidInput => return Ok(moved),
-                    Err(e) => {
-                        // Unreadable, or no descriptor left: said once, as
-                        // a read that failed (74), and looked at again.
-                        if n.unopened != Some(e.kind()) {
-                            n.unopened = Some(e.kind());
-                            self.report.out.file = n.label.clone();
-                            self.report.read_failed(&e).map_err(Halt::writing)?;
-                        }
-                        return Ok(moved);
-                    }
-                };
-                n.unopened = None;
-                n.seen = true;
-                let id = FileId::of(&meta);
-                let read = match self.taken.get(&id) {
-                    // Another name reads it now: looked at again once it
-                    // lets go.
-                    Some(None) => return Ok(moved),
-                    Some(Some(read)) => Some(read.clone()),
-                    None => None,
-                };
-                n.open = Some(Open::new(file, id, self.opts.max_line_bytes));
-                n.pos = 0;
-                n.silent_until = 0;
-                if let Some(read) = read {
-                    n.skip_to(&read);
-                }
+            if n.open.is_none() && !self.open_name(n)? {
+                return Ok(moved);
             }
             // Cut and written again since the last look: from its start.
             moved |= self.restart_if_cut(n)?;
@@ -196,6 +134,60 @@ impl Reading<'_, '_> {
             break;
         }
         Ok(moved)
+    }
+
+    /// Open the file `n` names, when it has none open; whether it is open
+    /// now (else it is looked at again).
+    fn open_name(&mut self, n: &mut Name<'_>) -> Result<bool, Halt> {
+        // Not there yet, or not a regular file (yet): looked at
+        // again; one that is there but no file is said once.
+        match fs::metadata(&n.path) {
+            Ok(m) if m.is_file() => {}
+            Ok(m) => {
+                if n.unopened != Some(io::ErrorKind::InvalidInput) {
+                    n.unopened = Some(io::ErrorKind::InvalidInput);
+                    self.report.out.file = n.label.clone();
+                    self.report.not_a_file(m.is_dir()).map_err(Halt::writing)?;
+                }
+                return Ok(false);
+            }
+            Err(e) => {
+                self.unopened(n, &e)?;
+                return Ok(false);
+            }
+        }
+        let (file, meta) = match open_regular(&n.path) {
+            Ok(o) => o,
+            // No longer a regular file: looked at again.
+            Err(e) if e.kind() == io::ErrorKind::InvalidInput => return Ok(false),
+            Err(e) => {
+                // Unreadable, or no descriptor left: said once, as
+                // a read that failed (74), and looked at again.
+                if n.unopened != Some(e.kind()) {
+                    n.unopened = Some(e.kind());
+                    self.report.out.file = n.label.clone();
+                    self.report.read_failed(&e).map_err(Halt::writing)?;
+                }
+                return Ok(false);
+            }
+        };
+        n.unopened = None;
+        n.seen = true;
+        let id = FileId::of(&meta);
+        let read = match self.taken.get(&id) {
+            // Another name reads it now: looked at again once it
+            // lets go.
+            Some(None) => return Ok(false),
+            Some(Some(read)) => Some(read.clone()),
+            None => None,
+        };
+        n.open = Some(Open::new(file, id, self.opts.max_line_bytes));
+        n.pos = 0;
+        n.silent_until = 0;
+        if let Some(read) = read {
+            n.skip_to(&read);
+        }
+        Ok(true)
     }
 
     /// `n`'s name could not be looked at (`e`): said once per reason, and
@@ -413,4 +405,23 @@ fn judge(
         silent,
     )?;
     Ok(true)
+}
+
+/// The lengths of the files of `n` now, while an old file drains (none
+/// otherwise): the newer first, as each file's length must be from no
+/// later than the older one's.
+fn lengths_now(n: &mut Name<'_>) -> Vec<(FileId, u64)> {
+    if n.draining.is_none() {
+        return vec![];
+    }
+    let named = fs::metadata(&n.path).ok();
+    let open = n
+        .open
+        .as_mut()
+        .and_then(|o| o.cutter.reader().file.metadata().ok());
+    [open, named]
+        .into_iter()
+        .flatten()
+        .map(|m| (FileId::of(&m), m.len()))
+        .collect()
 }
