@@ -363,8 +363,7 @@ fn tap_is_one_point_per_run_with_yaml_diagnostics() {
 
 #[test]
 fn prove_reads_verify_tap_one_of_two_failed() {
-    if Command::new("prove").arg("--version").output().is_err() {
-        eprintln!("prove is not installed: skipped");
+    if !have_prove() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -470,7 +469,7 @@ fn quiet_still_saves_and_a_zero_timeout_is_refused() {
 
 #[test]
 fn a_timed_out_attempt_is_a_tap_point_prove_can_read() {
-    if Command::new("prove").arg("--version").output().is_err() {
+    if !have_prove() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -559,11 +558,7 @@ fn prove(dir: &std::path::Path, name: &str, body: &str) -> (bool, String) {
 }
 
 fn have_prove() -> bool {
-    let there = Command::new("prove").arg("--version").output().is_ok();
-    if !there {
-        eprintln!("prove is not installed: skipped");
-    }
-    there
+    peer(installed("prove"), "prove")
 }
 
 /// `aoitap run --output tap -- CMD` as it stands in a `.t` file (docs/contract.md

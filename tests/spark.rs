@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::util::{bin, fixture, peer};
+use crate::util::{bin, fixture, installed, peer};
 
 /// The body of the fenced block after the guide's `<!-- recipe: NAME`.
 fn recipe(name: &str) -> String {
@@ -85,7 +85,10 @@ fn reduced(reports: &str) -> i32 {
 
 #[test]
 fn the_spark_recipe_and_the_duckdb_query_agree_with_verify() {
-    if !peer(python_has("pyspark, duckdb"), "pyspark and duckdb") {
+    if !peer(
+        installed("java") && python_has("pyspark, duckdb"),
+        "java, pyspark and duckdb",
+    ) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -1367,8 +1367,7 @@ fn failures_only_shows_what_fails_and_counts_everything() {
 /// installs it).
 #[test]
 fn the_parallel_recipe_combines_the_reports() {
-    if !installed("parallel") {
-        eprintln!("parallel not installed: recipe not run");
+    if !installed_or_said("parallel") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -1408,8 +1407,7 @@ fn the_parallel_recipe_combines_the_reports() {
 /// path. Skipped where parallel is not installed (CI installs it).
 #[test]
 fn the_parallel_sshlogin_recipe_combines_the_reports() {
-    if !installed("parallel") {
-        eprintln!("parallel not installed: recipe not run");
+    if !installed_or_said("parallel") {
         return;
     }
     let guide =

@@ -21,7 +21,8 @@ pub const NOTE: Paint = AnsiColor::Cyan.on_default().bold();
 pub enum Format {
     Human,
     Jsonl,
-    /// One JSON object, written by the command at the end (summarize).
+    /// One JSON document, written run by run (summarize): see
+    /// `table/json.rs`.
     Json,
     /// TAP (verify, run, lint): see `tap.rs`.
     Tap,
@@ -31,7 +32,8 @@ pub enum Format {
     Sarif,
     /// GitHub Actions workflow commands (verify, run): see `github.rs`.
     Github,
-    /// One self-contained page (summarize, reconcile): see `html.rs`.
+    /// One self-contained page (summarize, reconcile): see
+    /// `table/html.rs`.
     Html,
 }
 
